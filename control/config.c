@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "config.h"
+
+enum {
+	OPT_WORLD_IFACE = 256,
+	OPT_NODE_IP,
+	OPT_API_LISTEN,
+	OPT_HOST_PORTS,
+	OPT_SNAT_PORTS,
+	OPT_SANDBOX_CIDR,
+	OPT_MAX_SESSIONS,
+	OPT_MAX_SANDBOXES,
+	OPT_GUEST_IP,
+	OPT_GUEST_MAC,
+	OPT_GW_IP,
+	OPT_GW_MAC,
+	OPT_SET_EPHEMERAL,
+	OPT_VERSION,
+};
+
+static const struct option cvs_long_opts[] = {
+	{ "world-iface", required_argument, NULL, OPT_WORLD_IFACE },
+	{ "node-ip", required_argument, NULL, OPT_NODE_IP },
+	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
+	{ "host-port-range", required_argument, NULL, OPT_HOST_PORTS },
+	{ "snat-port-range", required_argument, NULL, OPT_SNAT_PORTS },
+	{ "sandbox-cidr", required_argument, NULL, OPT_SANDBOX_CIDR },
+	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+	{ "max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES },
+	{ "guest-ip", required_argument, NULL, OPT_GUEST_IP },
+	{ "guest-mac", required_argument, NULL, OPT_GUEST_MAC },
+	{ "gateway-ip", required_argument, NULL, OPT_GW_IP },
+	{ "gateway-mac", required_argument, NULL, OPT_GW_MAC },
+	{ "set-ephemeral-range", no_argument, NULL, OPT_SET_EPHEMERAL },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+void
+cvs_config_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s [EAL options] -- [options]\n"
+		"\n"
+		"Userspace fast path of a sandbox node: exposed-port DNAT with connection tracking\n"
+		"between the world interface (AF_XDP) and sandbox interfaces (AF_XDP sockets).\n"
+		"\n"
+		"Options:\n"
+		"  --world-iface IFACE       create the net_af_xdp world port on IFACE with the\n"
+		"                            built-in steering program (else the first EAL port)\n"
+		"  --node-ip IP              node address for host ports [first IPv4 of IFACE]\n"
+		"  --api-listen ADDR:PORT    control API address [127.0.0.1:9180]\n"
+		"  --host-port-range LO-HI   host ports for exposed container ports [20000-29999]\n"
+		"  --snat-port-range LO-HI   source ports for egress and hairpin [30000-65535]\n"
+		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
+		"  --max-sessions N          session table capacity [1048576]\n"
+		"  --max-sandboxes N         sandbox slots [4096]\n"
+		"  --guest-ip IP             address of every guest [169.254.68.6]\n"
+		"  --guest-mac MAC           MAC of every guest [20:90:6f:fc:fc:fc]\n"
+		"  --gateway-ip IP           guest default gateway [169.254.68.5]\n"
+		"  --gateway-mac MAC         gateway MAC answered by the ARP proxy [20:90:6f:cf:cf:cf]\n"
+		"  --set-ephemeral-range     move net.ipv4.ip_local_port_range out of the host-port\n"
+		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
+		"  -h, --help                this text\n"
+		"  --version                 print the version\n"
+		"\n"
+		"Example (test bed, no hugepages):\n"
+		"  %s -l 0-1 --no-huge -m 512 --no-shconf -- --world-iface eth0\n",
+		prog, prog);
+}
+
+void
+cvs_config_defaults(struct cvs_config *c)
+{
+	static const uint8_t guest_mac[6] = { 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc };
+	static const uint8_t gw_mac[6] = { 0x20, 0x90, 0x6f, 0xcf, 0xcf, 0xcf };
+
+	memset(c, 0, sizeof(*c));
+	c->api_addr = htonl(INADDR_LOOPBACK);
+	c->api_port = 9180;
+	c->host_ports = (struct cvs_range){ 20000, 29999 };
+	c->snat_ports = (struct cvs_range){ 30000, 65535 };
+	inet_pton(AF_INET, "192.168.0.0", &c->sandbox_net);
+	c->sandbox_prefix = 18;
+	c->max_sessions = 1048576;
+	c->max_sandboxes = 4096;
+	inet_pton(AF_INET, "169.254.68.6", &c->guest_ip);
+	inet_pton(AF_INET, "169.254.68.5", &c->gw_ip);
+	memcpy(c->guest_mac, guest_mac, 6);
+	memcpy(c->gw_mac, gw_mac, 6);
+}
+
+int
+cvs_parse_ipv4(const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*out = a.s_addr;
+	return 0;
+}
+
+int
+cvs_parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+	int i;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6 || strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+int
+cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int
+cvs_parse_range(const char *s, struct cvs_range *r)
+{
+	char buf[32], *dash;
+	uint32_t lo, hi;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	dash = strchr(buf, '-');
+	if (!dash)
+		return -EINVAL;
+	*dash = '\0';
+	if (cvs_parse_u32(buf, 1, 65535, &lo) || cvs_parse_u32(dash + 1, 1, 65535, &hi) ||
+	    lo > hi)
+		return -EINVAL;
+	r->lo = (uint16_t)lo;
+	r->hi = (uint16_t)hi;
+	return 0;
+}
+
+static int
+cvs_parse_cidr(const char *s, uint32_t *net, uint8_t *prefix)
+{
+	char buf[32], *slash;
+	uint32_t len, mask;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	if (cvs_parse_ipv4(buf, net) || cvs_parse_u32(slash + 1, 16, 24, &len))
+		return -EINVAL;
+	mask = htonl(~0u << (32 - len));
+	if (*net & ~mask)
+		return -EINVAL;
+	*prefix = (uint8_t)len;
+	return 0;
+}
+
+static int
+cvs_bad(char *err, size_t errlen, const char *opt, const char *val, const char *want)
+{
+	snprintf(err, errlen, "invalid value '%s' for --%s: expected %s", val, opt, want);
+	return -EINVAL;
+}
+
+static bool
+cvs_ranges_overlap(struct cvs_range a, struct cvs_range b)
+{
+	return a.lo <= b.hi && b.lo <= a.hi;
+}
+
+int
+cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	int opt, idx;
+
+	cvs_config_defaults(c);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", cvs_long_opts, &idx)) != -1) {
+		const char *name = NULL;
+		int i;
+
+		for (i = 0; cvs_long_opts[i].name; i++)
+			if (cvs_long_opts[i].val == opt)
+				name = cvs_long_opts[i].name;
+		switch (opt) {
+		case OPT_WORLD_IFACE:
+			if (!*optarg || strlen(optarg) >= IF_NAMESIZE || strchr(optarg, '/') ||
+			    strchr(optarg, ','))
+				return cvs_bad(err, errlen, name, optarg, "an interface name");
+			strcpy(c->world_iface, optarg);
+			break;
+		case OPT_NODE_IP:
+			if (cvs_parse_ipv4(optarg, &c->node_ip) || !c->node_ip)
+				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
+			break;
+		case OPT_API_LISTEN: {
+			char buf[64], *colon;
+			uint32_t port;
+
+			if (strlen(optarg) >= sizeof(buf))
+				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
+			strcpy(buf, optarg);
+			colon = strrchr(buf, ':');
+			if (!colon)
+				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
+			*colon = '\0';
+			if (cvs_parse_ipv4(buf, &c->api_addr) ||
+			    cvs_parse_u32(colon + 1, 1, 65535, &port))
+				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
+			c->api_port = (uint16_t)port;
+			break;
+		}
+		case OPT_HOST_PORTS:
+			if (cvs_parse_range(optarg, &c->host_ports))
+				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");
+			break;
+		case OPT_SNAT_PORTS:
+			if (cvs_parse_range(optarg, &c->snat_ports))
+				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");
+			break;
+		case OPT_SANDBOX_CIDR:
+			if (cvs_parse_cidr(optarg, &c->sandbox_net, &c->sandbox_prefix))
+				return cvs_bad(err, errlen, name, optarg,
+					       "NET/LEN with LEN 16..24 and no host bits");
+			break;
+		case OPT_MAX_SESSIONS:
+			if (cvs_parse_u32(optarg, 1024, 1u << 28, &c->max_sessions))
+				return cvs_bad(err, errlen, name, optarg, "an integer 1024..268435456");
+			break;
+		case OPT_MAX_SANDBOXES:
+			if (cvs_parse_u32(optarg, 1, 65534, &c->max_sandboxes))
+				return cvs_bad(err, errlen, name, optarg, "an integer 1..65534");
+			break;
+		case OPT_GUEST_IP:
+			if (cvs_parse_ipv4(optarg, &c->guest_ip))
+				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
+			break;
+		case OPT_GW_IP:
+			if (cvs_parse_ipv4(optarg, &c->gw_ip))
+				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
+			break;
+		case OPT_GUEST_MAC:
+			if (cvs_parse_mac(optarg, c->guest_mac))
+				return cvs_bad(err, errlen, name, optarg, "a MAC like 20:90:6f:fc:fc:fc");
+			break;
+		case OPT_GW_MAC:
+			if (cvs_parse_mac(optarg, c->gw_mac))
+				return cvs_bad(err, errlen, name, optarg, "a MAC like 20:90:6f:cf:cf:cf");
+			break;
+		case OPT_SET_EPHEMERAL:
+			c->set_ephemeral = true;
+			break;
+		case 'h':
+			c->help = true;
+			break;
+		case OPT_VERSION:
+			c->version = true;
+			break;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (c->help || c->version)
+		return 0;
+	if (cvs_ranges_overlap(c->host_ports, c->snat_ports)) {
+		snprintf(err, errlen, "--host-port-range %u-%u overlaps --snat-port-range %u-%u",
+			 c->host_ports.lo, c->host_ports.hi, c->snat_ports.lo, c->snat_ports.hi);
+		return -EINVAL;
+	}
+	if (c->guest_ip == c->gw_ip) {
+		snprintf(err, errlen, "--guest-ip and --gateway-ip must differ");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+cvs_check_ephemeral(const struct cvs_config *c, const char *path, bool fix, char *msg,
+		    size_t msglen)
+{
+	struct cvs_range eph, want = { 10000, 19999 };
+	unsigned int lo, hi;
+	FILE *f = fopen(path, "r");
+	int n;
+
+	if (!f) {
+		snprintf(msg, msglen, "cannot read %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = fscanf(f, "%u %u", &lo, &hi);
+	fclose(f);
+	if (n != 2 || lo > hi || hi > 65535) {
+		snprintf(msg, msglen, "cannot parse %s", path);
+		return -EINVAL;
+	}
+	eph = (struct cvs_range){ (uint16_t)lo, (uint16_t)hi };
+	if (!cvs_ranges_overlap(eph, c->host_ports) && !cvs_ranges_overlap(eph, c->snat_ports))
+		return 0;
+	if (!fix || cvs_ranges_overlap(want, c->host_ports) ||
+	    cvs_ranges_overlap(want, c->snat_ports)) {
+		snprintf(msg, msglen,
+			 "kernel ephemeral ports %u-%u overlap the host-port range %u-%u or the "
+			 "SNAT range %u-%u: replies to the node's own connections would be "
+			 "steered away from the kernel; set it with "
+			 "'sysctl -w net.ipv4.ip_local_port_range=\"10000 19999\"' "
+			 "or start with --set-ephemeral-range",
+			 lo, hi, c->host_ports.lo, c->host_ports.hi, c->snat_ports.lo,
+			 c->snat_ports.hi);
+		return -EADDRINUSE;
+	}
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%u %u\n", want.lo, want.hi) < 0 || fclose(f) != 0) {
+		snprintf(msg, msglen, "cannot write %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	snprintf(msg, msglen, "moved net.ipv4.ip_local_port_range from %u-%u to %u-%u", lo, hi,
+		 want.lo, want.hi);
+	return 1;
+}

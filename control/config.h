@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Application options of cubevs-fp (the part after "--"). Parsed before EAL starts. */
+#ifndef CVS_CONFIG_H
+#define CVS_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <net/if.h>
+
+struct cvs_range {
+	uint16_t lo;
+	uint16_t hi;
+};
+
+struct cvs_config {
+	char world_iface[IF_NAMESIZE];
+	uint32_t node_ip;		/* network order; 0 = first IPv4 of the world interface */
+	uint32_t api_addr;		/* network order */
+	uint16_t api_port;
+	struct cvs_range host_ports;
+	struct cvs_range snat_ports;
+	uint32_t sandbox_net;		/* network order */
+	uint8_t sandbox_prefix;
+	uint32_t max_sessions;
+	uint32_t max_sandboxes;
+	uint32_t guest_ip;
+	uint32_t gw_ip;
+	uint8_t guest_mac[6];
+	uint8_t gw_mac[6];
+	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
+	bool help;
+	bool version;
+};
+
+/*
+ * Parse the application options. On error returns -EINVAL and writes one line (no newline)
+ * into 'err'. Never touches the system.
+ */
+int cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t errlen);
+void cvs_config_defaults(struct cvs_config *c);
+void cvs_config_usage(FILE *f, const char *prog);
+
+int cvs_parse_ipv4(const char *s, uint32_t *out);
+int cvs_parse_mac(const char *s, uint8_t mac[6]);
+int cvs_parse_range(const char *s, struct cvs_range *r);
+int cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+
+/*
+ * Check the kernel's ephemeral port range against our port ranges. Returns 0 when disjoint,
+ * -EADDRINUSE (with a message naming the sysctl) when they overlap, another -errno when the
+ * file cannot be read. With 'fix', writes a disjoint range instead of failing.
+ */
+int cvs_check_ephemeral(const struct cvs_config *c, const char *path, bool fix, char *msg,
+			size_t msglen);
+
+#endif /* CVS_CONFIG_H */

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cubevs-fp: set-up on the main lcore (options, EAL, world port, XDP programs, worker, API),
+ * then the control loop until SIGTERM/SIGINT, then an orderly teardown.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <bpf/libbpf.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "api.h"
+#include "config.h"
+#include "cvs_version.h"
+#include "log.h"
+#include "registry.h"
+#include "worker.h"
+#include "xdpctl.h"
+
+#define WORLD_VDEV	"net_af_xdp_cvs"
+#define NB_MBUF		8191
+#define EPHEMERAL_PATH	"/proc/sys/net/ipv4/ip_local_port_range"
+
+int cvs_log_main, cvs_log_ctl, cvs_log_ct, cvs_log_xdp, cvs_log_api;
+
+static volatile sig_atomic_t force_quit;
+
+struct node {
+	struct cvs_config cfg;
+	struct worker w;
+	struct dp_shared *sh;
+	struct xdp_steer steer;
+	bool have_steer;
+	struct xdp_sbx sbx;
+	struct registry reg;
+	uint16_t world_port;
+	int world_ifindex;
+};
+
+void
+cvs_log_init(void)
+{
+	cvs_log_main = rte_log_register_type_and_pick_level("cvs.main", RTE_LOG_INFO);
+	cvs_log_ctl = rte_log_register_type_and_pick_level("cvs.ctl", RTE_LOG_INFO);
+	cvs_log_ct = rte_log_register_type_and_pick_level("cvs.ct", RTE_LOG_INFO);
+	cvs_log_xdp = rte_log_register_type_and_pick_level("cvs.xdp", RTE_LOG_INFO);
+	cvs_log_api = rte_log_register_type_and_pick_level("cvs.api", RTE_LOG_INFO);
+}
+
+static int
+libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	uint32_t lvl = level == LIBBPF_WARN ? RTE_LOG_WARNING :
+		       level == LIBBPF_INFO ? RTE_LOG_INFO : RTE_LOG_DEBUG;
+
+	return rte_vlog(lvl, cvs_log_xdp, fmt, ap);
+}
+
+static void
+on_signal(int sig)
+{
+	force_quit = 1;
+}
+
+static void __attribute__((noreturn))
+fail_early(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cubevs-fp: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/* First IPv4 address of an interface, or 0. */
+static uint32_t
+iface_ipv4(const char *ifname)
+{
+	struct ifaddrs *ifa, *p;
+	uint32_t ip = 0;
+
+	if (getifaddrs(&ifa))
+		return 0;
+	for (p = ifa; p && !ip; p = p->ifa_next)
+		if (p->ifa_addr && p->ifa_addr->sa_family == AF_INET &&
+		    !strcmp(p->ifa_name, ifname))
+			ip = ((struct sockaddr_in *)p->ifa_addr)->sin_addr.s_addr;
+	freeifaddrs(ifa);
+	return ip;
+}
+
+/* ---- registry operations: what a registration does to the data path ---- */
+
+static int
+node_ifindex(void *ctx, const char *iface)
+{
+	return (int)if_nametoindex(iface);
+}
+
+static int
+node_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
+{
+	struct node *n = ctx;
+	struct xskport *xp;
+	int ret;
+
+	if (sb->ifindex == n->world_ifindex) {
+		snprintf(err, errlen, "%s is the world interface", sb->iface);
+		return -EBUSY;
+	}
+	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, err, errlen);
+	if (!xp)
+		return -errno;
+	ret = xdpctl_sbx_attach(&n->sbx, sb->ifindex, sb->iface, sb->slot, xp->fd, err, errlen);
+	if (ret) {
+		xskport_destroy(xp);
+		return ret;
+	}
+	atomic_store(&n->sh->slot_alive[sb->slot], 1);
+	worker_publish(&n->w, sb->slot, xp);
+	sb->dp = xp;
+	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
+	return 0;
+}
+
+static void
+node_detach(void *ctx, struct sandbox *sb)
+{
+	struct node *n = ctx;
+	uint32_t flushed = 0;
+
+	if (!sb->dp)
+		return;
+	atomic_store(&n->sh->slot_alive[sb->slot], 0);
+	worker_publish(&n->w, sb->slot, NULL);
+	/* Returns once the worker has passed a loop without this port: then it is ours. */
+	if (worker_call(&n->w, WCMD_FLUSH_ZONE, sb->slot + 1, 5000, &flushed))
+		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", sb->id);
+	xdpctl_sbx_detach(&n->sbx, sb->ifindex, sb->slot);
+	xskport_destroy(sb->dp);
+	sb->dp = NULL;
+	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
+		flushed);
+}
+
+static void
+node_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
+{
+	struct node *n = ctx;
+
+	if (add) {
+		atomic_store_explicit(&n->sh->hostport[ep->hport],
+				      dp_hostport_entry(sb->slot, ep->cport), memory_order_release);
+		if (n->have_steer && xdpctl_steer_port(&n->steer, IPPROTO_TCP, ep->hport, true))
+			CVS_LOG(ERR, xdp, "cannot steer host port %u: %s", ep->hport,
+				strerror(errno));
+	} else {
+		if (n->have_steer)
+			xdpctl_steer_port(&n->steer, IPPROTO_TCP, ep->hport, false);
+		atomic_store_explicit(&n->sh->hostport[ep->hport], 0, memory_order_release);
+	}
+}
+
+static const struct reg_ops node_ops = {
+	.ifindex = node_ifindex,
+	.attach = node_attach,
+	.detach = node_detach,
+	.hostport = node_hostport,
+};
+
+/* ---- read-only routes ---- */
+
+static json_t *
+node_extra(void *ctx, const char *path, int *status)
+{
+	struct node *n = ctx;
+
+	if (!strcmp(path, "/healthz"))
+		return json_pack("{s:s}", "status", "ok");
+	if (!strcmp(path, "/stats")) {
+		json_t *drops = json_object(), *wc = json_object(), *xdp = json_object();
+		uint64_t xs[CVS_XDP_MAX];
+		static const char *const xnames[CVS_XDP_MAX] = {
+#define CVS_XDP_NAME(e, s, h) [CVS_XDP_##e] = s,
+			CVS_XDP_COUNTERS(CVS_XDP_NAME)
+#undef CVS_XDP_NAME
+		};
+		int i;
+
+		for (i = 0; i < CVS_DROP_MAX; i++)
+			json_object_set_new(drops, cvs_drop_names[i],
+					    json_integer((json_int_t)n->w.st.drop[i]));
+		for (i = 0; i < CVS_WC_MAX; i++)
+			json_object_set_new(wc, cvs_wcounter_names[i],
+					    json_integer((json_int_t)n->w.st.c[i]));
+		if (n->have_steer)
+			xdpctl_read_stats(n->steer.stats_fd, xs);
+		else
+			memset(xs, 0, sizeof(xs));
+		for (i = 0; i < CVS_XDP_MAX; i++) {
+			uint64_t sb[CVS_XDP_MAX];
+
+			xdpctl_read_stats(n->sbx.stats_fd, sb);
+			json_object_set_new(xdp, xnames[i], json_integer((json_int_t)(xs[i] + sb[i])));
+		}
+		return json_pack("{s:o,s:o,s:o,s:i,s:i}", "worker", wc, "drops", drops, "xdp",
+				 xdp, "sessions", (json_int_t)atomic_load(&n->w.sessions),
+				 "sessionCapacity", (json_int_t)n->cfg.max_sessions);
+	}
+	(void)status;
+	return NULL;
+}
+
+/* ---- set-up ---- */
+
+static int
+world_port_setup(struct node *n, char *err, size_t errlen)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	uint16_t pid, found = RTE_MAX_ETHPORTS;
+	int ret;
+
+	RTE_ETH_FOREACH_DEV(pid) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		rte_eth_dev_get_name_by_port(pid, name);
+		if (n->cfg.world_iface[0] ? !strcmp(name, WORLD_VDEV) : found == RTE_MAX_ETHPORTS)
+			found = pid;
+	}
+	if (found == RTE_MAX_ETHPORTS) {
+		snprintf(err, errlen, "no world port: give --world-iface IFACE or an EAL port "
+			 "(--vdev net_af_xdp0,iface=... or a PCI device)");
+		return -ENODEV;
+	}
+	n->world_port = found;
+	n->w.mp = rte_pktmbuf_pool_create("cvs_mbuf", NB_MBUF, 256, 0,
+					  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (!n->w.mp) {
+		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
+			 rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(found, &info);
+	if (!ret)
+		ret = rte_eth_dev_configure(found, 1, 1, &conf);
+	if (!ret)
+		ret = rte_eth_rx_queue_setup(found, 0, 1024, rte_eth_dev_socket_id(found), NULL,
+					     n->w.mp);
+	if (!ret)
+		ret = rte_eth_tx_queue_setup(found, 0, 1024, rte_eth_dev_socket_id(found), NULL);
+	if (!ret)
+		ret = rte_eth_dev_start(found);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
+		return ret;
+	}
+	rte_eth_macaddr_get(found, &mac);
+	memcpy(n->w.cfg.world_mac, mac.addr_bytes, 6);
+	n->world_ifindex = (int)info.if_index;
+	n->w.world_port = found;
+	n->w.world_queue = 0;
+	return 0;
+}
+
+static void
+node_teardown(struct node *n, struct api *api, bool worker_running)
+{
+	api_stop(api);
+	if (n->reg.by_slot)
+		reg_clear(&n->reg);
+	if (worker_running) {
+		atomic_store(&n->w.quit, true);
+		rte_eal_wait_lcore(n->w.lcore);
+	}
+	rte_eth_dev_stop(n->world_port);
+	rte_eth_dev_close(n->world_port);
+	if (n->have_steer)
+		xdpctl_steer_close(&n->steer, true);
+	xdpctl_sbx_unload(&n->sbx);
+	if (n->reg.by_slot)
+		reg_fini(&n->reg);
+	ct_destroy(n->w.ct);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct node node;
+	struct node *n = &node;
+	char err[512], vdev[1024], node_ip[INET_ADDRSTRLEN];
+	char **eal_argv;
+	int app_at = argc, eal_argc, i, ret, memfd = -1;
+	struct api *api = NULL;
+	unsigned int lcore;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			app_at = i;
+			break;
+		}
+	/* Without "--", still answer --help and --version (no EAL, no root needed). */
+	if (app_at == argc) {
+		for (i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				cvs_config_usage(stdout, "cubevs-fp");
+				return 0;
+			}
+			if (!strcmp(argv[i], "--version")) {
+				printf("cubevs-fp %s\n", CVS_VERSION);
+				return 0;
+			}
+		}
+	}
+	{
+		int app_argc = argc - app_at;
+		char **app_argv = argv + app_at;
+		char *a0 = argv[0];
+
+		/* getopt wants argv[0]: reuse the "--" slot for it. */
+		if (app_at < argc)
+			app_argv[0] = a0;
+		else {
+			app_argc = 1;
+			app_argv = &a0;
+		}
+		if (cvs_config_parse(&n->cfg, app_argc, app_argv, err, sizeof(err)))
+			fail_early("%s", err);
+	}
+	if (n->cfg.help) {
+		cvs_config_usage(stdout, "cubevs-fp");
+		return 0;
+	}
+	if (n->cfg.version) {
+		printf("cubevs-fp %s\n", CVS_VERSION);
+		return 0;
+	}
+	if (n->cfg.world_iface[0]) {
+		n->world_ifindex = (int)if_nametoindex(n->cfg.world_iface);
+		if (!n->world_ifindex)
+			fail_early("--world-iface %s: no such interface", n->cfg.world_iface);
+		if (!n->cfg.node_ip)
+			n->cfg.node_ip = iface_ipv4(n->cfg.world_iface);
+		if (!n->cfg.node_ip)
+			fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
+	}
+	ret = cvs_check_ephemeral(&n->cfg, EPHEMERAL_PATH, n->cfg.set_ephemeral, err,
+				  sizeof(err));
+	if (ret < 0)
+		fail_early("%s", err);
+	if (ret > 0)
+		fprintf(stderr, "cubevs-fp: %s\n", err);
+
+	/* Build the EAL command line, adding our own world port when asked to. */
+	eal_argv = calloc((size_t)app_at + 4, sizeof(char *));
+	if (!eal_argv)
+		fail_early("out of memory");
+	for (eal_argc = 0; eal_argc < app_at; eal_argc++)
+		eal_argv[eal_argc] = argv[eal_argc];
+	if (n->cfg.world_iface[0]) {
+		ret = xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER, err,
+					 sizeof(err));
+		if (ret < 0)
+			fail_early("%s", err);
+		if (ret > 0)
+			fprintf(stderr, "cubevs-fp: replaced a stale steering program on %s\n",
+				n->cfg.world_iface);
+		memfd = xdpctl_steer_memfd();
+		if (memfd < 0)
+			fail_early("cannot stage the steering program: %s", strerror(-memfd));
+		snprintf(vdev, sizeof(vdev),
+			 WORLD_VDEV ",iface=%s,start_queue=0,queue_count=1,busy_budget=0,"
+			 "xdp_prog=/proc/self/fd/%d", n->cfg.world_iface, memfd);
+		eal_argv[eal_argc++] = (char *)"--vdev";
+		eal_argv[eal_argc++] = vdev;
+	}
+	ret = rte_eal_init(eal_argc, eal_argv);
+	if (ret < 0)
+		fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
+	cvs_log_init();
+	libbpf_set_print(libbpf_to_log);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	ret = world_port_setup(n, err, sizeof(err));
+	if (memfd >= 0)
+		close(memfd);
+	if (ret) {
+		CVS_LOG(ERR, main, "%s", err);
+		goto fail_port;
+	}
+	if (n->world_ifindex > 0) {
+		n->have_steer = !xdpctl_steer_open(&n->steer, n->world_ifindex, err, sizeof(err));
+		if (!n->have_steer)
+			CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
+		else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
+					  n->cfg.snat_ports.hi))
+			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
+				strerror(errno));
+	}
+	if (!n->cfg.node_ip) {
+		CVS_LOG(ERR, main, "no node IP: give --node-ip");
+		goto fail_port;
+	}
+	if (xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, err, sizeof(err))) {
+		CVS_LOG(ERR, xdp, "%s", err);
+		goto fail_port;
+	}
+
+	n->w.cfg.node_ip = n->cfg.node_ip;
+	n->w.cfg.guest_ip = n->cfg.guest_ip;
+	n->w.cfg.gw_ip = n->cfg.gw_ip;
+	memcpy(n->w.cfg.guest_mac, n->cfg.guest_mac, 6);
+	memcpy(n->w.cfg.gw_mac, n->cfg.gw_mac, 6);
+	n->sh = calloc(1, sizeof(*n->sh));
+	n->w.ports = calloc(n->cfg.max_sandboxes, sizeof(*n->w.ports));
+	if (n->sh)
+		n->sh->slot_alive = calloc(n->cfg.max_sandboxes, 1);
+	n->w.ct = ct_create(n->cfg.max_sessions, n->cfg.max_sandboxes, NULL);
+	if (!n->sh || !n->sh->slot_alive || !n->w.ports || !n->w.ct) {
+		CVS_LOG(ERR, main, "cannot allocate the session table of %u sessions",
+			n->cfg.max_sessions);
+		goto fail_port;
+	}
+	n->sh->max_sandboxes = n->cfg.max_sandboxes;
+	n->w.ctx.sh = n->sh;
+
+	lcore = rte_get_next_lcore(-1, 1, 0);
+	if (lcore >= RTE_MAX_LCORE) {
+		CVS_LOG(ERR, main, "no worker lcore: give EAL at least two lcores (-l 0-1)");
+		goto fail_port;
+	}
+	n->w.lcore = lcore;
+	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,
+		     n->cfg.sandbox_net, n->cfg.sandbox_prefix, n->cfg.node_ip, &node_ops, n)) {
+		CVS_LOG(ERR, main, "cannot allocate the registry");
+		goto fail_port;
+	}
+	rte_eal_remote_launch(worker_main, &n->w, lcore);
+	api = api_start(n->cfg.api_addr, n->cfg.api_port, &n->reg, node_extra, n, err,
+			sizeof(err));
+	if (!api) {
+		CVS_LOG(ERR, api, "%s", err);
+		node_teardown(n, NULL, true);
+		rte_eal_cleanup();
+		return 1;
+	}
+	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
+	{
+		char api_ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
+		CVS_LOG(INFO, main, "ready: world port %u%s%s, node IP %s, worker lcore %u, "
+			"API http://%s:%u", n->world_port, n->cfg.world_iface[0] ? " on " : "",
+			n->cfg.world_iface, node_ip, lcore, api_ip, n->cfg.api_port);
+	}
+	while (!force_quit)
+		usleep(100 * 1000);
+	CVS_LOG(INFO, main, "signal received, stopping");
+	node_teardown(n, api, true);
+	rte_eal_cleanup();
+	return 0;
+
+fail_port:
+	node_teardown(n, NULL, false);
+	rte_eal_cleanup();
+	return 1;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Loading, attaching and programming our XDP programs (control thread). */
+#ifndef CVS_XDPCTL_H
+#define CVS_XDPCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cvs_xdp.h"
+
+struct bpf_object;
+
+/* The steering program on the world interface, as found after the PMD attached it. */
+struct xdp_steer {
+	int ifindex;
+	uint32_t prog_id;
+	int prog_fd;
+	int steer_fd;
+	int cfg_fd;
+	int stats_fd;
+};
+
+/* The one sandbox program shared by all sandbox interfaces. */
+struct xdp_sbx {
+	struct bpf_object *obj;
+	int prog_fd;
+	int xsks_fd;
+	int slot_fd;
+	int stats_fd;
+};
+
+/* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
+int xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen);
+/*
+ * Remove a stale program of ours named 'ours' from ifindex. A foreign program is left alone
+ * and reported in err (-EBUSY).
+ */
+int xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *err,
+		       size_t errlen);
+
+int xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen);
+int xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi);
+int xdpctl_steer_port(struct xdp_steer *s, uint8_t proto, uint16_t port, bool add);
+void xdpctl_steer_close(struct xdp_steer *s, bool detach);
+
+int xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, char *err, size_t errlen);
+int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
+		      int xsk_fd, char *err, size_t errlen);
+void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
+void xdpctl_sbx_unload(struct xdp_sbx *x);
+
+/* Sum a per-CPU counter array of CVS_XDP_MAX entries into out. */
+int xdpctl_read_stats(int stats_fd, uint64_t *out);
+
+/* The embedded steering object, written to a memfd; returns its fd or -errno. */
+int xdpctl_steer_memfd(void);
+
+#endif /* CVS_XDPCTL_H */

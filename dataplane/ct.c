@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+
+#include "ct.h"
+#include "pkt.h"
+
+const char *const ct_class_names[CT_C_MAX] = {
+#define CT_CLASS_NAME(n, s, t) [CT_C_##n] = s,
+	CT_CLASSES(CT_CLASS_NAME)
+#undef CT_CLASS_NAME
+};
+
+const uint32_t ct_default_timeouts[CT_C_MAX] = {
+#define CT_CLASS_TO(n, s, t) [CT_C_##n] = t,
+	CT_CLASSES(CT_CLASS_TO)
+#undef CT_CLASS_TO
+};
+
+/*
+ * The TCP transition table of Linux nf_conntrack, indexed [dir][flag class][state]. Flag
+ * classes in priority order: RST, SYN+ACK, SYN, FIN, ACK, none.
+ */
+enum { TF_SYN, TF_SYNACK, TF_FIN, TF_ACK, TF_RST, TF_NONE, TF_MAX };
+
+#define sNO CT_TCP_NONE
+#define sSS CT_TCP_SYN_SENT
+#define sSR CT_TCP_SYN_RECV
+#define sES CT_TCP_ESTABLISHED
+#define sFW CT_TCP_FIN_WAIT
+#define sCW CT_TCP_CLOSE_WAIT
+#define sLA CT_TCP_LAST_ACK
+#define sTW CT_TCP_TIME_WAIT
+#define sCL CT_TCP_CLOSE
+#define sS2 CT_TCP_SYN_SENT2
+#define sIV CT_TCP_INVALID
+#define sIG CT_TCP_IGNORE
+
+static const uint8_t tcp_next[2][TF_MAX][CT_TCP_MAX] = {
+	[CT_DIR_ORIG] = {
+		/*	      sNO  sSS  sSR  sES  sFW  sCW  sLA  sTW  sCL  sS2 */
+		[TF_SYN]    = { sSS, sSS, sIG, sIG, sIG, sIG, sIG, sSS, sSS, sS2 },
+		[TF_SYNACK] = { sIV, sIV, sSR, sIV, sIV, sIV, sIV, sIV, sIV, sSR },
+		[TF_FIN]    = { sIV, sIV, sFW, sFW, sLA, sLA, sLA, sTW, sCL, sIV },
+		[TF_ACK]    = { sES, sIV, sES, sES, sCW, sCW, sTW, sTW, sCL, sIV },
+		[TF_RST]    = { sIV, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL },
+		[TF_NONE]   = { sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV },
+	},
+	[CT_DIR_REPLY] = {
+		/*	      sNO  sSS  sSR  sES  sFW  sCW  sLA  sTW  sCL  sS2 */
+		[TF_SYN]    = { sIV, sS2, sIV, sIV, sIV, sIV, sIV, sSS, sIV, sS2 },
+		[TF_SYNACK] = { sIV, sSR, sIG, sIG, sIG, sIG, sIG, sIG, sIG, sSR },
+		[TF_FIN]    = { sIV, sIV, sFW, sFW, sLA, sLA, sLA, sTW, sCL, sIV },
+		[TF_ACK]    = { sIV, sIG, sSR, sES, sCW, sCW, sTW, sTW, sCL, sIG },
+		[TF_RST]    = { sIV, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL, sCL },
+		[TF_NONE]   = { sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV, sIV },
+	},
+};
+
+uint8_t
+ct_tcp_next(uint8_t state, int dir, uint8_t f)
+{
+	int cls;
+
+	if (state >= CT_TCP_MAX)
+		return CT_TCP_INVALID;
+	if (f & TCPF_RST)
+		cls = TF_RST;
+	else if (f & TCPF_SYN)
+		cls = (f & TCPF_ACK) ? TF_SYNACK : TF_SYN;
+	else if (f & TCPF_FIN)
+		cls = TF_FIN;
+	else if (f & TCPF_ACK)
+		cls = TF_ACK;
+	else
+		cls = TF_NONE;
+	return tcp_next[dir & 1][cls][state];
+}
+
+enum ct_class
+ct_class_of(uint8_t proto, uint8_t state)
+{
+	switch (proto) {
+	case IPPROTO_TCP_:
+		switch (state) {
+		case CT_TCP_ESTABLISHED:
+			return CT_C_TCP_ESTABLISHED;
+		case CT_TCP_FIN_WAIT:
+			return CT_C_TCP_FIN_WAIT;
+		case CT_TCP_CLOSE_WAIT:
+			return CT_C_TCP_CLOSE_WAIT;
+		case CT_TCP_LAST_ACK:
+			return CT_C_TCP_LAST_ACK;
+		case CT_TCP_TIME_WAIT:
+			return CT_C_TCP_TIME_WAIT;
+		case CT_TCP_CLOSE:
+			return CT_C_TCP_CLOSE;
+		default:
+			return CT_C_TCP_SYN;
+		}
+	case IPPROTO_UDP_:
+		return state == CT_REPLIED ? CT_C_UDP_REPLIED : CT_C_UDP_UNREPLIED;
+	default:
+		return CT_C_ICMP;
+	}
+}
+
+bool
+ct_class_established(enum ct_class c)
+{
+	return c == CT_C_TCP_ESTABLISHED || c == CT_C_UDP_REPLIED;
+}
+
+static void *
+ct_alloc(size_t bytes)
+{
+	/* Anonymous mapping: zero pages, touched only when a session is first used. */
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t
+ct_session_bytes(uint32_t capacity)
+{
+	return (size_t)capacity * sizeof(struct ct_session);
+}
+
+struct ct_table *
+ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
+{
+	struct ct_table *ct;
+	uint64_t nb = 1;
+	int i;
+
+	if (capacity == 0 || capacity >= (1u << 30) || nzones >= UINT16_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ct = calloc(1, sizeof(*ct));
+	if (!ct)
+		return NULL;
+	while (nb < 2ull * capacity)
+		nb <<= 1;
+	ct->capacity = capacity;
+	ct->mask = (uint32_t)(nb - 1);
+	ct->nzones = nzones;
+	ct->free_head = CT_NIL;
+	ct->s = ct_alloc(ct_session_bytes(capacity));
+	ct->buckets = ct_alloc(nb * sizeof(uint32_t));
+	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
+	if (!ct->s || !ct->buckets || !ct->zone_head) {
+		ct_destroy(ct);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i <= (int)nzones; i++)
+		ct->zone_head[i] = CT_NIL;
+	for (i = 0; i < CT_C_MAX; i++) {
+		ct->lru_head[i] = ct->lru_tail[i] = CT_NIL;
+		ct->timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
+	}
+	if (getrandom(&ct->seed, sizeof(ct->seed), 0) != sizeof(ct->seed))
+		ct->seed = 0x9e3779b97f4a7c15ull;
+	return ct;
+}
+
+void
+ct_destroy(struct ct_table *ct)
+{
+	if (!ct)
+		return;
+	if (ct->s)
+		munmap(ct->s, ct_session_bytes(ct->capacity));
+	if (ct->buckets)
+		munmap(ct->buckets, ((size_t)ct->mask + 1) * sizeof(uint32_t));
+	free(ct->zone_head);
+	free(ct);
+}
+
+static inline uint32_t
+ct_hash(const struct ct_table *ct, const struct ct_tuple *t)
+{
+	uint64_t a, b, h;
+
+	memcpy(&a, t, 8);
+	memcpy(&b, (const uint8_t *)t + 8, 8);
+	h = (a ^ ct->seed) * 0xff51afd7ed558ccdull;
+	h ^= (b + (h >> 31)) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h & ct->mask;
+}
+
+static inline bool
+ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+struct ct_session *
+ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir)
+{
+	uint32_t ref = ct->buckets[ct_hash(ct, t)];
+
+	while (ref) {
+		struct ct_session *s = &ct->s[(ref - 1) >> 1];
+		int d = (ref - 1) & 1;
+
+		if (ct_tuple_eq(&s->t[d], t)) {
+			*dir = d;
+			return s;
+		}
+		ref = s->hnext[d];
+	}
+	return NULL;
+}
+
+static void
+ct_hash_add(struct ct_table *ct, uint32_t idx, int d)
+{
+	uint32_t b = ct_hash(ct, &ct->s[idx].t[d]);
+
+	ct->s[idx].hnext[d] = ct->buckets[b];
+	ct->buckets[b] = ((idx << 1) | (uint32_t)d) + 1;
+}
+
+static void
+ct_hash_del(struct ct_table *ct, uint32_t idx, int d)
+{
+	uint32_t *pp = &ct->buckets[ct_hash(ct, &ct->s[idx].t[d])];
+	uint32_t me = ((idx << 1) | (uint32_t)d) + 1;
+
+	while (*pp) {
+		struct ct_session *s = &ct->s[(*pp - 1) >> 1];
+		int od = (*pp - 1) & 1;
+
+		if (*pp == me) {
+			*pp = s->hnext[od];
+			return;
+		}
+		pp = &s->hnext[od];
+	}
+}
+
+/* Doubly linked lists of session indices; 'head'/'tail' may be NULL-tail (zone lists). */
+static void
+ct_list_unlink(struct ct_table *ct, struct ct_link *l, uint32_t *head, uint32_t *tail,
+	       size_t off)
+{
+	if (l->prev != CT_NIL)
+		((struct ct_link *)((uint8_t *)&ct->s[l->prev] + off))->next = l->next;
+	else
+		*head = l->next;
+	if (l->next != CT_NIL)
+		((struct ct_link *)((uint8_t *)&ct->s[l->next] + off))->prev = l->prev;
+	else if (tail)
+		*tail = l->prev;
+	l->prev = l->next = CT_NIL;
+}
+
+static void
+ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
+{
+	struct ct_session *s = &ct->s[idx];
+
+	s->cls = (uint8_t)c;
+	s->lru.next = CT_NIL;
+	s->lru.prev = ct->lru_tail[c];
+	if (ct->lru_tail[c] != CT_NIL)
+		ct->s[ct->lru_tail[c]].lru.next = idx;
+	else
+		ct->lru_head[c] = idx;
+	ct->lru_tail[c] = idx;
+	ct->class_count[c]++;
+}
+
+static void
+ct_lru_remove(struct ct_table *ct, uint32_t idx)
+{
+	struct ct_session *s = &ct->s[idx];
+
+	ct_list_unlink(ct, &s->lru, &ct->lru_head[s->cls], &ct->lru_tail[s->cls],
+		       offsetof(struct ct_session, lru));
+	ct->class_count[s->cls]--;
+}
+
+static void
+ct_zone_add(struct ct_table *ct, uint32_t idx, int d)
+{
+	struct ct_session *s = &ct->s[idx];
+	uint16_t z = s->t[d].zone;
+
+	s->zl[d].prev = CT_NIL;
+	s->zl[d].next = CT_NIL;
+	if (z == 0 || z > ct->nzones)
+		return;
+	/* A hairpin session can have both tuples in one zone: list it once, by t[0]. */
+	if (d == 1 && s->t[0].zone == z)
+		return;
+	s->zl[d].next = ct->zone_head[z];
+	if (ct->zone_head[z] != CT_NIL)
+		ct->s[ct->zone_head[z]].zl[ct->s[ct->zone_head[z]].t[0].zone == z ? 0 : 1].prev = idx;
+	ct->zone_head[z] = idx;
+}
+
+static int
+ct_zone_dir(const struct ct_session *s, uint16_t z)
+{
+	return s->t[0].zone == z ? 0 : 1;
+}
+
+static void
+ct_zone_del(struct ct_table *ct, uint32_t idx, int d)
+{
+	struct ct_session *s = &ct->s[idx];
+	uint16_t z = s->t[d].zone;
+	struct ct_link *l = &s->zl[d];
+
+	if (z == 0 || z > ct->nzones || (d == 1 && s->t[0].zone == z))
+		return;
+	if (l->prev != CT_NIL)
+		ct->s[l->prev].zl[ct_zone_dir(&ct->s[l->prev], z)].next = l->next;
+	else
+		ct->zone_head[z] = l->next;
+	if (l->next != CT_NIL)
+		ct->s[l->next].zl[ct_zone_dir(&ct->s[l->next], z)].prev = l->prev;
+	l->prev = l->next = CT_NIL;
+}
+
+void
+ct_delete(struct ct_table *ct, struct ct_session *s)
+{
+	uint32_t idx = ct_index(ct, s);
+	int d;
+
+	if (!(s->flags & CT_F_USED))
+		return;
+	for (d = 0; d < 2; d++) {
+		ct_hash_del(ct, idx, d);
+		ct_zone_del(ct, idx, d);
+	}
+	ct_lru_remove(ct, idx);
+	s->flags = 0;
+	s->lru.next = ct->free_head;
+	ct->free_head = idx;
+	ct->used--;
+}
+
+static bool
+ct_expired(const struct ct_table *ct, uint32_t idx, uint32_t now)
+{
+	const struct ct_session *s = &ct->s[idx];
+
+	return now - s->last_seen >= ct->timeout[s->cls];
+}
+
+uint32_t
+ct_expire(struct ct_table *ct, uint32_t now, uint32_t budget)
+{
+	uint32_t n = 0;
+	int c;
+
+	for (c = 0; c < CT_C_MAX; c++) {
+		while (n < budget && ct->lru_head[c] != CT_NIL &&
+		       ct_expired(ct, ct->lru_head[c], now)) {
+			ct_delete(ct, &ct->s[ct->lru_head[c]]);
+			n++;
+		}
+	}
+	ct->cnt.expired += n;
+	return n;
+}
+
+/* Make room in a full table; returns true when one entry was freed. */
+static bool
+ct_make_room(struct ct_table *ct, uint32_t now)
+{
+	uint32_t victim = CT_NIL;
+	int c;
+
+	if (ct_expire(ct, now, 1))
+		return true;
+	for (c = 0; c < CT_C_MAX; c++) {
+		uint32_t h = ct->lru_head[c];
+
+		if (h == CT_NIL || ct_class_established(c))
+			continue;
+		/* Oldest by idle time; unsigned arithmetic survives clock wrap. */
+		if (victim == CT_NIL || now - ct->s[h].last_seen > now - ct->s[victim].last_seen)
+			victim = h;
+	}
+	if (victim == CT_NIL)
+		return false;
+	ct_delete(ct, &ct->s[victim]);
+	ct->cnt.evicted++;
+	return true;
+}
+
+struct ct_session *
+ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tuple *reply,
+	  uint8_t state, uint32_t now, enum ct_refuse *why)
+{
+	struct ct_session *s;
+	uint32_t idx;
+	int d;
+
+	if (ct_lookup(ct, orig, &d) || ct_lookup(ct, reply, &d) || ct_tuple_eq(orig, reply)) {
+		ct->cnt.refused_clash++;
+		*why = CT_CLASH;
+		return NULL;
+	}
+	if (ct->used >= ct->capacity && !ct_make_room(ct, now)) {
+		ct->cnt.refused_full++;
+		*why = CT_FULL;
+		return NULL;
+	}
+	if (ct->free_head != CT_NIL) {
+		idx = ct->free_head;
+		ct->free_head = ct->s[idx].lru.next;
+	} else {
+		idx = ct->hiwater++;
+	}
+	s = &ct->s[idx];
+	memset(s, 0, sizeof(*s));
+	s->t[0] = *orig;
+	s->t[1] = *reply;
+	s->state = state;
+	s->last_seen = now;
+	s->flags = CT_F_USED;
+	for (d = 0; d < 2; d++) {
+		ct_hash_add(ct, idx, d);
+		ct_zone_add(ct, idx, d);
+	}
+	ct_lru_append(ct, idx, ct_class_of(orig->proto, state));
+	ct->used++;
+	ct->cnt.created++;
+	*why = CT_OK;
+	return s;
+}
+
+void
+ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
+{
+	uint32_t idx = ct_index(ct, s);
+	enum ct_class c = ct_class_of(s->t[0].proto, state);
+
+	s->state = state;
+	/* Moving to the tail keeps each list ordered by last activity. */
+	if (c == s->cls && s->last_seen == now)
+		return;
+	s->last_seen = now;
+	ct_lru_remove(ct, idx);
+	ct_lru_append(ct, idx, c);
+}
+
+uint32_t
+ct_flush_zone(struct ct_table *ct, uint16_t zone)
+{
+	uint32_t n = 0;
+
+	if (zone == 0 || zone > ct->nzones)
+		return 0;
+	while (ct->zone_head[zone] != CT_NIL) {
+		ct_delete(ct, &ct->s[ct->zone_head[zone]]);
+		n++;
+	}
+	ct->cnt.flushed += n;
+	return n;
+}

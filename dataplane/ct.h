@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection tracking: a fixed-capacity session table allocated once. A session holds two
+ * tuples, original and reply, and is found by either; the translation of a packet is implied by
+ * the other tuple (the packet leaves as the inverse of it). The zone of a tuple is the port it
+ * is seen on: 0 for the world, slot + 1 for a sandbox, so identical guest tuples of different
+ * sandboxes never collide.
+ *
+ * Expiry never walks the table: every session sits on the LRU list of its timeout class, and
+ * within a class all sessions share one timeout, so the head of each list is the next to
+ * expire. Time is a seconds counter passed in by the caller, so tests can set the clock.
+ *
+ * Single writer: only the worker that owns a table calls these functions.
+ */
+#ifndef CVS_CT_H
+#define CVS_CT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct ct_tuple {
+	uint32_t saddr;
+	uint32_t daddr;
+	uint16_t sport;
+	uint16_t dport;
+	uint16_t zone;
+	uint8_t proto;
+	uint8_t pad;
+};
+
+enum ct_dir {
+	CT_DIR_ORIG = 0,
+	CT_DIR_REPLY = 1,
+};
+
+/* TCP states, numbered as Linux nf_conntrack. */
+enum ct_tcp_state {
+	CT_TCP_NONE = 0,
+	CT_TCP_SYN_SENT,
+	CT_TCP_SYN_RECV,
+	CT_TCP_ESTABLISHED,
+	CT_TCP_FIN_WAIT,
+	CT_TCP_CLOSE_WAIT,
+	CT_TCP_LAST_ACK,
+	CT_TCP_TIME_WAIT,
+	CT_TCP_CLOSE,
+	CT_TCP_SYN_SENT2,
+	CT_TCP_MAX,
+	CT_TCP_INVALID = CT_TCP_MAX,
+	CT_TCP_IGNORE,
+};
+
+/* UDP and ICMP: replied once a packet was seen in the reply direction. */
+#define CT_UNREPLIED	0
+#define CT_REPLIED	1
+
+/* Timeout classes; each has one LRU list. */
+#define CT_CLASSES(_) \
+	_(TCP_SYN,		"tcp_syn",		60) \
+	_(TCP_ESTABLISHED,	"tcp_established",	10800) \
+	_(TCP_FIN_WAIT,		"tcp_fin_wait",		120) \
+	_(TCP_CLOSE_WAIT,	"tcp_close_wait",	60) \
+	_(TCP_LAST_ACK,		"tcp_last_ack",		30) \
+	_(TCP_TIME_WAIT,	"tcp_time_wait",	120) \
+	_(TCP_CLOSE,		"tcp_close",		10) \
+	_(UDP_UNREPLIED,	"udp_unreplied",	30) \
+	_(UDP_REPLIED,		"udp_replied",		180) \
+	_(ICMP,			"icmp",			30)
+
+enum ct_class {
+#define CT_CLASS_ENUM(n, s, t) CT_C_##n,
+	CT_CLASSES(CT_CLASS_ENUM)
+#undef CT_CLASS_ENUM
+	CT_C_MAX
+};
+
+extern const char *const ct_class_names[CT_C_MAX];
+extern const uint32_t ct_default_timeouts[CT_C_MAX];
+
+#define CT_NIL	UINT32_MAX
+
+struct ct_link {
+	uint32_t prev;
+	uint32_t next;
+};
+
+struct ct_session {
+	struct ct_tuple t[2];
+	uint32_t hnext[2];	/* hash chain of each tuple: (index << 1 | dir) + 1, 0 ends */
+	struct ct_link lru;	/* class list, or free list (next only) */
+	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
+	uint32_t last_seen;
+	uint8_t state;
+	uint8_t cls;
+	uint8_t flags;
+	uint8_t pad;
+	uint8_t peer_mac[6];	/* next hop on the world side */
+	uint16_t pad2;
+};
+
+#define CT_F_USED	0x01
+
+enum ct_refuse {
+	CT_OK = 0,
+	CT_FULL,
+	CT_CLASH,
+};
+
+struct ct_counters {
+	uint64_t created;
+	uint64_t expired;
+	uint64_t evicted;
+	uint64_t refused_full;
+	uint64_t refused_clash;
+	uint64_t flushed;
+};
+
+struct ct_table {
+	struct ct_session *s;
+	uint32_t capacity;
+	uint32_t used;
+	uint32_t hiwater;	/* sessions never used yet start here: no page touched at start */
+	uint32_t free_head;
+	uint32_t mask;
+	uint32_t *buckets;
+	uint32_t nzones;
+	uint32_t *zone_head;	/* nzones + 1 heads */
+	uint32_t lru_head[CT_C_MAX];
+	uint32_t lru_tail[CT_C_MAX];
+	uint32_t class_count[CT_C_MAX];
+	uint32_t timeout[CT_C_MAX];
+	uint64_t seed;
+	struct ct_counters cnt;
+};
+
+/* Returns NULL and sets errno on failure. 'timeouts' may be NULL for the defaults. */
+struct ct_table *ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts);
+void ct_destroy(struct ct_table *ct);
+
+struct ct_session *ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir);
+
+/*
+ * Insert a session. When the table is full: reuse an expired entry, else evict the oldest
+ * not-established one, else refuse (*why = CT_FULL). A tuple already present → CT_CLASH.
+ */
+struct ct_session *ct_insert(struct ct_table *ct, const struct ct_tuple *orig,
+			     const struct ct_tuple *reply, uint8_t state, uint32_t now,
+			     enum ct_refuse *why);
+void ct_delete(struct ct_table *ct, struct ct_session *s);
+
+/* Record activity at 'now' and the (possibly new) state; moves the session between lists. */
+void ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now);
+
+/* Remove sessions idle past their timeout; at most 'budget'. Returns how many. */
+uint32_t ct_expire(struct ct_table *ct, uint32_t now, uint32_t budget);
+
+/* Remove every session with a tuple in 'zone'. Returns how many. */
+uint32_t ct_flush_zone(struct ct_table *ct, uint16_t zone);
+
+/* TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE). */
+uint8_t ct_tcp_next(uint8_t state, int dir, uint8_t tcp_flags);
+enum ct_class ct_class_of(uint8_t proto, uint8_t state);
+bool ct_class_established(enum ct_class c);
+
+static inline uint32_t
+ct_index(const struct ct_table *ct, const struct ct_session *s)
+{
+	return (uint32_t)(s - ct->s);
+}
+
+#endif /* CVS_CT_H */

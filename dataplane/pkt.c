@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "pkt.h"
+
+static int
+pkt_bad(struct pkt *p, enum cvs_drop why)
+{
+	p->kind = PKT_BAD;
+	p->drop = why;
+	return PKT_BAD;
+}
+
+int
+pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
+{
+	const struct eth_hdr *eth = (const struct eth_hdr *)data;
+	const struct ip4_hdr *ip;
+	uint32_t ihl, tot, l4len;
+	uint8_t *l4;
+
+	memset(p, 0, sizeof(*p));
+	p->data = data;
+	p->len = len;
+	if (len < ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_RUNT);
+	if (eth->type == htons(ETHTYPE_ARP)) {
+		if (len < ETH_HLEN_ + sizeof(struct arp_hdr))
+			return pkt_bad(p, CVS_DROP_ARP);
+		p->kind = PKT_ARP;
+		return PKT_ARP;
+	}
+	if (eth->type != htons(ETHTYPE_IPV4))
+		return pkt_bad(p, CVS_DROP_ETHERTYPE);
+	if (len < ETH_HLEN_ + sizeof(struct ip4_hdr))
+		return pkt_bad(p, CVS_DROP_IP_HEADER);
+	ip = (const struct ip4_hdr *)(data + ETH_HLEN_);
+	ihl = (ip->ver_ihl & 0x0f) * 4u;
+	if ((ip->ver_ihl >> 4) != 4 || ihl < sizeof(struct ip4_hdr) || ihl > len - ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_IP_HEADER);
+	tot = ntohs(ip->tot_len);
+	if (tot < ihl || tot > len - ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_IP_LENGTH);
+	/* Ethernet padding after the IP datagram is not part of the packet. */
+	p->len = ETH_HLEN_ + tot;
+	if (ip->frag_off & htons(0x3fff))
+		return pkt_bad(p, CVS_DROP_FRAGMENT);
+	p->saddr = ip->saddr;
+	p->daddr = ip->daddr;
+	p->proto = ip->proto;
+	p->l4_off = (uint16_t)(ETH_HLEN_ + ihl);
+	l4 = data + p->l4_off;
+	l4len = tot - ihl;
+
+	switch (ip->proto) {
+	case IPPROTO_TCP_: {
+		const struct tcp_hdr *th = (const struct tcp_hdr *)l4;
+		uint32_t doff;
+
+		if (l4len < sizeof(*th))
+			return pkt_bad(p, CVS_DROP_L4_HEADER);
+		doff = (th->doff >> 4) * 4u;
+		if (doff < sizeof(*th) || doff > l4len)
+			return pkt_bad(p, CVS_DROP_L4_HEADER);
+		p->sport = th->sport;
+		p->dport = th->dport;
+		p->tcp_flags = th->flags;
+		break;
+	}
+	case IPPROTO_UDP_: {
+		const struct udp_hdr *uh = (const struct udp_hdr *)l4;
+
+		if (l4len < sizeof(*uh))
+			return pkt_bad(p, CVS_DROP_L4_HEADER);
+		p->sport = uh->sport;
+		p->dport = uh->dport;
+		break;
+	}
+	case IPPROTO_ICMP_: {
+		const struct icmp_hdr *ih = (const struct icmp_hdr *)l4;
+
+		if (l4len < sizeof(*ih))
+			return pkt_bad(p, CVS_DROP_L4_HEADER);
+		/* Echo flows are keyed by their id on both sides. */
+		p->sport = ih->id;
+		p->dport = ih->id;
+		break;
+	}
+	default:
+		return pkt_bad(p, CVS_DROP_PROTO);
+	}
+	p->kind = PKT_IPV4;
+	return PKT_IPV4;
+}

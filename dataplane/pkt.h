@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Frame parsing with bounds checks. Works on a plain byte buffer so the same code runs on mbufs,
+ * UMEM frames and test vectors. All addresses and ports stay in network byte order.
+ */
+#ifndef CVS_PKT_H
+#define CVS_PKT_H
+
+#include <stdint.h>
+
+#include "counters.h"
+
+#define ETH_HLEN_	14
+#define ETHTYPE_IPV4	0x0800
+#define ETHTYPE_ARP	0x0806
+#define IPPROTO_ICMP_	1
+#define IPPROTO_TCP_	6
+#define IPPROTO_UDP_	17
+
+#define TCPF_FIN	0x01
+#define TCPF_SYN	0x02
+#define TCPF_RST	0x04
+#define TCPF_PSH	0x08
+#define TCPF_ACK	0x10
+
+struct eth_hdr {
+	uint8_t dst[6];
+	uint8_t src[6];
+	uint16_t type;
+} __attribute__((packed, aligned(2)));
+
+struct ip4_hdr {
+	uint8_t ver_ihl;
+	uint8_t tos;
+	uint16_t tot_len;
+	uint16_t id;
+	uint16_t frag_off;
+	uint8_t ttl;
+	uint8_t proto;
+	uint16_t check;
+	uint32_t saddr;
+	uint32_t daddr;
+} __attribute__((packed, aligned(2)));
+
+struct tcp_hdr {
+	uint16_t sport;
+	uint16_t dport;
+	uint32_t seq;
+	uint32_t ack;
+	uint8_t doff;	/* upper 4 bits */
+	uint8_t flags;
+	uint16_t win;
+	uint16_t check;
+	uint16_t urg;
+} __attribute__((packed, aligned(2)));
+
+struct udp_hdr {
+	uint16_t sport;
+	uint16_t dport;
+	uint16_t len;
+	uint16_t check;
+} __attribute__((packed, aligned(2)));
+
+struct icmp_hdr {
+	uint8_t type;
+	uint8_t code;
+	uint16_t check;
+	uint16_t id;
+	uint16_t seq;
+} __attribute__((packed, aligned(2)));
+
+struct arp_hdr {
+	uint16_t htype;
+	uint16_t ptype;
+	uint8_t hlen;
+	uint8_t plen;
+	uint16_t op;
+	uint8_t sha[6];
+	uint32_t spa;
+	uint8_t tha[6];
+	uint32_t tpa;
+} __attribute__((packed, aligned(2)));
+
+enum pkt_kind {
+	PKT_IPV4 = 0,
+	PKT_ARP,
+	PKT_BAD,	/* pkt.drop says why */
+};
+
+struct pkt {
+	uint8_t *data;
+	uint32_t len;		/* Ethernet header + IPv4 total length (padding trimmed) */
+	uint8_t kind;
+	uint8_t drop;		/* enum cvs_drop, with PKT_BAD */
+	uint8_t proto;
+	uint8_t tcp_flags;
+	uint16_t l4_off;
+	uint16_t sport;		/* TCP/UDP port, or ICMP echo id */
+	uint16_t dport;		/* TCP/UDP port, or ICMP echo id */
+	uint32_t saddr;
+	uint32_t daddr;
+};
+
+/*
+ * Parse a frame of 'len' bytes. Returns the kind; on PKT_BAD, p->drop holds the reason.
+ * Never reads outside [data, data + len).
+ */
+int pkt_parse(struct pkt *p, uint8_t *data, uint32_t len);
+
+static inline struct eth_hdr *
+pkt_eth(const struct pkt *p)
+{
+	return (struct eth_hdr *)p->data;
+}
+
+static inline struct ip4_hdr *
+pkt_ip(const struct pkt *p)
+{
+	return (struct ip4_hdr *)(p->data + ETH_HLEN_);
+}
+
+static inline void *
+pkt_l4(const struct pkt *p)
+{
+	return p->data + p->l4_off;
+}
+
+#endif /* CVS_PKT_H */

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Worker lcore main loop, in the shape of l3fwd: rx burst → process burst → tx burst, until
+ * the quit flag is set. Frames are copied between the world port's mbufs and the sandboxes'
+ * UMEM frames (both sides are copy-mode AF_XDP on veth/TAP anyway).
+ */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "worker.h"
+
+#define WORLD_BURST 32
+
+struct world_txq {
+	struct rte_mbuf *m[WORLD_BURST];
+	uint16_t n;
+};
+
+static void
+world_flush(struct worker *w, struct world_txq *q)
+{
+	uint16_t sent, i;
+
+	if (!q->n)
+		return;
+	sent = rte_eth_tx_burst(w->world_port, w->world_queue, q->m, q->n);
+	for (i = sent; i < q->n; i++) {
+		w->st.drop[CVS_DROP_TX_FULL]++;
+		rte_pktmbuf_free(q->m[i]);
+	}
+	w->st.c[CVS_WC_WORLD_TX_PKTS] += sent;
+	q->n = 0;
+}
+
+static void
+world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+{
+	struct rte_mbuf *m;
+	char *dst;
+
+	m = rte_pktmbuf_alloc(w->mp);
+	if (unlikely(!m)) {
+		w->st.drop[CVS_DROP_NO_BUFFER]++;
+		return;
+	}
+	dst = rte_pktmbuf_append(m, (uint16_t)len);
+	if (unlikely(!dst || len > UINT16_MAX)) {
+		rte_pktmbuf_free(m);
+		w->st.drop[CVS_DROP_TOO_BIG]++;
+		return;
+	}
+	rte_memcpy(dst, data, len);
+	w->st.c[CVS_WC_WORLD_TX_BYTES] += len;
+	q->m[q->n++] = m;
+	if (q->n == WORLD_BURST)
+		world_flush(w, q);
+}
+
+static struct xskport *
+worker_port(struct worker *w, uint32_t slot)
+{
+	return atomic_load_explicit(&w->ports[slot], memory_order_acquire);
+}
+
+static void
+sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
+{
+	struct xskport *xp = worker_port(w, slot);
+
+	if (unlikely(!xp)) {
+		w->st.drop[CVS_DROP_SANDBOX_GONE]++;
+		return;
+	}
+	if (unlikely(xskport_tx_copy(xp, data, len))) {
+		xskport_complete(xp);
+		if (xskport_tx_copy(xp, data, len)) {
+			w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
+			return;
+		}
+	}
+	w->st.c[CVS_WC_SBX_TX_PKTS]++;
+	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
+}
+
+static uint32_t
+worker_world_rx(struct worker *w, struct world_txq *q)
+{
+	struct rte_mbuf *m[WORLD_BURST];
+	struct dp_result r;
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(w->world_port, w->world_queue, m, WORLD_BURST);
+	for (i = 0; i < n; i++) {
+		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t len = rte_pktmbuf_data_len(m[i]);
+
+		w->st.c[CVS_WC_WORLD_RX_PKTS]++;
+		w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
+		if (unlikely(m[i]->nb_segs > 1)) {
+			/* Jumbo or TSO frames are not linear; we cannot translate them. */
+			w->st.drop[CVS_DROP_TOO_BIG]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		dp_world_rx(&w->ctx, data, len, &r);
+		if (r.action == DP_TO_SANDBOX)
+			sandbox_send(w, r.slot, data, r.len);
+		else if (r.action == DP_TO_WORLD || r.action == DP_BACK)
+			world_send(w, q, data, r.len);
+		rte_pktmbuf_free(m[i]);
+	}
+	return n;
+}
+
+static uint32_t
+worker_sandbox_rx(struct worker *w, struct xskport *xp, struct world_txq *q)
+{
+	uint64_t done[XSKP_BURST];
+	struct dp_result r;
+	uint32_t idx, n, i;
+
+	n = xsk_ring_cons__peek(&xp->rx, XSKP_BURST, &idx);
+	if (!n) {
+		/* Copy mode: the kernel fills our ring only after a wakeup when it asks for one. */
+		if (xsk_ring_prod__needs_wakeup(&xp->fq))
+			recvfrom(xp->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xp->rx, idx + i);
+		uint8_t *data = xsk_umem__get_data(xp->area, d->addr);
+
+		done[i] = xsk_umem__extract_addr(d->addr);
+		w->st.c[CVS_WC_SBX_RX_PKTS]++;
+		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
+		dp_sandbox_rx(&w->ctx, xp->slot, data, d->len, &r);
+		if (r.action == DP_TO_WORLD)
+			world_send(w, q, data, r.len);
+		else if (r.action == DP_TO_SANDBOX)
+			sandbox_send(w, r.slot, data, r.len);
+		else if (r.action == DP_BACK)
+			sandbox_send(w, xp->slot, data, r.len);
+	}
+	xsk_ring_cons__release(&xp->rx, n);
+	xskport_refill(xp, done, n);
+	return n;
+}
+
+static void
+worker_mailbox(struct worker *w)
+{
+	uint64_t seq = atomic_load_explicit(&w->cmd_seq, memory_order_acquire);
+
+	if (seq == atomic_load_explicit(&w->done_seq, memory_order_relaxed))
+		return;
+	switch (w->cmd) {
+	case WCMD_FLUSH_ZONE:
+		w->cmd_result = ct_flush_zone(w->ct, (uint16_t)w->arg);
+		w->st.c[CVS_WC_SESS_FLUSHED] += w->cmd_result;
+		break;
+	default:
+		w->cmd_result = 0;
+		break;
+	}
+	atomic_store_explicit(&w->done_seq, seq, memory_order_release);
+}
+
+int
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct world_txq q = { .n = 0 };
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
+	uint32_t last_now = UINT32_MAX;
+
+	w->ctx.st = &w->st;
+	w->ctx.ct = w->ct;
+	w->ctx.cfg = &w->cfg;
+	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
+		uint32_t hi = atomic_load_explicit(&w->ports_hi, memory_order_acquire);
+		uint32_t moved, s;
+
+		w->ctx.now = (uint32_t)((rte_get_tsc_cycles() - t0) / hz);
+		moved = worker_world_rx(w, &q);
+		for (s = 0; s < hi; s++) {
+			struct xskport *xp = worker_port(w, s);
+
+			if (xp)
+				moved += worker_sandbox_rx(w, xp, &q);
+		}
+		world_flush(w, &q);
+		for (s = 0; s < hi; s++) {
+			struct xskport *xp = worker_port(w, s);
+
+			if (xp) {
+				xskport_kick(xp);
+				xskport_complete(xp);
+			}
+		}
+		if (w->ctx.now != last_now) {
+			uint32_t n = ct_expire(w->ct, w->ctx.now, 4096);
+
+			w->st.c[CVS_WC_SESS_EXPIRED] += n;
+			last_now = w->ctx.now;
+		}
+		worker_mailbox(w);
+		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
+		w->st.c[moved ? CVS_WC_POLLS_BUSY : CVS_WC_POLLS_IDLE]++;
+		atomic_fetch_add_explicit(&w->loops, 1, memory_order_release);
+		if (!moved)
+			rte_pause();
+	}
+	return 0;
+}
+
+int
+worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
+	    uint32_t *result)
+{
+	uint64_t seq = atomic_load(&w->cmd_seq) + 1;
+	uint32_t waited = 0;
+
+	w->cmd = cmd;
+	w->arg = arg;
+	atomic_store_explicit(&w->cmd_seq, seq, memory_order_release);
+	while (atomic_load_explicit(&w->done_seq, memory_order_acquire) != seq) {
+		if (waited++ >= timeout_ms * 10)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
+	if (result)
+		*result = w->cmd_result;
+	return 0;
+}
+
+void
+worker_publish(struct worker *w, uint32_t slot, struct xskport *xp)
+{
+	atomic_store_explicit(&w->ports[slot], xp, memory_order_release);
+	if (xp && slot + 1 > atomic_load(&w->ports_hi))
+		atomic_store_explicit(&w->ports_hi, slot + 1, memory_order_release);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker lcore: rx bursts from the world port and from its sandbox sockets, the pipeline,
+ * tx bursts. The control thread talks to it through a one-slot mailbox and reads its counters.
+ */
+#ifndef CVS_WORKER_H
+#define CVS_WORKER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "dp.h"
+#include "xskport.h"
+
+struct rte_mempool;
+
+enum worker_cmd {
+	WCMD_NONE = 0,
+	WCMD_FLUSH_ZONE,	/* arg: zone whose sessions go */
+};
+
+struct worker {
+	struct dp_ctx ctx;
+	struct dp_cfg cfg;
+	struct cvs_stats st;
+	struct ct_table *ct;
+	struct rte_mempool *mp;
+	uint16_t world_port;
+	uint16_t world_queue;
+	unsigned int lcore;
+
+	/* Sandbox ports, indexed by slot; published by the control thread. */
+	struct xskport *_Atomic *ports;
+	_Atomic uint32_t ports_hi;	/* one past the highest slot ever published */
+
+	/* Mailbox: control writes cmd/arg then bumps cmd_seq; the worker echoes it in done_seq. */
+	_Atomic uint64_t cmd_seq;
+	_Atomic uint64_t done_seq;
+	uint32_t cmd;
+	uint32_t arg;
+	uint32_t cmd_result;
+
+	_Atomic uint64_t loops;
+	_Atomic bool quit;
+	_Atomic uint32_t sessions;	/* snapshot of ct->used for the control thread */
+};
+
+int worker_main(void *arg);
+
+/* Control side: run a command on the worker and wait for it (up to timeout_ms). */
+int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
+		uint32_t *result);
+void worker_publish(struct worker *w, uint32_t slot, struct xskport *xp);
+
+#endif /* CVS_WORKER_H */

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A sandbox port: one AF_XDP socket on the sandbox's host-side interface, with its own small
+ * UMEM. Created and destroyed by the control thread; between publish and unpublish only the
+ * worker touches its rings and its free-frame stack.
+ */
+#ifndef CVS_XSKPORT_H
+#define CVS_XSKPORT_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xdp/xsk.h>
+
+#define XSKP_FRAME_SIZE		2048u
+#define XSKP_NUM_FRAMES		1024u	/* half for receive, half for transmit */
+#define XSKP_RING_SIZE		512u
+#define XSKP_BURST		32u
+
+struct xskport {
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	uint8_t *area;
+	uint32_t nfree;
+	uint32_t tx_unsent;	/* descriptors submitted since the last kick */
+	uint32_t slot;
+	int ifindex;
+	int fd;
+	uint64_t free[XSKP_NUM_FRAMES];
+};
+
+/* Reclaim transmitted frames. */
+static inline void
+xskport_complete(struct xskport *xp)
+{
+	uint32_t idx, n, i;
+
+	n = xsk_ring_cons__peek(&xp->cq, XSKP_RING_SIZE, &idx);
+	for (i = 0; i < n; i++)
+		xp->free[xp->nfree++] = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
+	if (n)
+		xsk_ring_cons__release(&xp->cq, n);
+}
+
+/* Queue a copy of a frame for transmission. Returns 0, or -1 when no frame or slot is free. */
+static inline int
+xskport_tx_copy(struct xskport *xp, const void *data, uint32_t len)
+{
+	struct xdp_desc *d;
+	uint32_t idx;
+	uint64_t addr;
+
+	if (len > XSKP_FRAME_SIZE || !xp->nfree)
+		return -1;
+	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	addr = xp->free[--xp->nfree];
+	memcpy(xp->area + addr, data, len);
+	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
+	d->addr = addr;
+	d->len = len;
+	xsk_ring_prod__submit(&xp->tx, 1);
+	xp->tx_unsent++;
+	return 0;
+}
+
+/* Copy mode needs a syscall to move queued frames; one per burst, not per frame. */
+static inline void
+xskport_kick(struct xskport *xp)
+{
+	if (!xp->tx_unsent)
+		return;
+	xp->tx_unsent = 0;
+	if (xsk_ring_prod__needs_wakeup(&xp->tx))
+		sendto(xp->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+/* Give received frames back to the kernel. */
+static inline void
+xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
+{
+	uint32_t idx, i;
+
+	if (!n || xsk_ring_prod__reserve(&xp->fq, n, &idx) != n)
+		return;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&xp->fq, idx + i) = addrs[i];
+	xsk_ring_prod__submit(&xp->fq, n);
+}
+
+/* Control side. Returns NULL and sets errno; 'err' gets a readable reason. */
+struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, char *err,
+			       size_t errlen);
+void xskport_destroy(struct xskport *xp);
+
+#endif /* CVS_XSKPORT_H */

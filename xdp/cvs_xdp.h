@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The contract between the XDP programs and cubevs-fp: map names, keys, values and the ids of
+ * the per-CPU verdict counters. Included by both the BPF side (clang -target bpf) and the user
+ * side, so it uses only fixed-width kernel types.
+ */
+#ifndef CVS_XDP_H
+#define CVS_XDP_H
+
+#include <linux/types.h>
+
+/* Map names, as the user side finds them through the attached program's map ids. */
+#define CVS_MAP_XSKS		"xsks_map"	/* name required by DPDK's net_af_xdp xdp_prog= */
+#define CVS_MAP_STEER		"cvs_steer"
+#define CVS_MAP_CFG		"cvs_cfg"
+#define CVS_MAP_STATS		"cvs_stats"
+#define CVS_MAP_SBX_SLOT	"cvs_sbx_slot"
+
+/* Program names: how a stale program of ours is recognised on an interface. */
+#define CVS_PROG_STEER		"cvs_steer_prog"
+#define CVS_PROG_SBX		"cvs_sbx_prog"
+
+#define CVS_XSKS_MAX		64	/* queues of the world interface */
+#define CVS_STEER_MAX		65536	/* one entry per (proto, host port) */
+
+/* Key of cvs_steer: a destination port (network order) and an IP protocol. */
+struct cvs_steer_key {
+	__u16 port;
+	__u8 proto;
+	__u8 pad;
+};
+
+/* Value of cvs_cfg[0]. Ports in host order; node_ip in network order. */
+struct cvs_xdp_cfg {
+	__u32 node_ip;
+	__u16 snat_lo;
+	__u16 snat_hi;
+	__u32 flags;
+};
+
+#define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
+
+/* Verdict counters of both programs, one per-CPU array each. */
+#define CVS_XDP_COUNTERS(_) \
+	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
+	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
+	_(PASS_FRAGMENT,	"pass_fragment",	"IPv4 fragment, left to the kernel") \
+	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
+	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
+	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
+	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
+	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound")
+
+enum cvs_xdp_counter {
+#define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,
+	CVS_XDP_COUNTERS(CVS_XDP_ENUM)
+#undef CVS_XDP_ENUM
+	CVS_XDP_MAX
+};
+
+#endif /* CVS_XDP_H */

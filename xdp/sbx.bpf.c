@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sandbox-interface program: every frame a guest sends goes to the AF_XDP socket of its
+ * sandbox. One program serves all sandbox interfaces; cvs_sbx_slot maps the receiving ifindex
+ * to the sandbox slot, which is the index of its socket in xsks_map. Without a socket the frame
+ * is dropped: guest traffic must never leak into the host stack untranslated.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "cvs_xdp.h"
+
+#ifndef CVS_SBX_MAX
+#define CVS_SBX_MAX 4096	/* resized by the loader before load */
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, CVS_SBX_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CVS_SBX_MAX);
+	__type(key, __u32);	/* ifindex */
+	__type(value, __u32);	/* slot */
+} cvs_sbx_slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CVS_XDP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} cvs_stats SEC(".maps");
+
+static __always_inline int
+verdict(__u32 id, int action)
+{
+	__u64 *c = bpf_map_lookup_elem(&cvs_stats, &id);
+
+	if (c)
+		*c += 1;
+	return action;
+}
+
+SEC("xdp")
+int
+cvs_sbx_prog(struct xdp_md *ctx)
+{
+	__u32 ifindex = ctx->ingress_ifindex;
+	__u32 *slot = bpf_map_lookup_elem(&cvs_sbx_slot, &ifindex);
+	int act;
+
+	if (!slot)
+		return verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
+	act = bpf_redirect_map(&xsks_map, *slot, XDP_DROP);
+	return verdict(act == XDP_REDIRECT ? CVS_XDP_SBX_REDIRECT : CVS_XDP_SBX_NO_SOCKET, act);
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * World-interface steering program. Only what the fast path owns goes to the AF_XDP socket of
+ * the receiving queue: TCP to a registered host port of the node IP, and replies to flows whose
+ * node-side port is in the SNAT range. Everything else, including anything we cannot parse,
+ * goes to the kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
+ * The redirect falls back to XDP_PASS when no socket is bound: a dead cubevs-fp never
+ * black-holes the host.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "cvs_xdp.h"
+
+#define ICMP_ECHOREPLY_ 0
+
+/* Only the echo part of the ICMP header; linux/icmp.h drags in libc headers. */
+struct icmp_echo {
+	__u8 type;
+	__u8 code;
+	__u16 check;
+	__u16 id;
+	__u16 seq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, CVS_XSKS_MAX);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CVS_STEER_MAX);
+	__type(key, struct cvs_steer_key);
+	__type(value, __u8);
+} cvs_steer SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cvs_xdp_cfg);
+} cvs_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CVS_XDP_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} cvs_stats SEC(".maps");
+
+static __always_inline int
+verdict(__u32 id, int action)
+{
+	__u64 *c = bpf_map_lookup_elem(&cvs_stats, &id);
+
+	if (c)
+		*c += 1;
+	return action;
+}
+
+static __always_inline int
+in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
+{
+	__u16 p = bpf_ntohs(port_be);
+
+	return p >= cfg->snat_lo && p <= cfg->snat_hi;
+}
+
+static __always_inline int
+steer(struct xdp_md *ctx, __u32 id)
+{
+	int act = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+
+	return verdict(act == XDP_REDIRECT ? id : CVS_XDP_PASS_NO_SOCKET, act);
+}
+
+SEC("xdp")
+int
+cvs_steer_prog(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct cvs_steer_key key = {};
+	struct cvs_xdp_cfg *cfg;
+	struct iphdr *ip;
+	void *l4;
+	__u32 zero = 0;
+
+	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > end || ip->ihl < 5)
+		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
+	if (!cfg || !(cfg->flags & CVS_CFG_F_ENABLED) || ip->daddr != cfg->node_ip)
+		return verdict(CVS_XDP_PASS_NOT_NODE, XDP_PASS);
+	/* Fragments carry no usable L4 header after the first; the kernel reassembles them. */
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
+	l4 = (void *)ip + ip->ihl * 4;
+
+	switch (ip->protocol) {
+	case IPPROTO_TCP: {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > end)
+			break;
+		key.port = th->dest;
+		key.proto = IPPROTO_TCP;
+		if (bpf_map_lookup_elem(&cvs_steer, &key))
+			return steer(ctx, CVS_XDP_REDIRECT_HOSTPORT);
+		if (in_snat(cfg, th->dest))
+			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+		break;
+	}
+	case IPPROTO_UDP: {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > end)
+			break;
+		if (in_snat(cfg, uh->dest))
+			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+		break;
+	}
+	case IPPROTO_ICMP: {
+		struct icmp_echo *ih = l4;
+
+		if ((void *)(ih + 1) > end)
+			break;
+		if (ih->type == ICMP_ECHOREPLY_ && in_snat(cfg, ih->id))
+			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+		break;
+	}
+	}
+	return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";
