@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway launcher: what the SDK runs. It validates everything before touching the
+ * system, writes the token, starts "serve" in the background with config and token on a pipe
+ * (never argv or environ), and exits 0 only once serve reports ready, within the deadline.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gw.h"
+
+#define LAUNCH_SYNOPSIS "mcp-gateway [--config JSON | --config-file PATH] [--port N] " \
+	"[--startup-timeout DUR] [flags]"
+#define LOG_TAIL_BYTES 4096
+
+struct launch_opts {
+	char *config;
+	char *config_file;
+	long long port;
+	int64_t timeout_ns;
+	char *token_file;
+	char *pid_file;
+	char *log_file;
+	char *catalog_file;
+	char *servers_dir;
+	char *github_base;
+};
+
+static char *
+errno_text(int e)
+{
+	char *m = strdup(strerror(e));
+
+	/* Go prints OS errors in lower case; keep messages looking the same. */
+	if (m && m[0])
+		m[0] = (char)tolower((unsigned char)m[0]);
+	return m;
+}
+
+static int
+running_check(const char *pid_file, char **err)
+{
+	char *text, *cmdline, path[64];
+	size_t len = 0, i;
+	long pid;
+	int rc;
+
+	if (pid_file == NULL || *pid_file == '\0')
+		return 0;
+	text = file_read_all(pid_file, NULL, &rc);
+	if (text == NULL)
+		return 0;
+	pid = strtol(text, NULL, 10);
+	free(text);
+	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+	cmdline = file_read_all(path, &len, &rc);
+	if (cmdline == NULL)
+		return 0;
+	rc = 0;
+	for (i = 0; i + 5 <= len; i++) {
+		if (memcmp(cmdline + i, "serve", 5) == 0) {
+			rc = err_set(err, -EEXIST, "gateway is already running (pid %ld)", pid);
+			break;
+		}
+	}
+	free(cmdline);
+	return rc;
+}
+
+static char *
+log_tail(const char *path)
+{
+	char buf[LOG_TAIL_BYTES];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > LOG_TAIL_BYTES)
+		lseek(fd, st.st_size - LOG_TAIL_BYTES, SEEK_SET);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	return str_trim_dup(buf, (size_t)n);
+}
+
+static int
+fd_high(int fd)
+{
+	int nfd;
+
+	if (fd > 3)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+	close(fd);
+	return nfd;
+}
+
+/* fork + setsid + exec ourselves as "serve"; the child's fd 3 is the ready pipe. */
+static int
+serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, int logfd,
+	    pid_t *pidp, char **err)
+{
+	char port[32];
+	char *argv[] = {
+		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
+		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
+		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base, NULL,
+	};
+	char **env = env_build(NULL);
+	pid_t pid;
+
+	if (env == NULL)
+		return err_set(err, -ENOMEM, "out of memory");
+	snprintf(port, sizeof(port), "%lld", o->port);
+	pid = fork();
+	if (pid < 0) {
+		strv_free(env);
+		return err_set(err, -errno, "start gateway: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		setsid();
+		dup2(cfg_r, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		dup2(ready_w, 3);
+		if (syscall(SYS_close_range, 4U, ~0U, 0) < 0) {
+			for (int fd = 4; fd < 1024; fd++)
+				close(fd);
+		}
+		execve("/proc/self/exe", argv, env);
+		_exit(127);
+	}
+	strv_free(env);
+	*pidp = pid;
+	return 0;
+}
+
+static int
+pipe_write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads one line within the deadline: 1 = line read, 0 = EOF, -ETIMEDOUT. */
+static int
+ready_read(int fd, int64_t timeout_ns, char *line, size_t len)
+{
+	int64_t deadline = time_mono_ns() + timeout_ns;
+	size_t off = 0;
+
+	for (;;) {
+		int64_t left = deadline - time_mono_ns();
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, (int)((left + 999999) / 1000000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			continue;
+		n = read(fd, line + off, len - off - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		off += (size_t)n;
+		line[off] = '\0';
+		if (memchr(line, '\n', off) || off + 1 >= len) {
+			line[strcspn(line, "\n")] = '\0';
+			return 1;
+		}
+	}
+}
+
+static int
+launch_run(struct launch_opts *o, char *argv0)
+{
+	json_t *cfg = NULL, *catalog = NULL, *payload = NULL;
+	struct server_list list = {0};
+	char *text = NULL, *err = NULL, *reason = NULL, *msg = NULL;
+	char token[129], line[8192], dur[64];
+	int cfgp[2] = {-1, -1}, readyp[2] = {-1, -1}, logfd = -1, rc, status;
+	bool token_written = false;
+	const char *env;
+	pid_t pid = -1;
+	size_t i;
+
+	if (o->config && o->config_file) {
+		err_set(&err, -EINVAL, "--config and --config-file are mutually exclusive");
+		goto fail;
+	}
+	if (!o->config && !o->config_file) {
+		err_set(&err, -EINVAL, "--config is required");
+		goto fail;
+	}
+	if (o->config_file) {
+		text = file_read_all(o->config_file, NULL, &rc);
+		if (text == NULL) {
+			char *m = errno_text(-rc);
+
+			err_set(&err, rc, "open %s: %s", o->config_file, m ? m : "error");
+			free(m);
+			goto fail;
+		}
+	} else {
+		text = strdup(o->config);
+	}
+	if (catalog_load(o->catalog_file, &catalog, &err))
+		goto fail;
+	if (config_parse_text(text, &cfg, &err))
+		goto fail;
+	if (config_resolve(cfg, catalog, o->servers_dir, o->github_base, &list, &err))
+		goto fail;
+	for (i = 0; list.warnings && list.warnings[i]; i++)
+		fprintf(stderr, "warning: %s\n", list.warnings[i]);
+	if (o->port < 0 || o->port > 65535) {
+		err_set(&err, -EINVAL, "invalid port %lld", o->port);
+		goto fail;
+	}
+	if (running_check(o->pid_file, &err))
+		goto fail;
+
+	env = getenv(GW_TOKEN_ENV);
+	if (env && *env) {
+		if (strlen(env) >= sizeof(token)) {
+			err_set(&err, -EINVAL, GW_TOKEN_ENV " is longer than %zu bytes",
+				sizeof(token) - 1);
+			goto fail;
+		}
+		strcpy(token, env);
+	} else if (rand_hex(token, 32)) {
+		err_set(&err, -EIO, "generate token: no randomness");
+		goto fail;
+	}
+	if (file_write_atomic(o->token_file, token, strlen(token), 0600, 0700, &msg)) {
+		err_set(&err, -EIO, "write token file: %s", msg ? msg : "failed");
+		goto fail;
+	}
+	token_written = true;
+
+	rc = path_parent_make(o->log_file, 0755);
+	logfd = open(o->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (logfd < 0) {
+		err_set(&err, -errno, "open log file %s: %s", o->log_file, strerror(errno));
+		goto fail;
+	}
+	if (pipe2(cfgp, O_CLOEXEC) < 0 || pipe2(readyp, O_CLOEXEC) < 0) {
+		err_set(&err, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	/* Above fd 3, so the child's dup2 onto 0-3 can never overwrite a source. */
+	cfgp[0] = fd_high(cfgp[0]);
+	readyp[1] = fd_high(readyp[1]);
+	logfd = fd_high(logfd);
+	if (serve_spawn(o, argv0, cfgp[0], readyp[1], logfd, &pid, &err))
+		goto fail;
+	close(cfgp[0]);
+	cfgp[0] = -1;
+	close(readyp[1]);
+	readyp[1] = -1;
+
+	payload = json_pack("{s:O,s:s}", "config", cfg, "token", token);
+	free(msg);
+	msg = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+	/* A failed write means serve died; the ready pipe then reports EOF. */
+	if (msg)
+		pipe_write_all(cfgp[1], msg, strlen(msg));
+	close(cfgp[1]);
+	cfgp[1] = -1;
+
+	rc = ready_read(readyp[0], o->timeout_ns, line, sizeof(line));
+	if (rc == 1 && strcmp(line, "ok") == 0) {
+		printf("MCP gateway is ready on port %lld (pid %d)\n", o->port, (int)pid);
+		fflush(stdout);
+		rc = 0;
+		goto out;
+	}
+	if (rc == -ETIMEDOUT) {
+		dur_format(o->timeout_ns, dur, sizeof(dur));
+		reason = str_printf("timed out after %s waiting for MCP servers to start; "
+				    "pre-install them in the template with `mcp-gateway pull "
+				    "<server>`", dur);
+	} else if (rc == 1 && strncmp(line, "error: ", 7) == 0) {
+		reason = strdup(line + 7);
+	} else {
+		reason = strdup("gateway exited before it became ready");
+	}
+	/* serve runs in its own session: its group holds it and the servers it started. */
+	kill(-pid, SIGTERM);
+	if (proc_wait_timeout(pid, &status, 3000) != 0) {
+		kill(-pid, SIGKILL);
+		proc_wait(pid, &status);
+	} else {
+		kill(-pid, SIGKILL);
+	}
+	{
+		char *tail = log_tail(o->log_file);
+
+		err_set(&err, -EIO, "%s%s%s", reason ? reason : "failed",
+			tail && *tail ? "\n" : "", tail ? tail : "");
+		free(tail);
+	}
+fail:
+	if (token_written)
+		unlink(o->token_file);
+	fprintf(stderr, "mcp-gateway: %s\n", err ? err : "failed");
+	rc = 1;
+out:
+	for (i = 0; i < 2; i++) {
+		if (cfgp[i] >= 0)
+			close(cfgp[i]);
+		if (readyp[i] >= 0)
+			close(readyp[i]);
+	}
+	if (logfd >= 0)
+		close(logfd);
+	memset(token, 0, sizeof(token));
+	if (msg) {
+		memset(msg, 0, strlen(msg));
+		free(msg);
+	}
+	json_decref(payload);
+	json_decref(cfg);
+	json_decref(catalog);
+	server_list_free(&list);
+	free(text);
+	free(reason);
+	free(err);
+	return rc;
+}
+
+int
+cmd_launch(int argc, char **argv)
+{
+	struct launch_opts o = {
+		.port = GW_DEFAULT_PORT,
+		.timeout_ns = GW_DEFAULT_TIMEOUT_NS,
+	};
+	struct flag fl[] = {
+		{"config", FLAG_STRING, &o.config, "MCP configuration JSON object (the SDK's "
+		 "mcp option)", false},
+		{"config-file", FLAG_STRING, &o.config_file, "read the MCP configuration from "
+		 "a file", false},
+		{"port", FLAG_INT, &o.port, "listen port (default 50005)", false},
+		{"startup-timeout", FLAG_DURATION, &o.timeout_ns, "how long to wait for every "
+		 "server (default 55s)", false},
+		{"token-file", FLAG_STRING, &o.token_file, "token file (default "
+		 GW_TOKEN_FILE ")", false},
+		{"pid-file", FLAG_STRING, &o.pid_file, "PID file of the background server "
+		 "(default " GW_PID_FILE ")", false},
+		{"log-file", FLAG_STRING, &o.log_file, "log file (default " GW_LOG_FILE ")",
+		 false},
+		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
+		 GW_CATALOG_FILE ")", false},
+		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
+		 "(default " GW_SERVERS_DIR ")", false},
+		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
+		 "are cloned from (default " GW_GITHUB_BASE ")", false},
+	};
+	size_t n = sizeof(fl) / sizeof(fl[0]);
+	int rc;
+
+	o.token_file = strdup(GW_TOKEN_FILE);
+	o.pid_file = strdup(GW_PID_FILE);
+	o.log_file = strdup(GW_LOG_FILE);
+	o.catalog_file = strdup(GW_CATALOG_FILE);
+	o.servers_dir = strdup(GW_SERVERS_DIR);
+	o.github_base = strdup(GW_GITHUB_BASE);
+	rc = flags_parse(fl, n, argc, argv, LAUNCH_SYNOPSIS, NULL);
+	if (rc == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		rc = launch_run(&o, "mcp-gateway");
+	}
+	free(o.config);
+	free(o.config_file);
+	free(o.token_file);
+	free(o.pid_file);
+	free(o.log_file);
+	free(o.catalog_file);
+	free(o.servers_dir);
+	free(o.github_base);
+	return rc;
+}

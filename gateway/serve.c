@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway serve: the long-running server. Order matters: the port is bound before the
+ * upstreams start (a busy port fails fast), the PID file is written only once every upstream
+ * is up, and "ok" goes to the launcher last.
+ */
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gw.h"
+#include "cvs_version.h"
+
+#define SERVE_SYNOPSIS "mcp-gateway serve [flags]"
+
+enum serve_phase {
+	PHASE_STARTING,
+	PHASE_RUNNING,
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum serve_phase phase;
+	bool stop;
+	struct upstream **ups;
+	size_t nups;
+} sv = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+struct serve_opts {
+	char *config;
+	char *config_file;
+	bool config_stdin;
+	long long port;
+	long long ready_fd;
+	char *pid_file;
+	char *catalog_file;
+	char *servers_dir;
+	char *github_base;
+	long long page_size;
+	int64_t idle_ns;
+	long long max_body;
+};
+
+static void *
+signal_main(void *arg)
+{
+	sigset_t *set = arg;
+	size_t i;
+	int sig;
+
+	if (sigwait(set, &sig) != 0)
+		return NULL;
+	log_info("shutting down", "signal=%s", strsignal(sig));
+	pthread_mutex_lock(&sv.lock);
+	sv.stop = true;
+	if (sv.phase == PHASE_STARTING) {
+		/* Installs run in their own groups: only we can reach them, and must, right now. */
+		proc_set_cancelled();
+		pgrp_kill_all();
+		for (i = 0; i < sv.nups; i++)
+			upstream_kill(sv.ups[i]);
+	}
+	pthread_cond_broadcast(&sv.cond);
+	pthread_mutex_unlock(&sv.lock);
+	return NULL;
+}
+
+static int
+listen_open(int port, char **err)
+{
+	struct sockaddr_in6 a6 = {0};
+	struct sockaddr_in a4 = {0};
+	int one = 1, zero = 0, fd, rc;
+
+	/* ":port" like the reference: IPv4 and IPv6 on one socket where the kernel has IPv6. */
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		a6.sin6_family = AF_INET6;
+		a6.sin6_addr = in6addr_any;
+		a6.sin6_port = htons((uint16_t)port);
+		if (bind(fd, (struct sockaddr *)&a6, sizeof(a6)) == 0)
+			goto listen;
+		rc = errno;
+		close(fd);
+		if (rc != EADDRNOTAVAIL && rc != EAFNOSUPPORT)
+			return err_set(err, -rc, "listen tcp :%d: bind: %s", port, strerror(rc));
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return err_set(err, -errno, "listen tcp :%d: socket: %s", port, strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	a4.sin_family = AF_INET;
+	a4.sin_addr.s_addr = htonl(INADDR_ANY);
+	a4.sin_port = htons((uint16_t)port);
+	if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) < 0) {
+		rc = errno;
+		close(fd);
+		return err_set(err, -rc, "listen tcp :%d: bind: %s", port, strerror(rc));
+	}
+listen:
+	if (listen(fd, 128) < 0) {
+		rc = errno;
+		close(fd);
+		return err_set(err, -rc, "listen tcp :%d: %s", port, strerror(rc));
+	}
+	return fd;
+}
+
+static void
+ready_report(int fd, const char *err)
+{
+	struct strbuf sb = {0};
+	const char *p;
+	ssize_t n;
+
+	if (fd <= 0)
+		return;
+	if (err == NULL) {
+		sb_appends(&sb, "ok\n");
+	} else {
+		sb_appends(&sb, "error: ");
+		/* One line on the pipe: the launcher reads exactly one. */
+		for (p = err; *p; p++) {
+			if (*p == '\n')
+				sb_appends(&sb, "; ");
+			else
+				sb_append(&sb, p, 1);
+		}
+		sb_appends(&sb, "\n");
+	}
+	n = write(fd, sb.buf, sb.len);
+	(void)n;
+	sb_free(&sb);
+}
+
+struct start_job {
+	struct upstream *u;
+	pthread_t th;
+	int rc;
+	char *err;
+};
+
+static void *
+start_main(void *arg)
+{
+	struct start_job *j = arg;
+
+	j->rc = upstream_start(j->u, &j->err);
+	return NULL;
+}
+
+static void *
+close_main(void *arg)
+{
+	upstream_close(arg);
+	return NULL;
+}
+
+/* Upstreams close in parallel so shutdown takes one grace period, not one per server. */
+static void
+upstreams_close(struct upstream **ups, size_t n)
+{
+	pthread_t *th = calloc(n + 1, sizeof(*th));
+	bool *ok = calloc(n + 1, sizeof(*ok));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		ok[i] = th && ok && pthread_create(&th[i], NULL, close_main, ups[i]) == 0;
+		if (!ok[i])
+			upstream_close(ups[i]);
+	}
+	for (i = 0; i < n; i++)
+		if (ok && ok[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(ok);
+}
+
+static int
+input_stdin(json_t **cfg, char **token, char **err)
+{
+	struct strbuf sb = {0};
+	json_error_t jerr;
+	json_t *root, *t;
+	char buf[65536];
+	int nullfd;
+
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sb_free(&sb);
+			return err_set(err, -errno, "read configuration from stdin: %s",
+				       strerror(errno));
+		}
+		if (n == 0)
+			break;
+		sb_append(&sb, buf, (size_t)n);
+	}
+	nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nullfd >= 0) {
+		dup2(nullfd, 0);
+		close(nullfd);
+	}
+	root = json_loadb(sb.buf ? sb.buf : "", sb.len, JSON_DISABLE_EOF_CHECK, &jerr);
+	sb_free(&sb);
+	if (root == NULL || !json_is_object(root)) {
+		err_set(err, -EINVAL, "read configuration from stdin: %s",
+			root ? "not a JSON object" : jerr.text);
+		json_decref(root);
+		return -EINVAL;
+	}
+	t = json_object_get(root, "token");
+	if (!json_is_string(t) || *json_string_value(t) == '\0') {
+		json_decref(root);
+		return err_set(err, -EINVAL, "missing access token");
+	}
+	*token = strdup(json_string_value(t));
+	*cfg = json_incref(json_object_get(root, "config"));
+	json_decref(root);
+	if (*cfg == NULL)
+		*cfg = json_null();
+	return 0;
+}
+
+static int
+input_flags(struct serve_opts *o, json_t **cfg, char **token, char **err)
+{
+	const char *env;
+	char *text;
+	int rc;
+
+	if (o->config && o->config_file)
+		return err_set(err, -EINVAL, "--config and --config-file are mutually exclusive");
+	if (!o->config && !o->config_file)
+		return err_set(err, -EINVAL, "--config is required");
+	if (o->config_file) {
+		text = file_read_all(o->config_file, NULL, &rc);
+		if (text == NULL) {
+			char *m = strdup(strerror(-rc));
+
+			if (m && m[0])
+				m[0] = (char)tolower((unsigned char)m[0]);
+			err_set(err, rc, "open %s: %s", o->config_file, m ? m : "error");
+			free(m);
+			return rc;
+		}
+	} else {
+		text = strdup(o->config);
+	}
+	rc = config_parse_text(text, cfg, err);
+	free(text);
+	if (rc)
+		return rc;
+	env = getenv(GW_TOKEN_ENV);
+	if (env == NULL) {
+		json_decref(*cfg);
+		*cfg = NULL;
+		return err_set(err, -EINVAL, GW_TOKEN_ENV " must be set");
+	}
+	*token = strdup(env);
+	/* Nothing we start may inherit it; this also keeps it out of /proc/self/environ. */
+	unsetenv(GW_TOKEN_ENV);
+	return 0;
+}
+
+static int
+cfg_to_object(json_t **cfg, char **err)
+{
+	char *text;
+	int rc;
+
+	if (json_is_object(*cfg))
+		return 0;
+	/* Same wording as the launcher for a config that is not an object. */
+	text = json_dumps(*cfg, JSON_ENCODE_ANY);
+	json_decref(*cfg);
+	*cfg = NULL;
+	rc = config_parse_text(text ? text : "", cfg, err);
+	free(text);
+	return rc;
+}
+
+static int
+serve_run(struct serve_opts *o, int ready_fd)
+{
+	struct server_list list = {0};
+	struct tool_table tools = {0};
+	struct tool_source *src = NULL;
+	struct start_job *jobs = NULL;
+	struct http_server *http = NULL;
+	struct strbuf errs = {0};
+	json_t *cfg = NULL, *catalog = NULL;
+	char *token = NULL, *err = NULL, **names = NULL;
+	sigset_t set;
+	pthread_t sigth;
+	int lfd = -1, rc;
+	size_t i;
+
+	rc = o->config_stdin ? input_stdin(&cfg, &token, &err) : input_flags(o, &cfg, &token, &err);
+	if (rc)
+		goto fail;
+	rc = cfg_to_object(&cfg, &err);
+	if (rc)
+		goto fail;
+	rc = catalog_load(o->catalog_file, &catalog, &err);
+	if (rc)
+		goto fail;
+	rc = config_resolve(cfg, catalog, o->servers_dir, o->github_base, &list, &err);
+	if (rc)
+		goto fail;
+	for (i = 0; list.warnings && list.warnings[i]; i++)
+		log_warn(list.warnings[i], "%s", "");
+	if (o->port < 0 || o->port > 65535) {
+		rc = err_set(&err, -EINVAL, "invalid port %lld", o->port);
+		goto fail;
+	}
+	lfd = listen_open((int)o->port, &err);
+	if (lfd < 0) {
+		rc = lfd;
+		goto fail;
+	}
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
+	jobs = calloc(list.n + 1, sizeof(*jobs));
+	src = calloc(list.n + 1, sizeof(*src));
+	names = calloc(list.n + 1, sizeof(*names));
+	if (!sv.ups || !jobs || !src || !names) {
+		rc = err_set(&err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	pthread_mutex_lock(&sv.lock);
+	for (i = 0; i < list.n; i++) {
+		sv.ups[i] = upstream_new(&list.v[i], CVS_VERSION);
+		names[i] = list.v[i].name;
+	}
+	sv.nups = list.n;
+	pthread_mutex_unlock(&sv.lock);
+	if (pthread_create(&sigth, NULL, signal_main, &set)) {
+		rc = err_set(&err, -EAGAIN, "cannot start signal thread");
+		goto fail;
+	}
+	pthread_detach(sigth);
+
+	for (i = 0; i < list.n; i++) {
+		jobs[i].u = sv.ups[i];
+		if (pthread_create(&jobs[i].th, NULL, start_main, &jobs[i])) {
+			jobs[i].rc = -EAGAIN;
+			jobs[i].err = strdup("cannot start thread");
+			jobs[i].u = NULL;
+		}
+	}
+	for (i = 0; i < list.n; i++)
+		if (jobs[i].u)
+			pthread_join(jobs[i].th, NULL);
+	for (i = 0; i < list.n; i++) {
+		char *q;
+
+		if (jobs[i].rc == 0)
+			continue;
+		q = str_quote(list.v[i].name);
+		sb_appendf(&errs, "%smcp server %s: %s", errs.len ? "\n" : "", q,
+			   jobs[i].err ? jobs[i].err : "failed");
+		free(q);
+	}
+	pthread_mutex_lock(&sv.lock);
+	if (sv.stop && errs.len == 0)
+		sb_appends(&errs, "interrupted while starting MCP servers");
+	pthread_mutex_unlock(&sv.lock);
+	if (errs.len) {
+		rc = -EIO;
+		err = sb_steal(&errs);
+		goto fail;
+	}
+	for (i = 0; i < list.n; i++) {
+		src[i].server = list.v[i].name;
+		src[i].tools = upstream_tools(sv.ups[i]);
+		src[i].ctx = sv.ups[i];
+	}
+	rc = tools_build(src, list.n, &tools);
+	if (rc) {
+		err_set(&err, rc, "out of memory");
+		goto fail;
+	}
+	if (o->pid_file && *o->pid_file) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+		rc = file_write_atomic(o->pid_file, buf, strlen(buf), 0600, 0755, &err);
+		if (rc) {
+			char *m = err;
+
+			err = str_printf("write pid file: %s", m ? m : "");
+			free(m);
+			goto fail;
+		}
+	}
+	{
+		struct http_conf hc = {
+			.token = token,
+			.version = CVS_VERSION,
+			.tools = &tools,
+			.servers = names,
+			.page_size = o->page_size > 0 ? (size_t)o->page_size : 1000,
+			.session_idle_ns = o->idle_ns,
+			.max_body = (size_t)o->max_body,
+			.max_sessions = 10000,
+		};
+
+		http = http_start(&hc, lfd, &err);
+		if (http == NULL) {
+			rc = -EIO;
+			if (o->pid_file && *o->pid_file)
+				unlink(o->pid_file);
+			goto fail;
+		}
+	}
+	log_info("mcp gateway listening", "port=%lld servers=%zu tools=%zu", o->port, list.n,
+		 tools.n);
+	pthread_mutex_lock(&sv.lock);
+	sv.phase = PHASE_RUNNING;
+	pthread_mutex_unlock(&sv.lock);
+	ready_report(ready_fd, NULL);
+	if (ready_fd > 0)
+		close(ready_fd);
+
+	pthread_mutex_lock(&sv.lock);
+	while (!sv.stop)
+		pthread_cond_wait(&sv.cond, &sv.lock);
+	pthread_mutex_unlock(&sv.lock);
+
+	http_quiesce(http, 5000);
+	if (o->pid_file && *o->pid_file)
+		unlink(o->pid_file);
+	upstreams_close(sv.ups, sv.nups);
+	http_stop(http);
+	close(lfd);
+	log_info("mcp gateway stopped", "%s", "");
+	rc = 0;
+	goto out;
+fail:
+	if (err)
+		log_error("start failed", "error=%s", err);
+	fprintf(stderr, "mcp-gateway: %s\n", err ? err : "failed");
+	ready_report(ready_fd, err ? err : "failed");
+	if (sv.ups)
+		upstreams_close(sv.ups, sv.nups);
+	if (lfd >= 0)
+		close(lfd);
+	rc = 1;
+out:
+	for (i = 0; jobs && i < list.n; i++)
+		free(jobs[i].err);
+	for (i = 0; sv.ups && i < sv.nups; i++)
+		upstream_free(sv.ups[i]);
+	free(sv.ups);
+	sv.ups = NULL;
+	sv.nups = 0;
+	tools_free(&tools);
+	free(jobs);
+	free(src);
+	free(names);
+	sb_free(&errs);
+	server_list_free(&list);
+	json_decref(cfg);
+	json_decref(catalog);
+	if (token) {
+		memset(token, 0, strlen(token));
+		free(token);
+	}
+	free(err);
+	return rc;
+}
+
+int
+cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = {
+		.port = GW_DEFAULT_PORT,
+		.page_size = 1000,
+		.idle_ns = 3600LL * 1000000000LL,
+		.max_body = 16LL << 20,
+	};
+	struct flag fl[] = {
+		{"config", FLAG_STRING, &o.config, "MCP configuration JSON object", false},
+		{"config-file", FLAG_STRING, &o.config_file, "read the MCP configuration from "
+		 "a file", false},
+		{"config-stdin", FLAG_BOOL, &o.config_stdin, "read {\"config\",\"token\"} from "
+		 "stdin", false},
+		{"port", FLAG_INT, &o.port, "listen port (default 50005)", false},
+		{"ready-fd", FLAG_INT, &o.ready_fd, "file descriptor to report readiness on",
+		 false},
+		{"pid-file", FLAG_STRING, &o.pid_file, "PID file; empty disables (default "
+		 GW_PID_FILE ")", false},
+		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
+		 GW_CATALOG_FILE ")", false},
+		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
+		 "(default " GW_SERVERS_DIR ")", false},
+		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
+		 "are cloned from (default " GW_GITHUB_BASE ")", false},
+		{"page-size", FLAG_INT, &o.page_size, "tools per tools/list page (default 1000)",
+		 false},
+		{"session-idle-timeout", FLAG_DURATION, &o.idle_ns, "close sessions idle this "
+		 "long (default 1h0m0s)", false},
+		{"max-body", FLAG_INT, &o.max_body, "largest accepted request body in bytes "
+		 "(default 16 MiB)", false},
+	};
+	size_t n = sizeof(fl) / sizeof(fl[0]);
+	int rc, ready_fd = -1;
+
+	o.pid_file = strdup(GW_PID_FILE);
+	o.catalog_file = strdup(GW_CATALOG_FILE);
+	o.servers_dir = strdup(GW_SERVERS_DIR);
+	o.github_base = strdup(GW_GITHUB_BASE);
+	rc = flags_parse(fl, n, argc, argv, SERVE_SYNOPSIS, NULL);
+	if (rc)
+		goto out;
+	if (o.ready_fd > 0) {
+		ready_fd = (int)o.ready_fd;
+		/* Before anything is spawned: an install must never see the launcher's pipe. */
+		if (fcntl(ready_fd, F_SETFD, FD_CLOEXEC) < 0) {
+			fprintf(stderr, "mcp-gateway: ready fd %d: %s\n", ready_fd,
+				strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	rc = serve_run(&o, ready_fd);
+out:
+	free(o.config);
+	free(o.config_file);
+	free(o.pid_file);
+	free(o.catalog_file);
+	free(o.servers_dir);
+	free(o.github_base);
+	return rc;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: merging the tools of all upstreams into one namespace. Servers come in name
+ * order; the first keeps a tool's plain name and later ones get "<server>_<tool>", so the
+ * exported names are stable for a given config.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+
+char *
+name_sanitise(const char *s)
+{
+	char *d = strdup(s), *p;
+
+	for (p = d; p && *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '-'))
+			*p = '_';
+	return d;
+}
+
+static bool
+table_has(const struct tool_table *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->v[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static int
+route_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tool_route *)a)->name, ((const struct tool_route *)b)->name);
+}
+
+static int
+table_add(struct tool_table *t, const char *name, const char *orig, void *ctx, json_t *tool)
+{
+	struct tool_route *nv = realloc(t->v, (t->n + 1) * sizeof(*nv));
+	json_t *copy;
+
+	if (nv == NULL)
+		return -ENOMEM;
+	t->v = nv;
+	copy = json_deep_copy(tool);
+	if (copy == NULL)
+		return -ENOMEM;
+	json_object_set_new(copy, "name", json_string(name));
+	if (json_object_get(copy, "inputSchema") == NULL ||
+	    json_is_null(json_object_get(copy, "inputSchema")))
+		json_object_set_new(copy, "inputSchema", json_pack("{s:s}", "type", "object"));
+	nv[t->n].name = strdup(name);
+	nv[t->n].orig = strdup(orig);
+	nv[t->n].ctx = ctx;
+	nv[t->n].tool = copy;
+	t->n++;
+	return 0;
+}
+
+int
+tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
+{
+	size_t i, j;
+	json_t *tool;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < n; i++) {
+		char *san = name_sanitise(src[i].server);
+
+		json_array_foreach(src[i].tools, j, tool) {
+			const char *orig = json_string_value(json_object_get(tool, "name"));
+			json_t *schema = json_object_get(tool, "inputSchema");
+			char *alt = NULL;
+			const char *name = orig;
+
+			if (!json_is_object(tool) || orig == NULL || *orig == '\0')
+				continue;
+			/* The reference's SDK refuses such tools; exporting them would break clients. */
+			if (schema && !json_is_null(schema) &&
+			    (!json_is_object(schema) ||
+			     !json_is_string(json_object_get(schema, "type")) ||
+			     strcmp(json_string_value(json_object_get(schema, "type")), "object"))) {
+				log_warn("skipping tool with invalid schema", "server=%s tool=%s",
+					 src[i].server, orig);
+				continue;
+			}
+			if (table_has(t, name)) {
+				alt = str_printf("%s_%s", san, orig);
+				name = alt;
+				if (table_has(t, name)) {
+					log_warn("skipping duplicate tool", "server=%s tool=%s",
+						 src[i].server, orig);
+					free(alt);
+					continue;
+				}
+			}
+			rc = table_add(t, name, orig, src[i].ctx, tool);
+			free(alt);
+			if (rc) {
+				free(san);
+				tools_free(t);
+				return rc;
+			}
+		}
+		free(san);
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), route_cmp);
+	return 0;
+}
+
+const struct tool_route *
+tools_find(const struct tool_table *t, const char *name)
+{
+	struct tool_route key = {.name = (char *)name};
+
+	if (t->n == 0)
+		return NULL;
+	return bsearch(&key, t->v, t->n, sizeof(*t->v), route_cmp);
+}
+
+void
+tools_free(struct tool_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->v[i].name);
+		free(t->v[i].orig);
+		json_decref(t->v[i].tool);
+	}
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}

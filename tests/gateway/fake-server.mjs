@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+// A stdio MCP server for the gateway tests (behaviour notes §10). Plain newline-delimited
+// JSON-RPC without the SDK, so the acceptance tests need no npm install.
+//
+// Env: CUBE_MCP_FAKE_NAME=<name> names it; tools: echo, <name>_env, <name>_crash, plus
+// test helpers big (a large text result), sleep (answers after ms), roundtrip (asks the
+// client for ping and roots/list before answering).
+// FAKE_PROTOCOL overrides the protocolVersion it answers; FAKE_TOOLS_PAGE=n paginates
+// tools/list; FAKE_BANNER=1 writes to stderr at start.
+
+import { createInterface } from "node:readline";
+
+const name = process.env.CUBE_MCP_FAKE_NAME || "fake";
+const pageSize = Number(process.env.FAKE_TOOLS_PAGE || 0);
+const tools = [
+	{ name: "echo", description: "echo text", inputSchema: { type: "object",
+		properties: { text: { type: "string" } } } },
+	{ name: `${name}_env`, description: "environment probe", inputSchema: { type: "object" } },
+	{ name: `${name}_crash`, description: "exit with status 3", inputSchema: { type: "object" } },
+	{ name: "big", description: "large result", inputSchema: { type: "object",
+		properties: { bytes: { type: "number" } } } },
+	{ name: "sleep", description: "answer late", inputSchema: { type: "object",
+		properties: { ms: { type: "number" } } } },
+	{ name: "roundtrip", description: "server-to-client requests", inputSchema: {
+		type: "object" } },
+];
+if (process.env.FAKE_BAD_SCHEMA)
+	tools.push({ name: "badschema", inputSchema: { type: "string" } });
+if (process.env.FAKE_NO_SCHEMA)
+	tools.push({ name: "noschema" });
+const visible = process.env.FAKE_MINIMAL ? tools.slice(0, 3) : tools;
+
+let nextId = 1;
+const waiting = new Map();
+
+function send(msg) {
+	process.stdout.write(JSON.stringify(msg) + "\n");
+}
+
+function ask(method, params) {
+	const id = `srv-${nextId++}`;
+	send({ jsonrpc: "2.0", id, method, params });
+	return new Promise((resolve) => waiting.set(id, resolve));
+}
+
+function text(t) {
+	return { content: [{ type: "text", text: t }] };
+}
+
+async function callTool(p) {
+	const args = p.arguments || {};
+	switch (p.name) {
+	case "echo":
+		return text(`${name}:${args.text}`);
+	case `${name}_env`:
+		return text(`secret=${process.env.FAKE_SECRET || ""} token=` +
+			`${"GATEWAY_ACCESS_TOKEN" in process.env}`);
+	case `${name}_crash`:
+		process.exit(3);
+		break;
+	case "big": {
+		const n = Number(args.bytes || 1024);
+		let s = "";
+		const chunk = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/";
+		while (s.length < n)
+			s += chunk;
+		return text(s.slice(0, n));
+	}
+	case "sleep":
+		await new Promise((r) => setTimeout(r, Number(args.ms || 0)));
+		return text(`${name}:slept:${args.tag ?? ""}`);
+	case "roundtrip": {
+		const ping = await ask("ping", {});
+		const roots = await ask("roots/list", {});
+		return text(JSON.stringify({ ping: ping.result, roots: roots.result }));
+	}
+	default:
+		return null;
+	}
+}
+
+async function handle(msg) {
+	if (msg.method === undefined) {
+		const w = waiting.get(msg.id);
+		if (w) {
+			waiting.delete(msg.id);
+			w(msg);
+		}
+		return;
+	}
+	if (msg.id === undefined)
+		return;
+	const reply = (result) => send({ jsonrpc: "2.0", id: msg.id, result });
+	const fail = (code, message) => send({ jsonrpc: "2.0", id: msg.id,
+		error: { code, message } });
+	switch (msg.method) {
+	case "initialize":
+		reply({ protocolVersion: process.env.FAKE_PROTOCOL || msg.params.protocolVersion,
+			capabilities: { tools: {} }, serverInfo: { name, version: "1.0.0" } });
+		return;
+	case "ping":
+		reply({});
+		return;
+	case "tools/list": {
+		if (!pageSize) {
+			reply({ tools: visible });
+			return;
+		}
+		const off = Number(msg.params?.cursor || 0);
+		const res = { tools: visible.slice(off, off + pageSize) };
+		if (off + pageSize < visible.length)
+			res.nextCursor = String(off + pageSize);
+		reply(res);
+		return;
+	}
+	case "tools/call": {
+		const r = await callTool(msg.params);
+		if (r === null)
+			fail(-32602, `no such tool ${msg.params.name}`);
+		else
+			reply(r);
+		return;
+	}
+	default:
+		fail(-32601, "method not found");
+	}
+}
+
+if (process.env.FAKE_BANNER)
+	process.stderr.write(`${name} starting\npartial`);
+const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+rl.on("line", (line) => {
+	if (line.trim())
+		handle(JSON.parse(line));
+});
+rl.on("close", () => process.exit(0));
