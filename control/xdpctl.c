@@ -161,9 +161,14 @@ xdpctl_steer_close(struct xdp_steer *s, bool detach)
 {
 	if (detach && s->prog_fd >= 0) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = s->prog_fd);
+		uint32_t id = 0;
 
-		/* Only our own program: XDP_FLAGS_REPLACE fails if someone else's is there. */
-		bpf_xdp_detach(s->ifindex, XDP_FLAGS_REPLACE, &o);
+		/*
+		 * The PMD may have removed it already. Detach only our own program:
+		 * XDP_FLAGS_REPLACE fails if someone else's is there.
+		 */
+		if (!bpf_xdp_query_id(s->ifindex, 0, &id) && id == s->prog_id)
+			bpf_xdp_detach(s->ifindex, XDP_FLAGS_REPLACE, &o);
 	}
 	if (s->steer_fd >= 0)
 		close(s->steer_fd);

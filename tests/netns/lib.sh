@@ -1,0 +1,183 @@
+#!/bin/bash
+# Namespace test bed for cubevs-fp, in the style of xdp-tools' test runner.
+#
+#   client ns (cl0 198.18.0.2/24) <-veth-> node ns (nic0 198.18.0.1/24, the "NIC")
+#   node ns sbN <-veth-> sandbox ns N (eth0 169.254.68.6/30 via 169.254.68.5)
+#
+# Every name carries a per-run suffix so beds never collide; teardown removes exactly what
+# setup made and kills only the processes it started (by PID). V=1 shows commands.
+
+set -u
+[ "${V:-0}" = 1 ] && set -x
+
+TB_ID=${TB_ID:-$$}
+NS_C=cvs-c-$TB_ID
+NS_N=cvs-n-$TB_ID
+NODE_IP=198.18.0.1
+CLIENT_IP=198.18.0.2
+GUEST_IP=169.254.68.6
+GW_IP=169.254.68.5
+GUEST_MAC=20:90:6f:fc:fc:fc
+API=127.0.0.1:9180
+TB_DIR=$(mktemp -d /tmp/cvs-tb.XXXXXX)
+TB_PIDS=()
+TB_SANDBOXES=0
+FP_PID=
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${CUBEVS_FP:=$SRC_DIR/../../build/control/cubevs-fp}"
+
+log() { printf '# %s\n' "$*"; }
+die() { printf 'FAIL: %s\n' "$*"; exit 1; }
+
+nsn() { ip netns exec "$NS_N" "$@"; }
+nsc() { ip netns exec "$NS_C" "$@"; }
+nss() { local i=$1; shift; ip netns exec "cvs-s$i-$TB_ID" "$@"; }
+
+tb_skip_unless_capable() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: needs root (network namespaces, XDP, AF_XDP)"
+		exit 77
+	fi
+	if ! ip netns add "cvs-probe-$TB_ID" 2>/dev/null; then
+		echo "SKIP: cannot create network namespaces here"
+		exit 77
+	fi
+	ip netns del "cvs-probe-$TB_ID"
+}
+
+offloads_off() { # ns iface
+	ip netns exec "$1" ethtool -K "$2" tx off tso off gso off >/dev/null 2>&1 || true
+}
+
+tb_setup() {
+	tb_skip_unless_capable
+	trap tb_teardown EXIT
+	ip netns add "$NS_C"
+	ip netns add "$NS_N"
+	ip link add cl0 netns "$NS_C" type veth peer name nic0 netns "$NS_N"
+	nsc ip addr add $CLIENT_IP/24 dev cl0
+	nsc ip link set cl0 up
+	nsc ip link set lo up
+	nsn ip addr add $NODE_IP/24 dev nic0
+	nsn ip link set nic0 up
+	nsn ip link set lo up
+	offloads_off "$NS_C" cl0
+	offloads_off "$NS_N" nic0
+	# The node's own connections must use ports outside the host-port and SNAT ranges.
+	nsn sysctl -qw net.ipv4.ip_local_port_range="10000 19999"
+}
+
+tb_add_sandbox() { # index
+	local i=$1 ns=cvs-s$1-$TB_ID
+	ip netns add "$ns"
+	ip link add "sb$i" netns "$NS_N" type veth peer name eth0 netns "$ns"
+	ip netns exec "$ns" ip link set eth0 address $GUEST_MAC
+	ip netns exec "$ns" ip addr add $GUEST_IP/30 dev eth0
+	ip netns exec "$ns" ip link set eth0 up
+	ip netns exec "$ns" ip link set lo up
+	ip netns exec "$ns" ip route add default via $GW_IP
+	offloads_off "$ns" eth0
+	nsn ip link set "sb$i" up
+	offloads_off "$NS_N" "sb$i"
+	TB_SANDBOXES=$((TB_SANDBOXES > i ? TB_SANDBOXES : i))
+}
+
+tb_bg() { # run a command in the background and remember its PID
+	"$@" &
+	TB_PIDS+=($!)
+}
+
+tb_sandbox_server() { # index port
+	tb_bg ip netns exec "cvs-s$1-$TB_ID" python3 "$SRC_DIR/sbxserver.py" --name "sandbox$1" \
+		--port "${2:-8080}"
+	local n
+	for n in $(seq 50); do
+		ip netns exec "cvs-s$1-$TB_ID" bash -c "exec 3<>/dev/tcp/127.0.0.1/${2:-8080}" \
+			2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "sandbox $1 server did not start"
+}
+
+fp_start() { # extra options
+	# Not through a shell function: $! must be the PID that becomes cubevs-fp.
+	ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
+		--log-level=pmd.net.af_xdp:warning -- --world-iface nic0 "$@" \
+		>"$TB_DIR/fp.log" 2>&1 &
+	FP_PID=$!
+	TB_PIDS+=($FP_PID)
+	local n
+	for n in $(seq 100); do
+		if grep -q 'ready:' "$TB_DIR/fp.log"; then
+			return 0
+		fi
+		if ! kill -0 "$FP_PID" 2>/dev/null; then
+			cat "$TB_DIR/fp.log"
+			die "cubevs-fp exited during start"
+		fi
+		sleep 0.1
+	done
+	cat "$TB_DIR/fp.log"
+	die "cubevs-fp not ready after 10 s"
+}
+
+fp_stop() {
+	[ -n "$FP_PID" ] || return 0
+	kill -TERM "$FP_PID" 2>/dev/null
+	local n
+	for n in $(seq 100); do
+		kill -0 "$FP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$FP_PID" 2>/dev/null
+	local rc=$?
+	FP_PID=
+	return $rc
+}
+
+api() { # METHOD PATH [BODY] -> prints body, then status on the last line
+	local m=$1 p=$2 b=${3:-}
+	if [ -n "$b" ]; then
+		nsn curl -s -m 10 -X "$m" -H 'Content-Type: application/json' -d "$b" \
+			-w '\n%{http_code}' "http://$API$p"
+	else
+		nsn curl -s -m 10 -X "$m" -w '\n%{http_code}' "http://$API$p"
+	fi
+}
+
+api_status() { api "$@" | tail -n1; }
+api_body() { api "$@" | sed '$d'; }
+
+register() { # id iface ports-json
+	api PUT "/sandboxes/$1" "{\"iface\":\"$2\",\"exposedPorts\":$3}"
+}
+
+hostport_of() { # id containerPort
+	api_body GET "/sandboxes/$1/exposed-ports/$2" | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["hostPort"])'
+}
+
+tb_teardown() {
+	local pid i
+	set +e
+	for pid in "${TB_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${TB_PIDS[@]}"; do
+		for i in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ "${KEEP_LOG:-0}" = 1 ] || [ "${V:-0}" = 1 ]; then
+		[ -f "$TB_DIR/fp.log" ] && sed 's/^/# fp: /' "$TB_DIR/fp.log"
+	fi
+	for i in $(seq 1 "$TB_SANDBOXES"); do
+		ip netns del "cvs-s$i-$TB_ID" 2>/dev/null
+	done
+	ip netns del "$NS_C" 2>/dev/null
+	ip netns del "$NS_N" 2>/dev/null
+	rm -rf "$TB_DIR"
+}

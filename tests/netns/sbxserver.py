@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Test server run inside a sandbox namespace.
+
+GET  /name          -> the sandbox name (and the peer address seen)
+GET  /blob?n=BYTES  -> BYTES of deterministic data (sha256 of it is what blob_sha256 prints)
+PUT  /sha           -> sha256 hex of the request body
+"""
+import argparse
+import hashlib
+import http.server
+import socketserver
+import urllib.parse
+
+
+def blob(n):
+    """Deterministic bytes: a repeating 64 KiB block derived from a hash chain."""
+    block = b''
+    h = b'cubevs-fp'
+    while len(block) < 65536:
+        h = hashlib.sha256(h).digest()
+        block += h
+    for off in range(0, n, len(block)):
+        yield block[:min(len(block), n - off)]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, code, body):
+        self.send_response(code)
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        if url.path == '/name':
+            self.reply(200, ('%s %s\n' % (self.server.name, self.client_address[0])).encode())
+        elif url.path == '/blob':
+            n = int(urllib.parse.parse_qs(url.query).get('n', ['0'])[0])
+            self.send_response(200)
+            self.send_header('Content-Length', str(n))
+            self.end_headers()
+            for chunk in blob(n):
+                self.wfile.write(chunk)
+        else:
+            self.reply(404, b'not found\n')
+
+    def do_PUT(self):
+        n = int(self.headers.get('Content-Length', '0'))
+        h = hashlib.sha256()
+        while n > 0:
+            chunk = self.rfile.read(min(n, 1 << 16))
+            if not chunk:
+                break
+            h.update(chunk)
+            n -= len(chunk)
+        self.reply(200, (h.hexdigest() + '\n').encode())
+
+    do_POST = do_PUT
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 512
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--name', default='sandbox')
+    ap.add_argument('--port', type=int, default=8080)
+    ap.add_argument('--blob-sha', type=int, help='print the sha256 of a blob of N bytes')
+    a = ap.parse_args()
+    if a.blob_sha is not None:
+        h = hashlib.sha256()
+        for chunk in blob(a.blob_sha):
+            h.update(chunk)
+        print(h.hexdigest())
+        return
+    srv = Server(('0.0.0.0', a.port), Handler)
+    srv.name = a.name
+    srv.serve_forever()
+
+
+if __name__ == '__main__':
+    main()
