@@ -1,0 +1,28 @@
+#!/bin/bash
+# Installs what building and testing cubevs-fp needs on Debian 12 (as root). Idempotent:
+# only missing packages are installed.
+set -euo pipefail
+
+DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm
+	libdpdk-dev dpdk libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev linux-libc-dev
+	iproute2 ethtool curl iputils-ping git ca-certificates)
+
+# Node.js 18+ for the gateway tests (the official MCP SDK); Debian 12 ships 18.
+if ! command -v node >/dev/null 2>&1 ||
+	[ "$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -lt 18 ]; then
+	DEBS+=(nodejs npm)
+elif ! command -v npm >/dev/null 2>&1; then
+	DEBS+=(npm)
+fi
+
+missing=()
+for p in "${DEBS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
