@@ -277,8 +277,12 @@ input_flags(struct serve_opts *o, json_t **cfg, char **token, char **err)
 		return err_set(err, -EINVAL, GW_TOKEN_ENV " must be set");
 	}
 	*token = strdup(env);
-	/* Nothing we start may inherit it; this also keeps it out of /proc/self/environ. */
+	/*
+	 * Nothing we start may inherit it. unsetenv() only drops the pointer, and the original
+	 * bytes stay readable in /proc/<pid>/environ, so blank them too.
+	 */
 	unsetenv(GW_TOKEN_ENV);
+	memset((char *)env, 0, strlen(env));
 	return 0;
 }
 

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the gateway's pure parts: acceptance cases 19-25 of the behaviour notes
+ * (prefix writer, catalog and config resolution, error table, catalog override) plus the
+ * helpers whose output users see (durations, %q quoting, token comparison, aggregation).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gw.h"
+
+static int failures;
+static int checks;
+
+#define CHECK(cond, ...)							\
+	do {									\
+		checks++;							\
+		if (!(cond)) {							\
+			failures++;						\
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);				\
+			fputc('\n', stderr);					\
+		}								\
+	} while (0)
+
+static json_t *
+builtin(void)
+{
+	json_t *cat = NULL;
+	char *err = NULL;
+
+	if (catalog_load(NULL, &cat, &err)) {
+		fprintf(stderr, "built-in catalog: %s\n", err);
+		exit(1);
+	}
+	return cat;
+}
+
+/* Resolves text; returns rc and fills *err (caller frees) or the list. */
+static int
+resolve(const char *text, json_t *cat, struct server_list *l, char **err)
+{
+	json_t *cfg = NULL;
+	int rc;
+
+	*err = NULL;
+	memset(l, 0, sizeof(*l));
+	rc = config_parse_text(text, &cfg, err);
+	if (rc)
+		return rc;
+	rc = config_resolve(cfg, cat, "/srv", "https://github.com", l, err);
+	json_decref(cfg);
+	return rc;
+}
+
+static char *
+argv_str(char **v)
+{
+	return strv_join(v, " ");
+}
+
+static void
+expect_error(json_t *cat, const char *text, const char *needle)
+{
+	struct server_list l;
+	char *err = NULL;
+	int rc = resolve(text, cat, &l, &err);
+
+	CHECK(rc < 0, "%s: expected an error containing '%s'", text, needle);
+	CHECK(err && strstr(err, needle), "%s: error '%s' lacks '%s'", text, err ? err : "(null)",
+	      needle);
+	if (rc == 0)
+		server_list_free(&l);
+	free(err);
+}
+
+/* Case 19. */
+static void
+test_prefix_writer(void)
+{
+	struct prefixw w;
+	char buf[256];
+	int p[2];
+	ssize_t n;
+
+	if (pipe(p) < 0)
+		abort();
+	prefixw_init(&w, p[1], "x");
+	prefixw_write(&w, "a\nb", 3);
+	prefixw_write(&w, "c\n", 2);
+	prefixw_write(&w, "", 0);
+	prefixw_write(&w, "d\n\ne", 4);
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strcmp(buf, "[x] a\n[x] bc\n[x] d\n[x] \n[x] e") == 0, "got '%s'", buf);
+	close(p[0]);
+	prefixw_fini(&w);
+}
+
+/* Case 20: built-in catalog resolution. */
+static void
+test_catalog_resolution(json_t *cat)
+{
+	struct server_list l;
+	char *err = NULL, *s;
+	int rc;
+
+	rc = resolve("{\"time\":null,\"filesystem\":{\"paths\":[\"/a\",\"/b\"]},"
+		     "\"arxiv\":{\"storagePath\":\"/data\"}}", cat, &l, &err);
+	CHECK(rc == 0, "resolve: %s", err ? err : "");
+	if (rc == 0) {
+		CHECK(l.n == 3, "n=%zu", l.n);
+		CHECK(strcmp(l.v[0].name, "arxiv") == 0, "first %s", l.v[0].name);
+		CHECK(strcmp(l.v[2].name, "time") == 0, "last %s", l.v[2].name);
+		s = argv_str(l.v[0].argv);
+		CHECK(strcmp(s, "uvx arxiv-mcp-server --storage-path /data") == 0, "%s", s);
+		free(s);
+		s = argv_str(l.v[1].argv);
+		CHECK(strcmp(s, "npx -y @modelcontextprotocol/server-filesystem /a /b") == 0,
+		      "%s", s);
+		free(s);
+		s = argv_str(l.v[2].argv);
+		CHECK(strcmp(s, "uvx mcp-server-time") == 0, "%s", s);
+		free(s);
+		/* Catalog installs run only through pull, never at start. */
+		CHECK(l.v[0].install == NULL && l.v[1].install == NULL, "install at start");
+		CHECK(strcmp(l.v[1].dir, "/") == 0, "catalog dir %s", l.v[1].dir);
+		CHECK(l.v[0].kind == SERVER_CATALOG, "kind");
+		server_list_free(&l);
+	}
+	free(err);
+	/* ...but pull has something to run. */
+	CHECK(json_array_size(json_object_get(json_object_get(cat, "time"), "install")) == 1,
+	      "time install list");
+	CHECK(json_array_size(json_object_get(json_object_get(cat, "filesystem"), "install")) == 1,
+	      "filesystem install list");
+	s = catalog_names(cat);
+	CHECK(strcmp(s, "arxiv, duckduckgo, fetch, filesystem, memory, sequentialthinking, "
+		     "time") == 0, "names %s", s);
+	free(s);
+}
+
+/* Case 21: an optional group disappears; unknown properties warn once each. */
+static void
+test_optional_and_warnings(json_t *cat)
+{
+	struct server_list l;
+	char *err = NULL, *s;
+	int rc;
+
+	rc = resolve("{\"arxiv\":{\"futureOption\":true}}", cat, &l, &err);
+	CHECK(rc == 0, "resolve: %s", err ? err : "");
+	if (rc == 0) {
+		s = argv_str(l.v[0].argv);
+		CHECK(strcmp(s, "uvx arxiv-mcp-server") == 0, "%s", s);
+		free(s);
+		CHECK(strv_len(l.warnings) == 1, "warnings %zu", strv_len(l.warnings));
+		CHECK(l.warnings && strstr(l.warnings[0], "futureOption") &&
+		      strstr(l.warnings[0], "ignoring unknown property"), "warning %s",
+		      l.warnings ? l.warnings[0] : "");
+		server_list_free(&l);
+	}
+	free(err);
+	rc = resolve("{\"local\":{\"runCmd\":\"x\",\"zeta\":1,\"alpha\":2}}", cat, &l, &err);
+	CHECK(rc == 0 && strv_len(l.warnings) == 2 && strstr(l.warnings[0], "\"alpha\"") &&
+	      strstr(l.warnings[1], "\"zeta\""), "sorted local warnings");
+	if (rc == 0)
+		server_list_free(&l);
+	free(err);
+}
+
+/* Case 22. */
+static void
+test_github(json_t *cat)
+{
+	struct server_list l;
+	char *err = NULL, *s;
+	int rc;
+
+	rc = resolve("{\"github/acme/weather-mcp\":{\"installCmd\":\"npm ci\",\"runCmd\":"
+		     "\"node dist/index.js\",\"envs\":{\"KEY\":\"v\",\"A_1\":\"w\"}}}", cat, &l,
+		     &err);
+	CHECK(rc == 0, "resolve: %s", err ? err : "");
+	if (rc == 0) {
+		CHECK(l.v[0].kind == SERVER_GITHUB, "kind");
+		CHECK(strcmp(l.v[0].repo, "https://github.com/acme/weather-mcp.git") == 0, "%s",
+		      l.v[0].repo);
+		CHECK(strcmp(l.v[0].dir, "/srv/github/acme/weather-mcp") == 0, "%s", l.v[0].dir);
+		s = argv_str(l.v[0].argv);
+		CHECK(strcmp(s, "/bin/sh -c node dist/index.js") == 0, "%s", s);
+		free(s);
+		s = argv_str(l.v[0].install);
+		CHECK(strcmp(s, "/bin/sh -c npm ci") == 0, "%s", s);
+		free(s);
+		s = argv_str(l.v[0].env);
+		CHECK(strcmp(s, "A_1=w KEY=v") == 0, "env %s", s);
+		free(s);
+		server_list_free(&l);
+	}
+	free(err);
+}
+
+/* Case 23. */
+static void
+test_local(json_t *cat)
+{
+	struct server_list l;
+	char *err = NULL;
+	int rc;
+
+	rc = resolve("{\"mine\":{\"runCmd\":\"my-server --stdio\",\"installCmd\":\"  \"}}", cat,
+		     &l, &err);
+	CHECK(rc == 0, "resolve: %s", err ? err : "");
+	if (rc == 0) {
+		CHECK(l.v[0].kind == SERVER_LOCAL, "kind");
+		CHECK(l.v[0].repo == NULL, "repo");
+		CHECK(strcmp(l.v[0].dir, "/") == 0, "dir %s", l.v[0].dir);
+		CHECK(l.v[0].install == NULL, "blank install kept");
+		server_list_free(&l);
+	}
+	free(err);
+	/* A catalog name with runCmd stays a catalog server; runCmd only warns. */
+	rc = resolve("{\"time\":{\"runCmd\":\"x\"}}", cat, &l, &err);
+	CHECK(rc == 0 && l.v[0].kind == SERVER_CATALOG && strv_len(l.warnings) == 1,
+	      "catalog name with runCmd");
+	if (rc == 0)
+		server_list_free(&l);
+	free(err);
+	rc = resolve("{}", cat, &l, &err);
+	CHECK(rc == 0 && l.n == 0, "empty config");
+	if (rc == 0)
+		server_list_free(&l);
+	free(err);
+}
+
+/* Case 24: the error table. */
+static void
+test_errors(json_t *cat)
+{
+	char longname[200];
+
+	expect_error(cat, "[\"duckduckgo\"]", "JSON object");
+	expect_error(cat, "null", "JSON object");
+	expect_error(cat, "not json", "mcp config must be a JSON object keyed by server name: "
+		     "not a JSON object");
+	expect_error(cat, "{\"a\":", "mcp config must be a JSON object keyed by server name: ");
+	expect_error(cat, "{\"duckduckgo\":\"yes\"}", "mcp server \"duckduckgo\": configuration "
+		     "must be a JSON object");
+	expect_error(cat, "{\"nope\":{}}", "unknown MCP server \"nope\"; supported servers: "
+		     "arxiv, duckduckgo, fetch, filesystem, memory, sequentialthinking, time, or "
+		     "github/<owner>/<repo> with runCmd");
+	expect_error(cat, "{\"\":{}}", "mcp server name must not be empty");
+	expect_error(cat, "{\"filesystem\":{}}", "mcp server \"filesystem\": property \"paths\" "
+		     "is required");
+	expect_error(cat, "{\"filesystem\":{\"paths\":[]}}", "property \"paths\" must not be "
+		     "empty");
+	expect_error(cat, "{\"arxiv\":{\"storagePath\":1}}", "mcp server \"arxiv\": property "
+		     "\"storagePath\": must be a string");
+	expect_error(cat, "{\"filesystem\":{\"paths\":[1]}}", "must be an array of strings");
+	expect_error(cat, "{\"github/a/b\":{\"installCmd\":\"make\"}}", "mcp server "
+		     "\"github/a/b\": runCmd is required");
+	expect_error(cat, "{\"github/a\":{\"runCmd\":\"x\"}}", "expected "
+		     "github/<owner>/<repo>");
+	expect_error(cat, "{\"github/a/b/c\":{\"runCmd\":\"x\"}}", "github/<owner>/<repo>");
+	expect_error(cat, "{\"github/../b\":{\"runCmd\":\"x\"}}", "invalid GitHub owner or "
+		     "repository name");
+	expect_error(cat, "{\"github/a/b c\":{\"runCmd\":\"x\"}}", "invalid GitHub");
+	expect_error(cat, "{\"github/a/b\":{\"runCmd\":1}}", "runCmd and installCmd must be "
+		     "strings and envs must map names to strings");
+	expect_error(cat, "{\"x\":{\"runCmd\":\"y\",\"envs\":{\"A\":1}}}", "must be strings");
+	expect_error(cat, "{\"x\":{\"runCmd\":\"y\",\"envs\":{\"A-B\":\"1\"}}}", "invalid "
+		     "environment variable name \"A-B\"");
+	expect_error(cat, "{\"x\":{\"runCmd\":\"   \"}}", "runCmd is required");
+	expect_error(cat, "{\"a\\u0001\":{}}", "mcp server name \"a\\x01\" contains control "
+		     "characters");
+	memset(longname, 'n', 129);
+	longname[129] = '\0';
+	{
+		char *text = str_printf("{\"%s\":{}}", longname);
+
+		expect_error(cat, text, "is longer than 128 characters");
+		free(text);
+	}
+	/* The first error in name order wins. */
+	expect_error(cat, "{\"zz\":{},\"aa\":{}}", "unknown MCP server \"aa\"");
+}
+
+static char *
+tmp_write(const char *text)
+{
+	char *path = strdup("/tmp/gw-unit-XXXXXX");
+	int fd = mkstemp(path);
+	ssize_t n;
+
+	if (fd < 0)
+		abort();
+	n = write(fd, text, strlen(text));
+	(void)n;
+	close(fd);
+	return path;
+}
+
+/* Case 25: the override file. */
+static void
+test_override(void)
+{
+	struct server_list l;
+	json_t *cat = NULL;
+	char *err = NULL, *s, *path;
+	int rc;
+
+	path = tmp_write("{\"weather\":{\"description\":\"Weather.\",\"command\":"
+			 "[[\"weather-mcp\"],[\"--city\",\"{{city}}\"]],\"env\":{\"CITY\":"
+			 "\"{{city}}\",\"FIXED\":\"1\",\"GONE\":\"{{unset}}\"},\"properties\":"
+			 "{\"city\":{\"type\":\"string\",\"default\":\"Shenzhen\"}}},"
+			 "\"time\":{\"command\":[[\"/usr/local/bin/time-mcp\"]]},"
+			 "\"num\":{\"command\":[[\"n\",\"{{x}}\",\"{{b}}\",\"--x={{x}}\"]],"
+			 "\"properties\":{\"x\":{\"type\":\"number\",\"default\":1.5},"
+			 "\"b\":{\"type\":\"boolean\",\"default\":false}}}}");
+	rc = catalog_load(path, &cat, &err);
+	CHECK(rc == 0, "load: %s", err ? err : "");
+	unlink(path);
+	free(path);
+	if (rc)
+		return;
+	rc = resolve("{\"weather\":{},\"time\":{},\"num\":{\"x\":42}}", cat, &l, &err);
+	CHECK(rc == 0, "resolve: %s", err ? err : "");
+	if (rc == 0) {
+		s = argv_str(l.v[2].argv);
+		CHECK(strcmp(s, "weather-mcp --city Shenzhen") == 0, "%s", s);
+		free(s);
+		s = argv_str(l.v[2].env);
+		CHECK(strcmp(s, "CITY=Shenzhen FIXED=1") == 0, "env %s", s);
+		free(s);
+		s = argv_str(l.v[1].argv);
+		CHECK(strcmp(s, "/usr/local/bin/time-mcp") == 0, "%s", s);
+		free(s);
+		s = argv_str(l.v[0].argv);
+		CHECK(strcmp(s, "n 42 false --x={{x}}") == 0, "%s", s);
+		free(s);
+		server_list_free(&l);
+	}
+	free(err);
+	err = NULL;
+	rc = resolve("{\"num\":{}}", cat, &l, &err);
+	if (rc == 0) {
+		s = argv_str(l.v[0].argv);
+		CHECK(strcmp(s, "n 1.5 false --x={{x}}") == 0, "%s", s);
+		free(s);
+		server_list_free(&l);
+	}
+	free(err);
+	err = NULL;
+	s = catalog_names(cat);
+	CHECK(strstr(s, "duckduckgo") && strstr(s, "weather"), "merged names %s", s);
+	free(s);
+	json_decref(cat);
+
+	cat = NULL;
+	rc = catalog_load("/nonexistent/gw-unit/catalog.json", &cat, &err);
+	CHECK(rc == 0 && cat, "missing override file is fine");
+	json_decref(cat);
+
+	path = tmp_write("{\"bad\":{\"command\":[]}}");
+	cat = NULL;
+	rc = catalog_load(path, &cat, &err);
+	CHECK(rc < 0 && err && strstr(err, "server \"bad\": command is empty") &&
+	      strstr(err, "catalog "), "bad override: %s", err ? err : "");
+	free(err);
+	err = NULL;
+	unlink(path);
+	free(path);
+	path = tmp_write("{\"bad\":{\"command\":[[\"x\"]],\"properties\":{\"p\":"
+			 "{\"type\":\"object\"}}}}");
+	rc = catalog_load(path, &cat, &err);
+	CHECK(rc < 0 && err && strstr(err, "property \"p\" has unsupported type \"object\""),
+	      "bad type: %s", err ? err : "");
+	free(err);
+	unlink(path);
+	free(path);
+}
+
+static void
+test_durations(void)
+{
+	static const struct {
+		const char *in;
+		int64_t ns;
+		const char *out;
+	} t[] = {
+		{"55s", 55000000000LL, "55s"}, {"1s", 1000000000LL, "1s"},
+		{"500ms", 500000000LL, "500ms"}, {"1m30s", 90000000000LL, "1m30s"},
+		{"1.5s", 1500000000LL, "1.5s"}, {"0", 0, "0s"}, {"2h", 7200000000000LL, "2h0m0s"},
+		{"1m", 60000000000LL, "1m0s"},
+	};
+	char buf[64];
+	int64_t ns;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CHECK(dur_parse(t[i].in, &ns) == 0 && ns == t[i].ns, "parse %s", t[i].in);
+		dur_format(t[i].ns, buf, sizeof(buf));
+		CHECK(strcmp(buf, t[i].out) == 0, "format %s -> %s", t[i].in, buf);
+	}
+	CHECK(dur_parse("10", &ns) < 0, "bare number");
+	CHECK(dur_parse("abc", &ns) < 0, "abc");
+	CHECK(dur_parse("", &ns) < 0, "empty");
+	CHECK(dur_parse("5x", &ns) < 0, "bad unit");
+}
+
+static void
+test_helpers(void)
+{
+	char *q = str_quote("a\"b\\c\n\x01");
+
+	CHECK(strcmp(q, "\"a\\\"b\\\\c\\n\\x01\"") == 0, "quote %s", q);
+	free(q);
+	CHECK(token_equal("Bearer tok", "tok"), "match");
+	CHECK(!token_equal("Bearer nope", "tok"), "wrong");
+	CHECK(!token_equal("tok", "tok"), "no scheme");
+	CHECK(!token_equal("Bearer tok2", "tok"), "longer");
+	CHECK(!token_equal("Bearer to", "tok"), "shorter");
+	CHECK(!token_equal(NULL, "tok"), "missing");
+	/* Case 14: an empty configured token rejects everything, "Bearer " included. */
+	CHECK(!token_equal("Bearer ", ""), "empty token");
+	CHECK(!token_equal("Bearer", ""), "empty token 2");
+	q = name_sanitise("github/acme/tools");
+	CHECK(strcmp(q, "github_acme_tools") == 0, "sanitise %s", q);
+	free(q);
+	CHECK(strcmp(proto_negotiate("2025-06-18"), "2025-06-18") == 0, "negotiate known");
+	CHECK(strcmp(proto_negotiate("1999-01-01"), "2025-11-25") == 0, "negotiate unknown");
+	q = num_format(0.1);
+	CHECK(strcmp(q, "0.1") == 0, "num %s", q);
+	free(q);
+}
+
+/* Section 9 example, built from tool lists directly. */
+static void
+test_aggregation(void)
+{
+	json_t *a = json_loads("[{\"name\":\"echo\"},{\"name\":\"alpha_env\"},"
+			       "{\"name\":\"alpha_crash\",\"inputSchema\":{\"type\":\"object\"}}]",
+			       0, NULL);
+	json_t *b = json_loads("[{\"name\":\"echo\",\"title\":\"T\"},{\"name\":\"beta_env\"},"
+			       "{\"name\":\"beta_crash\"},{\"name\":\"bad\",\"inputSchema\":"
+			       "{\"type\":\"string\"}}]", 0, NULL);
+	/* Second "echo" of one server: both names taken, so it is skipped. */
+	json_t *c = json_loads("[{\"name\":\"echo\"},{\"name\":\"beta_echo\"},"
+			       "{\"name\":\"echo\"}]", 0, NULL);
+	struct tool_source src[] = {
+		{"alpha", a, (void *)1}, {"beta", b, (void *)2}, {"github/x/y", c, (void *)3},
+	};
+	static const char *const want[] = {
+		"alpha_crash", "alpha_env", "beta_crash", "beta_echo", "beta_env", "echo",
+		"github_x_y_beta_echo", "github_x_y_echo",
+	};
+	const struct tool_route *r;
+	struct tool_table t;
+	size_t i;
+
+	CHECK(tools_build(src, 3, &t) == 0, "build");
+	CHECK(t.n == 8, "n=%zu", t.n);
+	for (i = 0; i < t.n && i < 8; i++)
+		CHECK(strcmp(t.v[i].name, want[i]) == 0, "tool %zu: %s", i, t.v[i].name);
+	r = tools_find(&t, "echo");
+	CHECK(r && r->ctx == (void *)1 && strcmp(r->orig, "echo") == 0, "echo -> alpha");
+	r = tools_find(&t, "beta_echo");
+	CHECK(r && r->ctx == (void *)2 && strcmp(r->orig, "echo") == 0, "beta_echo -> beta");
+	CHECK(r && strcmp(json_string_value(json_object_get(r->tool, "title")), "T") == 0,
+	      "fields kept");
+	CHECK(r && json_is_object(json_object_get(r->tool, "inputSchema")), "schema default");
+	CHECK(tools_find(&t, "bad") == NULL, "invalid schema skipped");
+	CHECK(tools_find(&t, "nope") == NULL, "unknown");
+	tools_free(&t);
+	json_decref(a);
+	json_decref(b);
+	json_decref(c);
+}
+
+int
+main(void)
+{
+	json_t *cat = builtin();
+
+	test_prefix_writer();
+	test_catalog_resolution(cat);
+	test_optional_and_warnings(cat);
+	test_github(cat);
+	test_local(cat);
+	test_errors(cat);
+	test_override();
+	test_durations();
+	test_helpers();
+	test_aggregation();
+	json_decref(cat);
+	printf("%d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}
