@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Option parsing and the ephemeral-range check, without EAL or root. */
+#include <errno.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "t.h"
+#include "config.h"
+
+static int
+parse(const char *line, struct cvs_config *c, char *err)
+{
+	char buf[512], *argv[32], *tok, *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "cubevs-fp %s", line);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	return cvs_config_parse(c, argc, argv, err, 256);
+}
+
+int
+main(void)
+{
+	struct cvs_config c;
+	char err[256], path[] = "/tmp/cvs-eph-XXXXXX", msg[512];
+	FILE *f;
+	int fd;
+
+	CHECK_EQ(parse("", &c, err), 0);
+	CHECK_EQ(c.host_ports.lo, 20000);
+	CHECK_EQ(c.host_ports.hi, 29999);
+	CHECK_EQ(c.snat_ports.lo, 30000);
+	CHECK_EQ(c.snat_ports.hi, 65535);
+	CHECK_EQ(c.max_sessions, 1048576);
+	CHECK_EQ(c.api_port, 9180);
+	CHECK_EQ(c.api_addr, htonl(0x7f000001));
+	CHECK_EQ(c.sandbox_prefix, 18);
+	CHECK_EQ(c.guest_ip, inet_addr("169.254.68.6"));
+	CHECK_EQ(c.guest_mac[5], 0xfc);
+
+	CHECK_EQ(parse("--world-iface eth0 --node-ip 198.18.0.1 --api-listen 0.0.0.0:80 "
+		       "--host-port-range 1000-2000 --max-sessions 2048 "
+		       "--sandbox-cidr 10.1.0.0/16 --gateway-mac 02:00:00:00:00:01", &c, err), 0);
+	CHECK(!strcmp(c.world_iface, "eth0"));
+	CHECK_EQ(c.api_port, 80);
+	CHECK_EQ(c.host_ports.hi, 2000);
+	CHECK_EQ(c.max_sessions, 2048);
+	CHECK_EQ(c.sandbox_prefix, 16);
+	CHECK_EQ(c.gw_mac[5], 1);
+
+	CHECK_EQ(parse("--host-port-range 5-2", &c, err), -EINVAL);
+	CHECK(strstr(err, "--host-port-range") != NULL);
+	CHECK_EQ(parse("--host-port-range 0-10", &c, err), -EINVAL);
+	CHECK_EQ(parse("--host-port-range 30000-30010", &c, err), -EINVAL);
+	CHECK(strstr(err, "overlaps") != NULL);
+	CHECK_EQ(parse("--max-sessions 12x", &c, err), -EINVAL);
+	CHECK_EQ(parse("--max-sessions -1", &c, err), -EINVAL);
+	CHECK_EQ(parse("--node-ip 300.1.1.1", &c, err), -EINVAL);
+	CHECK_EQ(parse("--guest-mac 20:90:6f:fc:fc", &c, err), -EINVAL);
+	CHECK_EQ(parse("--sandbox-cidr 192.168.0.1/18", &c, err), -EINVAL);
+	CHECK_EQ(parse("--sandbox-cidr 10.0.0.0/8", &c, err), -EINVAL);
+	CHECK_EQ(parse("--api-listen 127.0.0.1", &c, err), -EINVAL);
+	CHECK_EQ(parse("--bogus", &c, err), -EINVAL);
+	CHECK(strstr(err, "--bogus") != NULL);
+	CHECK_EQ(parse("--node-ip", &c, err), -EINVAL);
+	CHECK_EQ(parse("stray", &c, err), -EINVAL);
+	CHECK_EQ(parse("--help", &c, err), 0);
+	CHECK(c.help);
+
+	/* Ephemeral range: the kernel default overlaps the SNAT range. */
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	parse("", &c, err);
+	f = fopen(path, "w");
+	fputs("32768\t60999\n", f);
+	fclose(f);
+	CHECK_EQ(cvs_check_ephemeral(&c, path, false, msg, sizeof(msg)), -EADDRINUSE);
+	CHECK(strstr(msg, "net.ipv4.ip_local_port_range") != NULL);
+	CHECK_EQ(cvs_check_ephemeral(&c, path, true, msg, sizeof(msg)), 1);
+	CHECK_EQ(cvs_check_ephemeral(&c, path, false, msg, sizeof(msg)), 0);
+	f = fopen(path, "r");
+	{
+		unsigned int lo = 0, hi = 0;
+
+		CHECK_EQ(fscanf(f, "%u %u", &lo, &hi), 2);
+		CHECK_EQ(lo, 10000);
+		CHECK_EQ(hi, 19999);
+	}
+	fclose(f);
+	unlink(path);
+	return t_done("test_config");
+}

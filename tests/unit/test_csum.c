@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Incremental checksum updates checked against full recomputation on random packets. */
+#include "t.h"
+#include "pktgen.h"
+#include "dp.h"
+
+int
+main(void)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP_, IPPROTO_UDP_, IPPROTO_ICMP_ };
+	uint8_t f[2048];
+	struct pkt p;
+	int i, bad = 0, kept_bad = 0;
+
+	srand(7);
+	for (i = 0; i < 100000; i++) {
+		uint8_t proto = protos[i % 3];
+		uint32_t n = build_frame(f, proto, (uint32_t)rand(), (uint32_t)rand(),
+					 (uint16_t)rand(), (uint16_t)rand(), TCPF_ACK,
+					 (uint32_t)(rand() % 1400));
+
+		CHECK(frame_csums_ok(f));
+		if (pkt_parse(&p, f, n) != PKT_IPV4) {
+			bad++;
+			continue;
+		}
+		nat_rewrite(&p, (uint32_t)rand(), (uint32_t)rand(), (uint16_t)rand(),
+			    (uint16_t)rand());
+		if (!frame_csums_ok(f))
+			bad++;
+	}
+	CHECK_EQ(bad, 0);
+
+	/* A UDP packet without checksum keeps none. */
+	{
+		uint32_t n = build_frame(f, IPPROTO_UDP_, 1, 2, 3, 4, 0, 10);
+		struct udp_hdr *uh = (struct udp_hdr *)(f + 34);
+
+		uh->check = 0;
+		pkt_parse(&p, f, n);
+		nat_rewrite(&p, 5, 6, 7, 8);
+		CHECK_EQ(uh->check, 0);
+	}
+	/* A wrong checksum stays wrong: never "fixed". */
+	for (i = 0; i < 1000; i++) {
+		uint32_t n = build_frame(f, IPPROTO_TCP_, (uint32_t)rand(), 2, 3, 4, TCPF_ACK, 20);
+
+		((struct tcp_hdr *)(f + 34))->check ^= 0x0101;
+		pkt_parse(&p, f, n);
+		nat_rewrite(&p, (uint32_t)rand(), 9, (uint16_t)rand(), 11);
+		kept_bad += !frame_csums_ok(f);
+	}
+	CHECK_EQ(kept_bad, 1000);
+	return t_done("test_csum");
+}

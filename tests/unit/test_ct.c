@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Conntrack: TCP transitions, lookups in both directions, zones, expiry, table-full policy. */
+#include "t.h"
+#include "ct.h"
+#include "pkt.h"
+
+static struct ct_tuple
+tup(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone, uint8_t proto)
+{
+	struct ct_tuple t = { s, d, sp, dp, zone, proto, 0 };
+
+	return t;
+}
+
+static void
+test_tcp_machine(void)
+{
+	uint8_t s = CT_TCP_NONE;
+
+	/* Three-way handshake. */
+	s = ct_tcp_next(s, CT_DIR_ORIG, TCPF_SYN);
+	CHECK_EQ(s, CT_TCP_SYN_SENT);
+	s = ct_tcp_next(s, CT_DIR_REPLY, TCPF_SYN | TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_SYN_RECV);
+	s = ct_tcp_next(s, CT_DIR_ORIG, TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_ESTABLISHED);
+	/* Data both ways stays established. */
+	CHECK_EQ(ct_tcp_next(s, CT_DIR_REPLY, TCPF_ACK | TCPF_PSH), CT_TCP_ESTABLISHED);
+	/* Orderly close. */
+	s = ct_tcp_next(s, CT_DIR_ORIG, TCPF_FIN | TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_FIN_WAIT);
+	s = ct_tcp_next(s, CT_DIR_REPLY, TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_CLOSE_WAIT);
+	s = ct_tcp_next(s, CT_DIR_REPLY, TCPF_FIN | TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_LAST_ACK);
+	s = ct_tcp_next(s, CT_DIR_ORIG, TCPF_ACK);
+	CHECK_EQ(s, CT_TCP_TIME_WAIT);
+	/* A new SYN on the same tuple reopens. */
+	CHECK_EQ(ct_tcp_next(s, CT_DIR_ORIG, TCPF_SYN), CT_TCP_SYN_SENT);
+	/* RST closes from anywhere but NONE. */
+	CHECK_EQ(ct_tcp_next(CT_TCP_ESTABLISHED, CT_DIR_REPLY, TCPF_RST), CT_TCP_CLOSE);
+	CHECK_EQ(ct_tcp_next(CT_TCP_NONE, CT_DIR_ORIG, TCPF_RST), CT_TCP_INVALID);
+	/* RST beats SYN. */
+	CHECK_EQ(ct_tcp_next(CT_TCP_ESTABLISHED, CT_DIR_ORIG, TCPF_SYN | TCPF_RST),
+		 CT_TCP_CLOSE);
+	/* No flags, or SYN+ACK from the originator in SYN_SENT: invalid. */
+	CHECK_EQ(ct_tcp_next(CT_TCP_ESTABLISHED, CT_DIR_ORIG, 0), CT_TCP_INVALID);
+	CHECK_EQ(ct_tcp_next(CT_TCP_SYN_SENT, CT_DIR_ORIG, TCPF_SYN | TCPF_ACK), CT_TCP_INVALID);
+	/* Simultaneous open. */
+	CHECK_EQ(ct_tcp_next(CT_TCP_SYN_SENT, CT_DIR_REPLY, TCPF_SYN), CT_TCP_SYN_SENT2);
+	CHECK_EQ(ct_tcp_next(CT_TCP_SYN_SENT2, CT_DIR_ORIG, TCPF_SYN | TCPF_ACK),
+		 CT_TCP_SYN_RECV);
+	/* A SYN in ESTABLISHED is ignored, not a state change. */
+	CHECK_EQ(ct_tcp_next(CT_TCP_ESTABLISHED, CT_DIR_ORIG, TCPF_SYN), CT_TCP_IGNORE);
+	CHECK_EQ(ct_tcp_next(CT_TCP_INVALID, CT_DIR_ORIG, TCPF_ACK), CT_TCP_INVALID);
+}
+
+static void
+test_lookup_zones(void)
+{
+	struct ct_table *ct = ct_create(16, 4, NULL);
+	struct ct_tuple o = tup(1, 2, 10, 20, 0, IPPROTO_TCP_);
+	struct ct_tuple r = tup(9, 1, 80, 10, 1, IPPROTO_TCP_);
+	struct ct_tuple r2 = tup(9, 1, 80, 10, 2, IPPROTO_TCP_);
+	struct ct_session *s, *f;
+	enum ct_refuse why;
+	int dir;
+
+	s = ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 100, &why);
+	CHECK(s != NULL);
+	f = ct_lookup(ct, &o, &dir);
+	CHECK(f == s);
+	CHECK_EQ(dir, CT_DIR_ORIG);
+	f = ct_lookup(ct, &r, &dir);
+	CHECK(f == s);
+	CHECK_EQ(dir, CT_DIR_REPLY);
+	/* The same guest tuple in another sandbox zone is another flow. */
+	CHECK(ct_lookup(ct, &r2, &dir) == NULL);
+	/* A second session with a tuple in use is refused as a clash. */
+	CHECK(ct_insert(ct, &o, &r2, CT_TCP_SYN_SENT, 100, &why) == NULL);
+	CHECK_EQ(why, CT_CLASH);
+	o.sport = 11;
+	CHECK(ct_insert(ct, &o, &r2, CT_TCP_SYN_SENT, 100, &why) != NULL);
+	CHECK_EQ(ct->used, 2);
+	CHECK_EQ(ct_flush_zone(ct, 1), 1);
+	CHECK(ct_lookup(ct, &r, &dir) == NULL);
+	CHECK(ct_lookup(ct, &r2, &dir) != NULL);
+	CHECK_EQ(ct->used, 1);
+	ct_destroy(ct);
+}
+
+static void
+test_expiry(void)
+{
+	struct ct_table *ct = ct_create(1000, 4, NULL);
+	struct ct_session *s;
+	enum ct_refuse why;
+	uint32_t i;
+
+	for (i = 0; i < 100; i++) {
+		struct ct_tuple o = tup(1, 2, (uint16_t)i, 20, 0, IPPROTO_TCP_);
+		struct ct_tuple r = tup(9, 1, 80, (uint16_t)i, 1, IPPROTO_TCP_);
+
+		s = ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 1000, &why);
+		CHECK(s != NULL);
+		if (i < 10)
+			ct_touch(ct, s, CT_TCP_ESTABLISHED, 1000);
+	}
+	/* SYN timeout is 60 s: nothing goes at 59 s, the 90 unestablished go at 60 s. */
+	CHECK_EQ(ct_expire(ct, 1059, 1000), 0);
+	CHECK_EQ(ct_expire(ct, 1060, 1000), 90);
+	CHECK_EQ(ct->used, 10);
+	/* Established lasts 10800 s; activity refreshes it. */
+	s = ct_lookup(ct, &(struct ct_tuple){ 1, 2, 0, 20, 0, IPPROTO_TCP_, 0 }, &(int){ 0 });
+	CHECK(s != NULL);
+	ct_touch(ct, s, CT_TCP_ESTABLISHED, 5000);
+	CHECK_EQ(ct_expire(ct, 1000 + 10800, 1000), 9);
+	CHECK_EQ(ct->used, 1);
+	/* The budget bounds the work per call. */
+	ct_destroy(ct);
+
+	ct = ct_create(1000, 4, NULL);
+	for (i = 0; i < 50; i++) {
+		struct ct_tuple o = tup(1, 2, (uint16_t)i, 20, 0, IPPROTO_UDP_);
+		struct ct_tuple r = tup(9, 1, 80, (uint16_t)i, 1, IPPROTO_UDP_);
+
+		ct_insert(ct, &o, &r, CT_UNREPLIED, 0, &why);
+	}
+	CHECK_EQ(ct_expire(ct, 30, 7), 7);
+	CHECK_EQ(ct->used, 43);
+	ct_destroy(ct);
+}
+
+static void
+test_full(void)
+{
+	struct ct_table *ct = ct_create(4, 4, NULL);
+	struct ct_session *s[4];
+	enum ct_refuse why;
+	uint32_t i;
+
+	for (i = 0; i < 4; i++) {
+		struct ct_tuple o = tup(1, 2, (uint16_t)i, 20, 0, IPPROTO_TCP_);
+		struct ct_tuple r = tup(9, 1, 80, (uint16_t)i, 1, IPPROTO_TCP_);
+
+		s[i] = ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 100 + i, &why);
+		CHECK(s[i] != NULL);
+	}
+	/* Full, nothing expired: the oldest not-established session (port 0) is evicted. */
+	{
+		struct ct_tuple o = tup(1, 2, 100, 20, 0, IPPROTO_TCP_);
+		struct ct_tuple r = tup(9, 1, 80, 100, 1, IPPROTO_TCP_);
+		int d;
+
+		CHECK(ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 110, &why) != NULL);
+		CHECK(ct_lookup(ct, &(struct ct_tuple){ 1, 2, 0, 20, 0, IPPROTO_TCP_, 0 }, &d) ==
+		      NULL);
+		CHECK_EQ(ct->cnt.evicted, 1);
+	}
+	/* Make every session established: then a new flow is refused, nothing evicted. */
+	for (i = 0; i < 4; i++) {
+		struct ct_tuple o = tup(1, 2, (uint16_t)(i == 0 ? 100 : i), 20, 0, IPPROTO_TCP_);
+		int d;
+		struct ct_session *x = ct_lookup(ct, &o, &d);
+
+		CHECK(x != NULL);
+		if (x)
+			ct_touch(ct, x, CT_TCP_ESTABLISHED, 120);
+	}
+	{
+		struct ct_tuple o = tup(1, 2, 200, 20, 0, IPPROTO_TCP_);
+		struct ct_tuple r = tup(9, 1, 80, 200, 1, IPPROTO_TCP_);
+
+		CHECK(ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 121, &why) == NULL);
+		CHECK_EQ(why, CT_FULL);
+		CHECK_EQ(ct->cnt.refused_full, 1);
+		CHECK_EQ(ct->used, 4);
+		/* Once one has expired, its entry is reused. */
+		CHECK(ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, 120 + 10800, &why) != NULL);
+	}
+	ct_destroy(ct);
+}
+
+static void
+test_churn(void)
+{
+	/* Random insert/delete/expire against a shadow count: lists and hash stay consistent. */
+	struct ct_table *ct = ct_create(5000, 8, NULL);
+	enum ct_refuse why;
+	uint32_t now = 0, i;
+	int d;
+
+	srand(3);
+	for (i = 0; i < 200000; i++) {
+		struct ct_tuple o = tup((uint32_t)rand() % 64, 2, (uint16_t)(rand() % 512), 20, 0,
+					IPPROTO_TCP_);
+		struct ct_tuple r = tup(9, o.saddr, 80, o.sport, (uint16_t)(1 + rand() % 8),
+					IPPROTO_TCP_);
+		struct ct_session *s = ct_lookup(ct, &o, &d);
+
+		if (s) {
+			if (rand() & 1)
+				ct_delete(ct, s);
+			else
+				ct_touch(ct, s, CT_TCP_ESTABLISHED, now);
+		} else {
+			ct_insert(ct, &o, &r, CT_TCP_SYN_SENT, now, &why);
+		}
+		if (i % 1000 == 0) {
+			now += 7;
+			ct_expire(ct, now, 100000);
+		}
+		if (i % 50000 == 0)
+			ct_flush_zone(ct, (uint16_t)(1 + rand() % 8));
+	}
+	{
+		uint32_t sum = 0, c, n;
+
+		for (c = 0; c < CT_C_MAX; c++)
+			sum += ct->class_count[c];
+		CHECK_EQ(sum, ct->used);
+		/* Every zone list together holds each session once (all have a sandbox side). */
+		n = 0;
+		for (c = 1; c <= 8; c++) {
+			uint32_t idx = ct->zone_head[c];
+
+			while (idx != CT_NIL) {
+				n++;
+				idx = ct->s[idx].zl[ct->s[idx].t[0].zone == c ? 0 : 1].next;
+			}
+		}
+		CHECK_EQ(n, ct->used);
+	}
+	ct_destroy(ct);
+}
+
+int
+main(void)
+{
+	test_tcp_machine();
+	test_lookup_zones();
+	test_expiry();
+	test_full();
+	test_churn();
+	return t_done("test_ct");
+}

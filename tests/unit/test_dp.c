@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The pipeline on byte buffers: exposed-port DNAT, replies, drops, ARP proxy. */
+#include "t.h"
+#include "pktgen.h"
+#include "dp.h"
+
+static struct dp_cfg cfg;
+static struct dp_shared sh;
+static _Atomic uint8_t alive[8];
+static struct cvs_stats st;
+
+static const uint8_t client_mac[6] = { 2, 0, 0, 0, 0, 0x11 };
+
+static void
+setup(struct dp_ctx *x)
+{
+	static const uint8_t gm[6] = { 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc };
+	static const uint8_t gw[6] = { 0x20, 0x90, 0x6f, 0xcf, 0xcf, 0xcf };
+	static const uint8_t wm[6] = { 2, 0, 0, 0, 0, 0x99 };
+
+	cfg.node_ip = ip4("198.18.0.1");
+	cfg.guest_ip = ip4("169.254.68.6");
+	cfg.gw_ip = ip4("169.254.68.5");
+	memcpy(cfg.guest_mac, gm, 6);
+	memcpy(cfg.gw_mac, gw, 6);
+	memcpy(cfg.world_mac, wm, 6);
+	sh.slot_alive = alive;
+	sh.max_sandboxes = 8;
+	atomic_store(&alive[3], 1);
+	atomic_store(&sh.hostport[20005], dp_hostport_entry(3, 8080));
+	x->cfg = &cfg;
+	x->sh = &sh;
+	x->ct = ct_create(1024, 8, NULL);
+	x->st = &st;
+	x->now = 10;
+}
+
+int
+main(void)
+{
+	struct dp_ctx x;
+	struct dp_result r;
+	uint8_t f[256];
+	struct ip4_hdr *ip = (struct ip4_hdr *)(f + 14);
+	struct tcp_hdr *th = (struct tcp_hdr *)(f + 34);
+	struct eth_hdr *eth = (struct eth_hdr *)f;
+	uint32_t n, client = ip4("198.18.0.2");
+	struct ct_session *s;
+	int d;
+
+	setup(&x);
+
+	/* Client SYN to the host port: DNAT into slot 3, guest IP : container port. */
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005),
+			TCPF_SYN, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.action, DP_TO_SANDBOX);
+	CHECK_EQ(r.slot, 3);
+	CHECK_EQ(r.len, n);
+	CHECK_EQ(ip->daddr, cfg.guest_ip);
+	CHECK_EQ(ip->saddr, client);
+	CHECK_EQ(th->dport, htons(8080));
+	CHECK_EQ(th->sport, htons(40000));
+	CHECK(!memcmp(eth->dst, cfg.guest_mac, 6));
+	CHECK(!memcmp(eth->src, cfg.gw_mac, 6));
+	CHECK(frame_csums_ok(f));
+	CHECK_EQ(x.ct->used, 1);
+
+	/* Guest SYN+ACK: back to node IP : host port, to the client's MAC. */
+	n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, client, htons(8080), htons(40000),
+			TCPF_SYN | TCPF_ACK, 5);
+	dp_sandbox_rx(&x, 3, f, n, &r);
+	CHECK_EQ(r.action, DP_TO_WORLD);
+	CHECK_EQ(ip->saddr, cfg.node_ip);
+	CHECK_EQ(ip->daddr, client);
+	CHECK_EQ(th->sport, htons(20005));
+	CHECK_EQ(th->dport, htons(40000));
+	CHECK(!memcmp(eth->dst, client_mac, 6));
+	CHECK(!memcmp(eth->src, cfg.world_mac, 6));
+	CHECK(frame_csums_ok(f));
+	s = ct_lookup(x.ct, &(struct ct_tuple){ client, cfg.node_ip, htons(40000), htons(20005),
+						 0, IPPROTO_TCP_, 0 }, &d);
+	CHECK(s && s->state == CT_TCP_SYN_RECV);
+
+	/* The same reply from another sandbox matches nothing (zones). */
+	n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, client, htons(8080), htons(40000),
+			TCPF_ACK, 0);
+	dp_sandbox_rx(&x, 2, f, n, &r);
+	CHECK_EQ(r.action, DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_GUEST_NO_SESSION);
+
+	/* Client ACK: established. An invalid segment (no flags) keeps the state. */
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005),
+			TCPF_ACK, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.action, DP_TO_SANDBOX);
+	CHECK(s && s->state == CT_TCP_ESTABLISHED);
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005), 0, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK(s && s->state == CT_TCP_ESTABLISHED);
+	CHECK(st.c[CVS_WC_TCP_INVALID] >= 1);
+
+	/* Non-SYN to the host port without a session: dropped, nothing created. */
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40001), htons(20005),
+			TCPF_ACK, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_NO_SESSION);
+	CHECK_EQ(x.ct->used, 1);
+	/* SYN to an unregistered port, UDP with no session, another destination. */
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40001), htons(20006),
+			TCPF_SYN, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_NO_HOSTPORT);
+	n = build_frame(f, IPPROTO_UDP_, client, cfg.node_ip, htons(40001), htons(20005), 0, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_NO_SESSION);
+	n = build_frame(f, IPPROTO_TCP_, client, ip4("198.18.0.9"), htons(1), htons(20005),
+			TCPF_SYN, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_NOT_NODE_IP);
+	/* An unparsable frame is counted by reason. */
+	dp_world_rx(&x, f, 10, &r);
+	CHECK_EQ(r.drop, CVS_DROP_RUNT);
+	CHECK(st.drop[CVS_DROP_RUNT] == 1);
+
+	/* A sandbox being removed: traffic of its sessions is dropped, not sent. */
+	atomic_store(&alive[3], 0);
+	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005),
+			TCPF_ACK, 0);
+	dp_world_rx(&x, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_SANDBOX_GONE);
+	atomic_store(&alive[3], 1);
+
+	/* ARP proxy: any target on a sandbox port gets the gateway MAC. */
+	{
+		struct arp_hdr *a = (struct arp_hdr *)(f + 14);
+
+		memset(f, 0, 64);
+		memset(eth->dst, 0xff, 6);
+		memcpy(eth->src, cfg.guest_mac, 6);
+		eth->type = htons(ETHTYPE_ARP);
+		a->htype = htons(1);
+		a->ptype = htons(ETHTYPE_IPV4);
+		a->hlen = 6;
+		a->plen = 4;
+		a->op = htons(1);
+		memcpy(a->sha, cfg.guest_mac, 6);
+		a->spa = cfg.guest_ip;
+		a->tpa = cfg.gw_ip;
+		dp_sandbox_rx(&x, 3, f, 60, &r);
+		CHECK_EQ(r.action, DP_BACK);
+		CHECK_EQ(r.len, 42);
+		CHECK_EQ(a->op, htons(2));
+		CHECK(!memcmp(a->sha, cfg.gw_mac, 6));
+		CHECK_EQ(a->spa, cfg.gw_ip);
+		CHECK(!memcmp(a->tha, cfg.guest_mac, 6));
+		CHECK_EQ(a->tpa, cfg.guest_ip);
+		CHECK(!memcmp(eth->dst, cfg.guest_mac, 6));
+		a->op = htons(2);	/* a reply from the guest is not ours to answer */
+		dp_sandbox_rx(&x, 3, f, 60, &r);
+		CHECK_EQ(r.drop, CVS_DROP_ARP);
+	}
+
+	/* Table full of established flows: a new SYN is refused and counted. */
+	{
+		struct ct_table *small = ct_create(1, 8, NULL);
+		struct ct_table *keep = x.ct;
+
+		x.ct = small;
+		n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(1), htons(20005),
+				TCPF_SYN, 0);
+		dp_world_rx(&x, f, n, &r);
+		CHECK_EQ(r.action, DP_TO_SANDBOX);
+		ct_touch(small, &small->s[0], CT_TCP_ESTABLISHED, x.now);
+		n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(2), htons(20005),
+				TCPF_SYN, 0);
+		dp_world_rx(&x, f, n, &r);
+		CHECK_EQ(r.drop, CVS_DROP_TABLE_FULL);
+		x.ct = keep;
+		ct_destroy(small);
+	}
+	ct_destroy(x.ct);
+	return t_done("test_dp");
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Parser: well-formed frames, every truncation, odd headers. */
+#include "t.h"
+#include "pktgen.h"
+
+static void
+test_valid(void)
+{
+	uint8_t f[256];
+	struct pkt p;
+	uint32_t n;
+
+	n = build_frame(f, IPPROTO_TCP_, ip4("198.18.0.2"), ip4("198.18.0.1"), htons(40000),
+			htons(20000), TCPF_SYN, 10);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV4);
+	CHECK_EQ(p.proto, IPPROTO_TCP_);
+	CHECK_EQ(p.sport, htons(40000));
+	CHECK_EQ(p.dport, htons(20000));
+	CHECK_EQ(p.tcp_flags, TCPF_SYN);
+	CHECK_EQ(p.l4_off, 34);
+	CHECK_EQ(p.len, n);
+	/* Ethernet padding after the datagram is trimmed. */
+	CHECK_EQ(pkt_parse(&p, f, n + 20), PKT_IPV4);
+	CHECK_EQ(p.len, n);
+
+	n = build_frame(f, IPPROTO_UDP_, 1, 2, htons(5), htons(6), 0, 0);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV4);
+	CHECK_EQ(p.dport, htons(6));
+	n = build_frame(f, IPPROTO_ICMP_, 1, 2, htons(77), 0, 0, 4);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV4);
+	CHECK_EQ(p.sport, htons(77));
+	CHECK_EQ(p.dport, htons(77));
+}
+
+static void
+test_truncated(void)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP_, IPPROTO_UDP_, IPPROTO_ICMP_ };
+	uint8_t f[256], copy[256];
+	struct pkt p;
+	uint32_t n, len, i;
+
+	for (i = 0; i < 3; i++) {
+		n = build_frame(f, protos[i], 1, 2, 3, 4, TCPF_ACK, 0);
+		for (len = 0; len < n; len++) {
+			/* A fresh buffer of exactly 'len' bytes: ASan would catch an overread. */
+			uint8_t *b = malloc(len ? len : 1);
+
+			memcpy(b, f, len);
+			CHECK_EQ(pkt_parse(&p, b, len), PKT_BAD);
+			if (len < 14)
+				CHECK_EQ(p.drop, CVS_DROP_RUNT);
+			else if (len < 34)
+				CHECK_EQ(p.drop, CVS_DROP_IP_HEADER);
+			else
+				CHECK_EQ(p.drop, CVS_DROP_IP_LENGTH);
+			free(b);
+		}
+	}
+	/* IP total length covering only part of the L4 header. */
+	n = build_frame(f, IPPROTO_TCP_, 1, 2, 3, 4, TCPF_ACK, 0);
+	memcpy(copy, f, n);
+	((struct ip4_hdr *)(copy + 14))->tot_len = htons(30);
+	CHECK_EQ(pkt_parse(&p, copy, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_L4_HEADER);
+}
+
+static void
+test_odd(void)
+{
+	uint8_t f[256];
+	struct ip4_hdr *ip = (struct ip4_hdr *)(f + 14);
+	struct tcp_hdr *th = (struct tcp_hdr *)(f + 34);
+	struct pkt p;
+	uint32_t n;
+
+	n = build_frame(f, IPPROTO_TCP_, 1, 2, 3, 4, TCPF_ACK, 0);
+	ip->ver_ihl = 0x44;	/* IHL < 5 */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_IP_HEADER);
+	ip->ver_ihl = 0x4f;	/* IHL 60 bytes > frame */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_IP_HEADER);
+	ip->ver_ihl = 0x65;	/* version 6 */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	ip->ver_ihl = 0x45;
+	ip->tot_len = htons(19);	/* smaller than the header */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_IP_LENGTH);
+	ip->tot_len = htons(40);
+	ip->frag_off = htons(0x2000);	/* MF */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_FRAGMENT);
+	ip->frag_off = htons(5);	/* offset */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_FRAGMENT);
+	ip->frag_off = htons(0x4000);	/* DF is fine */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV4);
+	th->doff = 4 << 4;	/* data offset < 5 */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_L4_HEADER);
+	th->doff = 15 << 4;	/* beyond the segment */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	th->doff = 5 << 4;
+	ip->proto = 47;		/* GRE */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_PROTO);
+	((struct eth_hdr *)f)->type = htons(0x86dd);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_ETHERTYPE);
+	((struct eth_hdr *)f)->type = htons(ETHTYPE_ARP);
+	CHECK_EQ(pkt_parse(&p, f, 14 + 27), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_ARP);
+	CHECK_EQ(pkt_parse(&p, f, 14 + 28), PKT_ARP);
+}
+
+static void
+test_random(void)
+{
+	uint8_t f[128];
+	struct pkt p;
+	int i, j;
+
+	srand(42);
+	for (i = 0; i < 200000; i++) {
+		uint32_t len = (uint32_t)(rand() % (int)sizeof(f));
+
+		for (j = 0; j < (int)len; j++)
+			f[j] = (uint8_t)rand();
+		if (i & 1) {
+			f[12] = 0x08;
+			f[13] = 0;
+			if (len > 14)
+				f[14] = (uint8_t)(0x40 | (f[14] & 15));
+		}
+		pkt_parse(&p, f, len);
+		CHECK(p.kind != PKT_IPV4 || p.len <= len);
+	}
+}
+
+int
+main(void)
+{
+	test_valid();
+	test_truncated();
+	test_odd();
+	test_random();
+	return t_done("test_pkt");
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Host-port allocator: round robin, exhaustion, reuse order. */
+#include <errno.h>
+
+#include "t.h"
+#include "portalloc.h"
+
+int
+main(void)
+{
+	struct portalloc pa;
+	uint32_t v, i;
+
+	CHECK_EQ(portalloc_init(&pa, 20000, 20004), 0);
+	for (i = 0; i < 5; i++) {
+		CHECK_EQ(portalloc_get(&pa, &v), 0);
+		CHECK_EQ(v, 20000 + i);
+	}
+	CHECK_EQ(portalloc_get(&pa, &v), -ENOSPC);
+	CHECK_EQ(portalloc_free_count(&pa), 0);
+	/* Released ports come back round-robin: after the cursor, not at once. */
+	portalloc_put(&pa, 20001);
+	portalloc_put(&pa, 20003);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 20001);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 20003);
+	portalloc_put(&pa, 20000);
+	portalloc_put(&pa, 20004);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 20004);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 20000);
+	/* Taking a specific value. */
+	portalloc_put(&pa, 20002);
+	CHECK_EQ(portalloc_take(&pa, 20002), 0);
+	CHECK_EQ(portalloc_take(&pa, 20002), -EEXIST);
+	CHECK_EQ(portalloc_take(&pa, 19999), -ERANGE);
+	portalloc_put(&pa, 12345);	/* outside: ignored */
+	portalloc_put(&pa, 20002);
+	portalloc_put(&pa, 20002);	/* double put: counted once */
+	CHECK_EQ(portalloc_free_count(&pa), 1);
+	portalloc_fini(&pa);
+
+	/* The full 16-bit range. */
+	CHECK_EQ(portalloc_init(&pa, 1, 65535), 0);
+	for (i = 0; i < 65535; i++)
+		CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(portalloc_get(&pa, &v), -ENOSPC);
+	portalloc_fini(&pa);
+	return t_done("test_portalloc");
+}
