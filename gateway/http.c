@@ -21,6 +21,7 @@
 
 #define SESSION_ID_LEN	26
 #define CURSOR_PREFIX	"gwc1:"
+#define DRAIN_FACTOR	4ULL
 
 struct session {
 	char id[SESSION_ID_LEN + 1];
@@ -47,6 +48,7 @@ struct http_server {
 
 struct req_ctx {
 	struct strbuf body;
+	uint64_t seen;
 	bool mcp_post;
 	bool too_big;
 };
@@ -674,12 +676,17 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		rq->mcp_post = mcp && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						 MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > h->conf.max_body)
+		/*
+		 * A client still sending when we answer and close sees a reset instead of the
+		 * 413, so moderately oversized bodies are read and dropped; absurd ones are not.
+		 */
+		if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
 			return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
 					  "request body too large\n");
 		return MHD_YES;
 	}
 	if (*upload_size) {
+		rq->seen += *upload_size;
 		if (rq->mcp_post && !rq->too_big) {
 			if (rq->body.len + *upload_size > h->conf.max_body) {
 				rq->too_big = true;
@@ -689,6 +696,8 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 			}
 		}
 		*upload_size = 0;
+		if (rq->seen > DRAIN_FACTOR * h->conf.max_body)
+			return MHD_NO;
 		return MHD_YES;
 	}
 	if (strcmp(url, "/health") == 0)
