@@ -46,6 +46,7 @@ struct upstream {
 	bool reader_done;
 	bool joinable;
 	bool closing;
+	bool was_ready;		/* a start completed: later exits are crashes to restart */
 	pid_t pid;
 	int in_fd;
 	int out_fd;
@@ -299,9 +300,11 @@ reader_main(void *arg)
 	pump_wait(u->errp, 1000);
 	u->errp = NULL;
 	pthread_mutex_lock(&u->lock);
-	if (!u->closing)
+	if (!u->closing && u->was_ready)
 		log_warn("mcp server exited; it will be restarted on the next call",
 			 "server=%s status=\"%s\"", u->spec->name, sbuf);
+	else
+		log_info("mcp server exited", "server=%s status=\"%s\"", u->spec->name, sbuf);
 	u->reader_done = true;
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
@@ -339,6 +342,19 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 	if (rc == 0) {
 		while (!p->done)
 			pthread_cond_wait(&u->cond, &u->lock);
+	} else {
+		/*
+		 * A write fails when the child already exited; the reader is about to report
+		 * that with the exit status, which says more than "broken pipe".
+		 */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+			;
+		if (p->done && p->err)
+			rc = 0;
 	}
 	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
@@ -745,6 +761,9 @@ upstream_start(struct upstream *u, char **err)
 		child_stop(u, false);
 		goto out;
 	}
+	pthread_mutex_lock(&u->lock);
+	u->was_ready = true;
+	pthread_mutex_unlock(&u->lock);
 	log_info("mcp server ready", "server=%s tools=%zu", u->spec->name,
 		 json_array_size(u->tools));
 out:
