@@ -198,8 +198,8 @@ resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *e
 				goto out;
 			if (strv_len(list) == 0 && json_is_true(json_object_get(p, "required"))) {
 				strv_free(list);
-				rc = err_set(err, -EINVAL, "mcp server %s: property \"%s\" must not "
-					     "be empty", qname, keys[i]);
+				rc = err_set(err, -EINVAL, "mcp server %s: property "
+					     "\"%s\" must not be empty", qname, keys[i]);
 				goto out;
 			}
 			{

@@ -156,8 +156,8 @@ flags_parse(struct flag *fl, size_t n, int argc, char **argv, const char *synops
 		}
 		if (flag_set(f, val))
 			return flags_fail(fl, n, synopsis,
-					  str_printf("invalid value \"%s\" for flag -%s: parse error",
-						     val, f->name));
+					  str_printf("invalid value \"%s\" for flag -%s: "
+						     "parse error", val, f->name));
 	}
 	if (next)
 		*next = i;

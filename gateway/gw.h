@@ -75,7 +75,7 @@ char *exec_lookup(const char *name, char *const *envp);
 void status_format(int status, char *buf, size_t len);
 int64_t time_mono_ns(void);
 
-/* ---- proc.c: child processes -------------------------------------------------------------- */
+/* ---- proc.c: child processes ------------------------------------------------------------- */
 
 struct proc_opts {
 	char *const *argv;
@@ -98,7 +98,7 @@ void pgrp_kill_all(void);
 void proc_set_cancelled(void);
 bool proc_cancelled(void);
 
-/* ---- log.c ---------------------------------------------------------------------------------- */
+/* ---- log.c ------------------------------------------------------------------------------- */
 
 void log_write(const char *level, const char *msg, const char *kvfmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -122,7 +122,7 @@ struct pump;
 struct pump *pump_start(int fd, const char *name, int logfd);
 int pump_wait(struct pump *p, int timeout_ms);
 
-/* ---- flags.c: Go "flag" package semantics -------------------------------------------------- */
+/* ---- flags.c: Go "flag" package semantics ------------------------------------------------ */
 
 enum flag_type {
 	FLAG_STRING,
@@ -144,7 +144,7 @@ int flags_parse(struct flag *fl, size_t n, int argc, char **argv, const char *sy
 		int *next);
 void flags_usage(const struct flag *fl, size_t n, const char *synopsis);
 
-/* ---- catalog.c / config.c ------------------------------------------------------------------ */
+/* ---- catalog.c / config.c ---------------------------------------------------------------- */
 
 int catalog_parse(const char *text, const char *origin, json_t **out, char **err);
 int catalog_load(const char *override_path, json_t **out, char **err);
@@ -177,7 +177,7 @@ int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
 		   const char *github_base, struct server_list *out, char **err);
 void server_list_free(struct server_list *l);
 
-/* ---- tools.c: aggregation -------------------------------------------------------------------- */
+/* ---- tools.c: aggregation ---------------------------------------------------------------- */
 
 struct tool_source {
 	const char *server;	/* sorted by name */
@@ -202,7 +202,7 @@ const struct tool_route *tools_find(const struct tool_table *t, const char *name
 void tools_free(struct tool_table *t);
 char *name_sanitise(const char *s);
 
-/* ---- upstream.c ----------------------------------------------------------------------------- */
+/* ---- upstream.c -------------------------------------------------------------------------- */
 
 struct upstream;
 
@@ -216,7 +216,7 @@ void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);
 
-/* ---- http.c ----------------------------------------------------------------------------------- */
+/* ---- http.c ------------------------------------------------------------------------------ */
 
 struct http_conf {
 	const char *token;
@@ -238,7 +238,7 @@ bool token_equal(const char *header, const char *token);
 const char *proto_negotiate(const char *requested);
 bool proto_supported(const char *v);
 
-/* ---- commands ------------------------------------------------------------------------------ */
+/* ---- commands ---------------------------------------------------------------------------- */
 
 int cmd_launch(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -97,8 +97,8 @@ cmd_pull(int argc, char **argv)
 		if (e == NULL) {
 			char *names = catalog_names(cat), *q = str_quote(argv[i]);
 
-			fprintf(stderr, "mcp-gateway: unknown MCP server %s; supported servers: %s\n",
-				q, names ? names : "");
+			fprintf(stderr, "mcp-gateway: unknown MCP server %s; supported "
+				"servers: %s\n", q, names ? names : "");
 			free(names);
 			free(q);
 			rc = 1;

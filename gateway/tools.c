@@ -24,6 +24,14 @@ name_sanitise(const char *s)
 }
 
 static bool
+schema_is_object(json_t *schema)
+{
+	const char *t = json_string_value(json_object_get(schema, "type"));
+
+	return json_is_object(schema) && t && strcmp(t, "object") == 0;
+}
+
+static bool
 table_has(const struct tool_table *t, const char *name)
 {
 	size_t i;
@@ -83,11 +91,8 @@ tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
 
 			if (!json_is_object(tool) || orig == NULL || *orig == '\0')
 				continue;
-			/* The reference's SDK refuses such tools; exporting them would break clients. */
-			if (schema && !json_is_null(schema) &&
-			    (!json_is_object(schema) ||
-			     !json_is_string(json_object_get(schema, "type")) ||
-			     strcmp(json_string_value(json_object_get(schema, "type")), "object"))) {
+			/* The reference's SDK refuses such tools; clients might too. */
+			if (schema && !json_is_null(schema) && !schema_is_object(schema)) {
 				log_warn("skipping tool with invalid schema", "server=%s tool=%s",
 					 src[i].server, orig);
 				continue;

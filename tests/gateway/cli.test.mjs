@@ -64,7 +64,8 @@ test("2: empty GATEWAY_ACCESS_TOKEN generates a 64-hex token", async () => {
 		await c.initialize();
 		assert.equal(await c.callText("echo", { text: "x" }), "alpha:x");
 		const bad = new RawClient(`http://127.0.0.1:${port}/mcp`, "");
-		assert.equal((await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" })).status, 401);
+		const denied = await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" });
+		assert.equal(denied.status, 401);
 	} finally {
 		await stop(r.pid);
 	}
@@ -128,7 +129,7 @@ test("6: the ready pipe is not inherited by installs (fd 3)", async () => {
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		assert.ok(!fs.existsSync(marker), "install saw a pipe at fd 3");
-		// The install's listing went to the log with the server prefix; only 0-2 (+ ls's dir fd).
+		// The install's listing is in the log, prefixed; only 0-2 (+ ls's own dir fd).
 		const log = fs.readFileSync(paths(dir).log, "utf8");
 		assert.match(log, /\[alpha\] /);
 		const fdLines = log.split("\n").filter((l) => /^\[alpha\] .* \d+ -> /.test(l));
@@ -194,7 +195,8 @@ test("7b: flags follow Go semantics", async () => {
 		"--servers-dir", p.servers], { env: { GATEWAY_ACCESS_TOKEN: "t7b" } });
 	try {
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stderr, /warning: mcp server "alpha": ignoring unknown property "futureOption"/);
+		assert.match(r.stderr,
+			/warning: mcp server "alpha": ignoring unknown property "futureOption"/);
 	} finally {
 		await stop(fs.existsSync(p.pid) ? Number(fs.readFileSync(p.pid, "utf8")) : null);
 	}
@@ -229,8 +231,8 @@ test("8b: serve reports a busy port", async () => {
 	const port = await freePort();
 	const g = await serve({}, { dir, port });
 	try {
-		const r = await run(["serve", "--config", "{}", "--port", String(port), "--pid-file",
-			""], { env: { GATEWAY_ACCESS_TOKEN: "x" } });
+		const r = await run(["serve", "--config", "{}", "--port", String(port),
+			"--pid-file", ""], { env: { GATEWAY_ACCESS_TOKEN: "x" } });
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /address already in use/i);
 		const h = JSON.parse((await health(port)).text);
@@ -245,7 +247,8 @@ test("9: pull and catalog with an override catalog", async () => {
 	const cat = path.join(dir, "catalog.json");
 	const marker = path.join(dir, "pulled");
 	fs.writeFileSync(cat, JSON.stringify({
-		local: { description: "Local one.", command: [["true"]], install: [["touch", marker]] },
+		local: { description: "Local one.", command: [["true"]],
+			install: [["touch", marker]] },
 		bare: { command: [["true"]] },
 		failing: { command: [["true"]], install: [["sh", "-c", "exit 6"]] },
 	}));
@@ -256,7 +259,8 @@ test("9: pull and catalog with an override catalog", async () => {
 	assert.match(r.stdout, /bare: nothing to pull/);
 	r = await run(["pull", "--catalog-file", cat, "nope"]);
 	assert.equal(r.code, 1);
-	assert.match(r.stderr, /unknown MCP server "nope"; supported servers: arxiv, bare, duckduckgo/);
+	assert.match(r.stderr,
+		/unknown MCP server "nope"; supported servers: arxiv, bare, duckduckgo/);
 	r = await run(["pull", "--catalog-file", cat, "failing"]);
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /pull failing: exit status 6/);

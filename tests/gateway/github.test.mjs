@@ -12,9 +12,10 @@ import { FAKE, RawClient, fakeCmd, freePort, launch, paths, serve, stop, tmpdir 
 let base, baseUrl;
 
 function git(args, cwd) {
-	execFileSync("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env,
-		GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t",
-		GIT_COMMITTER_EMAIL: "t@example.invalid", GIT_CONFIG_NOSYSTEM: "1", HOME: base } });
+	const env = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid",
+		GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid",
+		GIT_CONFIG_NOSYSTEM: "1", HOME: base };
+	execFileSync("git", args, { cwd, stdio: ["ignore", "pipe", "pipe"], env });
 }
 
 before(() => {
@@ -41,18 +42,19 @@ const ghServer = {
 test("18a: clone, install in the clone, run from it; sanitised clash names", async () => {
 	const dir = tmpdir();
 	const port = await freePort();
-	const g = await serve({ "github/acme/tools": ghServer, alpha: { runCmd: fakeCmd("alpha") } },
-		{ dir, port, extra: ["--github-base-url", baseUrl] });
+	const cfg = { "github/acme/tools": ghServer, alpha: { runCmd: fakeCmd("alpha") } };
+	const g = await serve(cfg, { dir, port, extra: ["--github-base-url", baseUrl] });
 	try {
 		const c = new RawClient(g.url, "tok");
 		await c.initialize();
 		const names = await c.listTools();
-		assert.ok(names.includes("echo") && names.includes("github_acme_tools_echo"), names);
+		assert.ok(names.includes("echo"), names);
+		assert.ok(names.includes("github_acme_tools_echo"), names);
 		assert.equal(await c.callText("github_acme_tools_echo", { text: "x" }), "gh:x");
 		assert.equal(await c.callText("gh_env", {}), "secret=gh-secret token=false");
 		const clone = path.join(paths(dir).servers, "github", "acme", "tools");
 		assert.ok(fs.existsSync(path.join(clone, ".git")), "no .git");
-		assert.ok(fs.existsSync(path.join(clone, "installed")), "install did not run in clone");
+		assert.ok(fs.existsSync(path.join(clone, "installed")), "install not run in clone");
 		assert.equal(fs.readFileSync(path.join(clone, "where"), "utf8").trim(), clone);
 		assert.ok(!fs.existsSync(`${clone}.partial`), ".partial left");
 		assert.match(g.log(), /cloning repository/);
@@ -79,7 +81,8 @@ test("18b: a failed clone leaves neither the dir nor .partial", async () => {
 	const g = await serve({ "github/acme/missing": ghServer }, { dir, port, wait: false,
 		extra: ["--github-base-url", baseUrl] });
 	assert.equal(await g.exited, 1);
-	assert.match(g.log(), new RegExp(`mcp server "github/acme/missing": clone ${baseUrl}/acme/missing\\.git: exit status \\d+`));
+	assert.match(g.log(), new RegExp(`mcp server "github/acme/missing": ` +
+		`clone ${baseUrl}/acme/missing\\.git: exit status \\d+`));
 	const target = path.join(paths(dir).servers, "github", "acme", "missing");
 	assert.ok(!fs.existsSync(target), "dir exists");
 	assert.ok(!fs.existsSync(`${target}.partial`), ".partial exists");
@@ -113,7 +116,8 @@ test("18d: git missing from PATH", async () => {
 	const g = await serve({ "github/acme/tools": ghServer }, { dir, port, wait: false,
 		extra: ["--github-base-url", baseUrl], env: { PATH: empty } });
 	assert.equal(await g.exited, 1);
-	assert.match(g.log(), /git is required to clone GitHub MCP servers; install it in the template/);
+	assert.match(g.log(),
+		/git is required to clone GitHub MCP servers; install it in the template/);
 });
 
 test("18e: the launcher passes the base URL and servers dir to serve", async () => {

@@ -114,7 +114,8 @@ function childEnv(extra) {
 export function run(args, { env, timeout = 60000 } = {}) {
 	return new Promise((resolve) => {
 		const t0 = Date.now();
-		const p = spawn(GW, args, { env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+		const p = spawn(GW, args,
+			{ env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
 		let stdout = "", stderr = "";
 		p.stdout.on("data", (d) => (stdout += d));
 		p.stderr.on("data", (d) => (stderr += d));
@@ -244,7 +245,8 @@ export class RawClient {
 	}
 
 	async post(body, extraHeaders = {}) {
-		const r = await fetch(this.url, { method: "POST", headers: this.headers(extraHeaders),
+		const r = await fetch(this.url, { method: "POST",
+			headers: this.headers(extraHeaders),
 			body: typeof body === "string" ? body : JSON.stringify(body) });
 		const text = await r.text();
 		let json = null;

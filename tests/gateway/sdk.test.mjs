@@ -24,7 +24,8 @@ let Client, StreamableHTTPClientTransport;
 before(async () => {
 	for (const f of [MEMORY, EVERYTHING, FILESYSTEM]) {
 		if (!NM || !fs.existsSync(f))
-			throw new Error(`${f} is missing: run "npm ci --prefix tests/gateway" first`);
+			throw new Error(
+				`${f} is missing: run "npm ci --prefix tests/gateway" first`);
 	}
 	({ Client } = await import("@modelcontextprotocol/sdk/client/index.js"));
 	({ StreamableHTTPClientTransport } =
@@ -80,8 +81,10 @@ test("three real servers, a name clash, calls and /health through the SDK client
 			assert.ok(names.includes(t), `memory ${t}`);
 			assert.ok(names.includes(`mem2_${t}`), `mem2_${t}`);
 		}
-		assert.equal(names.filter((n) => n.startsWith("mem2_")).length, MEMORY_TOOLS.length);
-		assert.ok(names.includes("echo") && names.includes("get-sum"), "everything's tools");
+		const renamed = names.filter((n) => n.startsWith("mem2_"));
+		assert.equal(renamed.length, MEMORY_TOOLS.length);
+		assert.ok(names.includes("echo"), "everything's echo");
+		assert.ok(names.includes("get-sum"), "everything's get-sum");
 		const everything = names.filter((n) => !MEMORY_TOOLS.includes(n) &&
 			!n.startsWith("mem2_"));
 		assert.ok(everything.length >= 10, `everything has ${everything.length} tools`);
@@ -95,7 +98,8 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		const sum = await client.callTool({ name: "get-sum", arguments: { a: 2, b: 40 } });
 		assert.match(text(sum), /42/);
 		await client.callTool({ name: "create_entities", arguments: { entities: [
-			{ name: "gateway", entityType: "program", observations: ["written in C"] }] } });
+			{ name: "gateway", entityType: "program",
+				observations: ["written in C"] }] } });
 		const g1 = await client.callTool({ name: "read_graph", arguments: {} });
 		assert.match(text(g1), /written in C/);
 		// The clash-renamed tool reaches the other memory server, whose graph is empty.
@@ -119,7 +123,8 @@ test("three real servers, a name clash, calls and /health through the SDK client
 			await m.transport.terminateSession();
 			await m.client.close();
 		}
-		await assert.rejects(client.callTool({ name: "nope", arguments: {} }), /unknown tool/);
+		await assert.rejects(client.callTool({ name: "nope", arguments: {} }),
+			/unknown tool/);
 		await transport.terminateSession();
 		await client.close();
 		assert.deepEqual(errors, [], "client reported transport errors");
@@ -154,9 +159,10 @@ test("catalog entries from the override file start real servers", async () => {
 		assert.ok(names.includes("create_entities"));
 		const allowed = await client.callTool({ name: "list_allowed_directories",
 			arguments: {} });
-		assert.match(text(allowed), new RegExp(shared.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
-		const read = await client.callTool({ name: names.includes("read_text_file") ?
-			"read_text_file" : "read_file", arguments: { path: path.join(shared, "hello.txt") } });
+		assert.ok(text(allowed).includes(shared), text(allowed));
+		const readTool = names.includes("read_text_file") ? "read_text_file" : "read_file";
+		const read = await client.callTool({ name: readTool,
+			arguments: { path: path.join(shared, "hello.txt") } });
 		assert.match(text(read), /hello from the sandbox/);
 		await client.callTool({ name: "create_entities", arguments: { entities: [
 			{ name: "cat", entityType: "test", observations: ["x"] }] } });
