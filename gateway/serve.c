@@ -440,6 +440,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 				unlink(o->pid_file);
 			goto fail;
 		}
+		/* The HTTP server owns the socket now: quiesce hands it back and closes it. */
+		lfd = -1;
 	}
 	log_info("mcp gateway listening", "port=%lld servers=%zu tools=%zu", o->port, list.n,
 		 tools.n);
@@ -460,7 +462,6 @@ serve_run(struct serve_opts *o, int ready_fd)
 		unlink(o->pid_file);
 	upstreams_close(sv.ups, sv.nups);
 	http_stop(http);
-	close(lfd);
 	log_info("mcp gateway stopped", "%s", "");
 	rc = 0;
 	goto out;
