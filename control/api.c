@@ -79,6 +79,13 @@ api_route(struct registry *reg, api_extra_fn extra, void *extra_ctx, const char 
 				return reg_delete(reg, seg[1], out);
 			return api_method_not_allowed("GET, PUT, DELETE", allow, out);
 		}
+		if (n == 3 && !strcmp(seg[2], "policy")) {
+			if (get)
+				return reg_policy_get(reg, seg[1], out);
+			if (put)
+				return reg_policy_put(reg, seg[1], body, len, out);
+			return api_method_not_allowed("GET, PUT", allow, out);
+		}
 		if (n == 4 && !strcmp(seg[2], "exposed-ports")) {
 			if (!get)
 				return api_method_not_allowed("GET", allow, out);
@@ -87,20 +94,11 @@ api_route(struct registry *reg, api_extra_fn extra, void *extra_ctx, const char 
 	}
 	if (extra && n >= 1) {
 		int status = 200;
-		json_t *j;
+		json_t *j = extra(extra_ctx, method, path, body, len, &status, allow);
 
-		if (!get) {
-			j = extra(extra_ctx, path, &status);
-			if (j) {
-				json_decref(j);
-				return api_method_not_allowed("GET", allow, out);
-			}
-		} else {
-			j = extra(extra_ctx, path, &status);
-			if (j) {
-				*out = j;
-				return status;
-			}
+		if (j) {
+			*out = j;
+			return status;
 		}
 	}
 	*out = reg_error("no route for %s", path);

@@ -12,8 +12,12 @@
 
 struct api;
 
-/* Extra read-only routes served by the owner (GET only); return NULL for "no such route". */
-typedef json_t *(*api_extra_fn)(void *ctx, const char *path, int *status);
+/*
+ * Extra routes served by the owner. Return NULL for "no such route"; otherwise the answer with
+ * *status set (and *allow for 405).
+ */
+typedef json_t *(*api_extra_fn)(void *ctx, const char *method, const char *path,
+				const char *body, size_t len, int *status, const char **allow);
 
 struct api *api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra,
 		      void *extra_ctx, char *err, size_t errlen);

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 
 #include "config.h"
+#include "ct.h"
 
 enum {
 	OPT_WORLD_IFACE = 256,
@@ -22,6 +23,10 @@ enum {
 	OPT_GW_IP,
 	OPT_GW_MAC,
 	OPT_SET_EPHEMERAL,
+	OPT_HOST_IFACE,
+	OPT_NH_MAC,
+	OPT_TEST_CLOCK,
+	OPT_CT_TIMEOUT,
 	OPT_VERSION,
 };
 
@@ -39,6 +44,10 @@ static const struct option cvs_long_opts[] = {
 	{ "gateway-ip", required_argument, NULL, OPT_GW_IP },
 	{ "gateway-mac", required_argument, NULL, OPT_GW_MAC },
 	{ "set-ephemeral-range", no_argument, NULL, OPT_SET_EPHEMERAL },
+	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },
+	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
+	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
+	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -67,6 +76,14 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --guest-mac MAC           MAC of every guest [20:90:6f:fc:fc:fc]\n"
 		"  --gateway-ip IP           guest default gateway [169.254.68.5]\n"
 		"  --gateway-mac MAC         gateway MAC answered by the ARP proxy [20:90:6f:cf:cf:cf]\n"
+		"  --host-iface NAME|none    kernel interface (net_tap) through which host processes\n"
+		"                            reach sandbox IPs [cube-dev]\n"
+		"  --next-hop-mac MAC        world next hop when the kernel knows no gateway [none]\n"
+		"  --ct-timeout CLASS=SEC    session timeout of a class, repeatable; classes:\n"
+		"                            tcp_syn tcp_established tcp_fin_wait tcp_close_wait\n"
+		"                            tcp_last_ack tcp_time_wait tcp_close udp_unreplied\n"
+		"                            udp_replied icmp [60 10800 120 60 30 120 10 30 180 30]\n"
+		"  --test-clock              allow POST /debug/clock to move the session clock (tests)\n"
 		"  --set-ephemeral-range     move net.ipv4.ip_local_port_range out of the host-port\n"
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
 		"  -h, --help                this text\n"
@@ -96,6 +113,8 @@ cvs_config_defaults(struct cvs_config *c)
 	inet_pton(AF_INET, "169.254.68.5", &c->gw_ip);
 	memcpy(c->guest_mac, guest_mac, 6);
 	memcpy(c->gw_mac, gw_mac, 6);
+	strcpy(c->host_iface, "cube-dev");
+	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 }
 
 int
@@ -253,8 +272,8 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 					       "NET/LEN with LEN 16..24 and no host bits");
 			break;
 		case OPT_MAX_SESSIONS:
-			if (cvs_parse_u32(optarg, 1024, 1u << 28, &c->max_sessions))
-				return cvs_bad(err, errlen, name, optarg, "an integer 1024..268435456");
+			if (cvs_parse_u32(optarg, 16, 1u << 28, &c->max_sessions))
+				return cvs_bad(err, errlen, name, optarg, "an integer 16..268435456");
 			break;
 		case OPT_MAX_SANDBOXES:
 			if (cvs_parse_u32(optarg, 1, 65534, &c->max_sandboxes))
@@ -279,6 +298,39 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 		case OPT_SET_EPHEMERAL:
 			c->set_ephemeral = true;
 			break;
+		case OPT_HOST_IFACE:
+			if (!strcmp(optarg, "none")) {
+				c->host_iface[0] = '\0';
+				break;
+			}
+			if (!*optarg || strlen(optarg) >= IF_NAMESIZE || strchr(optarg, '/') ||
+			    strchr(optarg, ','))
+				return cvs_bad(err, errlen, name, optarg, "an interface name or none");
+			strcpy(c->host_iface, optarg);
+			break;
+		case OPT_NH_MAC:
+			if (cvs_parse_mac(optarg, c->nh_fallback))
+				return cvs_bad(err, errlen, name, optarg, "a MAC address");
+			c->have_nh_fallback = true;
+			break;
+		case OPT_TEST_CLOCK:
+			c->test_clock = true;
+			break;
+		case OPT_CT_TIMEOUT: {
+			const char *eq = strchr(optarg, '=');
+			uint32_t sec;
+			int k;
+
+			for (k = 0; eq && k < CT_C_MAX; k++)
+				if (strlen(ct_class_names[k]) == (size_t)(eq - optarg) &&
+				    !strncmp(ct_class_names[k], optarg, (size_t)(eq - optarg)))
+					break;
+			if (!eq || k == CT_C_MAX || cvs_parse_u32(eq + 1, 1, 86400 * 7, &sec))
+				return cvs_bad(err, errlen, name, optarg,
+					       "CLASS=SECONDS with a known class (see --help)");
+			c->timeouts[k] = sec;
+			break;
+		}
 		case 'h':
 			c->help = true;
 			break;

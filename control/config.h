@@ -28,6 +28,11 @@ struct cvs_config {
 	uint32_t gw_ip;
 	uint8_t guest_mac[6];
 	uint8_t gw_mac[6];
+	char host_iface[IF_NAMESIZE];	/* cube-dev; empty = none */
+	bool have_nh_fallback;
+	uint8_t nh_fallback[6];		/* next-hop MAC when none is learned */
+	bool test_clock;		/* POST /debug/clock moves the session clock */
+	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	bool help;
 	bool version;

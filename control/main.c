@@ -24,12 +24,15 @@
 #include "api.h"
 #include "config.h"
 #include "cvs_version.h"
+#include "hostif.h"
 #include "log.h"
+#include "nexthop.h"
 #include "registry.h"
 #include "worker.h"
 #include "xdpctl.h"
 
 #define WORLD_VDEV	"net_af_xdp_cvs"
+#define HOST_VDEV	"net_tap_cvs"
 #define NB_MBUF		8191
 #define EPHEMERAL_PATH	"/proc/sys/net/ipv4/ip_local_port_range"
 
@@ -45,8 +48,12 @@ struct node {
 	bool have_steer;
 	struct xdp_sbx sbx;
 	struct registry reg;
+	struct nexthop nexthop;
+	bool have_nexthop;
 	uint16_t world_port;
+	uint16_t host_port;
 	int world_ifindex;
+	uint32_t world_mask;
 };
 
 void
@@ -87,19 +94,31 @@ fail_early(const char *fmt, ...)
 	exit(2);
 }
 
-/* First IPv4 address of an interface, or 0. */
+/* An IPv4 address of an interface (the first, or 'want' if present) and its mask, or 0. */
 static uint32_t
-iface_ipv4(const char *ifname)
+iface_ipv4(const char *ifname, uint32_t want, uint32_t *mask)
 {
 	struct ifaddrs *ifa, *p;
 	uint32_t ip = 0;
 
+	*mask = 0;
 	if (getifaddrs(&ifa))
 		return 0;
-	for (p = ifa; p && !ip; p = p->ifa_next)
-		if (p->ifa_addr && p->ifa_addr->sa_family == AF_INET &&
-		    !strcmp(p->ifa_name, ifname))
-			ip = ((struct sockaddr_in *)p->ifa_addr)->sin_addr.s_addr;
+	for (p = ifa; p; p = p->ifa_next) {
+		uint32_t a;
+
+		if (!p->ifa_addr || p->ifa_addr->sa_family != AF_INET ||
+		    strcmp(p->ifa_name, ifname))
+			continue;
+		a = ((struct sockaddr_in *)p->ifa_addr)->sin_addr.s_addr;
+		if (ip && want && a != want)
+			continue;
+		ip = a;
+		*mask = p->ifa_netmask ?
+			((struct sockaddr_in *)p->ifa_netmask)->sin_addr.s_addr : 0xffffffff;
+		if (!want || a == want)
+			break;
+	}
 	freeifaddrs(ifa);
 	return ip;
 }
@@ -110,6 +129,31 @@ static int
 node_ifindex(void *ctx, const char *iface)
 {
 	return (int)if_nametoindex(iface);
+}
+
+static uint32_t node_detach_port(struct node *n, struct sandbox *sb);
+
+/*
+ * Publish a sandbox's policy. Flows check the version on their next packet; the old policy
+ * is freed once the worker has passed a loop, so no packet still reads it.
+ */
+static int
+node_policy(void *ctx, struct sandbox *sb)
+{
+	struct node *n = ctx;
+	struct dp_policy *pol = policy_compile(&sb->policy);
+	const struct dp_policy *old;
+
+	if (sb->policy.set && !pol)
+		return -ENOMEM;
+	old = atomic_exchange(&n->sh->policy[sb->slot], pol);
+	atomic_fetch_add_explicit(&n->sh->policy_ver[sb->slot], 1, memory_order_release);
+	if (worker_call(&n->w, WCMD_SYNC, 0, 5000, NULL))
+		CVS_LOG(ERR, ctl, "worker did not answer; keeping the old policy of %s allocated",
+			sb->id);
+	else
+		free((void *)old);
+	return 0;
 }
 
 static int
@@ -131,29 +175,54 @@ node_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 		xskport_destroy(xp);
 		return ret;
 	}
+	atomic_store(&n->sh->slot_ip[sb->slot], sb->ip);
+	atomic_store(&n->sh->ip2slot[ntohl(sb->ip) - ntohl(n->cfg.sandbox_net)],
+		     (uint16_t)(sb->slot + 1));
 	atomic_store(&n->sh->slot_alive[sb->slot], 1);
-	worker_publish(&n->w, sb->slot, xp);
 	sb->dp = xp;
+	ret = node_policy(n, sb);
+	if (ret) {
+		snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
+		node_detach_port(n, sb);
+		return ret;
+	}
+	worker_publish(&n->w, sb->slot, xp);
 	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
 	return 0;
+}
+
+/* Unpublish a sandbox port, flush its sessions and free it; returns the sessions removed. */
+static uint32_t
+node_detach_port(struct node *n, struct sandbox *sb)
+{
+	const struct dp_policy *old;
+	uint32_t flushed = 0;
+
+	atomic_store(&n->sh->slot_alive[sb->slot], 0);
+	atomic_store(&n->sh->ip2slot[ntohl(sb->ip) - ntohl(n->cfg.sandbox_net)], 0);
+	atomic_store(&n->sh->slot_ip[sb->slot], 0);
+	worker_publish(&n->w, sb->slot, NULL);
+	old = atomic_exchange(&n->sh->policy[sb->slot], NULL);
+	atomic_fetch_add(&n->sh->policy_ver[sb->slot], 1);
+	/* Returns once the worker has passed a loop without this port: then it is ours. */
+	if (worker_call(&n->w, WCMD_FLUSH_ZONE, sb->slot + 1, 5000, &flushed))
+		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", sb->id);
+	free((void *)old);
+	xdpctl_sbx_detach(&n->sbx, sb->ifindex, sb->slot);
+	xskport_destroy(sb->dp);
+	sb->dp = NULL;
+	return flushed;
 }
 
 static void
 node_detach(void *ctx, struct sandbox *sb)
 {
 	struct node *n = ctx;
-	uint32_t flushed = 0;
+	uint32_t flushed;
 
 	if (!sb->dp)
 		return;
-	atomic_store(&n->sh->slot_alive[sb->slot], 0);
-	worker_publish(&n->w, sb->slot, NULL);
-	/* Returns once the worker has passed a loop without this port: then it is ours. */
-	if (worker_call(&n->w, WCMD_FLUSH_ZONE, sb->slot + 1, 5000, &flushed))
-		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", sb->id);
-	xdpctl_sbx_detach(&n->sbx, sb->ifindex, sb->slot);
-	xskport_destroy(sb->dp);
-	sb->dp = NULL;
+	flushed = node_detach_port(n, sb);
 	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
 		flushed);
 }
@@ -181,15 +250,56 @@ static const struct reg_ops node_ops = {
 	.attach = node_attach,
 	.detach = node_detach,
 	.hostport = node_hostport,
+	.policy = node_policy,
 };
 
 /* ---- read-only routes ---- */
 
 static json_t *
-node_extra(void *ctx, const char *path, int *status)
+node_clock(struct node *n, const char *body, size_t len, int *status)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(body ? body : "", len, 0, &jerr), *adv;
+	int64_t off;
+
+	adv = j ? json_object_get(j, "advance") : NULL;
+	if (!json_is_integer(adv) || json_integer_value(adv) < 0 ||
+	    json_integer_value(adv) > 86400 * 365) {
+		json_decref(j);
+		*status = 400;
+		return reg_error("body must be {\"advance\": seconds}");
+	}
+	off = atomic_fetch_add(&n->sh->clock_offset, json_integer_value(adv)) +
+	      json_integer_value(adv);
+	json_decref(j);
+	/* Let the worker run its expiry at the new time before answering. */
+	worker_call(&n->w, WCMD_SYNC, 0, 1000, NULL);
+	worker_call(&n->w, WCMD_SYNC, 0, 1000, NULL);
+	return json_pack("{s:I}", "offset", (json_int_t)off);
+}
+
+static json_t *
+node_extra(void *ctx, const char *method, const char *path, const char *body, size_t len,
+	   int *status, const char **allow)
 {
 	struct node *n = ctx;
+	bool get = !strcmp(method, "GET");
 
+	if (!strcmp(path, "/debug/clock") && n->cfg.test_clock) {
+		if (strcmp(method, "POST")) {
+			*allow = "POST";
+			*status = 405;
+			return reg_error("method not allowed; allowed: POST");
+		}
+		return node_clock(n, body, len, status);
+	}
+	if (strcmp(path, "/healthz") && strcmp(path, "/stats"))
+		return NULL;
+	if (!get) {
+		*allow = "GET";
+		*status = 405;
+		return reg_error("method not allowed; allowed: GET");
+	}
 	if (!strcmp(path, "/healthz"))
 		return json_pack("{s:s}", "status", "ok");
 	if (!strcmp(path, "/stats")) {
@@ -241,7 +351,10 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 		char name[RTE_ETH_NAME_MAX_LEN];
 
 		rte_eth_dev_get_name_by_port(pid, name);
-		if (n->cfg.world_iface[0] ? !strcmp(name, WORLD_VDEV) : found == RTE_MAX_ETHPORTS)
+		if (!strcmp(name, HOST_VDEV))
+			n->host_port = pid;
+		else if (n->cfg.world_iface[0] ? !strcmp(name, WORLD_VDEV) :
+			 found == RTE_MAX_ETHPORTS)
 			found = pid;
 	}
 	if (found == RTE_MAX_ETHPORTS) {
@@ -280,6 +393,40 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 	return 0;
 }
 
+/* cube-dev: the net_tap port, its kernel address and the kernel's MAC. */
+static int
+host_port_setup(struct node *n, char *err, size_t errlen)
+{
+	struct rte_eth_conf conf;
+	struct rte_ether_addr mac;
+	uint16_t pid = n->host_port;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_configure(pid, 1, 1, &conf);
+	if (!ret)
+		ret = rte_eth_rx_queue_setup(pid, 0, 512, rte_eth_dev_socket_id(pid), NULL,
+					     n->w.mp);
+	if (!ret)
+		ret = rte_eth_tx_queue_setup(pid, 0, 512, rte_eth_dev_socket_id(pid), NULL);
+	if (!ret)
+		ret = rte_eth_dev_start(pid);
+	if (ret) {
+		snprintf(err, errlen, "cannot start %s: %s", n->cfg.host_iface, strerror(-ret));
+		return ret;
+	}
+	rte_eth_macaddr_get(pid, &mac);
+	memcpy(n->w.cfg.host_mac, mac.addr_bytes, 6);
+	n->w.cfg.host_ip = htonl(ntohl(n->cfg.sandbox_net) + 1);
+	ret = hostif_configure(n->cfg.host_iface, n->w.cfg.host_ip, n->cfg.sandbox_prefix,
+			       n->w.cfg.host_peer_mac, err, errlen);
+	if (ret)
+		return ret;
+	n->w.cfg.have_host = true;
+	n->w.host_port = pid;
+	return 0;
+}
+
 static void
 node_teardown(struct node *n, struct api *api, bool worker_running)
 {
@@ -290,8 +437,14 @@ node_teardown(struct node *n, struct api *api, bool worker_running)
 		atomic_store(&n->w.quit, true);
 		rte_eal_wait_lcore(n->w.lcore);
 	}
+	if (n->have_nexthop)
+		nexthop_close(&n->nexthop);
 	rte_eth_dev_stop(n->world_port);
 	rte_eth_dev_close(n->world_port);
+	if (n->host_port != UINT16_MAX) {
+		rte_eth_dev_stop(n->host_port);
+		rte_eth_dev_close(n->host_port);
+	}
 	if (n->have_steer)
 		xdpctl_steer_close(&n->steer, true);
 	xdpctl_sbx_unload(&n->sbx);
@@ -305,7 +458,7 @@ main(int argc, char **argv)
 {
 	static struct node node;
 	struct node *n = &node;
-	char err[512], vdev[1024], node_ip[INET_ADDRSTRLEN];
+	char err[512], vdev[1024], hvdev[128], node_ip[INET_ADDRSTRLEN];
 	char **eal_argv;
 	int app_at = argc, eal_argc, i, ret, memfd = -1;
 	struct api *api = NULL;
@@ -356,8 +509,8 @@ main(int argc, char **argv)
 		n->world_ifindex = (int)if_nametoindex(n->cfg.world_iface);
 		if (!n->world_ifindex)
 			fail_early("--world-iface %s: no such interface", n->cfg.world_iface);
-		if (!n->cfg.node_ip)
-			n->cfg.node_ip = iface_ipv4(n->cfg.world_iface);
+		n->cfg.node_ip = iface_ipv4(n->cfg.world_iface, n->cfg.node_ip, &n->world_mask) ?:
+				 n->cfg.node_ip;
 		if (!n->cfg.node_ip)
 			fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
 	}
@@ -369,7 +522,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "cubevs-fp: %s\n", err);
 
 	/* Build the EAL command line, adding our own world port when asked to. */
-	eal_argv = calloc((size_t)app_at + 4, sizeof(char *));
+	eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
 	if (!eal_argv)
 		fail_early("out of memory");
 	for (eal_argc = 0; eal_argc < app_at; eal_argc++)
@@ -386,11 +539,22 @@ main(int argc, char **argv)
 		if (memfd < 0)
 			fail_early("cannot stage the steering program: %s", strerror(-memfd));
 		snprintf(vdev, sizeof(vdev),
-			 WORLD_VDEV ",iface=%s,start_queue=0,queue_count=1,busy_budget=0,"
+			 WORLD_VDEV ",iface=%.16s,start_queue=0,queue_count=1,busy_budget=0,"
 			 "xdp_prog=/proc/self/fd/%d", n->cfg.world_iface, memfd);
 		eal_argv[eal_argc++] = (char *)"--vdev";
 		eal_argv[eal_argc++] = vdev;
 	}
+	if (n->cfg.host_iface[0]) {
+		if (if_nametoindex(n->cfg.host_iface))
+			fail_early("%s exists already: another instance, or a leftover (remove it "
+				   "with 'ip link del %s'); or give --host-iface", n->cfg.host_iface,
+				   n->cfg.host_iface);
+		snprintf(hvdev, sizeof(hvdev), HOST_VDEV ",iface=%.16s", n->cfg.host_iface);
+		eal_argv[eal_argc++] = (char *)"--vdev";
+		eal_argv[eal_argc++] = hvdev;
+	}
+	n->host_port = UINT16_MAX;
+	n->w.host_port = UINT16_MAX;
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
@@ -403,6 +567,10 @@ main(int argc, char **argv)
 	if (memfd >= 0)
 		close(memfd);
 	if (ret) {
+		CVS_LOG(ERR, main, "%s", err);
+		goto fail_port;
+	}
+	if (n->host_port != UINT16_MAX && host_port_setup(n, err, sizeof(err))) {
 		CVS_LOG(ERR, main, "%s", err);
 		goto fail_port;
 	}
@@ -425,22 +593,45 @@ main(int argc, char **argv)
 	}
 
 	n->w.cfg.node_ip = n->cfg.node_ip;
+	n->w.cfg.world_mask = n->world_mask ? n->world_mask : 0xffffffff;
+	n->w.cfg.world_net = n->cfg.node_ip & n->w.cfg.world_mask;
+	n->w.cfg.sbx_mask = htonl(~0u << (32 - n->cfg.sandbox_prefix));
+	n->w.cfg.sbx_net = n->cfg.sandbox_net;
+	n->w.cfg.snat_lo = n->cfg.snat_ports.lo;
+	n->w.cfg.snat_hi = n->cfg.snat_ports.hi;
+	n->w.ctx.snat_cursor = (uint32_t)rte_rdtsc();
 	n->w.cfg.guest_ip = n->cfg.guest_ip;
 	n->w.cfg.gw_ip = n->cfg.gw_ip;
 	memcpy(n->w.cfg.guest_mac, n->cfg.guest_mac, 6);
 	memcpy(n->w.cfg.gw_mac, n->cfg.gw_mac, 6);
 	n->sh = calloc(1, sizeof(*n->sh));
 	n->w.ports = calloc(n->cfg.max_sandboxes, sizeof(*n->w.ports));
-	if (n->sh)
+	if (n->sh) {
 		n->sh->slot_alive = calloc(n->cfg.max_sandboxes, 1);
-	n->w.ct = ct_create(n->cfg.max_sessions, n->cfg.max_sandboxes, NULL);
-	if (!n->sh || !n->sh->slot_alive || !n->w.ports || !n->w.ct) {
+		n->sh->policy = calloc(n->cfg.max_sandboxes, sizeof(*n->sh->policy));
+		n->sh->policy_ver = calloc(n->cfg.max_sandboxes, sizeof(*n->sh->policy_ver));
+		n->sh->slot_ip = calloc(n->cfg.max_sandboxes, sizeof(*n->sh->slot_ip));
+		n->sh->ip2slot_size = 1u << (32 - n->cfg.sandbox_prefix);
+		n->sh->ip2slot = calloc(n->sh->ip2slot_size, sizeof(*n->sh->ip2slot));
+	}
+	n->w.ct = ct_create(n->cfg.max_sessions, n->cfg.max_sandboxes, n->cfg.timeouts);
+	if (!n->sh || !n->sh->slot_alive || !n->sh->policy || !n->sh->policy_ver ||
+	    !n->sh->slot_ip || !n->sh->ip2slot || !n->w.ports || !n->w.ct) {
 		CVS_LOG(ERR, main, "cannot allocate the session table of %u sessions",
 			n->cfg.max_sessions);
 		goto fail_port;
 	}
 	n->sh->max_sandboxes = n->cfg.max_sandboxes;
 	n->w.ctx.sh = n->sh;
+	if (n->world_ifindex > 0) {
+		n->have_nexthop = !nexthop_open(&n->nexthop, n->world_ifindex, &n->sh->nh,
+						n->cfg.have_nh_fallback ? n->cfg.nh_fallback : NULL,
+						err, sizeof(err));
+		if (!n->have_nexthop)
+			CVS_LOG(WARNING, ctl, "%s: egress needs --next-hop-mac", err);
+	}
+	if (!n->have_nexthop && n->cfg.have_nh_fallback)
+		dp_nh_store(&n->sh->nh, 0, n->cfg.nh_fallback);
 
 	lcore = rte_get_next_lcore(-1, 1, 0);
 	if (lcore >= RTE_MAX_LCORE) {
@@ -471,8 +662,11 @@ main(int argc, char **argv)
 			"API http://%s:%u", n->world_port, n->cfg.world_iface[0] ? " on " : "",
 			n->cfg.world_iface, node_ip, lcore, api_ip, n->cfg.api_port);
 	}
-	while (!force_quit)
-		usleep(100 * 1000);
+	while (!force_quit) {
+		if (n->have_nexthop)
+			nexthop_poll(&n->nexthop);
+		usleep(5 * 1000);
+	}
 	CVS_LOG(INFO, main, "signal received, stopping");
 	node_teardown(n, api, true);
 	rte_eal_cleanup();

@@ -119,8 +119,12 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 			"containerPort", sb->ports[i].cport, "hostPort", sb->ports[i].hport,
 			"endpoint", ep));
 	}
-	return json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
-			 "sandboxIP", ip, "exposedPorts", ports);
+	json_t *j = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
+			      "sandboxIP", ip, "exposedPorts", ports);
+
+	if (sb->policy.set)
+		json_object_set_new(j, "policy", policy_render(&sb->policy));
+	return j;
 }
 
 /* The parsed, validated body of a PUT. */
@@ -129,6 +133,7 @@ struct reg_req {
 	uint32_t ip;	/* 0 = allocate */
 	uint32_t nports;
 	uint16_t cports[CVS_MAX_EXPOSED];
+	struct reg_policy policy;	/* .set when the body had one */
 };
 
 static int
@@ -193,6 +198,13 @@ reg_parse_body(struct registry *r, const char *body, size_t len, struct reg_req 
 			if (h < r->ips.lo || h > r->ips.hi) {
 				*out = reg_error("\"sandboxIP\" %s is outside the usable sandbox "
 						 "addresses", json_string_value(v));
+				return 400;
+			}
+		} else if (!strcmp(key, "policy")) {
+			char err[256];
+
+			if (policy_parse(v, &q->policy, err, sizeof(err))) {
+				*out = reg_error("%s", err);
 				return 400;
 			}
 		} else {
@@ -272,6 +284,24 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, j
 	return 0;
 }
 
+/* Publish a new policy; the old one stays in force when that fails. */
+static int
+reg_apply_policy(struct registry *r, struct sandbox *sb, const struct reg_policy *p,
+		 json_t **out)
+{
+	struct reg_policy old = sb->policy;
+	int ret;
+
+	sb->policy = *p;
+	ret = sb->dp ? r->ops->policy(r->ctx, sb) : 0;
+	if (ret) {
+		sb->policy = old;
+		*out = reg_error("cannot apply the policy: %s", strerror(-ret));
+		return 500;
+	}
+	return 0;
+}
+
 static bool
 reg_same_ports(const struct sandbox *sb, const struct reg_req *q)
 {
@@ -314,6 +344,8 @@ reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t
 			*out = reg_error("sandbox %s already has another sandboxIP", id);
 			status = 409;
 		} else if (!reg_same_ports(sb, &q) && (status = reg_set_ports(r, sb, &q, out))) {
+			/* *out set */
+		} else if (q.policy.set && (status = reg_apply_policy(r, sb, &q.policy, out))) {
 			/* *out set */
 		} else {
 			*out = reg_render(r, sb);
@@ -365,6 +397,7 @@ reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t
 	status = reg_set_ports(r, sb, &q, out);
 	if (status)
 		goto put_ip;
+	sb->policy = q.policy;
 	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
 	if (ret) {
 		struct reg_req none = { 0 };
@@ -507,5 +540,69 @@ reg_exposed(struct registry *r, const char *id, const char *port, json_t **out)
 	*out = reg_error("port %u of sandbox %s is not exposed", p, id);
 out:
 	pthread_mutex_unlock(&r->lock);
+	return status;
+}
+
+int
+reg_policy_get(struct registry *r, const char *id, json_t **out)
+{
+	struct sandbox *sb;
+	int status = 200;
+
+	pthread_mutex_lock(&r->lock);
+	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
+	if (sb) {
+		*out = policy_render(&sb->policy);
+	} else {
+		*out = reg_error("sandbox %s not found", id);
+		status = 404;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return status;
+}
+
+int
+reg_policy_put(struct registry *r, const char *id, const char *body, size_t len,
+	       json_t **out)
+{
+	struct reg_policy *p = malloc(sizeof(*p));
+	struct sandbox *sb;
+	json_error_t jerr;
+	json_t *root;
+	char err[256];
+	int status;
+
+	if (!p) {
+		*out = reg_error("out of memory");
+		return 500;
+	}
+	root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		*out = reg_error("invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
+				 jerr.text);
+		free(p);
+		return 400;
+	}
+	if (policy_parse(root, p, err, sizeof(err))) {
+		*out = reg_error("%s", err);
+		json_decref(root);
+		free(p);
+		return 400;
+	}
+	json_decref(root);
+	pthread_mutex_lock(&r->lock);
+	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
+	if (!sb) {
+		*out = reg_error("sandbox %s not found", id);
+		status = 404;
+	} else {
+		status = reg_apply_policy(r, sb, p, out);
+		if (!status) {
+			*out = policy_render(&sb->policy);
+			status = 200;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	free(p);
 	return status;
 }

@@ -14,6 +14,7 @@
 #include <net/if.h>
 #include <jansson.h>
 
+#include "policy.h"
 #include "portalloc.h"
 
 #define CVS_ID_MAX		64
@@ -34,6 +35,7 @@ struct sandbox {
 	uint32_t slot;
 	uint32_t nports;
 	struct exposed_port ports[CVS_MAX_EXPOSED];
+	struct reg_policy policy;
 	void *dp;		/* data-path state owned by reg_ops */
 };
 
@@ -46,6 +48,8 @@ struct reg_ops {
 	/* Program or remove one host port → (slot, container port). */
 	void (*hostport)(void *ctx, const struct sandbox *sb, const struct exposed_port *ep,
 			 bool add);
+	/* Publish sb->policy to the data path; -errno on failure. */
+	int (*policy)(void *ctx, struct sandbox *sb);
 };
 
 struct registry {
@@ -74,6 +78,9 @@ int reg_delete(struct registry *r, const char *id, json_t **out);
 int reg_get(struct registry *r, const char *id, json_t **out);
 int reg_list(struct registry *r, json_t **out);
 int reg_exposed(struct registry *r, const char *id, const char *port, json_t **out);
+int reg_policy_get(struct registry *r, const char *id, json_t **out);
+int reg_policy_put(struct registry *r, const char *id, const char *body, size_t len,
+		   json_t **out);
 /* Remove every registration (shutdown). */
 void reg_clear(struct registry *r);
 

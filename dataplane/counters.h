@@ -24,7 +24,14 @@
 	_(TUPLE_CLASH,		"tuple_clash",		"new flow whose reply tuple is already in use") \
 	_(SANDBOX_GONE,		"sandbox_gone",		"session points at a sandbox being removed") \
 	_(ARP,			"arp",			"ARP frame that is not an IPv4 request") \
-	_(GUEST_NO_SESSION,	"guest_no_session",	"sandbox frame that matches no session") \
+	_(POLICY_DENIED,	"policy_denied",	"egress denied by the sandbox's policy") \
+	_(POLICY_CUT,		"policy_cut",		"packet of a flow that a policy change now denies") \
+	_(NO_NEIGHBOUR,		"no_neighbour",		"next hop MAC not known yet (resolution requested)") \
+	_(SNAT_EXHAUSTED,	"snat_exhausted",	"no free SNAT port for the remote endpoint") \
+	_(GATEWAY_DENIED,	"gateway_denied",	"guest packet to the gateway address that may not open") \
+	_(NOT_SANDBOX_IP,	"not_sandbox_ip",	"host frame to an address that is no sandbox") \
+	_(ICMP_NO_FLOW,		"icmp_no_flow",		"ICMP error quoting a packet of no tracked flow") \
+	_(EGRESS_PROTO,		"egress_proto",		"guest packet that cannot open a flow (non-SYN TCP, ICMP other than echo)") \
 	_(TOO_BIG,		"too_big",		"frame larger than an output buffer") \
 	_(TX_FULL,		"tx_full",		"output ring or queue full") \
 	_(NO_BUFFER,		"no_buffer",		"no free mbuf or UMEM frame for output")
@@ -46,7 +53,18 @@ enum cvs_drop {
 	_(SBX_RX_BYTES,		"sandbox_rx_bytes",	"bytes received from sandboxes") \
 	_(SBX_TX_PKTS,		"sandbox_tx_packets",	"frames sent to sandboxes") \
 	_(SBX_TX_BYTES,		"sandbox_tx_bytes",	"bytes sent to sandboxes") \
-	_(ARP_REPLIES,		"arp_replies",		"ARP requests of guests answered") \
+	_(ARP_REPLIES,		"arp_replies",		"ARP requests answered (guests and cube-dev)") \
+	_(HOST_RX_PKTS,		"host_rx_packets",	"frames received from cube-dev") \
+	_(HOST_RX_BYTES,	"host_rx_bytes",	"bytes received from cube-dev") \
+	_(HOST_TX_PKTS,		"host_tx_packets",	"frames sent to cube-dev") \
+	_(HOST_TX_BYTES,	"host_tx_bytes",	"bytes sent to cube-dev") \
+	_(EGRESS_FLOWS,		"egress_flows",		"sandbox flows to the world opened (SNAT)") \
+	_(HAIRPIN_FLOWS,	"hairpin_flows",	"sandbox flows to a host port of this node (SNAT+DNAT)") \
+	_(HOST_FLOWS,		"host_flows",		"flows between cube-dev and a sandbox") \
+	_(ICMP_ERRORS,		"icmp_errors",		"ICMP errors translated for a tracked flow") \
+	_(RST_SENT,		"rst_sent",		"TCP resets sent into a guest for a denied SYN") \
+	_(NH_REQUESTS,		"nh_requests",		"next-hop resolutions asked of the control thread") \
+	_(PORT_REUSE,		"port_reuse",		"SYN reusing a closed tuple: fresh session") \
 	_(SESS_CREATED,		"sessions_created",	"sessions created") \
 	_(SESS_EXPIRED,		"sessions_expired",	"sessions removed by timeout") \
 	_(SESS_EVICTED,		"sessions_evicted",	"not-established sessions evicted by a new flow") \

@@ -95,10 +95,11 @@ struct ct_session {
 	uint8_t flags;
 	uint8_t pad;
 	uint8_t peer_mac[6];	/* next hop on the world side */
-	uint16_t pad2;
+	uint16_t pol_ver;	/* policy version the flow was last checked against */
 };
 
 #define CT_F_USED	0x01
+#define CT_F_POLICY	0x02	/* t[0] is a sandbox that opened the flow: its policy applies */
 
 enum ct_refuse {
 	CT_OK = 0,

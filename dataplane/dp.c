@@ -1,12 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet pipeline: classify a frame from the world or from a sandbox, find or create its
+ * Packet pipeline: classify a frame from the world, a sandbox or cube-dev, find or create its
  * session, translate it and rewrite its Ethernet header. Per packet.
+ *
+ * Every flow is one session of two tuples. A packet matching t[dir] leaves as the inverse of
+ * t[dir ^ 1], towards the port of that tuple's zone. The flows differ only in the tuples a new
+ * session gets:
+ *   exposed port  world  {client, node, cport', hport}     sandbox {guest, client, cport, cport'}
+ *   egress        sandbox {guest, remote, gport, rport}    world  {remote, node, rport, snat}
+ *   hairpin       sandbox A {guest, node, gport, hport}    sandbox B {guest, node, cport, snat}
+ *   host → sbx    host   {hostip, sbxip, hport, port}      sandbox {guest, gw, port, hport}
+ *   guest → gw    sandbox {guest, gw, id, id} (ICMP echo)  host   {hostip, sbxip, id, id}
+ *   guest → node  sandbox {guest, node, gport, port}       host   {node, sbxip, port, gport}
  */
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "csum.h"
 #include "dp.h"
+
+#define ICMP_ECHOREPLY_		0
+#define ICMP_UNREACH_		3
+#define ICMP_ECHO_		8
+#define ICMP_TIMXCEED_		11
+#define ICMP_PARAMPROB_		12
+#define SNAT_PROBES		64
 
 static inline void
 dp_drop(struct dp_ctx *x, struct dp_result *r, enum cvs_drop why)
@@ -28,6 +46,177 @@ dp_tuple_of(struct ct_tuple *t, const struct pkt *p, uint16_t zone)
 	t->pad = 0;
 }
 
+static inline void
+dp_tuple(struct ct_tuple *t, uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone,
+	 uint8_t proto)
+{
+	t->saddr = s;
+	t->daddr = d;
+	t->sport = sp;
+	t->dport = dp;
+	t->zone = zone;
+	t->proto = proto;
+	t->pad = 0;
+}
+
+static inline bool
+dp_pure_syn(const struct pkt *p)
+{
+	return p->proto == IPPROTO_TCP_ &&
+	       (p->tcp_flags & (TCPF_SYN | TCPF_ACK | TCPF_FIN | TCPF_RST)) == TCPF_SYN;
+}
+
+static inline bool
+dp_slot_alive(const struct dp_ctx *x, uint32_t slot)
+{
+	return slot < x->sh->max_sandboxes &&
+	       atomic_load_explicit(&x->sh->slot_alive[slot], memory_order_relaxed);
+}
+
+bool
+dp_policy_allows(const struct dp_policy *pol, uint32_t daddr)
+{
+	uint32_t i;
+
+	if (!pol)
+		return true;
+	for (i = 0; i < pol->nallow; i++)
+		if ((daddr & pol->allow[i].mask) == pol->allow[i].net)
+			return true;
+	for (i = 0; i < pol->ndeny; i++)
+		if ((daddr & pol->deny[i].mask) == pol->deny[i].net)
+			return false;
+	return pol->internet;
+}
+
+static inline const struct dp_policy *
+dp_policy_of(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
+{
+	*ver = atomic_load_explicit(&x->sh->policy_ver[slot], memory_order_acquire);
+	return atomic_load_explicit(&x->sh->policy[slot], memory_order_acquire);
+}
+
+/* ---- next-hop cache ---- */
+
+static inline uint32_t
+nh_slot(uint32_t ip)
+{
+	return (ip * 2654435761u) >> (32 - 12);
+}
+
+bool
+dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6])
+{
+	uint32_t i, h = nh_slot(ip);
+
+	for (i = 0; i < DP_NH_PROBE; i++) {
+		struct dp_nh_entry *e = &nh->e[(h + i) & (DP_NH_SIZE - 1)];
+		uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire), eip, valid;
+
+		if (s1 & 1)
+			return false;
+		eip = atomic_load_explicit(&e->ip, memory_order_relaxed);
+		valid = atomic_load_explicit(&e->valid, memory_order_relaxed);
+		if (!valid && !eip)
+			return false;
+		if (eip != ip || !valid)
+			continue;
+		memcpy(mac, e->mac, 6);
+		atomic_thread_fence(memory_order_acquire);
+		return atomic_load_explicit(&e->seq, memory_order_relaxed) == s1;
+	}
+	return false;
+}
+
+void
+dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6])
+{
+	uint32_t i, h = nh_slot(ip), pick = DP_NH_SIZE;
+
+	for (i = 0; i < DP_NH_PROBE; i++) {
+		uint32_t k = (h + i) & (DP_NH_SIZE - 1);
+		struct dp_nh_entry *e = &nh->e[k];
+
+		if (atomic_load(&e->ip) == ip && atomic_load(&e->valid)) {
+			pick = k;
+			break;
+		}
+		if (pick == DP_NH_SIZE && !atomic_load(&e->valid))
+			pick = k;
+	}
+	if (pick == DP_NH_SIZE)
+		pick = h & (DP_NH_SIZE - 1);	/* full run: replace the home entry */
+	{
+		struct dp_nh_entry *e = &nh->e[pick];
+
+		atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel);
+		atomic_thread_fence(memory_order_release);
+		atomic_store_explicit(&e->ip, ip, memory_order_relaxed);
+		memcpy(e->mac, mac, 6);
+		atomic_store_explicit(&e->valid, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
+	}
+}
+
+void
+dp_nh_clear(struct dp_nh *nh)
+{
+	uint32_t k;
+
+	for (k = 0; k < DP_NH_SIZE; k++) {
+		struct dp_nh_entry *e = &nh->e[k];
+
+		if (!atomic_load(&e->valid))
+			continue;
+		atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel);
+		/* Keep the ip so probe chains of other entries stay intact. */
+		atomic_store_explicit(&e->valid, 0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
+	}
+}
+
+void
+dp_nh_request(struct dp_nh *nh, uint32_t ip)
+{
+	uint32_t head = atomic_load_explicit(&nh->req_head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&nh->req_tail, memory_order_acquire);
+
+	if (head - tail >= DP_NH_REQS)
+		return;	/* the control thread is behind; the guest will retry */
+	atomic_store_explicit(&nh->req[head & (DP_NH_REQS - 1)], ip, memory_order_relaxed);
+	atomic_store_explicit(&nh->req_head, head + 1, memory_order_release);
+}
+
+bool
+dp_nh_next_request(struct dp_nh *nh, uint32_t *ip)
+{
+	uint32_t tail = atomic_load_explicit(&nh->req_tail, memory_order_relaxed);
+
+	if (tail == atomic_load_explicit(&nh->req_head, memory_order_acquire))
+		return false;
+	*ip = atomic_load_explicit(&nh->req[tail & (DP_NH_REQS - 1)], memory_order_relaxed);
+	atomic_store_explicit(&nh->req_tail, tail + 1, memory_order_release);
+	return true;
+}
+
+/* MAC of the next hop towards daddr on the world side, or false (and a request). */
+static bool
+dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
+{
+	const struct dp_cfg *c = x->cfg;
+
+	if (dp_nh_lookup(&x->sh->nh, daddr, mac))
+		return true;
+	x->st->c[CVS_WC_NH_REQUESTS]++;
+	dp_nh_request(&x->sh->nh, daddr);
+	/* Off-link destinations go to the default gateway until the exact route is known. */
+	if ((daddr & c->world_mask) != c->world_net && dp_nh_lookup(&x->sh->nh, 0, mac))
+		return true;
+	return false;
+}
+
+/* ---- building blocks ---- */
+
 /* Advance the session state for a packet seen in direction 'dir'. */
 static void
 dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p)
@@ -48,44 +237,304 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p)
 	ct_touch(x->ct, s, st, x->now);
 }
 
+/* Write the Ethernet header for a frame leaving towards 'zone'; false when it cannot go. */
+static bool
+dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p,
+      struct dp_result *r)
+{
+	struct eth_hdr *eth = pkt_eth(p);
+	const struct dp_cfg *c = x->cfg;
+
+	if (zone == 0) {
+		memcpy(eth->dst, s->peer_mac, 6);
+		memcpy(eth->src, c->world_mac, 6);
+		r->action = DP_TO_WORLD;
+	} else if (zone == CVS_ZONE_HOST) {
+		memcpy(eth->dst, c->host_peer_mac, 6);
+		memcpy(eth->src, c->host_mac, 6);
+		r->action = DP_TO_HOST;
+	} else {
+		if (!dp_slot_alive(x, zone - 1u)) {
+			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+			return false;
+		}
+		memcpy(eth->dst, c->guest_mac, 6);
+		memcpy(eth->src, c->gw_mac, 6);
+		r->action = DP_TO_SANDBOX;
+		r->slot = zone - 1u;
+	}
+	r->len = p->len;
+	return true;
+}
+
 /*
- * Translate a packet matching s->t[dir]: it leaves as the inverse of the other tuple, and
- * towards the port of the other tuple's zone.
+ * A policy change re-checks the flows of that sandbox: on the first packet after the change,
+ * a flow its new policy denies is removed. Returns false when the flow is cut.
  */
+static bool
+dp_policy_recheck(struct dp_ctx *x, struct ct_session *s, struct dp_result *r)
+{
+	uint32_t slot = s->t[0].zone - 1u;
+	const struct dp_policy *pol;
+	uint16_t ver;
+
+	if (!(s->flags & CT_F_POLICY) || slot >= x->sh->max_sandboxes)
+		return true;
+	if (atomic_load_explicit(&x->sh->policy_ver[slot], memory_order_relaxed) == s->pol_ver)
+		return true;
+	pol = dp_policy_of(x, slot, &ver);
+	if (dp_policy_allows(pol, s->t[0].daddr)) {
+		s->pol_ver = ver;
+		return true;
+	}
+	ct_delete(x->ct, s);
+	dp_drop(x, r, CVS_DROP_POLICY_CUT);
+	return false;
+}
+
+/* Translate a packet matching s->t[dir]: it leaves as the inverse of the other tuple. */
 static void
 dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struct dp_result *r)
 {
 	const struct ct_tuple *o = &s->t[dir ^ 1];
-	struct eth_hdr *eth = pkt_eth(p);
 
-	if (o->zone != 0) {
-		uint32_t slot = o->zone - 1u;
-
-		if (slot >= x->sh->max_sandboxes ||
-		    !atomic_load_explicit(&x->sh->slot_alive[slot], memory_order_relaxed)) {
-			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
-			return;
-		}
-		nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
-		memcpy(eth->dst, x->cfg->guest_mac, 6);
-		memcpy(eth->src, x->cfg->gw_mac, 6);
-		r->action = DP_TO_SANDBOX;
-		r->slot = slot;
-	} else {
-		nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
-		memcpy(eth->dst, s->peer_mac, 6);
-		memcpy(eth->src, x->cfg->world_mac, 6);
-		r->action = DP_TO_WORLD;
-	}
-	r->len = p->len;
+	if (!dp_policy_recheck(x, s, r))
+		return;
+	dp_track(x, s, dir, p);
+	nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
+	dp_l2(x, s, o->zone, p, r);
 }
+
+/*
+ * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
+ * session (and a fresh SNAT port), as a guest reusing a source port expects.
+ */
+static struct ct_session *
+dp_lookup(struct dp_ctx *x, const struct pkt *p, uint16_t zone, int *dir)
+{
+	struct ct_session *s;
+	struct ct_tuple t;
+
+	dp_tuple_of(&t, p, zone);
+	s = ct_lookup(x->ct, &t, dir);
+	if (s && *dir == CT_DIR_ORIG && dp_pure_syn(p) &&
+	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {
+		ct_delete(x->ct, s);
+		x->st->c[CVS_WC_PORT_REUSE]++;
+		return NULL;
+	}
+	return s;
+}
+
+/* Create a session and send the first packet on. */
+static struct ct_session *
+dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, struct pkt *p,
+	struct dp_result *r)
+{
+	uint8_t state = p->proto == IPPROTO_TCP_ ? CT_TCP_SYN_SENT : CT_UNREPLIED;
+	struct ct_session *s;
+	enum ct_refuse why;
+
+	s = ct_insert(x->ct, t, rt, state, x->now, &why);
+	if (!s) {
+		dp_drop(x, r, why == CT_FULL ? CVS_DROP_TABLE_FULL : CVS_DROP_TUPLE_CLASH);
+		return NULL;
+	}
+	x->st->c[CVS_WC_SESS_CREATED]++;
+	return s;
+}
+
+static void
+dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp_result *r)
+{
+	const struct ct_tuple *o = &s->t[1];
+
+	nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
+	if (!dp_l2(x, s, o->zone, p, r))
+		ct_delete(x->ct, s);
+}
+
+/* A SNAT port for which the reply tuple 'rt' is free; the port goes into rt. */
+static bool
+dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
+{
+	uint32_t span = (uint32_t)x->cfg->snat_hi - x->cfg->snat_lo + 1, i;
+	int d;
+
+	for (i = 0; i < SNAT_PROBES && i < span; i++) {
+		uint16_t port;
+
+		/* A scattered start keeps successive flows to one endpoint off each other. */
+		x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
+		port = htons((uint16_t)(x->cfg->snat_lo + (x->snat_cursor >> 8) % span));
+		if (rt->proto == IPPROTO_ICMP_)
+			rt->sport = port;
+		rt->dport = port;
+		if (!ct_lookup(x->ct, rt, &d))
+			return true;
+	}
+	return false;
+}
+
+/* Turn a guest's SYN into a RST+ACK back to it, in place. */
+static void
+dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+{
+	struct eth_hdr *eth = pkt_eth(p);
+	struct ip4_hdr *ip = pkt_ip(p);
+	struct tcp_hdr *th = (struct tcp_hdr *)(p->data + ETH_HLEN_ + sizeof(*ip));
+	const struct tcp_hdr *in = pkt_l4(p);
+	uint32_t seq = ntohl(in->seq), saddr = p->saddr, daddr = p->daddr, sum;
+	uint16_t sport = in->sport, dport = in->dport, tmp;
+
+	memcpy(eth->dst, eth->src, 6);
+	memcpy(eth->src, x->cfg->gw_mac, 6);
+	memset(ip, 0, sizeof(*ip));
+	ip->ver_ihl = 0x45;
+	ip->tot_len = htons(sizeof(*ip) + sizeof(*th));
+	ip->ttl = 64;
+	ip->proto = IPPROTO_TCP_;
+	ip->saddr = daddr;
+	ip->daddr = saddr;
+	ip->check = (uint16_t)~csum_fold(csum_partial(ip, sizeof(*ip), 0));
+	memset(th, 0, sizeof(*th));
+	th->sport = dport;
+	th->dport = sport;
+	th->ack = htonl(seq + 1);
+	th->doff = 5 << 4;
+	th->flags = TCPF_RST | TCPF_ACK;
+	sum = csum_partial(&ip->saddr, 8, 0);
+	tmp = htons(IPPROTO_TCP_);
+	sum = csum_partial(&tmp, 2, sum);
+	tmp = htons(sizeof(*th));
+	sum = csum_partial(&tmp, 2, sum);
+	th->check = (uint16_t)~csum_fold(csum_partial(th, sizeof(*th), sum));
+	x->st->c[CVS_WC_RST_SENT]++;
+	r->action = DP_BACK;
+	r->len = ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
+}
+
+/* ---- ICMP errors ---- */
+
+static inline bool
+dp_icmp_is_error(const struct pkt *p)
+{
+	const struct icmp_hdr *ih = pkt_l4(p);
+
+	return p->proto == IPPROTO_ICMP_ && (ih->type == ICMP_UNREACH_ ||
+	       ih->type == ICMP_TIMXCEED_ || ih->type == ICMP_PARAMPROB_);
+}
+
+/*
+ * An ICMP error quotes a packet of a tracked flow as it was on this side. Rewrite the quoted
+ * packet to what the other side sent, the outer header to reach that side, and deliver it.
+ */
+static void
+dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r)
+{
+	struct ip4_hdr *ip = pkt_ip(p), *in;
+	struct icmp_hdr *ih = pkt_l4(p);
+	uint8_t *q = (uint8_t *)ih + 8;	/* the quoted IP header follows the first 8 bytes */
+	uint32_t avail = p->len - p->l4_off - 8, ihl, old_dst;
+	uint16_t *isp, *idp, *l4sum = NULL;
+	const struct ct_tuple *o;
+	struct ct_session *s;
+	struct ct_tuple rt;
+	bool pseudo = true;
+	int dir;
+
+	in = (struct ip4_hdr *)q;
+	if (avail < sizeof(*in) + 8 || (in->ver_ihl >> 4) != 4) {
+		dp_drop(x, r, CVS_DROP_L4_HEADER);
+		return;
+	}
+	ihl = (in->ver_ihl & 15) * 4u;
+	if (ihl < sizeof(*in) || avail < ihl + 8) {
+		dp_drop(x, r, CVS_DROP_L4_HEADER);
+		return;
+	}
+	isp = (uint16_t *)(q + ihl);
+	idp = (uint16_t *)(q + ihl + 2);
+	switch (in->proto) {
+	case IPPROTO_TCP_:
+		if (avail >= ihl + 18)
+			l4sum = (uint16_t *)(q + ihl + 16);
+		break;
+	case IPPROTO_UDP_:
+		if (*(uint16_t *)(q + ihl + 6))
+			l4sum = (uint16_t *)(q + ihl + 6);
+		break;
+	case IPPROTO_ICMP_:
+		/* A quoted echo: the id is both ports. */
+		isp = idp = (uint16_t *)(q + ihl + 4);
+		l4sum = (uint16_t *)(q + ihl + 2);
+		pseudo = false;
+		break;
+	default:
+		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
+		return;
+	}
+	/* The quoted packet went out from this side: its reverse is our tuple here. */
+	dp_tuple(&rt, in->daddr, in->saddr, *idp, *isp, zone, in->proto);
+	s = ct_lookup(x->ct, &rt, &dir);
+	if (!s) {
+		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
+		return;
+	}
+	o = &s->t[dir ^ 1];
+	/* Quoted packet: as the other side's endpoint sent it. */
+	if (in->saddr != o->saddr) {
+		csum_replace4(&in->check, in->saddr, o->saddr);
+		if (l4sum && pseudo)
+			csum_replace4(l4sum, in->saddr, o->saddr);
+		in->saddr = o->saddr;
+	}
+	if (in->daddr != o->daddr) {
+		csum_replace4(&in->check, in->daddr, o->daddr);
+		if (l4sum && pseudo)
+			csum_replace4(l4sum, in->daddr, o->daddr);
+		old_dst = in->daddr;
+		in->daddr = o->daddr;
+	} else {
+		old_dst = in->daddr;
+	}
+	if (*isp != o->sport) {
+		if (l4sum)
+			csum_replace2(l4sum, *isp, o->sport);
+		*isp = o->sport;
+	}
+	if (idp != isp && *idp != o->dport) {
+		if (l4sum)
+			csum_replace2(l4sum, *idp, o->dport);
+		*idp = o->dport;
+	}
+	/* Outer: to that endpoint; an error the far endpoint made itself comes from our side. */
+	{
+		uint32_t saddr = ip->saddr == old_dst ? o->daddr : ip->saddr;
+		uint16_t len = (uint16_t)(p->len - p->l4_off);
+
+		if (ip->saddr != saddr) {
+			csum_replace4(&ip->check, ip->saddr, saddr);
+			ip->saddr = saddr;
+		}
+		if (ip->daddr != o->saddr) {
+			csum_replace4(&ip->check, ip->daddr, o->saddr);
+			ip->daddr = o->saddr;
+		}
+		ih->check = 0;
+		ih->check = (uint16_t)~csum_fold(csum_partial(ih, len, 0));
+	}
+	if (dp_l2(x, s, o->zone, p, r))
+		x->st->c[CVS_WC_ICMP_ERRORS]++;
+}
+
+/* ---- entry points ---- */
 
 void
 dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 {
 	struct ct_session *s;
 	struct ct_tuple t, rt;
-	enum ct_refuse why;
 	struct pkt p;
 	uint32_t hp;
 	int dir;
@@ -98,10 +547,12 @@ dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return;
 	}
-	dp_tuple_of(&t, &p, 0);
-	s = ct_lookup(x->ct, &t, &dir);
+	if (dp_icmp_is_error(&p)) {
+		dp_icmp_error(x, 0, &p, r);
+		return;
+	}
+	s = dp_lookup(x, &p, 0, &dir);
 	if (s) {
-		dp_track(x, s, dir, &p);
 		dp_forward(x, s, dir, &p, r);
 		return;
 	}
@@ -115,53 +566,138 @@ dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		return;
 	}
 	/* Only a connection opening creates a session: SYN without ACK, FIN or RST. */
-	if ((p.tcp_flags & (TCPF_SYN | TCPF_ACK | TCPF_FIN | TCPF_RST)) != TCPF_SYN) {
+	if (!dp_pure_syn(&p)) {
 		dp_drop(x, r, CVS_DROP_NO_SESSION);
 		return;
 	}
-	rt.saddr = x->cfg->guest_ip;
-	rt.daddr = p.saddr;
-	rt.sport = htons((uint16_t)(hp & 0xffff));
-	rt.dport = p.sport;
-	rt.zone = (uint16_t)(hp >> 16);
-	rt.proto = p.proto;
-	rt.pad = 0;
-	s = ct_insert(x->ct, &t, &rt, CT_TCP_SYN_SENT, x->now, &why);
-	if (!s) {
-		dp_drop(x, r, why == CT_FULL ? CVS_DROP_TABLE_FULL : CVS_DROP_TUPLE_CLASH);
+	dp_tuple_of(&t, &p, 0);
+	dp_tuple(&rt, x->cfg->guest_ip, p.saddr, htons((uint16_t)(hp & 0xffff)), p.sport,
+		 (uint16_t)(hp >> 16), p.proto);
+	s = dp_open(x, &t, &rt, &p, r);
+	if (!s)
 		return;
-	}
-	x->st->c[CVS_WC_SESS_CREATED]++;
 	memcpy(s->peer_mac, pkt_eth(&p)->src, 6);
-	dp_forward(x, s, CT_DIR_ORIG, &p, r);
-	if (r->action == DP_DROP)
-		ct_delete(x->ct, s);
+	dp_open_forward(x, s, &p, r);
 }
 
-/* Answer a guest's ARP request for any address with the gateway MAC. */
+/* Answer an ARP request for any address with 'mac', in place. */
 static void
-dp_arp(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+dp_arp_reply(struct dp_ctx *x, struct pkt *p, const uint8_t mac[6], struct dp_result *r)
 {
 	struct eth_hdr *eth = pkt_eth(p);
 	struct arp_hdr *a = (struct arp_hdr *)(p->data + ETH_HLEN_);
-	uint32_t tpa;
+	uint32_t tpa = a->tpa;
 
-	if (a->htype != htons(1) || a->ptype != htons(ETHTYPE_IPV4) || a->hlen != 6 ||
-	    a->plen != 4 || a->op != htons(1)) {
-		dp_drop(x, r, CVS_DROP_ARP);
-		return;
-	}
-	tpa = a->tpa;
 	a->op = htons(2);
 	memcpy(a->tha, a->sha, 6);
 	a->tpa = a->spa;
-	memcpy(a->sha, x->cfg->gw_mac, 6);
+	memcpy(a->sha, mac, 6);
 	a->spa = tpa;
 	memcpy(eth->dst, a->tha, 6);
-	memcpy(eth->src, x->cfg->gw_mac, 6);
+	memcpy(eth->src, mac, 6);
 	x->st->c[CVS_WC_ARP_REPLIES]++;
 	r->action = DP_BACK;
 	r->len = ETH_HLEN_ + sizeof(*a);
+}
+
+static bool
+dp_arp_request(const struct pkt *p)
+{
+	const struct arp_hdr *a = (const struct arp_hdr *)(p->data + ETH_HLEN_);
+
+	return a->htype == htons(1) && a->ptype == htons(ETHTYPE_IPV4) && a->hlen == 6 &&
+	       a->plen == 4 && a->op == htons(1);
+}
+
+/* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
+static void
+dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+{
+	const struct dp_cfg *c = x->cfg;
+	uint16_t zone = (uint16_t)(slot + 1), ver;
+	const struct dp_policy *pol;
+	struct ct_session *s;
+	struct ct_tuple t, rt;
+	uint32_t hp = 0;
+
+	dp_tuple_of(&t, p, zone);
+
+	if (p->daddr == c->gw_ip) {
+		/* Only replies may use the gateway address; a guest may ping it. */
+		const struct icmp_hdr *ih = pkt_l4(p);
+
+		if (!c->have_host || p->proto != IPPROTO_ICMP_ || ih->type != ICMP_ECHO_) {
+			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
+			return;
+		}
+	}
+	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
+	    p->proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(p))->type != ICMP_ECHO_) {
+		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
+		return;
+	}
+	pol = dp_policy_of(x, slot, &ver);
+	if (p->daddr != c->gw_ip && !dp_policy_allows(pol, p->daddr)) {
+		if (p->proto == IPPROTO_TCP_)
+			dp_rst_back(x, p, r);
+		else
+			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+		return;
+	}
+	if (p->daddr == c->node_ip && p->proto == IPPROTO_TCP_)
+		hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
+
+	if (hp) {
+		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
+		dp_tuple(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
+			 (uint16_t)(hp >> 16), p->proto);
+		if (!dp_snat_port(x, &rt)) {
+			dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
+			return;
+		}
+		s = dp_open(x, &t, &rt, p, r);
+		if (!s)
+			return;
+		x->st->c[CVS_WC_HAIRPIN_FLOWS]++;
+	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
+		/* To the host stack through cube-dev, seen from the sandbox IP. */
+		uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
+
+		if (!c->have_host) {
+			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
+			return;
+		}
+		if (!ip) {
+			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+			return;
+		}
+		dp_tuple(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport, p->sport,
+			 CVS_ZONE_HOST, p->proto);
+		s = dp_open(x, &t, &rt, p, r);
+		if (!s)
+			return;
+		x->st->c[CVS_WC_HOST_FLOWS]++;
+	} else {
+		uint8_t mac[6];
+
+		if (!dp_next_hop(x, p->daddr, mac)) {
+			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
+			return;
+		}
+		dp_tuple(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
+		if (!dp_snat_port(x, &rt)) {
+			dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
+			return;
+		}
+		s = dp_open(x, &t, &rt, p, r);
+		if (!s)
+			return;
+		memcpy(s->peer_mac, mac, 6);
+		x->st->c[CVS_WC_EGRESS_FLOWS]++;
+	}
+	s->flags |= CT_F_POLICY;
+	s->pol_ver = ver;
+	dp_open_forward(x, s, p, r);
 }
 
 void
@@ -169,25 +705,85 @@ dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	      struct dp_result *r)
 {
 	struct ct_session *s;
-	struct ct_tuple t;
 	struct pkt p;
 	int dir;
 
 	switch (pkt_parse(&p, frame, len)) {
 	case PKT_ARP:
-		dp_arp(x, &p, r);
+		if (dp_arp_request(&p))
+			dp_arp_reply(x, &p, x->cfg->gw_mac, r);
+		else
+			dp_drop(x, r, CVS_DROP_ARP);
 		return;
 	case PKT_BAD:
 		dp_drop(x, r, (enum cvs_drop)p.drop);
 		return;
 	}
-	dp_tuple_of(&t, &p, (uint16_t)(slot + 1));
-	s = ct_lookup(x->ct, &t, &dir);
-	if (!s) {
-		/* Egress (SNAT) flows are not opened here yet: only replies of tracked flows. */
-		dp_drop(x, r, CVS_DROP_GUEST_NO_SESSION);
+	if (dp_icmp_is_error(&p)) {
+		dp_icmp_error(x, (uint16_t)(slot + 1), &p, r);
 		return;
 	}
-	dp_track(x, s, dir, &p);
-	dp_forward(x, s, dir, &p, r);
+	s = dp_lookup(x, &p, (uint16_t)(slot + 1), &dir);
+	if (s) {
+		dp_forward(x, s, dir, &p, r);
+		return;
+	}
+	dp_sandbox_open(x, slot, &p, r);
+}
+
+void
+dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
+{
+	const struct dp_cfg *c = x->cfg;
+	struct ct_session *s;
+	struct ct_tuple t, rt;
+	uint32_t idx, zone;
+	struct pkt p;
+	int dir;
+
+	switch (pkt_parse(&p, frame, len)) {
+	case PKT_ARP: {
+		const struct arp_hdr *a = (const struct arp_hdr *)(frame + ETH_HLEN_);
+
+		/* The kernel resolves sandbox addresses on cube-dev: they are all behind us. */
+		if (dp_arp_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
+		    a->tpa != c->host_ip)
+			dp_arp_reply(x, &p, c->host_mac, r);
+		else
+			dp_drop(x, r, CVS_DROP_ARP);
+		return;
+	}
+	case PKT_BAD:
+		dp_drop(x, r, (enum cvs_drop)p.drop);
+		return;
+	}
+	if (dp_icmp_is_error(&p)) {
+		dp_icmp_error(x, CVS_ZONE_HOST, &p, r);
+		return;
+	}
+	s = dp_lookup(x, &p, CVS_ZONE_HOST, &dir);
+	if (s) {
+		dp_forward(x, s, dir, &p, r);
+		return;
+	}
+	idx = ntohl(p.daddr) - ntohl(c->sbx_net);
+	zone = (p.daddr & c->sbx_mask) == c->sbx_net && idx < x->sh->ip2slot_size ?
+	       atomic_load_explicit(&x->sh->ip2slot[idx], memory_order_acquire) : 0;
+	if (!zone) {
+		dp_drop(x, r, CVS_DROP_NOT_SANDBOX_IP);
+		return;
+	}
+	if (p.proto == IPPROTO_TCP_ ? !dp_pure_syn(&p) :
+	    p.proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(&p))->type != ICMP_ECHO_) {
+		dp_drop(x, r, CVS_DROP_NO_SESSION);
+		return;
+	}
+	/* The guest sees the connection coming from its gateway address. */
+	dp_tuple_of(&t, &p, CVS_ZONE_HOST);
+	dp_tuple(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
+	s = dp_open(x, &t, &rt, &p, r);
+	if (!s)
+		return;
+	x->st->c[CVS_WC_HOST_FLOWS]++;
+	dp_open_forward(x, s, &p, r);
 }

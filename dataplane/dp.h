@@ -8,6 +8,7 @@
 #define CVS_DP_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "counters.h"
@@ -16,32 +17,92 @@
 
 #define CVS_MAX_SANDBOXES_DEFAULT 4096
 
+/* Zone of the host port (cube-dev); 0 is the world, 1..N the sandboxes. */
+#define CVS_ZONE_HOST	0xffffu
+
 /* Addressing shared by all workers; set before the workers start, read-only afterwards. */
 struct dp_cfg {
 	uint32_t node_ip;	/* network order */
 	uint32_t guest_ip;
 	uint32_t gw_ip;
+	uint32_t host_ip;	/* cube-dev address: first address of the sandbox CIDR */
+	uint32_t sbx_net;	/* sandbox CIDR */
+	uint32_t sbx_mask;
+	uint32_t world_net;	/* on-link subnet of the world interface */
+	uint32_t world_mask;
+	uint16_t snat_lo;	/* host order */
+	uint16_t snat_hi;
 	uint8_t guest_mac[6];
 	uint8_t gw_mac[6];
 	uint8_t world_mac[6];
+	uint8_t host_mac[6];	/* our side of cube-dev */
+	uint8_t host_peer_mac[6];	/* the kernel's side of cube-dev */
+	bool have_host;
+};
+
+/* Egress policy of one sandbox; immutable once published. */
+#define DP_POLICY_MAX_CIDRS 256
+
+struct dp_cidr {
+	uint32_t net;	/* network order, host bits clear */
+	uint32_t mask;
+};
+
+struct dp_policy {
+	bool internet;		/* allowInternetAccess */
+	uint16_t nallow;
+	uint16_t ndeny;
+	struct dp_cidr allow[DP_POLICY_MAX_CIDRS];
+	struct dp_cidr deny[DP_POLICY_MAX_CIDRS];
 };
 
 /*
- * Host-port table written by the control thread, read by workers: entry = (slot + 1) << 16 |
+ * Next-hop cache: destination IP → MAC, written by the control thread (which learns it from
+ * the kernel over netlink), read by workers under a per-entry sequence lock. Key 0 holds the
+ * default gateway. A worker that misses posts the destination to the request ring.
+ */
+#define DP_NH_SIZE	4096	/* power of two */
+#define DP_NH_PROBE	8
+#define DP_NH_REQS	256	/* power of two */
+
+struct dp_nh_entry {
+	_Atomic uint32_t seq;	/* odd while being written */
+	_Atomic uint32_t ip;	/* 0 with valid == 0: empty */
+	_Atomic uint32_t valid;
+	uint8_t mac[6];
+};
+
+struct dp_nh {
+	struct dp_nh_entry e[DP_NH_SIZE];
+	_Atomic uint32_t req_head;	/* written by the worker */
+	_Atomic uint32_t req_tail;	/* written by the control thread */
+	_Atomic uint32_t req[DP_NH_REQS];
+};
+
+/*
+ * State written by the control thread, read by workers. Host-port entry = (slot + 1) << 16 |
  * container port, 0 when the host port is not registered. Slot-alive flags tell a worker that a
  * sandbox is being removed before its sessions are flushed.
  */
 struct dp_shared {
 	_Atomic uint32_t hostport[65536];
 	_Atomic uint8_t *slot_alive;	/* max_sandboxes entries */
+	_Atomic(const struct dp_policy *) *policy;	/* per slot; NULL allows everything */
+	_Atomic uint16_t *policy_ver;	/* per slot, bumped on every policy change */
+	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
+	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
+	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
+	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
+	struct dp_nh nh;
 };
 
 enum dp_action {
 	DP_DROP = 0,
 	DP_TO_WORLD,
 	DP_TO_SANDBOX,
-	DP_BACK,	/* answer on the port it came from (ARP proxy) */
+	DP_TO_HOST,
+	DP_BACK,	/* answer on the port it came from (ARP proxy, RST) */
 };
 
 struct dp_result {
@@ -56,15 +117,28 @@ struct dp_ctx {
 	struct dp_shared *sh;
 	struct ct_table *ct;
 	struct cvs_stats *st;
-	uint32_t now;	/* seconds, from the worker's clock */
+	uint32_t now;		/* seconds, from the worker's clock */
+	uint32_t snat_cursor;	/* where the next SNAT port search starts */
 };
 
 void dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		   struct dp_result *r);
+void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 
 /* Rewrite addresses and ports of a parsed IPv4 packet, updating checksums incrementally. */
 void nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport);
+
+/* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
+bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
+
+/* Next-hop cache, both sides. */
+bool dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6]);
+void dp_nh_request(struct dp_nh *nh, uint32_t ip);
+void dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6]);
+void dp_nh_clear(struct dp_nh *nh);
+/* Control side: take one pending request; false when none. */
+bool dp_nh_next_request(struct dp_nh *nh, uint32_t *ip);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)

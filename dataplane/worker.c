@@ -18,9 +18,14 @@
 
 #define WORLD_BURST 32
 
+/* A tx batch for one ethdev port (the world port or cube-dev). */
 struct world_txq {
 	struct rte_mbuf *m[WORLD_BURST];
 	uint16_t n;
+	uint16_t port;
+	uint16_t queue;
+	enum cvs_wcounter pkts;
+	enum cvs_wcounter bytes;
 };
 
 static void
@@ -30,12 +35,12 @@ world_flush(struct worker *w, struct world_txq *q)
 
 	if (!q->n)
 		return;
-	sent = rte_eth_tx_burst(w->world_port, w->world_queue, q->m, q->n);
+	sent = rte_eth_tx_burst(q->port, q->queue, q->m, q->n);
 	for (i = sent; i < q->n; i++) {
 		w->st.drop[CVS_DROP_TX_FULL]++;
 		rte_pktmbuf_free(q->m[i]);
 	}
-	w->st.c[CVS_WC_WORLD_TX_PKTS] += sent;
+	w->st.c[q->pkts] += sent;
 	q->n = 0;
 }
 
@@ -57,7 +62,7 @@ world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t 
 		return;
 	}
 	rte_memcpy(dst, data, len);
-	w->st.c[CVS_WC_WORLD_TX_BYTES] += len;
+	w->st.c[q->bytes] += len;
 	q->m[q->n++] = m;
 	if (q->n == WORLD_BURST)
 		world_flush(w, q);
@@ -89,38 +94,75 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
 }
 
+struct worker_out {
+	struct world_txq world;
+	struct world_txq host;
+};
+
+/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
+static inline void
+worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
+	    const uint8_t *data, struct world_txq *back, int back_slot)
+{
+	switch (r->action) {
+	case DP_TO_WORLD:
+		world_send(w, &o->world, data, r->len);
+		break;
+	case DP_TO_HOST:
+		if (likely(o->host.port != UINT16_MAX))
+			world_send(w, &o->host, data, r->len);
+		break;
+	case DP_TO_SANDBOX:
+		sandbox_send(w, r->slot, data, r->len);
+		break;
+	case DP_BACK:
+		if (back)
+			world_send(w, back, data, r->len);
+		else
+			sandbox_send(w, (uint32_t)back_slot, data, r->len);
+		break;
+	default:
+		break;
+	}
+}
+
 static uint32_t
-worker_world_rx(struct worker *w, struct world_txq *q)
+worker_eth_rx(struct worker *w, struct worker_out *o, struct world_txq *src, bool host)
 {
 	struct rte_mbuf *m[WORLD_BURST];
 	struct dp_result r;
 	uint16_t n, i;
 
-	n = rte_eth_rx_burst(w->world_port, w->world_queue, m, WORLD_BURST);
+	n = rte_eth_rx_burst(src->port, src->queue, m, WORLD_BURST);
 	for (i = 0; i < n; i++) {
 		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
 		uint32_t len = rte_pktmbuf_data_len(m[i]);
 
-		w->st.c[CVS_WC_WORLD_RX_PKTS]++;
-		w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
+		if (host) {
+			w->st.c[CVS_WC_HOST_RX_PKTS]++;
+			w->st.c[CVS_WC_HOST_RX_BYTES] += len;
+		} else {
+			w->st.c[CVS_WC_WORLD_RX_PKTS]++;
+			w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
+		}
 		if (unlikely(m[i]->nb_segs > 1)) {
 			/* Jumbo or TSO frames are not linear; we cannot translate them. */
 			w->st.drop[CVS_DROP_TOO_BIG]++;
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}
-		dp_world_rx(&w->ctx, data, len, &r);
-		if (r.action == DP_TO_SANDBOX)
-			sandbox_send(w, r.slot, data, r.len);
-		else if (r.action == DP_TO_WORLD || r.action == DP_BACK)
-			world_send(w, q, data, r.len);
+		if (host)
+			dp_host_rx(&w->ctx, data, len, &r);
+		else
+			dp_world_rx(&w->ctx, data, len, &r);
+		worker_emit(w, o, &r, data, src, -1);
 		rte_pktmbuf_free(m[i]);
 	}
 	return n;
 }
 
 static uint32_t
-worker_sandbox_rx(struct worker *w, struct xskport *xp, struct world_txq *q)
+worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 {
 	uint64_t done[XSKP_BURST];
 	struct dp_result r;
@@ -141,12 +183,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct world_txq *q)
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
 		dp_sandbox_rx(&w->ctx, xp->slot, data, d->len, &r);
-		if (r.action == DP_TO_WORLD)
-			world_send(w, q, data, r.len);
-		else if (r.action == DP_TO_SANDBOX)
-			sandbox_send(w, r.slot, data, r.len);
-		else if (r.action == DP_BACK)
-			sandbox_send(w, xp->slot, data, r.len);
+		worker_emit(w, o, &r, data, NULL, (int)xp->slot);
 	}
 	xsk_ring_cons__release(&xp->rx, n);
 	xskport_refill(xp, done, n);
@@ -161,6 +198,9 @@ worker_mailbox(struct worker *w)
 	if (seq == atomic_load_explicit(&w->done_seq, memory_order_relaxed))
 		return;
 	switch (w->cmd) {
+	case WCMD_SYNC:
+		w->cmd_result = 0;
+		break;
 	case WCMD_FLUSH_ZONE:
 		w->cmd_result = ct_flush_zone(w->ct, (uint16_t)w->arg);
 		w->st.c[CVS_WC_SESS_FLUSHED] += w->cmd_result;
@@ -176,7 +216,12 @@ int
 worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct world_txq q = { .n = 0 };
+	struct worker_out o = {
+		.world = { .port = w->world_port, .queue = w->world_queue,
+			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES },
+		.host = { .port = w->host_port, .queue = 0,
+			  .pkts = CVS_WC_HOST_TX_PKTS, .bytes = CVS_WC_HOST_TX_BYTES },
+	};
 	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
 	uint32_t last_now = UINT32_MAX;
 
@@ -187,15 +232,21 @@ worker_main(void *arg)
 		uint32_t hi = atomic_load_explicit(&w->ports_hi, memory_order_acquire);
 		uint32_t moved, s;
 
-		w->ctx.now = (uint32_t)((rte_get_tsc_cycles() - t0) / hz);
-		moved = worker_world_rx(w, &q);
+		/* One clock for the loop; tests move it forward through clock_offset. */
+		w->ctx.now = (uint32_t)((int64_t)((rte_get_tsc_cycles() - t0) / hz) +
+			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
+		moved = worker_eth_rx(w, &o, &o.world, false);
+		if (w->host_port != UINT16_MAX)
+			moved += worker_eth_rx(w, &o, &o.host, true);
 		for (s = 0; s < hi; s++) {
 			struct xskport *xp = worker_port(w, s);
 
 			if (xp)
-				moved += worker_sandbox_rx(w, xp, &q);
+				moved += worker_sandbox_rx(w, xp, &o);
 		}
-		world_flush(w, &q);
+		world_flush(w, &o.world);
+		if (w->host_port != UINT16_MAX)
+			world_flush(w, &o.host);
 		for (s = 0; s < hi; s++) {
 			struct xskport *xp = worker_port(w, s);
 

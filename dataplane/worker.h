@@ -19,6 +19,7 @@ struct rte_mempool;
 enum worker_cmd {
 	WCMD_NONE = 0,
 	WCMD_FLUSH_ZONE,	/* arg: zone whose sessions go */
+	WCMD_SYNC,		/* nothing: returns once the worker passed a loop */
 };
 
 struct worker {
@@ -29,6 +30,7 @@ struct worker {
 	struct rte_mempool *mp;
 	uint16_t world_port;
 	uint16_t world_queue;
+	uint16_t host_port;	/* cube-dev (net_tap), or UINT16_MAX */
 	unsigned int lcore;
 
 	/* Sandbox ports, indexed by slot; published by the control thread. */

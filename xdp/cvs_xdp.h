@@ -48,6 +48,7 @@ struct cvs_xdp_cfg {
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
+	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
 	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
 	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound")
 

@@ -83,6 +83,42 @@ steer(struct xdp_md *ctx, __u32 id)
 	return verdict(act == XDP_REDIRECT ? id : CVS_XDP_PASS_NO_SOCKET, act);
 }
 
+/*
+ * An ICMP error whose quoted packet left from a flow of ours (source node IP and a SNAT port
+ * or a registered host port) belongs to the fast path; any other goes to the kernel.
+ */
+static __always_inline int
+steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, void *end)
+{
+	struct iphdr *in = q;
+	struct cvs_steer_key key = {};
+	__u16 *ports;
+
+	if ((void *)(in + 1) > end || in->ihl != 5 || in->saddr != cfg->node_ip)
+		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	ports = (void *)(in + 1);
+	if ((void *)(ports + 4) > end)
+		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	switch (in->protocol) {
+	case IPPROTO_TCP:
+		key.port = ports[0];
+		key.proto = IPPROTO_TCP;
+		if (bpf_map_lookup_elem(&cvs_steer, &key))
+			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+		/* fall through */
+	case IPPROTO_UDP:
+		if (in_snat(cfg, ports[0]))
+			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+		break;
+	case IPPROTO_ICMP:
+		/* A quoted echo request: its id is at bytes 4-5. */
+		if (in_snat(cfg, ports[2]))
+			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+		break;
+	}
+	return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+}
+
 SEC("xdp")
 int
 cvs_steer_prog(struct xdp_md *ctx)
@@ -139,6 +175,8 @@ cvs_steer_prog(struct xdp_md *ctx)
 			break;
 		if (ih->type == ICMP_ECHOREPLY_ && in_snat(cfg, ih->id))
 			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+		if (ih->type == 3 || ih->type == 11 || ih->type == 12)
+			return steer_icmp_error(ctx, cfg, (void *)(ih + 1), end);
 		break;
 	}
 	}

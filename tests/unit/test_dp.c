@@ -7,6 +7,10 @@
 static struct dp_cfg cfg;
 static struct dp_shared sh;
 static _Atomic uint8_t alive[8];
+static _Atomic(const struct dp_policy *) pols[8];
+static _Atomic uint16_t polver[8];
+static _Atomic uint32_t slot_ip[8];
+static _Atomic uint16_t ip2slot[64];
 static struct cvs_stats st;
 
 static const uint8_t client_mac[6] = { 2, 0, 0, 0, 0, 0x11 };
@@ -25,6 +29,11 @@ setup(struct dp_ctx *x)
 	memcpy(cfg.gw_mac, gw, 6);
 	memcpy(cfg.world_mac, wm, 6);
 	sh.slot_alive = alive;
+	sh.policy = pols;
+	sh.policy_ver = polver;
+	sh.slot_ip = slot_ip;
+	sh.ip2slot = ip2slot;
+	sh.ip2slot_size = 64;
 	sh.max_sandboxes = 8;
 	atomic_store(&alive[3], 1);
 	atomic_store(&sh.hostport[20005], dp_hostport_entry(3, 8080));
@@ -87,7 +96,7 @@ main(void)
 			TCPF_ACK, 0);
 	dp_sandbox_rx(&x, 2, f, n, &r);
 	CHECK_EQ(r.action, DP_DROP);
-	CHECK_EQ(r.drop, CVS_DROP_GUEST_NO_SESSION);
+	CHECK_EQ(r.drop, CVS_DROP_EGRESS_PROTO);
 
 	/* Client ACK: established. An invalid segment (no flags) keeps the state. */
 	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005),

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "hostif.h"
+
+static void
+hostif_sin(struct sockaddr *sa, uint32_t addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = addr };
+
+	memcpy(sa, &sin, sizeof(sin));
+}
+
+int
+hostif_configure(const char *ifname, uint32_t addr, uint8_t prefix, uint8_t mac[6],
+		 char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = 0;
+	const char *what = "";
+
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	/* The prefix route for the sandbox CIDR comes with the address. */
+	hostif_sin(&ifr.ifr_addr, addr);
+	if (ioctl(fd, SIOCSIFADDR, &ifr)) {
+		what = "set the address of";
+		goto fail;
+	}
+	hostif_sin(&ifr.ifr_netmask, htonl(~0u << (32 - prefix)));
+	if (ioctl(fd, SIOCSIFNETMASK, &ifr)) {
+		what = "set the netmask of";
+		goto fail;
+	}
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		what = "read the flags of";
+		goto fail;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr)) {
+		what = "bring up";
+		goto fail;
+	}
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		what = "read the MAC of";
+		goto fail;
+	}
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return 0;
+fail:
+	ret = -errno;
+	snprintf(err, errlen, "cannot %s %s: %s", what, ifname, strerror(errno));
+	close(fd);
+	return ret;
+}
