@@ -606,6 +606,7 @@ main(int argc, char **argv)
 	memcpy(n->w.cfg.gw_mac, n->cfg.gw_mac, 6);
 	n->sh = calloc(1, sizeof(*n->sh));
 	n->w.ports = calloc(n->cfg.max_sandboxes, sizeof(*n->w.ports));
+	n->w.park = calloc(PARK_MAX, sizeof(*n->w.park));
 	if (n->sh) {
 		n->sh->slot_alive = calloc(n->cfg.max_sandboxes, 1);
 		n->sh->policy = calloc(n->cfg.max_sandboxes, sizeof(*n->sh->policy));
@@ -616,7 +617,7 @@ main(int argc, char **argv)
 	}
 	n->w.ct = ct_create(n->cfg.max_sessions, n->cfg.max_sandboxes, n->cfg.timeouts);
 	if (!n->sh || !n->sh->slot_alive || !n->sh->policy || !n->sh->policy_ver ||
-	    !n->sh->slot_ip || !n->sh->ip2slot || !n->w.ports || !n->w.ct) {
+	    !n->sh->slot_ip || !n->sh->ip2slot || !n->w.ports || !n->w.park || !n->w.ct) {
 		CVS_LOG(ERR, main, "cannot allocate the session table of %u sessions",
 			n->cfg.max_sessions);
 		goto fail_port;

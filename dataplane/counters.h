@@ -64,6 +64,7 @@ enum cvs_drop {
 	_(ICMP_ERRORS,		"icmp_errors",		"ICMP errors translated for a tracked flow") \
 	_(RST_SENT,		"rst_sent",		"TCP resets sent into a guest for a denied SYN") \
 	_(NH_REQUESTS,		"nh_requests",		"next-hop resolutions asked of the control thread") \
+	_(NH_PARKED,		"nh_parked",		"frames held while their next hop was resolved") \
 	_(PORT_REUSE,		"port_reuse",		"SYN reusing a closed tuple: fresh session") \
 	_(SESS_CREATED,		"sessions_created",	"sessions created") \
 	_(SESS_EXPIRED,		"sessions_expired",	"sessions removed by timeout") \

@@ -5,6 +5,7 @@
  * UMEM frames (both sides are copy-mode AF_XDP on veth/TAP anyway).
  */
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,6 +162,51 @@ worker_eth_rx(struct worker *w, struct worker_out *o, struct world_txq *src, boo
 	return n;
 }
 
+/* Hold a guest frame until its next hop is known. */
+static void
+worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
+{
+	struct park_entry *e;
+
+	if (!w->park || w->nparked == PARK_MAX || len > XSKP_FRAME_SIZE)
+		return;	/* stays counted as a no_neighbour drop */
+	w->st.drop[CVS_DROP_NO_NEIGHBOUR]--;
+	w->st.c[CVS_WC_NH_PARKED]++;
+	e = &w->park[w->nparked++];
+	e->since = rte_get_tsc_cycles();
+	e->slot = slot;
+	e->len = len;
+	memcpy(e->data, data, len);
+}
+
+/* Run parked frames again; send those whose next hop is known now, drop the old ones. */
+static void
+worker_unpark(struct worker *w, struct worker_out *o, uint64_t now_tsc)
+{
+	uint64_t limit = rte_get_tsc_hz() / 1000 * PARK_MS;
+	uint32_t i = 0;
+
+	while (i < w->nparked) {
+		struct park_entry *e = &w->park[i];
+		struct dp_result r;
+
+		if (!worker_port(w, e->slot)) {
+			r.action = DP_DROP;
+			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
+		} else {
+			dp_sandbox_rx(&w->ctx, e->slot, e->data, e->len, &r);
+			if (r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR &&
+			    now_tsc - e->since < limit) {
+				w->st.drop[CVS_DROP_NO_NEIGHBOUR]--;
+				i++;
+				continue;
+			}
+			worker_emit(w, o, &r, e->data, NULL, (int)e->slot);
+		}
+		*e = w->park[--w->nparked];
+	}
+}
+
 static uint32_t
 worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 {
@@ -183,7 +229,10 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
 		dp_sandbox_rx(&w->ctx, xp->slot, data, d->len, &r);
-		worker_emit(w, o, &r, data, NULL, (int)xp->slot);
+		if (unlikely(r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, xp->slot, data, d->len);
+		else
+			worker_emit(w, o, &r, data, NULL, (int)xp->slot);
 	}
 	xsk_ring_cons__release(&xp->rx, n);
 	xskport_refill(xp, done, n);
@@ -224,6 +273,7 @@ worker_main(void *arg)
 	};
 	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
 	uint32_t last_now = UINT32_MAX;
+	uint64_t last_unpark = 0, ms = rte_get_tsc_hz() / 1000;
 
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
@@ -243,6 +293,14 @@ worker_main(void *arg)
 
 			if (xp)
 				moved += worker_sandbox_rx(w, xp, &o);
+		}
+		if (unlikely(w->nparked)) {
+			uint64_t t = rte_get_tsc_cycles();
+
+			if (t - last_unpark >= ms) {
+				last_unpark = t;
+				worker_unpark(w, &o, t);
+			}
 		}
 		world_flush(w, &o.world);
 		if (w->host_port != UINT16_MAX)

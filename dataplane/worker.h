@@ -16,6 +16,20 @@
 
 struct rte_mempool;
 
+/*
+ * Frames of new flows whose next hop is being resolved wait here, as in the kernel's neighbour
+ * queue, and are run through the pipeline again until it is known or they are too old.
+ */
+#define PARK_MAX	64
+#define PARK_MS		3000
+
+struct park_entry {
+	uint64_t since;		/* TSC */
+	uint32_t slot;
+	uint32_t len;
+	uint8_t data[XSKP_FRAME_SIZE];
+};
+
 enum worker_cmd {
 	WCMD_NONE = 0,
 	WCMD_FLUSH_ZONE,	/* arg: zone whose sessions go */
@@ -43,6 +57,9 @@ struct worker {
 	uint32_t cmd;
 	uint32_t arg;
 	uint32_t cmd_result;
+
+	struct park_entry *park;	/* PARK_MAX entries */
+	uint32_t nparked;
 
 	_Atomic uint64_t loops;
 	_Atomic bool quit;

@@ -13,6 +13,9 @@ set -u
 TB_ID=${TB_ID:-$$}
 NS_C=cvs-c-$TB_ID
 NS_N=cvs-n-$TB_ID
+NS_W=cvs-w-$TB_ID
+WORLD_IP=198.19.0.2
+ROUTER_IP=198.19.0.1
 NODE_IP=198.18.0.1
 CLIENT_IP=198.18.0.2
 GUEST_IP=169.254.68.6
@@ -31,6 +34,7 @@ die() { printf 'FAIL: %s\n' "$*"; exit 1; }
 
 nsn() { ip netns exec "$NS_N" "$@"; }
 nsc() { ip netns exec "$NS_C" "$@"; }
+nsw() { ip netns exec "$NS_W" "$@"; }
 nss() { local i=$1; shift; ip netns exec "cvs-s$i-$TB_ID" "$@"; }
 
 tb_skip_unless_capable() {
@@ -65,6 +69,33 @@ tb_setup() {
 	offloads_off "$NS_N" nic0
 	# The node's own connections must use ports outside the host-port and SNAT ranges.
 	nsn sysctl -qw net.ipv4.ip_local_port_range="10000 19999"
+}
+
+# A "world" host behind the client namespace, which routes: node → 198.18.0.2 → 198.19.0.2.
+tb_add_world() {
+	ip netns add "$NS_W"
+	TB_WORLD=1
+	ip link add r1 netns "$NS_C" type veth peer name w0 netns "$NS_W"
+	nsc ip addr add $ROUTER_IP/24 dev r1
+	nsc ip link set r1 up
+	nsc sysctl -qw net.ipv4.ip_forward=1
+	nsw ip addr add $WORLD_IP/24 dev w0
+	nsw ip link set w0 up
+	nsw ip link set lo up
+	nsw ip route add default via $ROUTER_IP
+	nsn ip route add 198.19.0.0/24 via $CLIENT_IP
+	offloads_off "$NS_C" r1
+	offloads_off "$NS_W" w0
+}
+
+tb_world_server() { # port [name]
+	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name "${2:-world}" --port "$1"
+	local n
+	for n in $(seq 50); do
+		nsw bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "world server did not start"
 }
 
 tb_add_sandbox() { # index
@@ -177,6 +208,7 @@ tb_teardown() {
 	for i in $(seq 1 "$TB_SANDBOXES"); do
 		ip netns del "cvs-s$i-$TB_ID" 2>/dev/null
 	done
+	[ -n "${TB_WORLD:-}" ] && ip netns del "$NS_W" 2>/dev/null
 	ip netns del "$NS_C" 2>/dev/null
 	ip netns del "$NS_N" 2>/dev/null
 	rm -rf "$TB_DIR"

@@ -9,6 +9,9 @@ import argparse
 import hashlib
 import http.server
 import socketserver
+import socket
+import threading
+import time
 import urllib.parse
 
 
@@ -37,7 +40,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
-        if url.path == '/name':
+        if url.path == '/peer':
+            self.reply(200, ('%s %d\n' % self.client_address[:2]).encode())
+        elif url.path == '/slow':
+            # A long download: one line every 100 ms, for n lines.
+            n = int(urllib.parse.parse_qs(url.query).get('n', ['600'])[0])
+            self.send_response(200)
+            self.send_header('Content-Length', str(6 * n))
+            self.end_headers()
+            for i in range(n):
+                self.wfile.write(b'%05d\n' % i)
+                self.wfile.flush()
+                time.sleep(0.1)
+        elif url.path == '/name':
             self.reply(200, ('%s %s\n' % (self.server.name, self.client_address[0])).encode())
         elif url.path == '/blob':
             n = int(urllib.parse.parse_qs(url.query).get('n', ['0'])[0])
@@ -69,11 +84,39 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     request_queue_size = 512
 
 
+def udp_echo(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(('0.0.0.0', port))
+    while True:
+        data, peer = s.recvfrom(65535)
+        s.sendto(data + (' %s %d' % peer).encode(), peer)
+
+
+def tcp_echo(port):
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(('0.0.0.0', port))
+    srv.listen(256)
+
+    def serve(c):
+        with c:
+            while True:
+                data = c.recv(65536)
+                if not data:
+                    return
+                c.sendall(data)
+    while True:
+        c, _ = srv.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--name', default='sandbox')
     ap.add_argument('--port', type=int, default=8080)
     ap.add_argument('--blob-sha', type=int, help='print the sha256 of a blob of N bytes')
+    ap.add_argument('--udp-echo', type=int, help='also echo UDP on this port (+ peer address)')
+    ap.add_argument('--tcp-echo', type=int, help='also echo raw TCP on this port')
     a = ap.parse_args()
     if a.blob_sha is not None:
         h = hashlib.sha256()
@@ -81,6 +124,10 @@ def main():
             h.update(chunk)
         print(h.hexdigest())
         return
+    if a.udp_echo:
+        threading.Thread(target=udp_echo, args=(a.udp_echo,), daemon=True).start()
+    if a.tcp_echo:
+        threading.Thread(target=tcp_echo, args=(a.tcp_echo,), daemon=True).start()
     srv = Server(('0.0.0.0', a.port), Handler)
     srv.name = a.name
     srv.serve_forever()

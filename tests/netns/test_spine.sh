@@ -15,6 +15,7 @@ check() { # description, then a command that must succeed
 	fi
 }
 eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
+quiet() { "$@" >/dev/null 2>&1; }
 contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
 
 two_sandboxes() {
@@ -122,7 +123,7 @@ case_kernel() {
 	sleep 0.5
 	check "TCP to a non-exposed port of the node IP reaches the kernel listener" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
-	check "ping of the node IP works" nsc ping -c 2 -W 2 -q "$NODE_IP" >/dev/null
+	check "ping of the node IP works"  quiet nsc ping -c 2 -W 2 -q "$NODE_IP"
 	# Replies to the node's own connections land on its ephemeral ports: kernel, not us.
 	tb_bg ip netns exec "$NS_C" python3 "$SRC_DIR/sbxserver.py" --name client --port 8001
 	sleep 0.5
@@ -157,7 +158,7 @@ case_kill9() {
 	kill -KILL "$FP_PID"
 	wait "$FP_PID" 2>/dev/null
 	FP_PID=
-	check "after kill -9 the node still answers ping" nsc ping -c 2 -W 2 -q "$NODE_IP" >/dev/null
+	check "after kill -9 the node still answers ping"  quiet nsc ping -c 2 -W 2 -q "$NODE_IP"
 	check "after kill -9 kernel ports still answer" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
 	check "a new instance starts over the stale program" fp_start

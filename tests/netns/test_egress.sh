@@ -1,0 +1,240 @@
+#!/bin/bash
+# Egress SNAT, hairpin, policy, host path (cube-dev), ICMP errors, expiry and table-full
+# policy, through the namespace test bed. Usage: test_egress.sh CASE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FAILS=0
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		echo "ok - $what"
+	else
+		echo "not ok - $what"
+		FAILS=$((FAILS + 1))
+	fi
+}
+eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
+quiet() { "$@" >/dev/null 2>&1; }
+contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
+in_snat() { # "ip port" line
+	local ip=${1%% *} port=${1##* }
+	[ "$ip" = "$NODE_IP" ] && [ "$port" -ge 30000 ] && [ "$port" -le 65535 ] ||
+		{ echo "#   '$1' is not $NODE_IP:<30000-65535>"; return 1; }
+}
+stat_of() { # group name
+	api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"
+}
+sessions() { api_body GET /stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessions"])'; }
+policy() { api PUT "/sandboxes/$1/policy" "$2" | tail -n1; }
+
+bed() { # extra cubevs-fp options
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_sandbox_server 1 8080
+	tb_bg ip netns exec "cvs-s2-$TB_ID" python3 "$SRC_DIR/sbxserver.py" --name sandbox2 \
+		--port 8080 --tcp-echo 7000
+	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name world --port 8000 \
+		--udp-echo 5353
+	sleep 0.5
+	fp_start "$@"
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
+	HP1=$(hostport_of s1 8080)
+	HP2=$(hostport_of s2 8080)
+	HPE=$(hostport_of s2 7000)
+	SBX1=$(api_body GET /sandboxes/s1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+	# Warm the node's neighbour entry for the router, as a running node has it.
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+}
+
+case_snat() {
+	bed
+	check "sandbox → world HTTP: the server sees node IP and a SNAT port" \
+		in_snat "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	tb_bg ip netns exec "$NS_C" python3 "$SRC_DIR/sbxserver.py" --name onlink --port 8001
+	sleep 0.5
+	check "an on-link destination works too" \
+		in_snat "$(nss 1 curl -s -m 5 "http://$CLIENT_IP:8001/peer")"
+	local out
+	out=$(nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 5353)
+	check "UDP to a world echo server comes back, sent from node IP ($out)" \
+		contains "$out" "hello $NODE_IP"
+	check "ping from the sandbox to the world works" \
+		 quiet nss 1 ping -c 2 -W 2 -q $WORLD_IP
+	check "the same from the second sandbox (same guest address, own sessions)" \
+		in_snat "$(nss 2 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	out=$(nss 1 python3 "$SRC_DIR/client.py" serial $WORLD_IP 8000 500)
+	check "500 short connections in a row: 500 distinct SNAT ports, none reused while live" \
+		python3 -c '
+import sys
+p = [int(x) for x in sys.argv[1].split()]
+assert len(p) == 500, len(p)
+assert all(30000 <= x <= 65535 for x in p), p
+assert len(set(p)) == 500, 500 - len(set(p))' "$out"
+	check "egress flows were counted" test "$(stat_of worker egress_flows)" -ge 503
+}
+
+case_hairpin() {
+	bed
+	local w0 out
+	w0=$(stat_of worker world_tx_packets)
+	nsc python3 "$SRC_DIR/sniff.py" cl0 6 "$HP2" "$HPE" 8080 7000 >"$TB_DIR/sniff" &
+	local sniffer=$!
+	sleep 0.5
+	out=$(nss 1 curl -s -m 5 "http://$NODE_IP:$HP2/peer")
+	check "sandbox A → nodeIP:hostPort of B: B answers, sees node IP and a SNAT port" \
+		in_snat "$out"
+	check "A gets B's body" eq "$(nss 1 curl -s -m 5 "http://$NODE_IP:$HP2/name" | cut -d' ' -f1)" sandbox2
+	out=$(nss 1 python3 "$SRC_DIR/client.py" echo $NODE_IP "$HPE" 200000)
+	check "raw TCP echo through the hairpin ($out)" contains "$out" "echo ok 200000"
+	out=$(nss 1 python3 "$SRC_DIR/client.py" parallel $NODE_IP "$HP2" 100)
+	check "100 parallel hairpin connections ($out)" contains "$out" "ok=100 failed=0"
+	check "a sandbox reaches its own host port" \
+		in_snat "$(nss 1 curl -s -m 5 "http://$NODE_IP:$HP1/peer")"
+	wait $sniffer
+	check "nothing of it left through the world port (worker counter)" \
+		eq "$(stat_of worker world_tx_packets)" "$w0"
+	check "nothing of it seen on the wire (capture on the client side)" \
+		eq "$(cat "$TB_DIR/sniff")" "0"
+	check "hairpin flows were counted" test "$(stat_of worker hairpin_flows)" -ge 104
+}
+
+case_policy() {
+	bed
+	local t0 t1 out
+	check "policy defaults to allow-all" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert p == {"allowInternetAccess": True, "allowOut": [], "denyOut": []}, p' \
+		"$(api_body GET /sandboxes/s1/policy)"
+	check "deny the world CIDR → 200" eq "$(policy s1 '{"denyOut":["198.19.0.0/24"]}')" 200
+	t0=$(date +%s%N)
+	out=$(nss 1 curl -s -m 5 -o /dev/null -w '%{http_code}' "http://$WORLD_IP:8000/peer"; echo " rc=$?")
+	t1=$(date +%s%N)
+	check "a denied connection is refused (RST), not timed out ($out)" contains "$out" "rc=7"
+	check "and quickly (< 1 s)" test $(((t1 - t0) / 1000000)) -lt 1000
+	check "an RST was sent into the guest" test "$(stat_of worker rst_sent)" -ge 1
+	check "denied UDP is dropped and counted" \
+		eq "$(nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 5353)" timeout
+	check "policy_denied counted" test "$(stat_of drops policy_denied)" -ge 1
+	check "the other sandbox is not affected" \
+		in_snat "$(nss 2 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	check "allow beats deny" eq "$(policy s1 '{"allowOut":["198.19.0.2/32"],"denyOut":["198.19.0.0/24"]}')" 200
+	check "allowed address passes" in_snat "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	check "allowInternetAccess:false" eq "$(policy s1 '{"allowInternetAccess":false}')" 200
+	check "then the world is denied" \
+		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 3 http://$WORLD_IP:8000/peer"
+	check "and hairpin too, unless the node IP is allowed" \
+		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 3 http://$NODE_IP:$HP2/peer"
+	check "allow the node IP" eq "$(policy s1 "{\"allowInternetAccess\":false,\"allowOut\":[\"$NODE_IP/32\"]}")" 200
+	check "hairpin passes" in_snat "$(nss 1 curl -s -m 5 "http://$NODE_IP:$HP2/peer")"
+	check "GET returns the policy" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert p == {"allowInternetAccess": False, "allowOut": ["198.18.0.1/32"], "denyOut": []}, p' \
+		"$(api_body GET /sandboxes/s1/policy)"
+	check "bad policies → 400" eq "$(policy s1 '{"denyOut":["10.0.0.0/33"]}')" 400
+	check "unknown field → 400" eq "$(policy s1 '{"deny":[]}')" 400
+	check "unknown sandbox → 404" eq "$(policy nope '{}')" 404
+	# A policy change cuts an established flow.
+	eq "$(policy s1 '{}')" 200
+	nss 1 python3 "$SRC_DIR/client.py" slow $WORLD_IP 8000 6 >"$TB_DIR/slow" &
+	local reader=$!
+	sleep 1.5
+	check "cut: deny while a download runs" eq "$(policy s1 '{"denyOut":["198.19.0.0/24"]}')" 200
+	local at
+	at=$(tail -n1 "$TB_DIR/slow" | sed 's/.*lines=//')
+	wait $reader
+	out=$(tail -n1 "$TB_DIR/slow")
+	check "the established flow stopped passing ($out, $at lines at the change)" \
+		python3 -c 'import sys; n = int(sys.argv[1].split("lines=")[1]); assert n <= int(sys.argv[2]) + 3 and n < 50, n' "$out" "$at"
+	check "policy_cut counted" test "$(stat_of drops policy_cut)" -ge 1
+	check "registration body may carry the policy" \
+		eq "$(api PUT /sandboxes/s9 '{"iface":"nosuch","policy":{"allowInternetAccess":false}}' | tail -n1)" 400
+}
+
+case_host() {
+	bed
+	check "host → sandboxIP:8080 through cube-dev; the guest sees the gateway address" \
+		eq "$(nsn curl -s -m 5 "http://$SBX1:8080/peer" | cut -d' ' -f1)" "$GW_IP"
+	check "cube-dev holds the first address of the sandbox CIDR" \
+		bash -c "ip netns exec $NS_N ip -4 addr show cube-dev | grep -q 192.168.0.1/18"
+	check "a 5 MB download from the sandbox to the host" eq \
+		"$(nsn curl -s -m 20 "http://$SBX1:8080/blob?n=5242880" | sha256sum | cut -d' ' -f1)" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha 5242880)"
+	check "the guest can ping its gateway"  quiet nss 1 ping -c 1 -W 2 -q $GW_IP
+	tb_bg ip netns exec "$NS_N" python3 "$SRC_DIR/sbxserver.py" --name hostsvc --port 8002
+	sleep 0.5
+	check "a guest cannot open TCP to the host through the gateway address" \
+		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 2 http://$GW_IP:8002/peer"
+	check "gateway_denied counted" test "$(stat_of drops gateway_denied)" -ge 1
+	check "an address that is no sandbox is dropped" \
+		bash -c "! ip netns exec $NS_N curl -s -m 2 http://192.168.0.200:8080/"
+}
+
+case_icmp() {
+	bed
+	local out n=$((4 * 1024 * 1024)) want
+	out=$(nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 9999)
+	check "UDP to a closed world port: the guest gets port-unreachable ($out)" eq "$out" refused
+	check "ICMP errors were translated" test "$(stat_of worker icmp_errors)" -ge 1
+	check "and steered by XDP" test "$(stat_of xdp redirect_icmp_error)" -ge 1
+	# A smaller MTU on the router's far side: the guest must learn it (PMTU discovery).
+	nsc ip link set r1 mtu 1280
+	head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	cp "$TB_DIR/up.bin" /tmp/cvs-up-$TB_ID.bin
+	want=$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)
+	out=$(nss 1 curl -s -m 30 -T "/tmp/cvs-up-$TB_ID.bin" "http://$WORLD_IP:8000/sha")
+	rm -f /tmp/cvs-up-$TB_ID.bin
+	check "a 4 MB upload from the sandbox over the 1280-byte link completes intact" eq "$out" "$want"
+	check "the guest learned the path MTU" \
+		bash -c "ip netns exec cvs-s1-$TB_ID ip route get $WORLD_IP | grep -q 'mtu 1280'"
+}
+
+case_expiry() {
+	bed --test-clock --ct-timeout udp_unreplied=20
+	local s0
+	nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 9997 >/dev/null
+	check "an unreplied UDP flow has a session" eq "$(sessions)" 1
+	api POST /debug/clock '{"advance":19}' >/dev/null
+	check "kept until its configured timeout (--ct-timeout udp_unreplied=20)" eq "$(sessions)" 1
+	api POST /debug/clock '{"advance":2}' >/dev/null
+	check "expired after 20 s" eq "$(sessions)" 0
+	nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 5353 >/dev/null
+	check "a replied UDP flow has a session" eq "$(sessions)" 1
+	api POST /debug/clock '{"advance":178}' >/dev/null
+	check "kept for its 180 s" eq "$(sessions)" 1
+	api POST /debug/clock '{"advance":3}' >/dev/null
+	check "expired after 180 s" eq "$(sessions)" 0
+	nsc python3 "$SRC_DIR/client.py" keepalive $NODE_IP "$HP1" 1 "$TB_DIR/gate" >"$TB_DIR/ka" &
+	local ka=$!
+	sleep 1
+	api POST /debug/clock '{"advance":10000}' >/dev/null
+	check "an established TCP flow lives past 10000 s" eq "$(sessions)" 1
+	api POST /debug/clock '{"advance":900}' >/dev/null
+	check "and is gone after 10800 s idle" eq "$(sessions)" 0
+	touch "$TB_DIR/gate"
+	wait $ka
+	check "sessions_expired counted" test "$(stat_of worker sessions_expired)" -ge 3
+	check "bad clock body → 400" eq "$(api_status POST /debug/clock '{"advance":-1}')" 400
+}
+
+case_full() {
+	bed --max-sessions 16
+	nsc python3 "$SRC_DIR/client.py" keepalive $NODE_IP "$HP1" 16 "$TB_DIR/gate" >"$TB_DIR/ka" &
+	local ka=$! n
+	for n in $(seq 100); do grep -q phase1 "$TB_DIR/ka" && break; sleep 0.1; done
+	check "16 established flows fill the table" contains "$(cat "$TB_DIR/ka")" "phase1 ok=16"
+	check "a new flow is refused" \
+		bash -c "! ip netns exec $NS_C curl -s -m 2 http://$NODE_IP:$HP1/name"
+	check "refusals are counted (table_full)" test "$(stat_of drops table_full)" -ge 1
+	touch "$TB_DIR/gate"
+	wait $ka
+	check "every established flow still works" contains "$(cat "$TB_DIR/ka")" "phase2 ok=16"
+}
+
+"case_$1"
+[ $FAILS -eq 0 ] || exit 1
