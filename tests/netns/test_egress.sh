@@ -75,6 +75,15 @@ assert len(p) == 500, len(p)
 assert all(30000 <= x <= 65535 for x in p), p
 assert len(set(p)) == 500, 500 - len(set(p))' "$out"
 	check "egress flows were counted" test "$(stat_of worker egress_flows)" -ge 503
+	# The server closes first, so the guest may reuse its port at once; the old session is
+	# in TIME_WAIT here and the reuse must get a fresh mapping.
+	local a b
+	a=$(nss 1 curl -s -m 5 --local-port 41000 -H 'Connection: close' "http://$WORLD_IP:8000/peer")
+	sleep 0.3
+	b=$(nss 1 curl -s -m 5 --local-port 41000 -H 'Connection: close' "http://$WORLD_IP:8000/peer")
+	check "a guest reusing its source port after a close gets a fresh mapping ($a / $b)" \
+		bash -c "[ -n '$a' ] && [ -n '$b' ] && [ '$a' != '$b' ]"
+	check "port reuse counted" test "$(stat_of worker port_reuse)" -ge 1
 }
 
 case_hairpin() {
@@ -152,8 +161,15 @@ assert p == {"allowInternetAccess": False, "allowOut": ["198.18.0.1/32"], "denyO
 	check "the established flow stopped passing ($out, $at lines at the change)" \
 		python3 -c 'import sys; n = int(sys.argv[1].split("lines=")[1]); assert n <= int(sys.argv[2]) + 3 and n < 50, n' "$out" "$at"
 	check "policy_cut counted" test "$(stat_of drops policy_cut)" -ge 1
-	check "registration body may carry the policy" \
-		eq "$(api PUT /sandboxes/s9 '{"iface":"nosuch","policy":{"allowInternetAccess":false}}' | tail -n1)" 400
+	check "a bad policy in a registration body → 400" \
+		eq "$(api PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[8080],"policy":{"allowOut":[1]}}' | tail -n1)" 400
+	check "a registration body may carry the policy" \
+		eq "$(api PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[8080],"policy":{"allowInternetAccess":false}}' | tail -n1)" 200
+	check "and it is in force" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])
+assert p == {"allowInternetAccess": False, "allowOut": [], "denyOut": []}, p' \
+		"$(api_body GET /sandboxes/s1/policy)"
 }
 
 case_host() {
