@@ -27,6 +27,9 @@ enum {
 	OPT_NH_MAC,
 	OPT_TEST_CLOCK,
 	OPT_CT_TIMEOUT,
+	OPT_WORKERS,
+	OPT_WORLD_QUEUES,
+	OPT_IDLE_SLEEP,
 	OPT_VERSION,
 };
 
@@ -48,6 +51,9 @@ static const struct option cvs_long_opts[] = {
 	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
+	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -72,6 +78,10 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
 		"  --max-sessions N          session table capacity [1048576]\n"
 		"  --max-sandboxes N         sandbox slots [4096]\n"
+		"  --workers N               worker lcores [1]\n"
+		"  --world-queues N          world queues (queue_count=N on the world interface),\n"
+		"                            read by the first N workers [as many as workers]\n"
+		"  --idle-sleep-us N         an idle worker sleeps N us per loop (shared CPUs) [0]\n"
 		"  --guest-ip IP             address of every guest [169.254.68.6]\n"
 		"  --guest-mac MAC           MAC of every guest [20:90:6f:fc:fc:fc]\n"
 		"  --gateway-ip IP           guest default gateway [169.254.68.5]\n"
@@ -114,6 +124,7 @@ cvs_config_defaults(struct cvs_config *c)
 	memcpy(c->guest_mac, guest_mac, 6);
 	memcpy(c->gw_mac, gw_mac, 6);
 	strcpy(c->host_iface, "cube-dev");
+	c->workers = 1;
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 }
 
@@ -313,6 +324,18 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 				return cvs_bad(err, errlen, name, optarg, "a MAC address");
 			c->have_nh_fallback = true;
 			break;
+		case OPT_WORKERS:
+			if (cvs_parse_u32(optarg, 1, 16, &c->workers))
+				return cvs_bad(err, errlen, name, optarg, "an integer 1..16");
+			break;
+		case OPT_WORLD_QUEUES:
+			if (cvs_parse_u32(optarg, 1, 16, &c->world_queues))
+				return cvs_bad(err, errlen, name, optarg, "an integer 1..16");
+			break;
+		case OPT_IDLE_SLEEP:
+			if (cvs_parse_u32(optarg, 0, 100000, &c->idle_sleep_us))
+				return cvs_bad(err, errlen, name, optarg, "microseconds 0..100000");
+			break;
 		case OPT_TEST_CLOCK:
 			c->test_clock = true;
 			break;
@@ -351,6 +374,13 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 	}
 	if (c->help || c->version)
 		return 0;
+	if (!c->world_queues)
+		c->world_queues = c->workers;
+	if (c->world_queues > c->workers) {
+		snprintf(err, errlen, "--world-queues %u is more than --workers %u",
+			 c->world_queues, c->workers);
+		return -EINVAL;
+	}
 	if (cvs_ranges_overlap(c->host_ports, c->snat_ports)) {
 		snprintf(err, errlen, "--host-port-range %u-%u overlaps --snat-port-range %u-%u",
 			 c->host_ports.lo, c->host_ports.hi, c->snat_ports.lo, c->snat_ports.hi);

@@ -31,6 +31,9 @@ struct cvs_config {
 	char host_iface[IF_NAMESIZE];	/* cube-dev; empty = none */
 	bool have_nh_fallback;
 	uint8_t nh_fallback[6];		/* next-hop MAC when none is learned */
+	uint32_t workers;		/* worker lcores */
+	uint32_t world_queues;		/* world queues, <= workers; 0 = as many as workers */
+	uint32_t idle_sleep_us;		/* workers sleep this long when idle; 0 = pure polling */
 	bool test_clock;		/* POST /debug/clock moves the session clock */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */

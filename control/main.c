@@ -20,6 +20,8 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "api.h"
 #include "config.h"
@@ -42,7 +44,13 @@ static volatile sig_atomic_t force_quit;
 
 struct node {
 	struct cvs_config cfg;
-	struct worker w;
+	struct dp_cfg dpc;		/* addressing shared by the workers */
+	struct worker *w;		/* nw workers */
+	uint32_t nw;
+	bool launched;
+	struct worker_ports wp;
+	struct rte_mempool *mp;
+	rte_spinlock_t txlock[16];	/* world tx queues shared by several workers */
 	struct dp_shared *sh;
 	struct xdp_steer steer;
 	bool have_steer;
@@ -133,6 +141,26 @@ node_ifindex(void *ctx, const char *iface)
 
 static uint32_t node_detach_port(struct node *n, struct sandbox *sb);
 
+/* Run a command on every worker; sums the results. -ETIMEDOUT if one did not answer. */
+static int
+node_call(struct node *n, uint32_t cmd, uint32_t arg, uint32_t timeout_ms, uint32_t *sum)
+{
+	uint32_t i, r;
+	int ret = 0;
+
+	if (sum)
+		*sum = 0;
+	if (!n->launched)
+		return 0;
+	for (i = 0; i < n->nw; i++) {
+		if (worker_call(&n->w[i], cmd, arg, timeout_ms, &r))
+			ret = -ETIMEDOUT;
+		else if (sum)
+			*sum += r;
+	}
+	return ret;
+}
+
 /*
  * Publish a sandbox's policy. Flows check the version on their next packet; the old policy
  * is freed once the worker has passed a loop, so no packet still reads it.
@@ -148,7 +176,7 @@ node_policy(void *ctx, struct sandbox *sb)
 		return -ENOMEM;
 	old = atomic_exchange(&n->sh->policy[sb->slot], pol);
 	atomic_fetch_add_explicit(&n->sh->policy_ver[sb->slot], 1, memory_order_release);
-	if (worker_call(&n->w, WCMD_SYNC, 0, 5000, NULL))
+	if (node_call(n, WCMD_SYNC, 0, 5000, NULL))
 		CVS_LOG(ERR, ctl, "worker did not answer; keeping the old policy of %s allocated",
 			sb->id);
 	else
@@ -186,7 +214,7 @@ node_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 		node_detach_port(n, sb);
 		return ret;
 	}
-	worker_publish(&n->w, sb->slot, xp);
+	worker_publish(&n->wp, sb->slot, xp);
 	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
 	return 0;
 }
@@ -201,11 +229,11 @@ node_detach_port(struct node *n, struct sandbox *sb)
 	atomic_store(&n->sh->slot_alive[sb->slot], 0);
 	atomic_store(&n->sh->ip2slot[ntohl(sb->ip) - ntohl(n->cfg.sandbox_net)], 0);
 	atomic_store(&n->sh->slot_ip[sb->slot], 0);
-	worker_publish(&n->w, sb->slot, NULL);
+	worker_publish(&n->wp, sb->slot, NULL);
 	old = atomic_exchange(&n->sh->policy[sb->slot], NULL);
 	atomic_fetch_add(&n->sh->policy_ver[sb->slot], 1);
 	/* Returns once the worker has passed a loop without this port: then it is ours. */
-	if (worker_call(&n->w, WCMD_FLUSH_ZONE, sb->slot + 1, 5000, &flushed))
+	if (node_call(n, WCMD_FLUSH_ZONE, sb->slot + 1, 5000, &flushed))
 		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", sb->id);
 	free((void *)old);
 	xdpctl_sbx_detach(&n->sbx, sb->ifindex, sb->slot);
@@ -273,8 +301,8 @@ node_clock(struct node *n, const char *body, size_t len, int *status)
 	      json_integer_value(adv);
 	json_decref(j);
 	/* Let the worker run its expiry at the new time before answering. */
-	worker_call(&n->w, WCMD_SYNC, 0, 1000, NULL);
-	worker_call(&n->w, WCMD_SYNC, 0, 1000, NULL);
+	node_call(n, WCMD_SYNC, 0, 1000, NULL);
+	node_call(n, WCMD_SYNC, 0, 1000, NULL);
 	return json_pack("{s:I}", "offset", (json_int_t)off);
 }
 
@@ -312,12 +340,24 @@ node_extra(void *ctx, const char *method, const char *path, const char *body, si
 		};
 		int i;
 
+		struct cvs_stats sum;
+		json_int_t sessions = 0;
+		uint32_t k;
+
+		memset(&sum, 0, sizeof(sum));
+		for (k = 0; k < n->nw; k++) {
+			for (i = 0; i < CVS_DROP_MAX; i++)
+				sum.drop[i] += n->w[k].st.drop[i];
+			for (i = 0; i < CVS_WC_MAX; i++)
+				sum.c[i] += n->w[k].st.c[i];
+			sessions += atomic_load(&n->w[k].sessions);
+		}
 		for (i = 0; i < CVS_DROP_MAX; i++)
 			json_object_set_new(drops, cvs_drop_names[i],
-					    json_integer((json_int_t)n->w.st.drop[i]));
+					    json_integer((json_int_t)sum.drop[i]));
 		for (i = 0; i < CVS_WC_MAX; i++)
 			json_object_set_new(wc, cvs_wcounter_names[i],
-					    json_integer((json_int_t)n->w.st.c[i]));
+					    json_integer((json_int_t)sum.c[i]));
 		if (n->have_steer)
 			xdpctl_read_stats(n->steer.stats_fd, xs);
 		else
@@ -329,7 +369,7 @@ node_extra(void *ctx, const char *method, const char *path, const char *body, si
 			json_object_set_new(xdp, xnames[i], json_integer((json_int_t)(xs[i] + sb[i])));
 		}
 		return json_pack("{s:o,s:o,s:o,s:i,s:i}", "worker", wc, "drops", drops, "xdp",
-				 xdp, "sessions", (json_int_t)atomic_load(&n->w.sessions),
+				 xdp, "sessions", sessions,
 				 "sessionCapacity", (json_int_t)n->cfg.max_sessions);
 	}
 	(void)status;
@@ -337,6 +377,25 @@ node_extra(void *ctx, const char *method, const char *path, const char *body, si
 }
 
 /* ---- set-up ---- */
+
+/* Configure nq rx and tx queues on a port and start it. */
+static int
+node_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
+{
+	struct rte_eth_conf conf;
+	uint16_t q;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
+	for (q = 0; !ret && q < nq; q++) {
+		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
+		if (!ret)
+			ret = rte_eth_tx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid),
+						     NULL);
+	}
+	return ret ? ret : rte_eth_dev_start(pid);
+}
 
 static int
 world_port_setup(struct node *n, char *err, size_t errlen)
@@ -357,39 +416,44 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 			 found == RTE_MAX_ETHPORTS)
 			found = pid;
 	}
+	if (found == RTE_MAX_ETHPORTS && n->cfg.world_iface[0]) {
+		snprintf(err, errlen, "cannot create the AF_XDP port on %s with %u queue(s) (see "
+			 "the PMD's message above; 'ethtool -l %s' shows its queues)",
+			 n->cfg.world_iface, n->cfg.world_queues, n->cfg.world_iface);
+		return -ENODEV;
+	}
 	if (found == RTE_MAX_ETHPORTS) {
 		snprintf(err, errlen, "no world port: give --world-iface IFACE or an EAL port "
 			 "(--vdev net_af_xdp0,iface=... or a PCI device)");
 		return -ENODEV;
 	}
 	n->world_port = found;
-	n->w.mp = rte_pktmbuf_pool_create("cvs_mbuf", NB_MBUF, 256, 0,
-					  RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
-	if (!n->w.mp) {
+	n->mp = rte_pktmbuf_pool_create("cvs_mbuf", NB_MBUF * n->nw, 256, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (!n->mp) {
 		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_info_get(found, &info);
+	if (!ret && (info.max_rx_queues < n->cfg.world_queues ||
+		     info.max_tx_queues < n->cfg.world_queues)) {
+		snprintf(err, errlen, "the world port has %u rx / %u tx queues, fewer than "
+			 "--world-queues %u", info.max_rx_queues, info.max_tx_queues,
+			 n->cfg.world_queues);
+		return -EINVAL;
+	}
 	if (!ret)
-		ret = rte_eth_dev_configure(found, 1, 1, &conf);
-	if (!ret)
-		ret = rte_eth_rx_queue_setup(found, 0, 1024, rte_eth_dev_socket_id(found), NULL,
-					     n->w.mp);
-	if (!ret)
-		ret = rte_eth_tx_queue_setup(found, 0, 1024, rte_eth_dev_socket_id(found), NULL);
-	if (!ret)
-		ret = rte_eth_dev_start(found);
+		ret = node_queues(found, n->cfg.world_queues, 1024, n->mp);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
 		return ret;
 	}
 	rte_eth_macaddr_get(found, &mac);
-	memcpy(n->w.cfg.world_mac, mac.addr_bytes, 6);
+	memcpy(n->dpc.world_mac, mac.addr_bytes, 6);
 	n->world_ifindex = (int)info.if_index;
-	n->w.world_port = found;
-	n->w.world_queue = 0;
+	n->world_port = found;
 	return 0;
 }
 
@@ -397,33 +461,23 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 static int
 host_port_setup(struct node *n, char *err, size_t errlen)
 {
-	struct rte_eth_conf conf;
 	struct rte_ether_addr mac;
 	uint16_t pid = n->host_port;
 	int ret;
 
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_configure(pid, 1, 1, &conf);
-	if (!ret)
-		ret = rte_eth_rx_queue_setup(pid, 0, 512, rte_eth_dev_socket_id(pid), NULL,
-					     n->w.mp);
-	if (!ret)
-		ret = rte_eth_tx_queue_setup(pid, 0, 512, rte_eth_dev_socket_id(pid), NULL);
-	if (!ret)
-		ret = rte_eth_dev_start(pid);
+	ret = node_queues(pid, n->nw, 512, n->mp);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", n->cfg.host_iface, strerror(-ret));
 		return ret;
 	}
 	rte_eth_macaddr_get(pid, &mac);
-	memcpy(n->w.cfg.host_mac, mac.addr_bytes, 6);
-	n->w.cfg.host_ip = htonl(ntohl(n->cfg.sandbox_net) + 1);
-	ret = hostif_configure(n->cfg.host_iface, n->w.cfg.host_ip, n->cfg.sandbox_prefix,
-			       n->w.cfg.host_peer_mac, err, errlen);
+	memcpy(n->dpc.host_mac, mac.addr_bytes, 6);
+	n->dpc.host_ip = htonl(ntohl(n->cfg.sandbox_net) + 1);
+	ret = hostif_configure(n->cfg.host_iface, n->dpc.host_ip, n->cfg.sandbox_prefix,
+			       n->dpc.host_peer_mac, err, errlen);
 	if (ret)
 		return ret;
-	n->w.cfg.have_host = true;
-	n->w.host_port = pid;
+	n->dpc.have_host = true;
 	return 0;
 }
 
@@ -434,13 +488,19 @@ node_teardown(struct node *n, struct api *api, bool worker_running)
 	if (n->reg.by_slot)
 		reg_clear(&n->reg);
 	if (worker_running) {
-		atomic_store(&n->w.quit, true);
-		rte_eal_wait_lcore(n->w.lcore);
+		uint32_t i;
+
+		for (i = 0; i < n->nw; i++)
+			atomic_store(&n->w[i].quit, true);
+		for (i = 0; i < n->nw; i++)
+			rte_eal_wait_lcore(n->w[i].lcore);
 	}
 	if (n->have_nexthop)
 		nexthop_close(&n->nexthop);
-	rte_eth_dev_stop(n->world_port);
-	rte_eth_dev_close(n->world_port);
+	if (n->world_port != UINT16_MAX) {
+		rte_eth_dev_stop(n->world_port);
+		rte_eth_dev_close(n->world_port);
+	}
 	if (n->host_port != UINT16_MAX) {
 		rte_eth_dev_stop(n->host_port);
 		rte_eth_dev_close(n->host_port);
@@ -450,7 +510,15 @@ node_teardown(struct node *n, struct api *api, bool worker_running)
 	xdpctl_sbx_unload(&n->sbx);
 	if (n->reg.by_slot)
 		reg_fini(&n->reg);
-	ct_destroy(n->w.ct);
+	{
+		uint32_t i;
+
+		for (i = 0; n->w && i < n->nw; i++) {
+			ct_destroy(n->w[i].ct);
+			free(n->w[i].park);
+			rte_ring_free(n->w[i].inbox);
+		}
+	}
 }
 
 int
@@ -539,8 +607,8 @@ main(int argc, char **argv)
 		if (memfd < 0)
 			fail_early("cannot stage the steering program: %s", strerror(-memfd));
 		snprintf(vdev, sizeof(vdev),
-			 WORLD_VDEV ",iface=%.16s,start_queue=0,queue_count=1,busy_budget=0,"
-			 "xdp_prog=/proc/self/fd/%d", n->cfg.world_iface, memfd);
+			 WORLD_VDEV ",iface=%.16s,start_queue=0,queue_count=%u,busy_budget=0,"
+			 "xdp_prog=/proc/self/fd/%d", n->cfg.world_iface, n->cfg.world_queues, memfd);
 		eal_argv[eal_argc++] = (char *)"--vdev";
 		eal_argv[eal_argc++] = vdev;
 	}
@@ -554,7 +622,11 @@ main(int argc, char **argv)
 		eal_argv[eal_argc++] = hvdev;
 	}
 	n->host_port = UINT16_MAX;
-	n->w.host_port = UINT16_MAX;
+	n->world_port = UINT16_MAX;
+	n->nw = n->cfg.workers;
+	n->w = calloc(n->nw, sizeof(*n->w));
+	if (!n->w)
+		fail_early("out of memory");
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0)
 		fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
@@ -592,21 +664,19 @@ main(int argc, char **argv)
 		goto fail_port;
 	}
 
-	n->w.cfg.node_ip = n->cfg.node_ip;
-	n->w.cfg.world_mask = n->world_mask ? n->world_mask : 0xffffffff;
-	n->w.cfg.world_net = n->cfg.node_ip & n->w.cfg.world_mask;
-	n->w.cfg.sbx_mask = htonl(~0u << (32 - n->cfg.sandbox_prefix));
-	n->w.cfg.sbx_net = n->cfg.sandbox_net;
-	n->w.cfg.snat_lo = n->cfg.snat_ports.lo;
-	n->w.cfg.snat_hi = n->cfg.snat_ports.hi;
-	n->w.ctx.snat_cursor = (uint32_t)rte_rdtsc();
-	n->w.cfg.guest_ip = n->cfg.guest_ip;
-	n->w.cfg.gw_ip = n->cfg.gw_ip;
-	memcpy(n->w.cfg.guest_mac, n->cfg.guest_mac, 6);
-	memcpy(n->w.cfg.gw_mac, n->cfg.gw_mac, 6);
+	n->dpc.node_ip = n->cfg.node_ip;
+	n->dpc.world_mask = n->world_mask ? n->world_mask : 0xffffffff;
+	n->dpc.world_net = n->cfg.node_ip & n->dpc.world_mask;
+	n->dpc.sbx_mask = htonl(~0u << (32 - n->cfg.sandbox_prefix));
+	n->dpc.sbx_net = n->cfg.sandbox_net;
+	n->dpc.snat_lo = n->cfg.snat_ports.lo;
+	n->dpc.snat_hi = n->cfg.snat_ports.hi;
+	n->dpc.guest_ip = n->cfg.guest_ip;
+	n->dpc.gw_ip = n->cfg.gw_ip;
+	memcpy(n->dpc.guest_mac, n->cfg.guest_mac, 6);
+	memcpy(n->dpc.gw_mac, n->cfg.gw_mac, 6);
 	n->sh = calloc(1, sizeof(*n->sh));
-	n->w.ports = calloc(n->cfg.max_sandboxes, sizeof(*n->w.ports));
-	n->w.park = calloc(PARK_MAX, sizeof(*n->w.park));
+	n->wp.ports = calloc(n->cfg.max_sandboxes, sizeof(*n->wp.ports));
 	if (n->sh) {
 		n->sh->slot_alive = calloc(n->cfg.max_sandboxes, 1);
 		n->sh->policy = calloc(n->cfg.max_sandboxes, sizeof(*n->sh->policy));
@@ -615,17 +685,50 @@ main(int argc, char **argv)
 		n->sh->ip2slot_size = 1u << (32 - n->cfg.sandbox_prefix);
 		n->sh->ip2slot = calloc(n->sh->ip2slot_size, sizeof(*n->sh->ip2slot));
 	}
-	n->w.ct = ct_create(n->cfg.max_sessions, n->cfg.max_sandboxes, n->cfg.timeouts);
 	if (!n->sh || !n->sh->slot_alive || !n->sh->policy || !n->sh->policy_ver ||
-	    !n->sh->slot_ip || !n->sh->ip2slot || !n->w.ports || !n->w.park || !n->w.ct) {
-		CVS_LOG(ERR, main, "cannot allocate the session table of %u sessions",
-			n->cfg.max_sessions);
+	    !n->sh->slot_ip || !n->sh->ip2slot || !n->wp.ports) {
+		CVS_LOG(ERR, main, "out of memory");
 		goto fail_port;
 	}
+	for (i = 0; i < (int)n->nw; i++) {
+		struct worker *w = &n->w[i];
+		char rname[32];
+
+		/* Each worker owns a table of its share of the sessions. */
+		w->ct = ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
+				  n->cfg.timeouts);
+		w->park = calloc(PARK_MAX, sizeof(*w->park));
+		snprintf(rname, sizeof(rname), "cvs_inbox%d", i);
+		w->inbox = n->nw > 1 ? rte_ring_create(rname, WORKER_INBOX, rte_socket_id(),
+						       RING_F_SC_DEQ) : NULL;
+		if (!w->ct || !w->park || (n->nw > 1 && !w->inbox)) {
+			CVS_LOG(ERR, main, "cannot allocate worker %d (session table of %u)", i,
+				n->cfg.max_sessions / n->nw);
+			goto fail_port;
+		}
+		w->id = (uint32_t)i;
+		w->nworkers = n->nw;
+		w->all = n->w;
+		w->wp = &n->wp;
+		w->mp = n->mp;
+		w->world_port = n->world_port;
+		w->world_queue = (uint32_t)i < n->cfg.world_queues ? (uint16_t)i : UINT16_MAX;
+		w->world_txq = (uint16_t)(i % n->cfg.world_queues);
+		rte_spinlock_init(&n->txlock[i % n->cfg.world_queues]);
+		w->world_txlock = n->cfg.world_queues < n->nw ?
+				  &n->txlock[i % n->cfg.world_queues] : NULL;
+		w->host_port = n->dpc.have_host ? n->host_port : UINT16_MAX;
+		w->host_queue = (uint16_t)i;
+		w->idle_sleep_us = n->cfg.idle_sleep_us;
+		w->ctx.cfg = &n->dpc;
+		w->ctx.sh = n->sh;
+		w->ctx.snat_cursor = (uint32_t)rte_rdtsc() * (uint32_t)(i + 1);
+		dp_snat_share(&n->dpc, (uint32_t)i, n->nw, &w->ctx.snat_lo, &w->ctx.snat_hi);
+	}
 	n->sh->max_sandboxes = n->cfg.max_sandboxes;
-	n->w.ctx.sh = n->sh;
 	if (n->world_ifindex > 0) {
 		n->have_nexthop = !nexthop_open(&n->nexthop, n->world_ifindex, &n->sh->nh,
+						n->w, n->nw,
 						n->cfg.have_nh_fallback ? n->cfg.nh_fallback : NULL,
 						err, sizeof(err));
 		if (!n->have_nexthop)
@@ -634,18 +737,24 @@ main(int argc, char **argv)
 	if (!n->have_nexthop && n->cfg.have_nh_fallback)
 		dp_nh_store(&n->sh->nh, 0, n->cfg.nh_fallback);
 
-	lcore = rte_get_next_lcore(-1, 1, 0);
-	if (lcore >= RTE_MAX_LCORE) {
-		CVS_LOG(ERR, main, "no worker lcore: give EAL at least two lcores (-l 0-1)");
-		goto fail_port;
+	lcore = -1u;
+	for (i = 0; i < (int)n->nw; i++) {
+		lcore = rte_get_next_lcore(lcore, 1, 0);
+		if (lcore >= RTE_MAX_LCORE) {
+			CVS_LOG(ERR, main, "%u workers need %u worker lcores: give EAL more "
+				"(-l 0-%u, or --lcores to share CPUs)", n->nw, n->nw, n->nw);
+			goto fail_port;
+		}
+		n->w[i].lcore = lcore;
 	}
-	n->w.lcore = lcore;
 	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,
 		     n->cfg.sandbox_net, n->cfg.sandbox_prefix, n->cfg.node_ip, &node_ops, n)) {
 		CVS_LOG(ERR, main, "cannot allocate the registry");
 		goto fail_port;
 	}
-	rte_eal_remote_launch(worker_main, &n->w, lcore);
+	for (i = 0; i < (int)n->nw; i++)
+		rte_eal_remote_launch(worker_main, &n->w[i], n->w[i].lcore);
+	n->launched = true;
 	api = api_start(n->cfg.api_addr, n->cfg.api_port, &n->reg, node_extra, n, err,
 			sizeof(err));
 	if (!api) {
@@ -659,9 +768,10 @@ main(int argc, char **argv)
 		char api_ip[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
-		CVS_LOG(INFO, main, "ready: world port %u%s%s, node IP %s, worker lcore %u, "
-			"API http://%s:%u", n->world_port, n->cfg.world_iface[0] ? " on " : "",
-			n->cfg.world_iface, node_ip, lcore, api_ip, n->cfg.api_port);
+		CVS_LOG(INFO, main, "ready: world port %u%s%s, node IP %s, %u worker(s) from "
+			"lcore %u, API http://%s:%u", n->world_port,
+			n->cfg.world_iface[0] ? " on " : "", n->cfg.world_iface, node_ip, n->nw,
+			n->w[0].lcore, api_ip, n->cfg.api_port);
 	}
 	while (!force_quit) {
 		if (n->have_nexthop)

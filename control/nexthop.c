@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "nexthop.h"
+#include "worker.h"
 
 #define NL_BUF 16384
 
@@ -209,14 +210,16 @@ nh_default(struct nexthop *n)
 }
 
 int
-nexthop_open(struct nexthop *n, int ifindex, struct dp_nh *nh, const uint8_t *fallback,
-	     char *err, size_t errlen)
+nexthop_open(struct nexthop *n, int ifindex, struct dp_nh *nh, struct worker *w, uint32_t nw,
+	     const uint8_t *fallback, char *err, size_t errlen)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 
 	memset(n, 0, sizeof(*n));
 	n->ifindex = ifindex;
 	n->nh = nh;
+	n->w = w;
+	n->nw = nw;
 	if (fallback) {
 		n->have_fallback = true;
 		memcpy(n->fallback, fallback, 6);
@@ -249,18 +252,21 @@ void
 nexthop_poll(struct nexthop *n)
 {
 	char buf[NL_BUF];
-	uint32_t dst, budget = 64;
+	uint32_t dst, budget = 64, k;
 	bool flush = false;
 	ssize_t len;
 
-	while (budget-- && dp_nh_next_request(n->nh, &dst)) {
-		uint32_t i;
+	for (k = 0; k < n->nw; k++) {
+		while (budget && dp_nh_next_request(&n->w[k].nhreq, &dst)) {
+			uint32_t i;
 
-		/* Requests repeat while a resolution is pending: look up each once. */
-		for (i = 0; i < n->n && n->dst[i] != dst; i++)
-			;
-		if (i == n->n || n->resolved[i])
-			nh_resolve(n, dst);
+			budget--;
+			/* Requests repeat while a resolution is pending: look up each once. */
+			for (i = 0; i < n->n && n->dst[i] != dst; i++)
+				;
+			if (i == n->n || n->resolved[i])
+				nh_resolve(n, dst);
+		}
 	}
 	while ((len = recv(n->ev_fd, buf, sizeof(buf), 0)) > 0) {
 		struct nlmsghdr *h;

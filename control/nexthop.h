@@ -21,6 +21,8 @@ struct nexthop {
 	uint32_t seq;
 	int ifindex;
 	struct dp_nh *nh;
+	struct worker *w;	/* whose request rings we serve */
+	uint32_t nw;
 	bool have_fallback;
 	uint8_t fallback[6];
 	uint32_t gw_ip;		/* default gateway on the world interface, 0 if none */
@@ -33,8 +35,10 @@ struct nexthop {
 	uint64_t resolutions;
 };
 
-int nexthop_open(struct nexthop *n, int ifindex, struct dp_nh *nh, const uint8_t *fallback,
-		 char *err, size_t errlen);
+struct worker;
+
+int nexthop_open(struct nexthop *n, int ifindex, struct dp_nh *nh, struct worker *w,
+		 uint32_t nw, const uint8_t *fallback, char *err, size_t errlen);
 /* Serve worker requests and kernel notifications; never blocks for long. */
 void nexthop_poll(struct nexthop *n);
 void nexthop_close(struct nexthop *n);

@@ -34,7 +34,8 @@
 	_(EGRESS_PROTO,		"egress_proto",		"guest packet that cannot open a flow (non-SYN TCP, ICMP other than echo)") \
 	_(TOO_BIG,		"too_big",		"frame larger than an output buffer") \
 	_(TX_FULL,		"tx_full",		"output ring or queue full") \
-	_(NO_BUFFER,		"no_buffer",		"no free mbuf or UMEM frame for output")
+	_(NO_BUFFER,		"no_buffer",		"no free mbuf or UMEM frame for output") \
+	_(HANDOFF_FULL,		"handoff_full",		"another worker's inbox was full")
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,
@@ -71,6 +72,7 @@ enum cvs_drop {
 	_(SESS_EVICTED,		"sessions_evicted",	"not-established sessions evicted by a new flow") \
 	_(SESS_FLUSHED,		"sessions_flushed",	"sessions removed with their sandbox") \
 	_(TCP_INVALID,		"tcp_invalid",		"TCP segments with an invalid or ignored transition") \
+	_(HANDOFFS,		"handoffs",		"frames handed to the worker that owns their flow") \
 	_(POLLS_BUSY,		"polls_busy",		"worker loop iterations that moved packets") \
 	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets")
 

@@ -176,26 +176,26 @@ dp_nh_clear(struct dp_nh *nh)
 }
 
 void
-dp_nh_request(struct dp_nh *nh, uint32_t ip)
+dp_nh_request(struct dp_nh_reqs *q, uint32_t ip)
 {
-	uint32_t head = atomic_load_explicit(&nh->req_head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&nh->req_tail, memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
 
 	if (head - tail >= DP_NH_REQS)
-		return;	/* the control thread is behind; the guest will retry */
-	atomic_store_explicit(&nh->req[head & (DP_NH_REQS - 1)], ip, memory_order_relaxed);
-	atomic_store_explicit(&nh->req_head, head + 1, memory_order_release);
+		return;	/* the control thread is behind; the frame waits or the guest retries */
+	atomic_store_explicit(&q->req[head & (DP_NH_REQS - 1)], ip, memory_order_relaxed);
+	atomic_store_explicit(&q->head, head + 1, memory_order_release);
 }
 
 bool
-dp_nh_next_request(struct dp_nh *nh, uint32_t *ip)
+dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip)
 {
-	uint32_t tail = atomic_load_explicit(&nh->req_tail, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 
-	if (tail == atomic_load_explicit(&nh->req_head, memory_order_acquire))
+	if (tail == atomic_load_explicit(&q->head, memory_order_acquire))
 		return false;
-	*ip = atomic_load_explicit(&nh->req[tail & (DP_NH_REQS - 1)], memory_order_relaxed);
-	atomic_store_explicit(&nh->req_tail, tail + 1, memory_order_release);
+	*ip = atomic_load_explicit(&q->req[tail & (DP_NH_REQS - 1)], memory_order_relaxed);
+	atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
 	return true;
 }
 
@@ -208,7 +208,8 @@ dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
 	if (dp_nh_lookup(&x->sh->nh, daddr, mac))
 		return true;
 	x->st->c[CVS_WC_NH_REQUESTS]++;
-	dp_nh_request(&x->sh->nh, daddr);
+	if (x->nhreq)
+		dp_nh_request(x->nhreq, daddr);
 	/* Off-link destinations go to the default gateway until the exact route is known. */
 	if ((daddr & c->world_mask) != c->world_net && dp_nh_lookup(&x->sh->nh, 0, mac))
 		return true;
@@ -358,7 +359,7 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 static bool
 dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 {
-	uint32_t span = (uint32_t)x->cfg->snat_hi - x->cfg->snat_lo + 1, i;
+	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1, i;
 	int d;
 
 	for (i = 0; i < SNAT_PROBES && i < span; i++) {
@@ -366,7 +367,7 @@ dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 
 		/* A scattered start keeps successive flows to one endpoint off each other. */
 		x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
-		port = htons((uint16_t)(x->cfg->snat_lo + (x->snat_cursor >> 8) % span));
+		port = htons((uint16_t)(x->snat_lo + (x->snat_cursor >> 8) % span));
 		if (rt->proto == IPPROTO_ICMP_)
 			rt->sport = port;
 		rt->dport = port;
@@ -786,4 +787,109 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		return;
 	x->st->c[CVS_WC_HOST_FLOWS]++;
 	dp_open_forward(x, s, &p, r);
+}
+
+/* ---- ownership with several workers ---- */
+
+void
+dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
+	      uint16_t *hi)
+{
+	uint32_t span = (uint32_t)c->snat_hi - c->snat_lo + 1;
+
+	*lo = (uint16_t)(c->snat_lo + (uint64_t)span * k / nworkers);
+	*hi = (uint16_t)(c->snat_lo + (uint64_t)span * (k + 1) / nworkers - 1);
+}
+
+static inline uint32_t
+dp_snat_owner(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool *in)
+{
+	uint32_t p = ntohs(port_be), span = (uint32_t)c->snat_hi - c->snat_lo + 1;
+
+	*in = p >= c->snat_lo && p <= c->snat_hi;
+	return *in ? (uint32_t)((uint64_t)(p - c->snat_lo) * nworkers / span) : 0;
+}
+
+static inline uint32_t
+dp_slot_owner(uint32_t zone, uint32_t nworkers)
+{
+	return (zone - 1u) % nworkers;
+}
+
+/*
+ * The node-side port of a packet that we sent or will send: for world frames the destination
+ * port, for ICMP errors the source port of the quoted packet (which left from us).
+ */
+uint32_t
+dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, uint32_t slot,
+	 const uint8_t *frame, uint32_t len, uint32_t nworkers)
+{
+	uint32_t self = origin == DP_FROM_SANDBOX ? slot % nworkers : 0, own;
+	uint16_t port;
+	struct pkt p;
+	bool in;
+
+	if (nworkers <= 1 || pkt_parse(&p, (uint8_t *)frame, len) != PKT_IPV4)
+		return self;
+	port = p.dport;
+	if (dp_icmp_is_error(&p)) {
+		const uint8_t *q = (const uint8_t *)pkt_l4(&p) + 8;
+		const struct ip4_hdr *in4 = (const struct ip4_hdr *)q;
+		uint32_t ihl, avail = p.len - p.l4_off - 8;
+
+		if (avail < sizeof(*in4) + 8)
+			return self;
+		ihl = (in4->ver_ihl & 15) * 4u;
+		if (ihl < sizeof(*in4) || avail < ihl + 8)
+			return self;
+		if (origin == DP_FROM_HOST) {
+			/* About a packet we sent to the host: from a sandbox address. */
+			uint32_t idx = ntohl(in4->saddr) - ntohl(c->sbx_net);
+
+			if ((in4->saddr & c->sbx_mask) != c->sbx_net || idx >= sh->ip2slot_size)
+				return self;
+			own = atomic_load_explicit(&sh->ip2slot[idx], memory_order_relaxed);
+			return own ? dp_slot_owner(own, nworkers) : self;
+		}
+		if (in4->saddr != c->node_ip)
+			return self;
+		port = in4->proto == IPPROTO_ICMP_ ? *(const uint16_t *)(q + ihl + 4) :
+		       *(const uint16_t *)(q + ihl);
+		own = dp_snat_owner(c, port, nworkers, &in);
+		if (in)
+			return own;
+		if (in4->proto == IPPROTO_TCP_) {
+			own = atomic_load_explicit(&sh->hostport[ntohs(port)], memory_order_relaxed);
+			return own ? dp_slot_owner(own >> 16, nworkers) : self;
+		}
+		return self;
+	}
+	switch (origin) {
+	case DP_FROM_WORLD:
+		own = dp_snat_owner(c, port, nworkers, &in);
+		if (in)
+			return own;
+		if (p.proto == IPPROTO_TCP_) {
+			own = atomic_load_explicit(&sh->hostport[ntohs(port)], memory_order_relaxed);
+			if (own)
+				return dp_slot_owner(own >> 16, nworkers);
+		}
+		return self;
+	case DP_FROM_HOST: {
+		uint32_t idx = ntohl(p.daddr) - ntohl(c->sbx_net);
+
+		if ((p.daddr & c->sbx_mask) != c->sbx_net || idx >= sh->ip2slot_size)
+			return self;
+		own = atomic_load_explicit(&sh->ip2slot[idx], memory_order_relaxed);
+		return own ? dp_slot_owner(own, nworkers) : self;
+	}
+	default:
+		/* A hairpin target answers to the node IP and the SNAT port of A's worker. */
+		if (p.daddr == c->node_ip && p.proto != IPPROTO_ICMP_) {
+			own = dp_snat_owner(c, port, nworkers, &in);
+			if (in)
+				return own;
+		}
+		return self;
+	}
 }

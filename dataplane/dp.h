@@ -74,8 +74,12 @@ struct dp_nh_entry {
 
 struct dp_nh {
 	struct dp_nh_entry e[DP_NH_SIZE];
-	_Atomic uint32_t req_head;	/* written by the worker */
-	_Atomic uint32_t req_tail;	/* written by the control thread */
+};
+
+/* Next-hop requests of one worker to the control thread (single producer, single consumer). */
+struct dp_nh_reqs {
+	_Atomic uint32_t head;	/* written by the worker */
+	_Atomic uint32_t tail;	/* written by the control thread */
 	_Atomic uint32_t req[DP_NH_REQS];
 };
 
@@ -117,8 +121,18 @@ struct dp_ctx {
 	struct dp_shared *sh;
 	struct ct_table *ct;
 	struct cvs_stats *st;
+	struct dp_nh_reqs *nhreq;
 	uint32_t now;		/* seconds, from the worker's clock */
 	uint32_t snat_cursor;	/* where the next SNAT port search starts */
+	uint16_t snat_lo;	/* this worker's share of the SNAT range, host order */
+	uint16_t snat_hi;
+};
+
+/* Where a frame came from, for dp_owner(). */
+enum dp_origin {
+	DP_FROM_WORLD = 0,
+	DP_FROM_HOST,
+	DP_FROM_SANDBOX,
 };
 
 void dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
@@ -134,11 +148,22 @@ bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
 
 /* Next-hop cache, both sides. */
 bool dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6]);
-void dp_nh_request(struct dp_nh *nh, uint32_t ip);
+void dp_nh_request(struct dp_nh_reqs *q, uint32_t ip);
 void dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6]);
 void dp_nh_clear(struct dp_nh *nh);
 /* Control side: take one pending request; false when none. */
-bool dp_nh_next_request(struct dp_nh *nh, uint32_t *ip);
+bool dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip);
+
+/*
+ * With several workers, each owns the sessions of its sandboxes (slot % n) and of its share of
+ * the SNAT range; a frame is processed by its owner. Returns the owning worker of a frame that
+ * arrived from 'origin' (slot for sandbox frames). Stateless: ports and addresses only.
+ */
+uint32_t dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
+		  uint32_t slot, const uint8_t *frame, uint32_t len, uint32_t nworkers);
+/* Worker k's share [*lo, *hi] of the SNAT range. */
+void dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
+		   uint16_t *hi);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)

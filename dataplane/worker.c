@@ -3,6 +3,11 @@
  * Worker lcore main loop, in the shape of l3fwd: rx burst → process burst → tx burst, until
  * the quit flag is set. Frames are copied between the world port's mbufs and the sandboxes'
  * UMEM frames (both sides are copy-mode AF_XDP on veth/TAP anyway).
+ *
+ * With several workers, worker k reads world and cube-dev queue k and the sockets of its own
+ * sandboxes; a frame whose session another worker owns (dp_owner) is handed to that worker's
+ * inbox, and so is a frame for a sandbox socket that another worker transmits on. Each session
+ * table thus has a single writer.
  */
 #include <errno.h>
 #include <string.h>
@@ -14,12 +19,15 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "worker.h"
 
 #define WORLD_BURST 32
+#define WH_SHIFT 24
 
-/* A tx batch for one ethdev port (the world port or cube-dev). */
+/* A tx batch for one ethdev queue (the world port or cube-dev). */
 struct world_txq {
 	struct rte_mbuf *m[WORLD_BURST];
 	uint16_t n;
@@ -27,6 +35,12 @@ struct world_txq {
 	uint16_t queue;
 	enum cvs_wcounter pkts;
 	enum cvs_wcounter bytes;
+	rte_spinlock_t *lock;	/* when workers outnumber the port's queues */
+};
+
+struct worker_out {
+	struct world_txq world;
+	struct world_txq host;
 };
 
 static void
@@ -36,7 +50,11 @@ world_flush(struct worker *w, struct world_txq *q)
 
 	if (!q->n)
 		return;
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
 	sent = rte_eth_tx_burst(q->port, q->queue, q->m, q->n);
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
 	for (i = sent; i < q->n; i++) {
 		w->st.drop[CVS_DROP_TX_FULL]++;
 		rte_pktmbuf_free(q->m[i]);
@@ -45,8 +63,9 @@ world_flush(struct worker *w, struct world_txq *q)
 	q->n = 0;
 }
 
-static void
-world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+/* A fresh mbuf holding a copy of the frame, or NULL (counted). */
+static struct rte_mbuf *
+worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
 {
 	struct rte_mbuf *m;
 	char *dst;
@@ -54,15 +73,25 @@ world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t 
 	m = rte_pktmbuf_alloc(w->mp);
 	if (unlikely(!m)) {
 		w->st.drop[CVS_DROP_NO_BUFFER]++;
-		return;
+		return NULL;
 	}
-	dst = rte_pktmbuf_append(m, (uint16_t)len);
-	if (unlikely(!dst || len > UINT16_MAX)) {
+	dst = len <= UINT16_MAX ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+	if (unlikely(!dst)) {
 		rte_pktmbuf_free(m);
 		w->st.drop[CVS_DROP_TOO_BIG]++;
-		return;
+		return NULL;
 	}
 	rte_memcpy(dst, data, len);
+	return m;
+}
+
+static void
+world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+{
+	struct rte_mbuf *m = worker_mbuf(w, data, len);
+
+	if (unlikely(!m))
+		return;
 	w->st.c[q->bytes] += len;
 	q->m[q->n++] = m;
 	if (q->n == WORLD_BURST)
@@ -72,14 +101,37 @@ world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t 
 static struct xskport *
 worker_port(struct worker *w, uint32_t slot)
 {
-	return atomic_load_explicit(&w->ports[slot], memory_order_acquire);
+	return atomic_load_explicit(&w->wp->ports[slot], memory_order_acquire);
+}
+
+/* Give a frame to worker 'to' with its kind and slot. */
+static void
+worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
+	       struct rte_mbuf *m)
+{
+	m->hash.usr = ((uint32_t)kind << WH_SHIFT) | slot;
+	if (unlikely(rte_ring_mp_enqueue(w->all[to].inbox, m))) {
+		w->st.drop[CVS_DROP_HANDOFF_FULL]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.c[CVS_WC_HANDOFFS]++;
 }
 
 static void
 sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
-	struct xskport *xp = worker_port(w, slot);
+	struct xskport *xp;
 
+	if (unlikely(slot % w->nworkers != w->id)) {
+		/* Another worker owns that socket's rings: it transmits. */
+		struct rte_mbuf *m = worker_mbuf(w, data, len);
+
+		if (m)
+			worker_handoff(w, slot % w->nworkers, WH_TO_SANDBOX, slot, m);
+		return;
+	}
+	xp = worker_port(w, slot);
 	if (unlikely(!xp)) {
 		w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		return;
@@ -94,11 +146,6 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	w->st.c[CVS_WC_SBX_TX_PKTS]++;
 	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
 }
-
-struct worker_out {
-	struct world_txq world;
-	struct world_txq host;
-};
 
 /* Send a processed frame where the pipeline said; 'back' is the port it came from. */
 static inline void
@@ -125,41 +172,6 @@ worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
 	default:
 		break;
 	}
-}
-
-static uint32_t
-worker_eth_rx(struct worker *w, struct worker_out *o, struct world_txq *src, bool host)
-{
-	struct rte_mbuf *m[WORLD_BURST];
-	struct dp_result r;
-	uint16_t n, i;
-
-	n = rte_eth_rx_burst(src->port, src->queue, m, WORLD_BURST);
-	for (i = 0; i < n; i++) {
-		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint32_t len = rte_pktmbuf_data_len(m[i]);
-
-		if (host) {
-			w->st.c[CVS_WC_HOST_RX_PKTS]++;
-			w->st.c[CVS_WC_HOST_RX_BYTES] += len;
-		} else {
-			w->st.c[CVS_WC_WORLD_RX_PKTS]++;
-			w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
-		}
-		if (unlikely(m[i]->nb_segs > 1)) {
-			/* Jumbo or TSO frames are not linear; we cannot translate them. */
-			w->st.drop[CVS_DROP_TOO_BIG]++;
-			rte_pktmbuf_free(m[i]);
-			continue;
-		}
-		if (host)
-			dp_host_rx(&w->ctx, data, len, &r);
-		else
-			dp_world_rx(&w->ctx, data, len, &r);
-		worker_emit(w, o, &r, data, src, -1);
-		rte_pktmbuf_free(m[i]);
-	}
-	return n;
 }
 
 /* Hold a guest frame until its next hop is known. */
@@ -191,7 +203,6 @@ worker_unpark(struct worker *w, struct worker_out *o, uint64_t now_tsc)
 		struct dp_result r;
 
 		if (!worker_port(w, e->slot)) {
-			r.action = DP_DROP;
 			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		} else {
 			dp_sandbox_rx(&w->ctx, e->slot, e->data, e->len, &r);
@@ -207,11 +218,72 @@ worker_unpark(struct worker *w, struct worker_out *o, uint64_t now_tsc)
 	}
 }
 
+/* The pipeline for one guest frame on its owner. */
+static inline void
+worker_sandbox_frame(struct worker *w, struct worker_out *o, uint32_t slot, uint8_t *data,
+		     uint32_t len)
+{
+	struct dp_result r;
+
+	dp_sandbox_rx(&w->ctx, slot, data, len, &r);
+	if (unlikely(r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR))
+		worker_park(w, slot, data, len);
+	else
+		worker_emit(w, o, &r, data, NULL, (int)slot);
+}
+
+/* Receive on the world or cube-dev queue of this worker; answers go back on our tx queue. */
+static uint32_t
+worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
+{
+	enum dp_origin origin = host ? DP_FROM_HOST : DP_FROM_WORLD;
+	struct world_txq *src = host ? &o->host : &o->world;
+	struct rte_mbuf *m[WORLD_BURST];
+	struct dp_result r;
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(host ? w->host_port : w->world_port,
+			     host ? w->host_queue : w->world_queue, m, WORLD_BURST);
+	for (i = 0; i < n; i++) {
+		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t len = rte_pktmbuf_data_len(m[i]);
+
+		if (host) {
+			w->st.c[CVS_WC_HOST_RX_PKTS]++;
+			w->st.c[CVS_WC_HOST_RX_BYTES] += len;
+		} else {
+			w->st.c[CVS_WC_WORLD_RX_PKTS]++;
+			w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
+		}
+		if (unlikely(m[i]->nb_segs > 1)) {
+			/* Jumbo or TSO frames are not linear; we cannot translate them. */
+			w->st.drop[CVS_DROP_TOO_BIG]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		if (w->nworkers > 1) {
+			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, origin, 0, data, len,
+					       w->nworkers);
+
+			if (to != w->id) {
+				worker_handoff(w, to, host ? WH_FROM_HOST : WH_FROM_WORLD, 0, m[i]);
+				continue;
+			}
+		}
+		if (host)
+			dp_host_rx(&w->ctx, data, len, &r);
+		else
+			dp_world_rx(&w->ctx, data, len, &r);
+		worker_emit(w, o, &r, data, src, -1);
+		rte_pktmbuf_free(m[i]);
+	}
+	return n;
+}
+
 static uint32_t
 worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 {
 	uint64_t done[XSKP_BURST];
-	struct dp_result r;
 	uint32_t idx, n, i;
 
 	n = xsk_ring_cons__peek(&xp->rx, XSKP_BURST, &idx);
@@ -228,14 +300,59 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		done[i] = xsk_umem__extract_addr(d->addr);
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
-		dp_sandbox_rx(&w->ctx, xp->slot, data, d->len, &r);
-		if (unlikely(r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR))
-			worker_park(w, xp->slot, data, d->len);
-		else
-			worker_emit(w, o, &r, data, NULL, (int)xp->slot);
+		if (w->nworkers > 1) {
+			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
+					       data, d->len, w->nworkers);
+
+			if (to != w->id) {
+				struct rte_mbuf *m = worker_mbuf(w, data, d->len);
+
+				if (m)
+					worker_handoff(w, to, WH_FROM_SANDBOX, xp->slot, m);
+				continue;
+			}
+		}
+		worker_sandbox_frame(w, o, xp->slot, data, d->len);
 	}
 	xsk_ring_cons__release(&xp->rx, n);
 	xskport_refill(xp, done, n);
+	return n;
+}
+
+/* Frames other workers handed to us. */
+static uint32_t
+worker_inbox(struct worker *w, struct worker_out *o)
+{
+	struct rte_mbuf *m[WORLD_BURST];
+	struct dp_result r;
+	unsigned int n, i;
+
+	if (!w->inbox)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(w->inbox, (void **)m, WORLD_BURST, NULL);
+	for (i = 0; i < n; i++) {
+		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t len = rte_pktmbuf_data_len(m[i]);
+		uint32_t slot = m[i]->hash.usr & ((1u << WH_SHIFT) - 1);
+
+		switch (m[i]->hash.usr >> WH_SHIFT) {
+		case WH_FROM_WORLD:
+			dp_world_rx(&w->ctx, data, len, &r);
+			worker_emit(w, o, &r, data, &o->world, -1);
+			break;
+		case WH_FROM_HOST:
+			dp_host_rx(&w->ctx, data, len, &r);
+			worker_emit(w, o, &r, data, &o->host, -1);
+			break;
+		case WH_FROM_SANDBOX:
+			worker_sandbox_frame(w, o, slot, data, len);
+			break;
+		case WH_TO_SANDBOX:
+			sandbox_send(w, slot, data, len);
+			break;
+		}
+		rte_pktmbuf_free(m[i]);
+	}
 	return n;
 }
 
@@ -266,34 +383,36 @@ worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct worker_out o = {
-		.world = { .port = w->world_port, .queue = w->world_queue,
-			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES },
-		.host = { .port = w->host_port, .queue = 0,
+		.world = { .port = w->world_port, .queue = w->world_txq,
+			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES,
+			   .lock = w->world_txlock },
+		.host = { .port = w->host_port, .queue = w->host_queue,
 			  .pkts = CVS_WC_HOST_TX_PKTS, .bytes = CVS_WC_HOST_TX_BYTES },
 	};
 	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
-	uint32_t last_now = UINT32_MAX;
-	uint64_t last_unpark = 0, ms = rte_get_tsc_hz() / 1000;
+	uint64_t last_unpark = 0, ms = hz / 1000;
+	uint32_t last_now = UINT32_MAX, idle = 0;
 
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
-	w->ctx.cfg = &w->cfg;
+	w->ctx.nhreq = &w->nhreq;
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
-		uint32_t hi = atomic_load_explicit(&w->ports_hi, memory_order_acquire);
+		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
 		uint32_t moved, s;
 
 		/* One clock for the loop; tests move it forward through clock_offset. */
 		w->ctx.now = (uint32_t)((int64_t)((rte_get_tsc_cycles() - t0) / hz) +
 			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
-		moved = worker_eth_rx(w, &o, &o.world, false);
+		moved = w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)
-			moved += worker_eth_rx(w, &o, &o.host, true);
-		for (s = 0; s < hi; s++) {
+			moved += worker_eth_rx(w, &o, true);
+		for (s = w->id; s < hi; s += w->nworkers) {
 			struct xskport *xp = worker_port(w, s);
 
 			if (xp)
 				moved += worker_sandbox_rx(w, xp, &o);
 		}
+		moved += worker_inbox(w, &o);
 		if (unlikely(w->nparked)) {
 			uint64_t t = rte_get_tsc_cycles();
 
@@ -305,7 +424,7 @@ worker_main(void *arg)
 		world_flush(w, &o.world);
 		if (w->host_port != UINT16_MAX)
 			world_flush(w, &o.host);
-		for (s = 0; s < hi; s++) {
+		for (s = w->id; s < hi; s += w->nworkers) {
 			struct xskport *xp = worker_port(w, s);
 
 			if (xp) {
@@ -323,8 +442,14 @@ worker_main(void *arg)
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
 		w->st.c[moved ? CVS_WC_POLLS_BUSY : CVS_WC_POLLS_IDLE]++;
 		atomic_fetch_add_explicit(&w->loops, 1, memory_order_release);
-		if (!moved)
+		if (moved) {
+			idle = 0;
+		} else if (w->idle_sleep_us && ++idle > 1024) {
+			/* Optional: give the CPU back when idle (shared CPUs, test beds). */
+			usleep(w->idle_sleep_us);
+		} else {
 			rte_pause();
+		}
 	}
 	return 0;
 }
@@ -350,9 +475,9 @@ worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 }
 
 void
-worker_publish(struct worker *w, uint32_t slot, struct xskport *xp)
+worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp)
 {
-	atomic_store_explicit(&w->ports[slot], xp, memory_order_release);
-	if (xp && slot + 1 > atomic_load(&w->ports_hi))
-		atomic_store_explicit(&w->ports_hi, slot + 1, memory_order_release);
+	atomic_store_explicit(&wp->ports[slot], xp, memory_order_release);
+	if (xp && slot + 1 > atomic_load(&wp->hi))
+		atomic_store_explicit(&wp->hi, slot + 1, memory_order_release);
 }

@@ -15,6 +15,7 @@
 #include "xskport.h"
 
 struct rte_mempool;
+struct rte_ring;
 
 /*
  * Frames of new flows whose next hop is being resolved wait here, as in the kernel's neighbour
@@ -36,20 +37,41 @@ enum worker_cmd {
 	WCMD_SYNC,		/* nothing: returns once the worker passed a loop */
 };
 
+/* What the workers share: the sandbox ports, indexed by slot, published by control. */
+struct worker_ports {
+	struct xskport *_Atomic *ports;
+	_Atomic uint32_t hi;	/* one past the highest slot ever published */
+};
+
+/* Kinds of frames handed from one worker to another (in mbuf hash.usr, with the slot). */
+enum worker_handoff {
+	WH_FROM_WORLD = 1,	/* process as received on the world port */
+	WH_FROM_HOST,		/* process as received on cube-dev */
+	WH_FROM_SANDBOX,	/* process as received from the sandbox in the low bits */
+	WH_TO_SANDBOX,		/* transmit to the sandbox in the low bits */
+};
+
+#define WORKER_INBOX	4096
+
 struct worker {
 	struct dp_ctx ctx;
-	struct dp_cfg cfg;
 	struct cvs_stats st;
 	struct ct_table *ct;
 	struct rte_mempool *mp;
 	uint16_t world_port;
-	uint16_t world_queue;
+	uint16_t world_queue;	/* rx queue, or UINT16_MAX: more workers than queues */
+	uint16_t world_txq;
+	void *world_txlock;	/* rte_spinlock_t of a shared tx queue, or NULL */
 	uint16_t host_port;	/* cube-dev (net_tap), or UINT16_MAX */
+	uint16_t host_queue;
 	unsigned int lcore;
-
-	/* Sandbox ports, indexed by slot; published by the control thread. */
-	struct xskport *_Atomic *ports;
-	_Atomic uint32_t ports_hi;	/* one past the highest slot ever published */
+	uint32_t id;		/* this worker: owns slots with slot % nworkers == id */
+	uint32_t nworkers;
+	struct worker *all;	/* every worker, for handoffs */
+	struct rte_ring *inbox;	/* frames other workers hand to this one (MP/SC) */
+	struct worker_ports *wp;
+	struct dp_nh_reqs nhreq;
+	uint32_t idle_sleep_us;	/* 0: poll without pause */
 
 	/* Mailbox: control writes cmd/arg then bumps cmd_seq; the worker echoes it in done_seq. */
 	_Atomic uint64_t cmd_seq;
@@ -71,6 +93,6 @@ int worker_main(void *arg);
 /* Control side: run a command on the worker and wait for it (up to timeout_ms). */
 int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 		uint32_t *result);
-void worker_publish(struct worker *w, uint32_t slot, struct xskport *xp);
+void worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp);
 
 #endif /* CVS_WORKER_H */

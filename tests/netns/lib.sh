@@ -58,7 +58,14 @@ tb_setup() {
 	trap tb_teardown EXIT
 	ip netns add "$NS_C"
 	ip netns add "$NS_N"
-	ip link add cl0 netns "$NS_C" type veth peer name nic0 netns "$NS_N"
+	# TB_QUEUES > 1 gives the "NIC" several queues (one per cubevs-fp worker).
+	local q=${TB_QUEUES:-1}
+	ip link add cl0 netns "$NS_C" numtxqueues "$q" numrxqueues "$q" type veth peer name nic0 \
+		netns "$NS_N" numtxqueues "$q" numrxqueues "$q"
+	if [ "$q" -gt 1 ]; then
+		nsc ethtool -L cl0 rx "$q" tx "$q" >/dev/null
+		nsn ethtool -L nic0 rx "$q" tx "$q" >/dev/null
+	fi
 	nsc ip addr add $CLIENT_IP/24 dev cl0
 	nsc ip link set cl0 up
 	nsc ip link set lo up
@@ -132,7 +139,7 @@ tb_sandbox_server() { # index port
 
 fp_start() { # extra options
 	# Not through a shell function: $! must be the PID that becomes cubevs-fp.
-	ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
+	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
 		--log-level=pmd.net.af_xdp:warning -- --world-iface nic0 "$@" \
 		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
