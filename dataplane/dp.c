@@ -806,8 +806,9 @@ dp_snat_owner(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool 
 {
 	uint32_t p = ntohs(port_be), span = (uint32_t)c->snat_hi - c->snat_lo + 1;
 
+	/* The k with share k = [lo + span*k/n, lo + span*(k+1)/n - 1], rounding as dp_snat_share. */
 	*in = p >= c->snat_lo && p <= c->snat_hi;
-	return *in ? (uint32_t)((uint64_t)(p - c->snat_lo) * nworkers / span) : 0;
+	return *in ? (uint32_t)(((uint64_t)(p - c->snat_lo + 1) * nworkers - 1) / span) : 0;
 }
 
 static inline uint32_t

@@ -188,6 +188,40 @@ main(void)
 		x.ct = keep;
 		ct_destroy(small);
 	}
+	/* Ownership with 3 workers: SNAT shares, host-port slots, hairpin replies. */
+	{
+		uint16_t lo, hi;
+		uint32_t k, port;
+
+		cfg.snat_lo = 30000;
+		cfg.snat_hi = 65535;
+		for (k = 0; k < 3; k++) {
+			dp_snat_share(&cfg, k, 3, &lo, &hi);
+			for (port = lo; port <= hi; port++) {
+				n = build_frame(f, IPPROTO_UDP_, client, cfg.node_ip, htons(53),
+						htons((uint16_t)port), 0, 0);
+				CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_WORLD, 0, f, n, 3), k);
+				/* The hairpin target's reply to node IP : that port, too. */
+				n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, cfg.node_ip, htons(8080),
+						htons((uint16_t)port), TCPF_ACK, 0);
+				CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_SANDBOX, 4, f, n, 3), k);
+			}
+		}
+		dp_snat_share(&cfg, 2, 3, &lo, &hi);
+		CHECK_EQ(hi, 65535);
+		dp_snat_share(&cfg, 0, 3, &lo, &hi);
+		CHECK_EQ(lo, 30000);
+		/* Host port 20005 belongs to slot 3: worker 3 % 3 = 0; with 2 workers, 1. */
+		n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(1), htons(20005),
+				TCPF_SYN, 0);
+		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_WORLD, 0, f, n, 3), 0);
+		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_WORLD, 0, f, n, 2), 1);
+		/* A guest's own egress stays with its sandbox's worker. */
+		n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, client, htons(1), htons(80),
+				TCPF_SYN, 0);
+		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_SANDBOX, 5, f, n, 3), 2);
+		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_SANDBOX, 5, f, n, 1), 0);
+	}
 	ct_destroy(x.ct);
 	return t_done("test_dp");
 }
