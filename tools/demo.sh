@@ -17,7 +17,7 @@ if [ "${1:-}" = "--down" ]; then
 		sleep 1
 		rm -f "$STATE"
 	fi
-	for ns in cvs-s1-demo cvs-s2-demo cvs-c-demo cvs-n-demo; do
+	for ns in cvs-s1-demo cvs-s2-demo cvs-w-demo cvs-c-demo cvs-n-demo; do
 		ip netns del "$ns" 2>/dev/null || true
 	done
 	echo "demo torn down"
@@ -41,7 +41,9 @@ tb_setup
 [ $KEEP = 1 ] && trap - EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "test bed: client $CLIENT_IP  <->  node $NODE_IP (nic0, AF_XDP)  <->  sandboxes sb1, sb2"
+step "test bed: world $WORLD_IP -- client/router $CLIENT_IP -- node $NODE_IP (nic0, AF_XDP) -- sandboxes sb1, sb2"
+tb_add_world
+tb_world_server 8000 world
 tb_add_sandbox 1
 tb_add_sandbox 2
 tb_sandbox_server 1 8080
@@ -64,6 +66,18 @@ for id in sandbox-a sandbox-b; do
 	step "client: curl http://$ep/name"
 	nsc curl -s -m 5 "http://$ep/name"
 done
+
+hp_b=$(hostport_of sandbox-b 8080)
+step "egress: sandbox-a: curl http://$WORLD_IP:8000/peer   (the world sees node IP : SNAT port)"
+nss 1 curl -s -m 8 "http://$WORLD_IP:8000/peer"
+step "hairpin: sandbox-a: curl http://$NODE_IP:$hp_b/name   (sandbox-b's endpoint, same node)"
+nss 1 curl -s -m 5 "http://$NODE_IP:$hp_b/name"
+sbx_b=$(api_body GET /sandboxes/sandbox-b | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+step "host path: node: curl http://$sbx_b:8080/name   (through cube-dev)"
+nsn curl -s -m 5 "http://$sbx_b:8080/name"
+step "policy: PUT /sandboxes/sandbox-a/policy {\"denyOut\":[\"198.19.0.0/24\"]}, then egress again"
+api PUT /sandboxes/sandbox-a/policy '{"denyOut":["198.19.0.0/24"]}' | sed '$d'
+nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer" || echo "refused at once (RST from the fast path), as the policy says"
 
 step "counters (GET /stats, non-zero)"
 api_body GET /stats | python3 -c '
