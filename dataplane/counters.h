@@ -31,6 +31,7 @@
 	_(GATEWAY_DENIED,	"gateway_denied",	"guest packet to the gateway address that may not open") \
 	_(NOT_SANDBOX_IP,	"not_sandbox_ip",	"host frame to an address that is no sandbox") \
 	_(ICMP_NO_FLOW,		"icmp_no_flow",		"ICMP error quoting a packet of no tracked flow") \
+	_(GUEST_SPOOF,		"guest_spoof",		"guest frame whose source is not the guest address") \
 	_(EGRESS_PROTO,		"egress_proto",		"guest packet that cannot open a flow (non-SYN TCP, ICMP other than echo)") \
 	_(TOO_BIG,		"too_big",		"frame larger than an output buffer") \
 	_(TX_FULL,		"tx_full",		"output ring or queue full") \

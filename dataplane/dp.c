@@ -720,6 +720,11 @@ dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		dp_drop(x, r, (enum cvs_drop)p.drop);
 		return;
 	}
+	/* Every guest has the one guest address; anything else is spoofed. */
+	if (p.saddr != x->cfg->guest_ip) {
+		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
+		return;
+	}
 	if (dp_icmp_is_error(&p)) {
 		dp_icmp_error(x, (uint16_t)(slot + 1), &p, r);
 		return;

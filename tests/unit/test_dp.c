@@ -98,6 +98,12 @@ main(void)
 	CHECK_EQ(r.action, DP_DROP);
 	CHECK_EQ(r.drop, CVS_DROP_EGRESS_PROTO);
 
+	/* A guest frame from another source address is spoofed. */
+	n = build_frame(f, IPPROTO_TCP_, ip4("10.9.9.9"), client, htons(8080), htons(40000),
+			TCPF_ACK, 0);
+	dp_sandbox_rx(&x, 3, f, n, &r);
+	CHECK_EQ(r.drop, CVS_DROP_GUEST_SPOOF);
+
 	/* Client ACK: established. An invalid segment (no flags) keeps the state. */
 	n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(40000), htons(20005),
 			TCPF_ACK, 0);
