@@ -475,8 +475,10 @@ reg_clear(struct registry *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-int
-reg_get(struct registry *r, const char *id, json_t **out)
+/* Answer with render(sb) for a known sandbox, 404 otherwise. */
+static int
+reg_show(struct registry *r, const char *id,
+	 json_t *(*render)(const struct registry *r, const struct sandbox *sb), json_t **out)
 {
 	struct sandbox *sb;
 	int status = 200;
@@ -484,13 +486,19 @@ reg_get(struct registry *r, const char *id, json_t **out)
 	pthread_mutex_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	if (sb) {
-		*out = reg_render(r, sb);
+		*out = render(r, sb);
 	} else {
 		*out = reg_error("sandbox %s not found", id);
 		status = 404;
 	}
 	pthread_mutex_unlock(&r->lock);
 	return status;
+}
+
+int
+reg_get(struct registry *r, const char *id, json_t **out)
+{
+	return reg_show(r, id, reg_render, out);
 }
 
 int
@@ -543,22 +551,16 @@ out:
 	return status;
 }
 
+static json_t *
+reg_render_policy(const struct registry *r, const struct sandbox *sb)
+{
+	return policy_render(&sb->policy);
+}
+
 int
 reg_policy_get(struct registry *r, const char *id, json_t **out)
 {
-	struct sandbox *sb;
-	int status = 200;
-
-	pthread_mutex_lock(&r->lock);
-	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
-	if (sb) {
-		*out = policy_render(&sb->policy);
-	} else {
-		*out = reg_error("sandbox %s not found", id);
-		status = 404;
-	}
-	pthread_mutex_unlock(&r->lock);
-	return status;
+	return reg_show(r, id, reg_render_policy, out);
 }
 
 int

@@ -617,8 +617,10 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result
 	const struct dp_cfg *c = x->cfg;
 	uint16_t zone = (uint16_t)(slot + 1), ver;
 	const struct dp_policy *pol;
+	enum cvs_wcounter kind;
 	struct ct_session *s;
 	struct ct_tuple t, rt;
+	uint8_t mac[6];
 	uint32_t hp = 0;
 
 	dp_tuple_of(&t, p, zone);
@@ -652,50 +654,37 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result
 		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
 		dp_tuple(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
 			 (uint16_t)(hp >> 16), p->proto);
-		if (!dp_snat_port(x, &rt)) {
-			dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
-			return;
-		}
-		s = dp_open(x, &t, &rt, p, r);
-		if (!s)
-			return;
-		x->st->c[CVS_WC_HAIRPIN_FLOWS]++;
+		kind = CVS_WC_HAIRPIN_FLOWS;
 	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
 		/* To the host stack through cube-dev, seen from the sandbox IP. */
 		uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
 
-		if (!c->have_host) {
-			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
-			return;
-		}
-		if (!ip) {
-			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+		if (!c->have_host || !ip) {
+			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
 			return;
 		}
 		dp_tuple(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport, p->sport,
 			 CVS_ZONE_HOST, p->proto);
-		s = dp_open(x, &t, &rt, p, r);
-		if (!s)
-			return;
-		x->st->c[CVS_WC_HOST_FLOWS]++;
+		kind = CVS_WC_HOST_FLOWS;
 	} else {
-		uint8_t mac[6];
-
 		if (!dp_next_hop(x, p->daddr, mac)) {
 			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
 			return;
 		}
 		dp_tuple(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
-		if (!dp_snat_port(x, &rt)) {
-			dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
-			return;
-		}
-		s = dp_open(x, &t, &rt, p, r);
-		if (!s)
-			return;
-		memcpy(s->peer_mac, mac, 6);
-		x->st->c[CVS_WC_EGRESS_FLOWS]++;
+		kind = CVS_WC_EGRESS_FLOWS;
 	}
+	/* World and hairpin flows leave from the node IP: they need a SNAT port. */
+	if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, &rt)) {
+		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
+		return;
+	}
+	s = dp_open(x, &t, &rt, p, r);
+	if (!s)
+		return;
+	if (kind == CVS_WC_EGRESS_FLOWS)
+		memcpy(s->peer_mac, mac, 6);
+	x->st->c[kind]++;
 	s->flags |= CT_F_POLICY;
 	s->pol_ver = ver;
 	dp_open_forward(x, s, p, r);

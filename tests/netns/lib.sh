@@ -30,6 +30,23 @@ SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${CUBEVS_FP:=$SRC_DIR/../../build/control/cubevs-fp}"
 
 log() { printf '# %s\n' "$*"; }
+
+# Test assertions: check DESCRIPTION COMMAND... prints ok/not ok and counts failures.
+FAILS=0
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		echo "ok - $what"
+	else
+		echo "not ok - $what"
+		FAILS=$((FAILS + 1))
+	fi
+}
+eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
+quiet() { "$@" >/dev/null 2>&1; }
+contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
+tb_done() { [ "$FAILS" -eq 0 ]; }
 die() { printf 'FAIL: %s\n' "$*"; exit 1; }
 
 nsn() { ip netns exec "$NS_N" "$@"; }
@@ -188,6 +205,10 @@ api_body() { api "$@" | sed '$d'; }
 
 register() { # id iface ports-json
 	api PUT "/sandboxes/$1" "{\"iface\":\"$2\",\"exposedPorts\":$3}"
+}
+
+stat_of() { # group name: one counter of GET /stats
+	api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"
 }
 
 hostport_of() { # id containerPort

@@ -3,27 +3,10 @@
 # policy, through the namespace test bed. Usage: test_egress.sh CASE
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FAILS=0
-check() {
-	local what=$1
-	shift
-	if "$@"; then
-		echo "ok - $what"
-	else
-		echo "not ok - $what"
-		FAILS=$((FAILS + 1))
-	fi
-}
-eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
-quiet() { "$@" >/dev/null 2>&1; }
-contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
 in_snat() { # "ip port" line
 	local ip=${1%% *} port=${1##* }
 	[ "$ip" = "$NODE_IP" ] && [ "$port" -ge 30000 ] && [ "$port" -le 65535 ] ||
 		{ echo "#   '$1' is not $NODE_IP:<30000-65535>"; return 1; }
-}
-stat_of() { # group name
-	api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"
 }
 sessions() { api_body GET /stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessions"])'; }
 policy() { api PUT "/sandboxes/$1/policy" "$2" | tail -n1; }
@@ -254,4 +237,4 @@ case_full() {
 }
 
 "case_$1"
-[ $FAILS -eq 0 ] || exit 1
+tb_done

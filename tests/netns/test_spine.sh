@@ -3,20 +3,6 @@
 # Usage: test_spine.sh CASE   (each case builds and removes its own test bed)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FAILS=0
-check() { # description, then a command that must succeed
-	local what=$1
-	shift
-	if "$@"; then
-		echo "ok - $what"
-	else
-		echo "not ok - $what"
-		FAILS=$((FAILS + 1))
-	fi
-}
-eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
-quiet() { "$@" >/dev/null 2>&1; }
-contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
 
 two_sandboxes() {
 	tb_setup
@@ -212,4 +198,4 @@ case_exhaust() {
 }
 
 "case_$1"
-[ $FAILS -eq 0 ] || exit 1
+tb_done

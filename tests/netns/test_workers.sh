@@ -4,15 +4,6 @@
 # worker that owns its flow; sandboxes, SNAT ports and cube-dev queues are split between them.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FAILS=0
-check() {
-	local what=$1
-	shift
-	if "$@"; then echo "ok - $what"; else echo "not ok - $what"; FAILS=$((FAILS + 1)); fi
-}
-eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
-contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
-stat_of() { api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"; }
 
 # Lcores may share CPUs here: main on CPU 0, workers on CPUs 1 and 0, sleeping when idle.
 export FP_EAL="--lcores 0@0,1@1,2@0"
@@ -59,4 +50,4 @@ check "host → sandbox 2 through cube-dev" \
 	eq "$(nsn curl -s -m 5 "http://$SBX2:8080/peer" | cut -d' ' -f1)" "$GW_IP"
 check "frames were handed between workers" test "$(stat_of worker handoffs)" -gt 0
 check "no handoff was lost" eq "$(stat_of drops handoff_full)" 0
-[ $FAILS -eq 0 ] || exit 1
+tb_done
