@@ -30,6 +30,7 @@
 #define GW_NAME_MAX		128
 
 /* ---- util.c ---------------------------------------------------------------------------- */
+int fd_write_all(int fd, const char *p, size_t len);
 
 struct strbuf {
 	char *buf;

@@ -151,23 +151,6 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 	return 0;
 }
 
-static int
-pipe_write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Reads one line within the deadline: 1 = line read, 0 = EOF, -ETIMEDOUT. */
 static int
 ready_read(int fd, int64_t timeout_ns, char *line, size_t len)
@@ -294,7 +277,7 @@ launch_run(struct launch_opts *o, char *argv0)
 	msg = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
 	/* A failed write means serve died; the ready pipe then reports EOF. */
 	if (msg)
-		pipe_write_all(cfgp[1], msg, strlen(msg));
+		fd_write_all(cfgp[1], msg, strlen(msg));
 	close(cfgp[1]);
 	cfgp[1] = -1;
 

@@ -33,23 +33,6 @@ log_break_locked(struct prefixw *who, struct strbuf *sb)
 	log_mid = false;
 }
 
-static int
-fd_write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 void
 log_write(const char *level, const char *msg, const char *kvfmt, ...)
 {

@@ -329,6 +329,24 @@ num_format(double v)
 	return strdup(buf);
 }
 
+/* Write all of p, retrying after signals; 0 or -errno. */
+int
+fd_write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int
 rand_bytes(void *buf, size_t len)
 {
