@@ -92,23 +92,6 @@ upstream_tools(struct upstream *u)
 	return u->tools;
 }
 
-static int
-fd_write_line(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 static int
 msg_send(struct upstream *u, json_t *msg)
@@ -122,7 +105,7 @@ msg_send(struct upstream *u, json_t *msg)
 	len = strlen(s);
 	s[len] = '\n';
 	pthread_mutex_lock(&u->wlock);
-	rc = u->in_fd < 0 ? -EPIPE : fd_write_line(u->in_fd, s, len + 1);
+	rc = u->in_fd < 0 ? -EPIPE : fd_write_all(u->in_fd, s, len + 1);
 	pthread_mutex_unlock(&u->wlock);
 	free(s);
 	return rc;
