@@ -646,6 +646,18 @@ main(int argc, char **argv)
 		CVS_LOG(ERR, main, "%s", err);
 		goto fail_port;
 	}
+	if (!n->cfg.world_iface[0] && n->world_ifindex > 0) {
+		/* An explicit EAL port on a kernel interface: take its address and subnet. */
+		char ifname[IF_NAMESIZE];
+
+		if (if_indextoname((unsigned int)n->world_ifindex, ifname))
+			n->cfg.node_ip = iface_ipv4(ifname, n->cfg.node_ip, &n->world_mask) ?:
+					 n->cfg.node_ip;
+	}
+	if (!n->cfg.node_ip) {
+		CVS_LOG(ERR, main, "no node IP: give --node-ip");
+		goto fail_port;
+	}
 	if (n->world_ifindex > 0) {
 		n->have_steer = !xdpctl_steer_open(&n->steer, n->world_ifindex, err, sizeof(err));
 		if (!n->have_steer)
@@ -654,10 +666,6 @@ main(int argc, char **argv)
 					  n->cfg.snat_ports.hi))
 			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
 				strerror(errno));
-	}
-	if (!n->cfg.node_ip) {
-		CVS_LOG(ERR, main, "no node IP: give --node-ip");
-		goto fail_port;
 	}
 	if (xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, err, sizeof(err))) {
 		CVS_LOG(ERR, xdp, "%s", err);

@@ -197,5 +197,25 @@ case_exhaust() {
 	check "then the registration fits" eq "$(register s2 sb2 '[4]' | tail -n1)" 201
 }
 
+case_explicit() {
+	# The world port given to EAL by the operator, with the installed steering object.
+	tb_setup
+	tb_add_sandbox 1
+	tb_sandbox_server 1 8080
+	ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
+		--vdev "net_af_xdp0,iface=nic0,xdp_prog=$STEER_OBJ" -- >"$TB_DIR/fp.log" 2>&1 &
+	FP_PID=$!
+	TB_PIDS+=($FP_PID)
+	local n
+	for n in $(seq 100); do grep -q 'ready:' "$TB_DIR/fp.log" && break; sleep 0.1; done
+	check "starts with an explicit net_af_xdp port and takes the node IP from its interface" \
+		grep -q "node IP $NODE_IP" "$TB_DIR/fp.log"
+	check "register" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
+	HP1=$(hostport_of s1 8080)
+	check "the steering program is ours and programmed: the host port serves" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$HP1/name")" "sandbox1 $CLIENT_IP"
+	check "SIGTERM → exit 0" fp_stop
+}
+
 "case_$1"
 tb_done
