@@ -121,7 +121,11 @@ ct_alloc(size_t bytes)
 	/* Anonymous mapping: zero pages, touched only when a session is first used. */
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Random lookups over tens of MiB: huge pages spare most TLB misses where THP allows. */
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
 }
 
 static size_t
@@ -144,7 +148,8 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct = calloc(1, sizeof(*ct));
 	if (!ct)
 		return NULL;
-	while (nb < 2ull * capacity)
+	/* Four buckets per session (two tuples each): short chains, one probe on average. */
+	while (nb < 4ull * capacity)
 		nb <<= 1;
 	ct->capacity = capacity;
 	ct->mask = (uint32_t)(nb - 1);
@@ -163,6 +168,7 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	for (i = 0; i < CT_C_MAX; i++) {
 		ct->lru_head[i] = ct->lru_tail[i] = CT_NIL;
 		ct->timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
+		ct->grain[i] = ct->timeout[i] / 16 > 60 ? 60 : ct->timeout[i] / 16;
 	}
 	if (getrandom(&ct->seed, sizeof(ct->seed), 0) != sizeof(ct->seed))
 		ct->seed = 0x9e3779b97f4a7c15ull;
@@ -185,14 +191,7 @@ ct_destroy(struct ct_table *ct)
 static inline uint32_t
 ct_hash(const struct ct_table *ct, const struct ct_tuple *t)
 {
-	uint64_t a, b, h;
-
-	memcpy(&a, t, 8);
-	memcpy(&b, (const uint8_t *)t + 8, 8);
-	h = (a ^ ct->seed) * 0xff51afd7ed558ccdull;
-	h ^= (b + (h >> 31)) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return (uint32_t)h & ct->mask;
+	return ct_hash_tuple(ct, t);
 }
 
 static inline bool
@@ -204,7 +203,13 @@ ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
 struct ct_session *
 ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir)
 {
-	uint32_t ref = ct->buckets[ct_hash(ct, t)];
+	return ct_lookup_hash(ct, t, ct_hash(ct, t), dir);
+}
+
+struct ct_session *
+ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint32_t h, int *dir)
+{
+	uint32_t ref = ct->buckets[h];
 
 	while (ref) {
 		struct ct_session *s = &ct->s[(ref - 1) >> 1];
@@ -268,6 +273,7 @@ ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 	struct ct_session *s = &ct->s[idx];
 
 	s->cls = (uint8_t)c;
+	s->queued = s->last_seen;
 	s->lru.next = CT_NIL;
 	s->lru.prev = ct->lru_tail[c];
 	if (ct->lru_tail[c] != CT_NIL)
@@ -350,6 +356,10 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 	ct->used--;
 }
 
+/*
+ * Lists are ordered by 'queued', which trails last_seen by less than the class's grain: when
+ * the head is not expired yet, nothing behind it is more than a grain overdue, so stop there.
+ */
 static bool
 ct_expired(const struct ct_table *ct, uint32_t idx, uint32_t now)
 {
@@ -449,10 +459,10 @@ ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
 	enum ct_class c = ct_class_of(s->t[0].proto, state);
 
 	s->state = state;
-	/* Moving to the tail keeps each list ordered by last activity. */
-	if (c == s->cls && s->last_seen == now)
-		return;
 	s->last_seen = now;
+	/* Moving to the tail keeps each list ordered by activity, to within the grain. */
+	if (c == s->cls && now - s->queued < ct->grain[c])
+		return;
 	ct_lru_remove(ct, idx);
 	ct_lru_append(ct, idx, c);
 }

@@ -8,7 +8,10 @@
  *
  * Expiry never walks the table: every session sits on the LRU list of its timeout class, and
  * within a class all sessions share one timeout, so the head of each list is the next to
- * expire. Time is a seconds counter passed in by the caller, so tests can set the clock.
+ * expire. A packet refreshes the list position only when it is older than the class's grain
+ * (timeout / 16, at most 60 s), so busy flows do not rewrite their list neighbours on every
+ * packet; an idle session therefore expires between its timeout and its timeout plus the
+ * grain. Time is a seconds counter passed in by the caller, so tests can set the clock.
  *
  * Single writer: only the worker that owns a table calls these functions.
  */
@@ -90,6 +93,7 @@ struct ct_session {
 	struct ct_link lru;	/* class list, or free list (next only) */
 	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 	uint32_t last_seen;
+	uint32_t queued;	/* when the session last moved to its list's tail */
 	uint8_t state;
 	uint8_t cls;
 	uint8_t flags;
@@ -130,6 +134,7 @@ struct ct_table {
 	uint32_t lru_tail[CT_C_MAX];
 	uint32_t class_count[CT_C_MAX];
 	uint32_t timeout[CT_C_MAX];
+	uint32_t grain[CT_C_MAX];
 	uint64_t seed;
 	struct ct_counters cnt;
 };
@@ -139,6 +144,46 @@ struct ct_table *ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *t
 void ct_destroy(struct ct_table *ct);
 
 struct ct_session *ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir);
+
+/*
+ * Burst helpers: hash a tuple, prefetch its bucket, then its first session, then look it up
+ * with the hash already known. Spread over a burst, the memory latency of one packet hides
+ * behind the work on the others.
+ */
+static inline uint32_t
+ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
+{
+	uint64_t a, b, h;
+
+	__builtin_memcpy(&a, t, 8);
+	__builtin_memcpy(&b, (const uint8_t *)t + 8, 8);
+	h = (a ^ ct->seed) * 0xff51afd7ed558ccdull;
+	h ^= (b + (h >> 31)) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h & ct->mask;
+}
+
+static inline void
+ct_prefetch_bucket(const struct ct_table *ct, uint32_t h)
+{
+	__builtin_prefetch(&ct->buckets[h]);
+}
+
+static inline void
+ct_prefetch_session(const struct ct_table *ct, uint32_t h)
+{
+	uint32_t ref = ct->buckets[h];
+
+	if (ref) {
+		const struct ct_session *s = &ct->s[(ref - 1) >> 1];
+
+		__builtin_prefetch(s);
+		__builtin_prefetch((const uint8_t *)s + 64);
+	}
+}
+
+struct ct_session *ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint32_t h,
+				  int *dir);
 
 /*
  * Insert a session. When the table is full: reuse an expired entry, else evict the oldest

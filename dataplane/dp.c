@@ -310,14 +310,28 @@ dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struc
  * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
  * session (and a fresh SNAT port), as a guest reusing a source port expects.
  */
-static struct ct_session *
-dp_lookup(struct dp_ctx *x, const struct pkt *p, uint16_t zone, int *dir)
-{
-	struct ct_session *s;
+/* A parsed packet between the stages of a burst: its tuple and hash, its bucket prefetched. */
+struct dp_pre {
+	struct pkt p;
 	struct ct_tuple t;
+	uint32_t h;
+};
 
-	dp_tuple_of(&t, p, zone);
-	s = ct_lookup(x->ct, &t, dir);
+static inline void
+dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)
+{
+	dp_tuple_of(&pre->t, &pre->p, zone);
+	pre->h = ct_hash_tuple(x->ct, &pre->t);
+	ct_prefetch_bucket(x->ct, pre->h);
+}
+
+static struct ct_session *
+dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
+{
+	const struct pkt *p = &pre->p;
+	struct ct_session *s;
+
+	s = ct_lookup_hash(x->ct, &pre->t, pre->h, dir);
 	if (s && *dir == CT_DIR_ORIG && dp_pure_syn(p) &&
 	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {
 		ct_delete(x->ct, s);
@@ -531,54 +545,86 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 
 /* ---- entry points ---- */
 
-void
-dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
+/* Burst stage 1 for a world frame: false when it is decided already (r says how). */
+static bool
+dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre,
+	      struct dp_result *r)
 {
+	if (pkt_parse(&pre->p, frame, len) != PKT_IPV4) {
+		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
+		return false;
+	}
+	if (pre->p.daddr != x->cfg->node_ip) {
+		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
+		return false;
+	}
+	dp_pre_hash(x, pre, 0);
+	return true;
+}
+
+static void
+dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
+{
+	struct pkt *p = &pre->p;
 	struct ct_session *s;
-	struct ct_tuple t, rt;
-	struct pkt p;
+	struct ct_tuple rt;
 	uint32_t hp;
 	int dir;
 
-	if (pkt_parse(&p, frame, len) != PKT_IPV4) {
-		dp_drop(x, r, p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)p.drop);
+	if (dp_icmp_is_error(p)) {
+		dp_icmp_error(x, 0, p, r);
 		return;
 	}
-	if (p.daddr != x->cfg->node_ip) {
-		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
-		return;
-	}
-	if (dp_icmp_is_error(&p)) {
-		dp_icmp_error(x, 0, &p, r);
-		return;
-	}
-	s = dp_lookup(x, &p, 0, &dir);
+	s = dp_lookup(x, pre, &dir);
 	if (s) {
-		dp_forward(x, s, dir, &p, r);
+		dp_forward(x, s, dir, p, r);
 		return;
 	}
-	if (p.proto != IPPROTO_TCP_) {
+	if (p->proto != IPPROTO_TCP_) {
 		dp_drop(x, r, CVS_DROP_NO_SESSION);
 		return;
 	}
-	hp = atomic_load_explicit(&x->sh->hostport[ntohs(p.dport)], memory_order_acquire);
+	hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
 	if (!hp) {
 		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
 		return;
 	}
 	/* Only a connection opening creates a session: SYN without ACK, FIN or RST. */
-	if (!dp_pure_syn(&p)) {
+	if (!dp_pure_syn(p)) {
 		dp_drop(x, r, CVS_DROP_NO_SESSION);
 		return;
 	}
-	dp_tuple_of(&t, &p, 0);
-	dp_tuple(&rt, x->cfg->guest_ip, p.saddr, htons((uint16_t)(hp & 0xffff)), p.sport,
-		 (uint16_t)(hp >> 16), p.proto);
-	s = dp_open(x, &t, &rt, &p, r);
+	dp_tuple(&rt, x->cfg->guest_ip, p->saddr, htons((uint16_t)(hp & 0xffff)), p->sport,
+		 (uint16_t)(hp >> 16), p->proto);
+	s = dp_open(x, &pre->t, &rt, p, r);
 	if (!s)
 		return;
-	memcpy(s->peer_mac, pkt_eth(&p)->src, 6);
-	dp_open_forward(x, s, &p, r);
+	memcpy(s->peer_mac, pkt_eth(p)->src, 6);
+	dp_open_forward(x, s, p, r);
+}
+
+void
+dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens, uint32_t n,
+		  struct dp_result *r)
+{
+	struct dp_pre pre[DP_BURST_MAX];
+	bool go[DP_BURST_MAX];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		go[i] = dp_world_prep(x, frames[i], lens[i], &pre[i], &r[i]);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			ct_prefetch_session(x->ct, pre[i].h);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			dp_world_pkt(x, &pre[i], &r[i]);
+}
+
+void
+dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
+{
+	dp_world_rx_burst(x, &frame, &len, 1, r);
 }
 
 /* Answer an ARP request for any address with 'mac', in place. */
@@ -690,40 +736,72 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result
 	dp_open_forward(x, s, p, r);
 }
 
+/* Burst stage 1 for a guest frame: false when it is decided already (r says how). */
+static bool
+dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
+		struct dp_pre *pre, struct dp_result *r)
+{
+	switch (pkt_parse(&pre->p, frame, len)) {
+	case PKT_ARP:
+		if (dp_arp_request(&pre->p))
+			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
+		else
+			dp_drop(x, r, CVS_DROP_ARP);
+		return false;
+	case PKT_BAD:
+		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
+		return false;
+	}
+	/* Every guest has the one guest address; anything else is spoofed. */
+	if (pre->p.saddr != x->cfg->guest_ip) {
+		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
+		return false;
+	}
+	dp_pre_hash(x, pre, (uint16_t)(slot + 1));
+	return true;
+}
+
+static void
+dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	struct ct_session *s;
+	int dir;
+
+	if (dp_icmp_is_error(&pre->p)) {
+		dp_icmp_error(x, (uint16_t)(slot + 1), &pre->p, r);
+		return;
+	}
+	s = dp_lookup(x, pre, &dir);
+	if (s) {
+		dp_forward(x, s, dir, &pre->p, r);
+		return;
+	}
+	dp_sandbox_open(x, slot, &pre->p, r);
+}
+
+void
+dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
+		    const uint32_t *lens, uint32_t n, struct dp_result *r)
+{
+	struct dp_pre pre[DP_BURST_MAX];
+	bool go[DP_BURST_MAX];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		go[i] = dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			ct_prefetch_session(x->ct, pre[i].h);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			dp_sandbox_pkt(x, slot, &pre[i], &r[i]);
+}
+
 void
 dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	      struct dp_result *r)
 {
-	struct ct_session *s;
-	struct pkt p;
-	int dir;
-
-	switch (pkt_parse(&p, frame, len)) {
-	case PKT_ARP:
-		if (dp_arp_request(&p))
-			dp_arp_reply(x, &p, x->cfg->gw_mac, r);
-		else
-			dp_drop(x, r, CVS_DROP_ARP);
-		return;
-	case PKT_BAD:
-		dp_drop(x, r, (enum cvs_drop)p.drop);
-		return;
-	}
-	/* Every guest has the one guest address; anything else is spoofed. */
-	if (p.saddr != x->cfg->guest_ip) {
-		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
-		return;
-	}
-	if (dp_icmp_is_error(&p)) {
-		dp_icmp_error(x, (uint16_t)(slot + 1), &p, r);
-		return;
-	}
-	s = dp_lookup(x, &p, (uint16_t)(slot + 1), &dir);
-	if (s) {
-		dp_forward(x, s, dir, &p, r);
-		return;
-	}
-	dp_sandbox_open(x, slot, &p, r);
+	dp_sandbox_rx_burst(x, slot, &frame, &len, 1, r);
 }
 
 void
@@ -756,7 +834,13 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		dp_icmp_error(x, CVS_ZONE_HOST, &p, r);
 		return;
 	}
-	s = dp_lookup(x, &p, CVS_ZONE_HOST, &dir);
+	{
+		struct dp_pre pre;
+
+		pre.p = p;
+		dp_pre_hash(x, &pre, CVS_ZONE_HOST);
+		s = dp_lookup(x, &pre, &dir);
+	}
 	if (s) {
 		dp_forward(x, s, dir, &p, r);
 		return;

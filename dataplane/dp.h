@@ -135,6 +135,16 @@ enum dp_origin {
 	DP_FROM_SANDBOX,
 };
 
+#define DP_BURST_MAX 32
+
+/*
+ * The burst forms process up to DP_BURST_MAX frames in three stages (parse and hash, then
+ * prefetch, then the work) so memory latency overlaps across the burst. Results in r[i].
+ */
+void dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens,
+		       uint32_t n, struct dp_result *r);
+void dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
+			 const uint32_t *lens, uint32_t n, struct dp_result *r);
 void dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		   struct dp_result *r);

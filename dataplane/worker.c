@@ -242,18 +242,24 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 	struct dp_result r;
 	uint16_t n, i;
 
+	uint8_t *data[WORLD_BURST];
+	uint32_t len[WORLD_BURST];
+	struct rte_mbuf *keep[WORLD_BURST];
+	struct dp_result res[WORLD_BURST];
+	uint16_t k = 0;
+
 	n = rte_eth_rx_burst(host ? w->host_port : w->world_port,
 			     host ? w->host_queue : w->world_queue, m, WORLD_BURST);
 	for (i = 0; i < n; i++) {
-		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint32_t len = rte_pktmbuf_data_len(m[i]);
+		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t l = rte_pktmbuf_data_len(m[i]);
 
 		if (host) {
 			w->st.c[CVS_WC_HOST_RX_PKTS]++;
-			w->st.c[CVS_WC_HOST_RX_BYTES] += len;
+			w->st.c[CVS_WC_HOST_RX_BYTES] += l;
 		} else {
 			w->st.c[CVS_WC_WORLD_RX_PKTS]++;
-			w->st.c[CVS_WC_WORLD_RX_BYTES] += len;
+			w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
 		}
 		if (unlikely(m[i]->nb_segs > 1)) {
 			/* Jumbo or TSO frames are not linear; we cannot translate them. */
@@ -262,20 +268,29 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 			continue;
 		}
 		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, origin, 0, data, len,
-					       w->nworkers);
+			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, origin, 0, d, l, w->nworkers);
 
 			if (to != w->id) {
 				worker_handoff(w, to, host ? WH_FROM_HOST : WH_FROM_WORLD, 0, m[i]);
 				continue;
 			}
 		}
-		if (host)
-			dp_host_rx(&w->ctx, data, len, &r);
-		else
-			dp_world_rx(&w->ctx, data, len, &r);
-		worker_emit(w, o, &r, data, src, -1);
-		rte_pktmbuf_free(m[i]);
+		if (host) {
+			dp_host_rx(&w->ctx, d, l, &r);
+			worker_emit(w, o, &r, d, src, -1);
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		keep[k] = m[i];
+		data[k] = d;
+		len[k++] = l;
+	}
+	if (k) {
+		dp_world_rx_burst(&w->ctx, data, len, k, res);
+		for (i = 0; i < k; i++) {
+			worker_emit(w, o, &res[i], data[i], src, -1);
+			rte_pktmbuf_free(keep[i]);
+		}
 	}
 	return n;
 }
@@ -284,7 +299,10 @@ static uint32_t
 worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 {
 	uint64_t done[XSKP_BURST];
-	uint32_t idx, n, i;
+	uint8_t *data[XSKP_BURST];
+	uint32_t len[XSKP_BURST];
+	struct dp_result res[XSKP_BURST];
+	uint32_t idx, n, i, k = 0;
 
 	n = xsk_ring_cons__peek(&xp->rx, XSKP_BURST, &idx);
 	if (!n) {
@@ -295,24 +313,32 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	}
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xp->rx, idx + i);
-		uint8_t *data = xsk_umem__get_data(xp->area, d->addr);
+		uint8_t *p = xsk_umem__get_data(xp->area, d->addr);
 
 		done[i] = xsk_umem__extract_addr(d->addr);
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
 		if (w->nworkers > 1) {
 			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
-					       data, d->len, w->nworkers);
+					       p, d->len, w->nworkers);
 
 			if (to != w->id) {
-				struct rte_mbuf *m = worker_mbuf(w, data, d->len);
+				struct rte_mbuf *m = worker_mbuf(w, p, d->len);
 
 				if (m)
 					worker_handoff(w, to, WH_FROM_SANDBOX, xp->slot, m);
 				continue;
 			}
 		}
-		worker_sandbox_frame(w, o, xp->slot, data, d->len);
+		data[k] = p;
+		len[k++] = d->len;
+	}
+	dp_sandbox_rx_burst(&w->ctx, xp->slot, data, len, k, res);
+	for (i = 0; i < k; i++) {
+		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, xp->slot, data[i], len[i]);
+		else
+			worker_emit(w, o, &res[i], data[i], NULL, (int)xp->slot);
 	}
 	xsk_ring_cons__release(&xp->rx, n);
 	xskport_refill(xp, done, n);
