@@ -46,7 +46,20 @@ check() {
 eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
 quiet() { "$@" >/dev/null 2>&1; }
 contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
-tb_done() { [ "$FAILS" -eq 0 ]; }
+tb_done() {
+	[ "$FAILS" -eq 0 ] && return 0
+	# Say what the fast path saw, for whoever reads a failed run.
+	if [ -n "$FP_PID" ] && kill -0 "$FP_PID" 2>/dev/null; then
+		echo "# counters at the failure:"
+		api_body GET /stats | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+for g in ("worker", "drops", "xdp"):
+    print("#  " + " ".join("%s=%d" % (k, v) for k, v in s[g].items() if v))
+print("#  sessions=%d" % s["sessions"])' 2>/dev/null
+	fi
+	return 1
+}
 die() { printf 'FAIL: %s\n' "$*"; exit 1; }
 
 nsn() { ip netns exec "$NS_N" "$@"; }

@@ -35,6 +35,7 @@ out=$(nss 1 python3 "$SRC_DIR/client.py" serial $WORLD_IP 8000 200)
 check "200 egress connections from sandbox 1, distinct SNAT ports" python3 -c '
 import sys
 p = [int(x) for x in sys.argv[1].split()]
+print("#   %d ports: %s" % (len(p), sys.argv[1][:120])) if len(p) != 200 else None
 assert len(p) == 200 and len(set(p)) == 200, len(set(p))' "$out"
 out=$(nss 2 python3 "$SRC_DIR/client.py" serial $WORLD_IP 8000 200)
 check "200 egress connections from sandbox 2" python3 -c '
