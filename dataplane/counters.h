@@ -75,7 +75,10 @@ enum cvs_drop {
 	_(TCP_INVALID,		"tcp_invalid",		"TCP segments with an invalid or ignored transition") \
 	_(HANDOFFS,		"handoffs",		"frames handed to the worker that owns their flow") \
 	_(POLLS_BUSY,		"polls_busy",		"worker loop iterations that moved packets") \
-	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets")
+	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets") \
+	_(BUSY_CYCLES,		"busy_cycles",		"TSC cycles spent in iterations that moved packets") \
+	_(SBX_TX_RING_FULL,	"sandbox_tx_ring_full",	"sandbox TX ring or UMEM frames exhausted on the first try") \
+	_(SBX_FILL_SHORT,	"sandbox_fill_short",	"sandbox fill ring lacked room for received frames")
 
 enum cvs_wcounter {
 #define CVS_WC_ENUM(n, s, h) CVS_WC_##n,
@@ -90,7 +93,29 @@ struct cvs_stats {
 	uint64_t c[CVS_WC_MAX];
 };
 
+/* Per sandbox port: _(ENUM, "name", "help"). Indexed by slot, reset when a slot is reused. */
+#define CVS_PORT_COUNTERS(_) \
+	_(RX_PKTS,	"rx_packets",	"frames received from the sandbox") \
+	_(RX_BYTES,	"rx_bytes",	"bytes received from the sandbox") \
+	_(TX_PKTS,	"tx_packets",	"frames sent to the sandbox") \
+	_(TX_BYTES,	"tx_bytes",	"bytes sent to the sandbox")
+
+enum cvs_pcounter {
+#define CVS_PC_ENUM(n, s, h) CVS_PC_##n,
+	CVS_PORT_COUNTERS(CVS_PC_ENUM)
+#undef CVS_PC_ENUM
+	CVS_PC_MAX
+};
+
+struct cvs_port_stats {
+	uint64_t c[CVS_PC_MAX];
+};
+
 extern const char *const cvs_drop_names[CVS_DROP_MAX];
 extern const char *const cvs_wcounter_names[CVS_WC_MAX];
+extern const char *const cvs_wcounter_help[CVS_WC_MAX];
+extern const char *const cvs_drop_help[CVS_DROP_MAX];
+extern const char *const cvs_pcounter_names[CVS_PC_MAX];
+extern const char *const cvs_pcounter_help[CVS_PC_MAX];
 
 #endif /* CVS_COUNTERS_H */

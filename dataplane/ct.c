@@ -481,3 +481,33 @@ ct_flush_zone(struct ct_table *ct, uint16_t zone)
 	ct->cnt.flushed += n;
 	return n;
 }
+
+void
+ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req)
+{
+	uint32_t i = req->cursor, end, looked = 0;
+
+	req->n = 0;
+	end = ct->hiwater;
+	while (i < end && req->n < req->max && looked < req->budget) {
+		const struct ct_session *s = &ct->s[i];
+
+		looked++;
+		if ((s->flags & CT_F_USED) &&
+		    (!req->proto || s->t[0].proto == req->proto) &&
+		    (!req->zone || s->t[0].zone == req->zone || s->t[1].zone == req->zone)) {
+			struct ct_dump_entry *e = &req->out[req->n++];
+			uint32_t idle = now - s->last_seen, to = ct->timeout[s->cls];
+
+			e->t[0] = s->t[0];
+			e->t[1] = s->t[1];
+			e->idle = idle;
+			e->expires = idle < to ? to - idle : 0;
+			e->state = s->state;
+			e->cls = s->cls;
+			e->pad[0] = e->pad[1] = 0;
+		}
+		i++;
+	}
+	req->cursor = i < end ? i : CT_NIL;
+}

@@ -203,6 +203,33 @@ uint32_t ct_expire(struct ct_table *ct, uint32_t now, uint32_t budget);
 /* Remove every session with a tuple in 'zone'. Returns how many. */
 uint32_t ct_flush_zone(struct ct_table *ct, uint16_t zone);
 
+/* One session as copied out by ct_dump(); the table itself never leaves the worker. */
+struct ct_dump_entry {
+	struct ct_tuple t[2];
+	uint32_t idle;		/* seconds since the last packet */
+	uint32_t expires;	/* seconds until expiry */
+	uint8_t state;
+	uint8_t cls;
+	uint8_t pad[2];
+};
+
+/* What to dump: zone 0 = every zone, proto 0 = every protocol. */
+struct ct_dump_req {
+	uint16_t zone;
+	uint8_t proto;
+	uint32_t cursor;	/* in: first index to look at; out: where to go on, CT_NIL at end */
+	uint32_t budget;	/* at most this many table entries looked at per call */
+	uint32_t max;		/* room in 'out' */
+	uint32_t n;		/* out: entries written */
+	struct ct_dump_entry *out;
+};
+
+/*
+ * Copy the sessions matching the request, in index order, starting at req->cursor. Bounded by
+ * req->max entries and req->budget table slots so a dump never stalls the worker for long.
+ */
+void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
+
 /* TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE). */
 uint8_t ct_tcp_next(uint8_t state, int dir, uint8_t tcp_flags);
 enum ct_class ct_class_of(uint8_t proto, uint8_t state);

@@ -137,6 +137,7 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 		return;
 	}
 	if (unlikely(xskport_tx_copy(xp, data, len))) {
+		w->st.c[CVS_WC_SBX_TX_RING_FULL]++;
 		xskport_complete(xp);
 		if (xskport_tx_copy(xp, data, len)) {
 			w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
@@ -145,6 +146,10 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	}
 	w->st.c[CVS_WC_SBX_TX_PKTS]++;
 	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
+	if (w->slot_st) {
+		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
+		w->slot_st[slot].c[CVS_PC_TX_BYTES] += len;
+	}
 }
 
 /* Send a processed frame where the pipeline said; 'back' is the port it came from. */
@@ -303,6 +308,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	uint32_t len[XSKP_BURST];
 	struct dp_result res[XSKP_BURST];
 	uint32_t idx, n, i, k = 0;
+	uint64_t bytes = 0;
 
 	n = xsk_ring_cons__peek(&xp->rx, XSKP_BURST, &idx);
 	if (!n) {
@@ -318,6 +324,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		done[i] = xsk_umem__extract_addr(d->addr);
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
+		bytes += d->len;
 		if (w->nworkers > 1) {
 			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
 					       p, d->len, w->nworkers);
@@ -341,7 +348,13 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 			worker_emit(w, o, &res[i], data[i], NULL, (int)xp->slot);
 	}
 	xsk_ring_cons__release(&xp->rx, n);
+	if (unlikely(xsk_prod_nb_free(&xp->fq, n) < n))
+		w->st.c[CVS_WC_SBX_FILL_SHORT]++;
 	xskport_refill(xp, done, n);
+	if (w->slot_st) {
+		w->slot_st[xp->slot].c[CVS_PC_RX_PKTS] += n;
+		w->slot_st[xp->slot].c[CVS_PC_RX_BYTES] += bytes;
+	}
 	return n;
 }
 
@@ -397,6 +410,10 @@ worker_mailbox(struct worker *w)
 		w->cmd_result = ct_flush_zone(w->ct, (uint16_t)w->arg);
 		w->st.c[CVS_WC_SESS_FLUSHED] += w->cmd_result;
 		break;
+	case WCMD_DUMP:
+		ct_dump(w->ct, w->ctx.now, w->cmd_ptr);
+		w->cmd_result = 0;
+		break;
 	default:
 		w->cmd_result = 0;
 		break;
@@ -424,10 +441,11 @@ worker_main(void *arg)
 	w->ctx.nhreq = &w->nhreq;
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
+		uint64_t start = rte_get_tsc_cycles();
 		uint32_t moved, s;
 
 		/* One clock for the loop; tests move it forward through clock_offset. */
-		w->ctx.now = (uint32_t)((int64_t)((rte_get_tsc_cycles() - t0) / hz) +
+		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) +
 			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
 		moved = w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)
@@ -467,6 +485,8 @@ worker_main(void *arg)
 		worker_mailbox(w);
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
 		w->st.c[moved ? CVS_WC_POLLS_BUSY : CVS_WC_POLLS_IDLE]++;
+		if (moved)
+			w->st.c[CVS_WC_BUSY_CYCLES] += rte_get_tsc_cycles() - start;
 		atomic_fetch_add_explicit(&w->loops, 1, memory_order_release);
 		if (moved) {
 			idle = 0;
@@ -480,24 +500,46 @@ worker_main(void *arg)
 	return 0;
 }
 
+static int
+worker_call_ptr(struct worker *w, uint32_t cmd, uint32_t arg, void *ptr, uint32_t timeout_ms,
+		uint32_t *result)
+{
+	uint64_t seq;
+	uint32_t waited = 0;
+	int ret = 0;
+
+	/* API threads, telemetry and registry changes share the one-slot mailbox. */
+	while (atomic_flag_test_and_set_explicit(&w->call_busy, memory_order_acquire))
+		usleep(100);
+	seq = atomic_load(&w->cmd_seq) + 1;
+	w->cmd = cmd;
+	w->arg = arg;
+	w->cmd_ptr = ptr;
+	atomic_store_explicit(&w->cmd_seq, seq, memory_order_release);
+	while (atomic_load_explicit(&w->done_seq, memory_order_acquire) != seq) {
+		if (waited++ >= timeout_ms * 10) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		usleep(100);
+	}
+	if (!ret && result)
+		*result = w->cmd_result;
+	atomic_flag_clear_explicit(&w->call_busy, memory_order_release);
+	return ret;
+}
+
 int
 worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 	    uint32_t *result)
 {
-	uint64_t seq = atomic_load(&w->cmd_seq) + 1;
-	uint32_t waited = 0;
+	return worker_call_ptr(w, cmd, arg, NULL, timeout_ms, result);
+}
 
-	w->cmd = cmd;
-	w->arg = arg;
-	atomic_store_explicit(&w->cmd_seq, seq, memory_order_release);
-	while (atomic_load_explicit(&w->done_seq, memory_order_acquire) != seq) {
-		if (waited++ >= timeout_ms * 10)
-			return -ETIMEDOUT;
-		usleep(100);
-	}
-	if (result)
-		*result = w->cmd_result;
-	return 0;
+int
+worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms)
+{
+	return worker_call_ptr(w, WCMD_DUMP, 0, req, timeout_ms, NULL);
 }
 
 void

@@ -35,6 +35,7 @@ enum worker_cmd {
 	WCMD_NONE = 0,
 	WCMD_FLUSH_ZONE,	/* arg: zone whose sessions go */
 	WCMD_SYNC,		/* nothing: returns once the worker passed a loop */
+	WCMD_DUMP,		/* ptr: struct ct_dump_req filled from the session table */
 };
 
 /* What the workers share: the sandbox ports, indexed by slot, published by control. */
@@ -78,7 +79,12 @@ struct worker {
 	_Atomic uint64_t done_seq;
 	uint32_t cmd;
 	uint32_t arg;
+	void *cmd_ptr;
 	uint32_t cmd_result;
+	atomic_flag call_busy;		/* one control-side caller at a time */
+
+	/* Per-slot counters (max_sandboxes entries), zeroed by control before a slot is used. */
+	struct cvs_port_stats *slot_st;
 
 	struct park_entry *park;	/* PARK_MAX entries */
 	uint32_t nparked;
@@ -93,6 +99,8 @@ int worker_main(void *arg);
 /* Control side: run a command on the worker and wait for it (up to timeout_ms). */
 int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 		uint32_t *result);
+/* Copy a bounded page of sessions (see ct_dump()) on the worker; 'req' must outlive a timeout. */
+int worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms);
 void worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp);
 
 #endif /* CVS_WORKER_H */
