@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
@@ -19,6 +20,9 @@ struct api {
 	struct registry *reg;
 	api_extra_fn extra;
 	void *extra_ctx;
+	api_obs_fn obs;
+	void *obs_ctx;
+	pthread_mutex_t persist_lock;
 };
 
 struct api_req {
@@ -105,6 +109,74 @@ api_route(struct registry *reg, api_extra_fn extra, void *extra_ctx, const char 
 	return 404;
 }
 
+const char *
+api_query_get(const struct api_query *q, const char *key)
+{
+	int i;
+
+	for (i = 0; i < q->n; i++)
+		if (!strcmp(q->key[i], key))
+			return q->val[i] ? q->val[i] : "";
+	return NULL;
+}
+
+static MHD_RESULT
+api_query_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *val)
+{
+	struct api_query *q = cls;
+
+	if (q->n == API_QUERY_MAX) {
+		q->overflow = true;
+		return MHD_NO;
+	}
+	q->key[q->n] = key;
+	q->val[q->n] = val;
+	q->n++;
+	return MHD_YES;
+}
+
+static MHD_RESULT
+api_send_text(struct MHD_Connection *c, struct api_reply *rep)
+{
+	struct MHD_Response *resp;
+	MHD_RESULT ret;
+
+	resp = MHD_create_response_from_buffer(rep->text_len, rep->text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(rep->text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", rep->ctype ? rep->ctype : "text/plain");
+	if (rep->allow)
+		MHD_add_response_header(resp, "Allow", rep->allow);
+	ret = MHD_queue_response(c, (unsigned int)rep->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/*
+ * Make a successful change durable before answering. One writer at a time, and each write
+ * takes a fresh snapshot, so a later write never carries an older registry than an earlier one.
+ */
+static int
+api_persist(struct api *a, int status, const char *method, json_t **out)
+{
+	char err[512];
+	int ret;
+
+	if (status < 200 || status > 299 || !strcmp(method, "GET") || !strcmp(method, "HEAD") ||
+	    !a->reg->ops || !a->reg->ops->persist)
+		return status;
+	pthread_mutex_lock(&a->persist_lock);
+	ret = a->reg->ops->persist(a->reg->ctx, err, sizeof(err));
+	pthread_mutex_unlock(&a->persist_lock);
+	if (!ret)
+		return status;
+	json_decref(*out);
+	*out = reg_error("the change is in effect but could not be saved: %s", err);
+	return 500;
+}
+
 static MHD_RESULT
 api_send(struct MHD_Connection *c, int status, json_t *j, const char *allow)
 {
@@ -114,7 +186,7 @@ api_send(struct MHD_Connection *c, int status, json_t *j, const char *allow)
 	MHD_RESULT ret;
 
 	if (j) {
-		text = json_dumps(j, JSON_COMPACT);
+		text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9));
 		json_decref(j);
 		if (text) {
 			len = strlen(text);
@@ -170,8 +242,20 @@ api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	if (rq->too_big)
 		return api_send(c, 413, reg_error("request body larger than %u bytes",
 						  CVS_API_MAX_BODY), NULL);
+	if (a->obs) {
+		struct api_reply rep = { .status = 200 };
+		struct api_query q = { .n = 0 };
+
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, api_query_add, &q);
+		if (a->obs(a->obs_ctx, method, url, &q, &rep)) {
+			if (rep.text)
+				return api_send_text(c, &rep);
+			return api_send(c, rep.status, rep.json, rep.allow);
+		}
+	}
 	status = api_route(a->reg, a->extra, a->extra_ctx, method, url, rq->body, rq->len, &out,
 			   &allow);
+	status = api_persist(a, status, method, &out);
 	return api_send(c, status, out, allow);
 }
 
@@ -189,7 +273,7 @@ api_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTe
 
 struct api *
 api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra,
-	  void *extra_ctx, char *err, size_t errlen)
+	  void *extra_ctx, api_obs_fn obs, void *obs_ctx, char *err, size_t errlen)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
 				   .sin_addr.s_addr = addr };
@@ -200,6 +284,9 @@ api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra
 	a->reg = reg;
 	a->extra = extra;
 	a->extra_ctx = extra_ctx;
+	a->obs = obs;
+	a->obs_ctx = obs_ctx;
+	pthread_mutex_init(&a->persist_lock, NULL);
 	a->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
 				MHD_USE_ERROR_LOG, port, NULL, NULL, api_handler, a,
 				MHD_OPTION_SOCK_ADDR, &sin,
@@ -226,5 +313,6 @@ api_stop(struct api *a)
 	if (!a)
 		return;
 	MHD_stop_daemon(a->d);
+	pthread_mutex_destroy(&a->persist_lock);
 	free(a);
 }

@@ -30,6 +30,7 @@ enum {
 	OPT_WORKERS,
 	OPT_WORLD_QUEUES,
 	OPT_IDLE_SLEEP,
+	OPT_STATE_FILE,
 	OPT_VERSION,
 };
 
@@ -54,6 +55,7 @@ static const struct option cvs_long_opts[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
+	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -96,6 +98,8 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --test-clock              allow POST /debug/clock to move the session clock (tests)\n"
 		"  --set-ephemeral-range     move net.ipv4.ip_local_port_range out of the host-port\n"
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
+		"  --state-file PATH         registrations are kept here across restarts, 'none'\n"
+		"                            keeps nothing [" CVS_STATE_FILE_DEFAULT "]\n"
 		"  -h, --help                this text\n"
 		"  --version                 print the version\n"
 		"\n"
@@ -126,6 +130,7 @@ cvs_config_defaults(struct cvs_config *c)
 	strcpy(c->host_iface, "cube-dev");
 	c->workers = 1;
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
+	snprintf(c->state_file, sizeof(c->state_file), "%s", CVS_STATE_FILE_DEFAULT);
 }
 
 int
@@ -354,6 +359,17 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 			c->timeouts[k] = sec;
 			break;
 		}
+		case OPT_STATE_FILE:
+			if (!strcmp(optarg, "none")) {
+				c->state_file[0] = '\0';
+				break;
+			}
+			if (optarg[0] != '/' || strlen(optarg) >= sizeof(c->state_file) ||
+			    optarg[strlen(optarg) - 1] == '/')
+				return cvs_bad(err, errlen, name, optarg,
+					       "an absolute file path (under 256 bytes) or 'none'");
+			strcpy(c->state_file, optarg);
+			break;
 		case 'h':
 			c->help = true;
 			break;

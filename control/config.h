@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <net/if.h>
 
+#define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
+
 struct cvs_range {
 	uint16_t lo;
 	uint16_t hi;
@@ -37,6 +39,7 @@ struct cvs_config {
 	bool test_clock;		/* POST /debug/clock moves the session clock */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
+	char state_file[256];		/* registrations survive restarts here; "" = not kept */
 	bool help;
 	bool version;
 };

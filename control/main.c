@@ -29,7 +29,11 @@
 #include "hostif.h"
 #include "log.h"
 #include "nexthop.h"
+#include "notify.h"
+#include "obs.h"
 #include "registry.h"
+#include "state.h"
+#include "telemetry.h"
 #include "worker.h"
 #include "xdpctl.h"
 
@@ -46,6 +50,7 @@ struct node {
 	struct cvs_config cfg;
 	struct dp_cfg dpc;		/* addressing shared by the workers */
 	struct worker *w;		/* nw workers */
+	struct cvs_port_stats *slot_st;	/* per sandbox slot, shared by the workers */
 	uint32_t nw;
 	bool launched;
 	struct worker_ports wp;
@@ -62,6 +67,8 @@ struct node {
 	uint16_t host_port;
 	int world_ifindex;
 	uint32_t world_mask;
+	struct obs obs;
+	json_t *restore;	/* registrations read from the state file at start */
 };
 
 void
@@ -207,6 +214,8 @@ node_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	atomic_store(&n->sh->ip2slot[ntohl(sb->ip) - ntohl(n->cfg.sandbox_net)],
 		     (uint16_t)(sb->slot + 1));
 	atomic_store(&n->sh->slot_alive[sb->slot], 1);
+	/* The slot may have served another sandbox: its counters start again from zero. */
+	memset(&n->slot_st[sb->slot], 0, sizeof(n->slot_st[sb->slot]));
 	sb->dp = xp;
 	ret = node_policy(n, sb);
 	if (ret) {
@@ -273,12 +282,34 @@ node_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep
 	}
 }
 
+static int
+node_persist(void *ctx, char *err, size_t errlen)
+{
+	struct node *n = ctx;
+	json_t *arr;
+	int ret;
+
+	if (!n->cfg.state_file[0])
+		return 0;
+	arr = reg_state(&n->reg);
+	ret = state_save(n->cfg.state_file, arr, err, errlen);
+	json_decref(arr);
+	if (ret) {
+		atomic_fetch_add(&n->obs.state_write_errors, 1);
+		CVS_LOG(ERR, ctl, "%s", err);
+	} else {
+		atomic_fetch_add(&n->obs.state_writes, 1);
+	}
+	return ret;
+}
+
 static const struct reg_ops node_ops = {
 	.ifindex = node_ifindex,
 	.attach = node_attach,
 	.detach = node_detach,
 	.hostport = node_hostport,
 	.policy = node_policy,
+	.persist = node_persist,
 };
 
 /* ---- read-only routes ---- */
@@ -311,7 +342,6 @@ node_extra(void *ctx, const char *method, const char *path, const char *body, si
 	   int *status, const char **allow)
 {
 	struct node *n = ctx;
-	bool get = !strcmp(method, "GET");
 
 	if (!strcmp(path, "/debug/clock") && n->cfg.test_clock) {
 		if (strcmp(method, "POST")) {
@@ -321,58 +351,6 @@ node_extra(void *ctx, const char *method, const char *path, const char *body, si
 		}
 		return node_clock(n, body, len, status);
 	}
-	if (strcmp(path, "/healthz") && strcmp(path, "/stats"))
-		return NULL;
-	if (!get) {
-		*allow = "GET";
-		*status = 405;
-		return reg_error("method not allowed; allowed: GET");
-	}
-	if (!strcmp(path, "/healthz"))
-		return json_pack("{s:s}", "status", "ok");
-	if (!strcmp(path, "/stats")) {
-		json_t *drops = json_object(), *wc = json_object(), *xdp = json_object();
-		uint64_t xs[CVS_XDP_MAX];
-		static const char *const xnames[CVS_XDP_MAX] = {
-#define CVS_XDP_NAME(e, s, h) [CVS_XDP_##e] = s,
-			CVS_XDP_COUNTERS(CVS_XDP_NAME)
-#undef CVS_XDP_NAME
-		};
-		int i;
-
-		struct cvs_stats sum;
-		json_int_t sessions = 0;
-		uint32_t k;
-
-		memset(&sum, 0, sizeof(sum));
-		for (k = 0; k < n->nw; k++) {
-			for (i = 0; i < CVS_DROP_MAX; i++)
-				sum.drop[i] += n->w[k].st.drop[i];
-			for (i = 0; i < CVS_WC_MAX; i++)
-				sum.c[i] += n->w[k].st.c[i];
-			sessions += atomic_load(&n->w[k].sessions);
-		}
-		for (i = 0; i < CVS_DROP_MAX; i++)
-			json_object_set_new(drops, cvs_drop_names[i],
-					    json_integer((json_int_t)sum.drop[i]));
-		for (i = 0; i < CVS_WC_MAX; i++)
-			json_object_set_new(wc, cvs_wcounter_names[i],
-					    json_integer((json_int_t)sum.c[i]));
-		if (n->have_steer)
-			xdpctl_read_stats(n->steer.stats_fd, xs);
-		else
-			memset(xs, 0, sizeof(xs));
-		for (i = 0; i < CVS_XDP_MAX; i++) {
-			uint64_t sb[CVS_XDP_MAX];
-
-			xdpctl_read_stats(n->sbx.stats_fd, sb);
-			json_object_set_new(xdp, xnames[i], json_integer((json_int_t)(xs[i] + sb[i])));
-		}
-		return json_pack("{s:o,s:o,s:o,s:i,s:i}", "worker", wc, "drops", drops, "xdp",
-				 xdp, "sessions", sessions,
-				 "sessionCapacity", (json_int_t)n->cfg.max_sessions);
-	}
-	(void)status;
 	return NULL;
 }
 
@@ -484,6 +462,7 @@ host_port_setup(struct node *n, char *err, size_t errlen)
 static void
 node_teardown(struct node *n, struct api *api, bool worker_running)
 {
+	telemetry_stop();
 	api_stop(api);
 	if (n->reg.by_slot)
 		reg_clear(&n->reg);
@@ -519,6 +498,36 @@ node_teardown(struct node *n, struct api *api, bool worker_running)
 			rte_ring_free(n->w[i].inbox);
 		}
 	}
+	obs_fini(&n->obs);
+	json_decref(n->restore);
+}
+
+/*
+ * Bring back the registrations of the state file, with the same addresses and host ports, then
+ * write it again: that proves it is writable before the first registration needs it.
+ */
+static int
+node_restore(struct node *n, char *err, size_t errlen)
+{
+	uint32_t total, left;
+	int ret;
+
+	if (!n->cfg.state_file[0])
+		return 0;
+	ret = reg_restore(&n->reg, n->restore, err, errlen);
+	if (ret) {
+		CVS_LOG(ERR, ctl, "state file %s: %s", n->cfg.state_file, err);
+		snprintf(err, errlen, "the state file was left as it is: repair it, or move it "
+			 "away to start without registrations");
+		return ret;
+	}
+	reg_attach_pending(&n->reg);
+	reg_counts(&n->reg, &total, &left);
+	CVS_LOG(INFO, ctl, "restored %u sandboxes from %s, %u not attached", total,
+		n->cfg.state_file, left);
+	if (left)
+		obs_log_unattached(&n->obs);
+	return node_persist(n, err, errlen);
 }
 
 int
@@ -588,6 +597,13 @@ main(int argc, char **argv)
 		fail_early("%s", err);
 	if (ret > 0)
 		fprintf(stderr, "cubevs-fp: %s\n", err);
+	/* A state file we cannot own or read stops us before anything on the node changes. */
+	if (n->cfg.state_file[0]) {
+		if (state_lock(n->cfg.state_file, err, sizeof(err)) < 0)
+			fail_early("%s", err);
+		if (state_load(n->cfg.state_file, &n->restore, err, sizeof(err)))
+			fail_early("%s", err);
+	}
 
 	/* Build the EAL command line, adding our own world port when asked to. */
 	eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
@@ -693,8 +709,10 @@ main(int argc, char **argv)
 		n->sh->ip2slot_size = 1u << (32 - n->cfg.sandbox_prefix);
 		n->sh->ip2slot = calloc(n->sh->ip2slot_size, sizeof(*n->sh->ip2slot));
 	}
+	n->slot_st = calloc(n->cfg.max_sandboxes, sizeof(*n->slot_st));
 	if (!n->sh || !n->sh->slot_alive || !n->sh->policy || !n->sh->policy_ver ||
-	    !n->sh->slot_ip || !n->sh->ip2slot || !n->wp.ports) {
+	    !n->sh->slot_ip || !n->sh->ip2slot || !n->wp.ports || !n->slot_st ||
+	    obs_init(&n->obs)) {
 		CVS_LOG(ERR, main, "out of memory");
 		goto fail_port;
 	}
@@ -717,6 +735,8 @@ main(int argc, char **argv)
 		w->id = (uint32_t)i;
 		w->nworkers = n->nw;
 		w->all = n->w;
+		/* Shared: a slot's counters are written only by the worker that owns the slot. */
+		w->slot_st = n->slot_st;
 		w->wp = &n->wp;
 		w->mp = n->mp;
 		w->world_port = n->world_port;
@@ -760,17 +780,35 @@ main(int argc, char **argv)
 		CVS_LOG(ERR, main, "cannot allocate the registry");
 		goto fail_port;
 	}
+	n->obs.w = n->w;
+	n->obs.nw = n->nw;
+	n->obs.reg = &n->reg;
+	n->obs.cfg = &n->cfg;
+	n->obs.steer = n->have_steer ? &n->steer : NULL;
+	n->obs.sbx = &n->sbx;
+	n->obs.world_port = n->world_port;
+	n->obs.host_port = n->host_port;
+	n->obs.world_ifindex = n->world_ifindex;
 	for (i = 0; i < (int)n->nw; i++)
 		rte_eal_remote_launch(worker_main, &n->w[i], n->w[i].lcore);
 	n->launched = true;
-	api = api_start(n->cfg.api_addr, n->cfg.api_port, &n->reg, node_extra, n, err,
-			sizeof(err));
+	if (node_restore(n, err, sizeof(err))) {
+		CVS_LOG(ERR, ctl, "%s", err);
+		node_teardown(n, NULL, true);
+		rte_eal_cleanup();
+		return 1;
+	}
+	atomic_store(&n->obs.restored, true);
+	telemetry_start(&n->obs);
+	api = api_start(n->cfg.api_addr, n->cfg.api_port, &n->reg, node_extra, n, obs_route,
+			&n->obs, err, sizeof(err));
 	if (!api) {
 		CVS_LOG(ERR, api, "%s", err);
 		node_teardown(n, NULL, true);
 		rte_eal_cleanup();
 		return 1;
 	}
+	atomic_store(&n->obs.serving, true);
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	{
 		char api_ip[INET_ADDRSTRLEN];
@@ -781,12 +819,32 @@ main(int argc, char **argv)
 			n->cfg.world_iface[0] ? " on " : "", n->cfg.world_iface, node_ip, n->nw,
 			n->w[0].lcore, api_ip, n->cfg.api_port);
 	}
-	while (!force_quit) {
-		if (n->have_nexthop)
-			nexthop_poll(&n->nexthop);
-		usleep(5 * 1000);
+	notify_send("READY=1\nSTATUS=serving");
+	{
+		unsigned long long wd = notify_watchdog_usec(), next_wd = 0, t = 0, next_obs = 0;
+
+		while (!force_quit) {
+			if (n->have_nexthop)
+				nexthop_poll(&n->nexthop);
+			usleep(5 * 1000);
+			t += 5 * 1000;
+			if (t >= next_obs) {
+				obs_tick(&n->obs);
+				next_obs = t + 100 * 1000;
+			}
+			/* Ping the systemd watchdog only while the worker is still polling. */
+			if (wd && t >= next_wd) {
+				struct obs_ready rd;
+
+				obs_readiness(&n->obs, &rd);
+				if (rd.worker_polling)
+					notify_send("WATCHDOG=1");
+				next_wd = t + wd / 2;
+			}
+		}
 	}
 	CVS_LOG(INFO, main, "signal received, stopping");
+	notify_send("STOPPING=1");
 	node_teardown(n, api, true);
 	rte_eal_cleanup();
 	return 0;

@@ -108,7 +108,7 @@ static json_t *
 reg_render(const struct registry *r, const struct sandbox *sb)
 {
 	char ip[INET_ADDRSTRLEN], node[INET_ADDRSTRLEN], ep[INET_ADDRSTRLEN + 8];
-	json_t *ports = json_array();
+	json_t *ports = json_array(), *j;
 	uint32_t i;
 
 	ip_str(sb->ip, ip);
@@ -119,9 +119,10 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 			"containerPort", sb->ports[i].cport, "hostPort", sb->ports[i].hport,
 			"endpoint", ep));
 	}
-	json_t *j = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
-			      "sandboxIP", ip, "exposedPorts", ports);
-
+	j = json_pack("{s:s,s:s,s:s,s:o,s:b}", "sandboxID", sb->id, "iface", sb->iface,
+		      "sandboxIP", ip, "exposedPorts", ports, "attached", sb->dp != NULL);
+	if (!sb->dp && sb->why[0])
+		json_object_set_new(j, "attachError", json_string(sb->why));
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	return j;
@@ -315,6 +316,8 @@ reg_same_ports(const struct sandbox *sb, const struct reg_req *q)
 	return true;
 }
 
+static int reg_attach_one(struct registry *r, struct sandbox *sb);
+
 int
 reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t **out)
 {
@@ -348,6 +351,9 @@ reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t
 		} else if (q.policy.set && (status = reg_apply_policy(r, sb, &q.policy, out))) {
 			/* *out set */
 		} else {
+			/* A restored sandbox whose interface was missing: try again now. */
+			if (!sb->dp)
+				reg_attach_one(r, sb);
 			*out = reg_render(r, sb);
 			status = 200;
 		}
@@ -607,4 +613,215 @@ reg_policy_put(struct registry *r, const char *id, const char *body, size_t len,
 	pthread_mutex_unlock(&r->lock);
 	free(p);
 	return status;
+}
+
+/* ---- state file support: restore with the same addresses and host ports ---- */
+
+/* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
+static int
+reg_attach_one(struct registry *r, struct sandbox *sb)
+{
+	char err[sizeof(sb->why)];
+	uint32_t i;
+	int ret;
+
+	sb->ifindex = r->ops->ifindex(r->ctx, sb->iface);
+	if (!sb->ifindex) {
+		snprintf(sb->why, sizeof(sb->why), "interface %s does not exist", sb->iface);
+		return -ENODEV;
+	}
+	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
+	if (ret) {
+		snprintf(sb->why, sizeof(sb->why), "%s", err);
+		return ret;
+	}
+	sb->why[0] = '\0';
+	for (i = 0; i < sb->nports; i++)
+		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
+	return 0;
+}
+
+json_t *
+reg_state(struct registry *r)
+{
+	json_t *arr = json_array();
+	uint32_t i, k;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->max_sandboxes; i++) {
+		const struct sandbox *sb = r->by_slot[i];
+		char ip[INET_ADDRSTRLEN];
+		json_t *ports, *rec;
+
+		if (!sb)
+			continue;
+		ports = json_array();
+		for (k = 0; k < sb->nports; k++)
+			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
+				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
+		ip_str(sb->ip, ip);
+		rec = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
+				"sandboxIP", ip, "exposedPorts", ports);
+		if (sb->policy.set)
+			json_object_set_new(rec, "policy", policy_render(&sb->policy));
+		json_array_append_new(arr, rec);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return arr;
+}
+
+static int
+reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, char *err,
+		  size_t errlen)
+{
+	size_t i, k;
+
+	if (!json_is_array(ports) || json_array_size(ports) > CVS_MAX_EXPOSED) {
+		snprintf(err, errlen, "\"exposedPorts\" must be an array of at most %d entries",
+			 CVS_MAX_EXPOSED);
+		return -EINVAL;
+	}
+	for (i = 0; i < json_array_size(ports); i++) {
+		json_int_t cp = -1, hp = -1;
+		int ret;
+
+		if (json_unpack(json_array_get(ports, i), "{s:I,s:I!}", "containerPort", &cp,
+				"hostPort", &hp) || cp < 1 || cp > 65535 || hp < 1 || hp > 65535) {
+			snprintf(err, errlen, "exposedPorts[%zu] must be {\"containerPort\": "
+				 "1..65535, \"hostPort\": 1..65535}", i);
+			return -EINVAL;
+		}
+		for (k = 0; k < sb->nports; k++)
+			if (sb->ports[k].cport == cp) {
+				snprintf(err, errlen, "container port %d listed twice", (int)cp);
+				return -EINVAL;
+			}
+		ret = portalloc_take(&r->hostports, (uint32_t)hp);
+		if (ret) {
+			snprintf(err, errlen, "host port %d %s", (int)hp, ret == -ERANGE ?
+				 "is outside --host-port-range" : "is used twice");
+			return -EINVAL;
+		}
+		sb->ports[sb->nports].cport = (uint16_t)cp;
+		sb->ports[sb->nports].hport = (uint16_t)hp;
+		sb->nports++;
+	}
+	return 0;
+}
+
+/* One record → an unattached sandbox holding its slot, address and host ports. */
+static int
+reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
+{
+	const char *id = NULL, *iface = NULL, *ip = NULL;
+	json_t *ports = NULL, *pol = NULL;
+	struct sandbox *sb;
+	uint32_t addr, k;
+	char why[160];
+	int ret;
+
+	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o!}", "sandboxID", &id, "iface",
+			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol)) {
+		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
+			 "exposedPorts and optionally policy, nothing else");
+		return -EINVAL;
+	}
+	if (!reg_id_valid(id) || reg_find(r, id)) {
+		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
+		return -EINVAL;
+	}
+	if (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface)) {
+		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
+			 iface);
+		return -EINVAL;
+	}
+	sb = calloc(1, sizeof(*sb));
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(sb->id, sizeof(sb->id), "%s", id);
+	snprintf(sb->iface, sizeof(sb->iface), "%s", iface);
+	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
+		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
+			 "--sandbox-cidr or used twice", id, ip);
+		free(sb);
+		return -EINVAL;
+	}
+	addr = ntohl(sb->ip);
+	if (portalloc_get(&r->slots, &sb->slot)) {
+		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
+		ret = -EINVAL;
+		goto put_ip;
+	}
+	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
+	if (!ret && pol)
+		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "sandbox %s: %s", id, why);
+		for (k = 0; k < sb->nports; k++)
+			portalloc_put(&r->hostports, sb->ports[k].hport);
+		portalloc_put(&r->slots, sb->slot);
+		goto put_ip;
+	}
+	snprintf(sb->why, sizeof(sb->why), "restored, not attached yet");
+	r->by_slot[sb->slot] = sb;
+	r->count++;
+	return 0;
+put_ip:
+	portalloc_put(&r->ips, addr);
+	free(sb);
+	return ret;
+}
+
+int
+reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen)
+{
+	size_t i;
+	int ret = 0;
+
+	if (!json_is_array(sandboxes)) {
+		snprintf(err, errlen, "\"sandboxes\" must be an array");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < json_array_size(sandboxes) && !ret; i++) {
+		char why[384];
+
+		ret = reg_restore_one(r, json_array_get(sandboxes, i), why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "record %zu: %s", i, why);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+uint32_t
+reg_attach_pending(struct registry *r)
+{
+	uint32_t i, left = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->max_sandboxes; i++) {
+		struct sandbox *sb = r->by_slot[i];
+
+		if (sb && !sb->dp && reg_attach_one(r, sb))
+			left++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return left;
+}
+
+void
+reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached)
+{
+	uint32_t i, u = 0;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->max_sandboxes; i++)
+		if (r->by_slot[i] && !r->by_slot[i]->dp)
+			u++;
+	*total = r->count;
+	pthread_mutex_unlock(&r->lock);
+	*unattached = u;
 }

@@ -37,6 +37,7 @@ struct sandbox {
 	struct exposed_port ports[CVS_MAX_EXPOSED];
 	struct reg_policy policy;
 	void *dp;		/* data-path state owned by reg_ops */
+	char why[160];		/* why it is not attached (restored, interface gone) */
 };
 
 struct reg_ops {
@@ -50,6 +51,11 @@ struct reg_ops {
 			 bool add);
 	/* Publish sb->policy to the data path; -errno on failure. */
 	int (*policy)(void *ctx, struct sandbox *sb);
+	/*
+	 * Optional: make the registrations durable (the state file). The API calls it after
+	 * every successful change, before it answers; non-zero fails the request with 500.
+	 */
+	int (*persist)(void *ctx, char *err, size_t errlen);
 };
 
 struct registry {
@@ -83,6 +89,19 @@ int reg_policy_put(struct registry *r, const char *id, const char *body, size_t 
 		   json_t **out);
 /* Remove every registration (shutdown). */
 void reg_clear(struct registry *r);
+
+/*
+ * State file support. reg_state() renders every registration with its host ports (caller
+ * frees). reg_restore() re-creates them from such an array with the same addresses and host
+ * ports, unattached; any invalid or conflicting record fails the whole restore (-EINVAL) with a
+ * message in err. reg_attach_pending() attaches every unattached sandbox whose interface
+ * exists; it returns how many are still unattached.
+ */
+json_t *reg_state(struct registry *r);
+int reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen);
+uint32_t reg_attach_pending(struct registry *r);
+/* Registered and unattached sandbox counts. */
+void reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached);
 
 bool reg_id_valid(const char *id);
 json_t *reg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -76,9 +76,10 @@ enum cvs_drop {
 	_(HANDOFFS,		"handoffs",		"frames handed to the worker that owns their flow") \
 	_(POLLS_BUSY,		"polls_busy",		"worker loop iterations that moved packets") \
 	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets") \
-	_(BUSY_CYCLES,		"busy_cycles",		"TSC cycles spent in iterations that moved packets") \
-	_(SBX_TX_RING_FULL,	"sandbox_tx_ring_full",	"sandbox TX ring or UMEM frames exhausted on the first try") \
-	_(SBX_FILL_SHORT,	"sandbox_fill_short",	"sandbox fill ring lacked room for received frames")
+	_(BUSY_CYCLES, "busy_cycles", "TSC cycles spent in iterations that moved packets") \
+	_(SBX_TX_RING_FULL, "sandbox_tx_ring_full", \
+	  "sandbox TX ring or UMEM frames exhausted at the first try") \
+	_(SBX_FILL_SHORT, "sandbox_fill_short", "sandbox fill ring lacked room for received frames")
 
 enum cvs_wcounter {
 #define CVS_WC_ENUM(n, s, h) CVS_WC_##n,

@@ -26,6 +26,7 @@ TB_DIR=$(mktemp -d /tmp/cvs-tb.XXXXXX)
 TB_PIDS=()
 TB_SANDBOXES=0
 FP_PID=
+FP_EAL_ARGS=()
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${CUBEVS_FP:=$SRC_DIR/../../build/control/cubevs-fp}"
 
@@ -138,6 +139,9 @@ tb_world_server() { # port [name]
 tb_add_sandbox() { # index
 	local i=$1 ns=cvs-s$1-$TB_ID
 	ip netns add "$ns"
+	# Guests here speak IPv4 only: no router solicitations or MLD reports to count as drops.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1
 	ip link add "sb$i" netns "$NS_N" type veth peer name eth0 netns "$ns"
 	ip netns exec "$ns" ip link set eth0 address $GUEST_MAC
 	ip netns exec "$ns" ip addr add $GUEST_IP/30 dev eth0
@@ -169,9 +173,10 @@ tb_sandbox_server() { # index port
 
 fp_start() { # extra options
 	# Not through a shell function: $! must be the PID that becomes cubevs-fp.
+	# Each bed keeps its own state file; FP_EAL_ARGS adds EAL options (--file-prefix...).
 	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
-		--log-level=pmd.net.af_xdp:warning -- --world-iface nic0 "$@" \
-		>"$TB_DIR/fp.log" 2>&1 &
+		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- --world-iface nic0 \
+		--state-file "$TB_DIR/state.json" "$@" >"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
 	local n

@@ -148,7 +148,8 @@ case_kill9() {
 	check "after kill -9 kernel ports still answer" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
 	check "a new instance starts over the stale program" fp_start
-	check "and serves a registered sandbox" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
+	check "the registration survived the crash (state file): PUT again → 200" \
+		eq "$(register s1 sb1 '[8080]' | tail -n1)" 200
 	HP1=$(hostport_of s1 8080)
 	check "through its host port" eq "$(nsc curl -s -m 5 "http://$NODE_IP:$HP1/name")" \
 		"sandbox1 $CLIENT_IP"
@@ -179,7 +180,7 @@ case_foreign() {
 	ip netns exec "$NS_N" ip link set dev nic0 xdp obj "$XDP_PASS_OBJ" sec xdp
 	local out rc
 	out=$(ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
-		-- --world-iface nic0 2>&1)
+		-- --world-iface nic0 --state-file none 2>&1)
 	rc=$?
 	check "start refused on a world interface with a foreign program (rc $rc)" test $rc -ne 0
 	check "the message names the program" contains "$out" "which is not ours"

@@ -49,6 +49,15 @@ main(void)
 	CHECK_EQ(c.sandbox_prefix, 16);
 	CHECK_EQ(c.gw_mac[5], 1);
 
+	CHECK(!strcmp(c.state_file, CVS_STATE_FILE_DEFAULT));
+	CHECK_EQ(parse("--state-file /tmp/x/state.json", &c, err), 0);
+	CHECK(!strcmp(c.state_file, "/tmp/x/state.json"));
+	CHECK_EQ(parse("--state-file none", &c, err), 0);
+	CHECK_EQ(c.state_file[0], '\0');
+	CHECK_EQ(parse("--state-file relative.json", &c, err), -EINVAL);
+	CHECK(strstr(err, "--state-file") != NULL);
+	CHECK_EQ(parse("--state-file /tmp/dir/", &c, err), -EINVAL);
+
 	CHECK_EQ(parse("--host-port-range 5-2", &c, err), -EINVAL);
 	CHECK(strstr(err, "--host-port-range") != NULL);
 	CHECK_EQ(parse("--host-port-range 0-10", &c, err), -EINVAL);

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "state.h"
+
+#define STATE_FORMAT	"cubevs-fp-state"
+#define STATE_MAX_BYTES	(64u << 20)
+
+static void
+state_dir_of(const char *path, char *dir, size_t len)
+{
+	char tmp[512];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(dir, len, "%s", dirname(tmp));
+}
+
+int
+state_lock(const char *path, char *err, size_t errlen)
+{
+	char lock[512], dir[512];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		state_dir_of(path, dir, sizeof(dir));
+		snprintf(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
+			 e == ENOENT ? " (create the directory or give --state-file)" : "");
+		return -e;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		snprintf(err, errlen, "state file %s is in use by another cubevs-fp (lock %s "
+			 "held); give each instance its own --state-file", path, lock);
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	return fd;
+}
+
+int
+state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root, *arr, *ver;
+	const char *key;
+	struct stat st;
+	json_t *v;
+
+	*sandboxes = NULL;
+	if (stat(path, &st)) {
+		if (errno == ENOENT) {
+			*sandboxes = json_array();
+			return 0;
+		}
+		snprintf(err, errlen, "cannot read state file %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > STATE_MAX_BYTES) {
+		snprintf(err, errlen, "state file %s is not a regular file under %u MiB", path,
+			 STATE_MAX_BYTES >> 20);
+		return -EINVAL;
+	}
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, errlen, "state file %s is corrupt (line %d column %d: %s); it was "
+			 "left as it is: repair it, or move it away to start without "
+			 "registrations", path, jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	ver = json_object_get(root, "version");
+	arr = json_object_get(root, "sandboxes");
+	if (!json_is_object(root) ||
+	    !json_is_string(json_object_get(root, "format")) ||
+	    strcmp(json_string_value(json_object_get(root, "format")), STATE_FORMAT) ||
+	    !json_is_integer(ver) || !json_is_array(arr)) {
+		snprintf(err, errlen, "state file %s is not a cubevs-fp state file (want "
+			 "{\"format\":\"%s\",\"version\":%d,\"sandboxes\":[...]}); it was left "
+			 "as it is", path, STATE_FORMAT, CVS_STATE_VERSION);
+		json_decref(root);
+		return -EINVAL;
+	}
+	if (json_integer_value(ver) != CVS_STATE_VERSION) {
+		snprintf(err, errlen, "state file %s has version %lld, this cubevs-fp reads "
+			 "version %d; it was left as it is", path,
+			 (long long)json_integer_value(ver), CVS_STATE_VERSION);
+		json_decref(root);
+		return -EINVAL;
+	}
+	json_object_foreach(root, key, v) {
+		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes")) {
+			snprintf(err, errlen, "state file %s has an unknown field \"%.64s\"; it "
+				 "was left as it is", path, key);
+			json_decref(root);
+			return -EINVAL;
+		}
+	}
+	*sandboxes = json_incref(arr);
+	json_decref(root);
+	return 0;
+}
+
+static int
+state_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+state_save(const char *path, json_t *sandboxes, char *err, size_t errlen)
+{
+	char tmp[512], dir[512];
+	json_t *root;
+	char *text;
+	int fd, dfd, ret;
+
+	root = json_pack("{s:s,s:i,s:O}", "format", STATE_FORMAT, "version", CVS_STATE_VERSION,
+			 "sandboxes", sandboxes);
+	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(root);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(-ret));
+		free(text);
+		return ret;
+	}
+	ret = state_write_all(fd, text, strlen(text));
+	if (!ret)
+		ret = state_write_all(fd, "\n", 1);
+	free(text);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+		unlink(tmp);
+		return ret;
+	}
+	/* The rename is durable only once the directory entry is on disk. */
+	state_dir_of(path, dir, sizeof(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot sync directory %s: %s", dir, strerror(-ret));
+	}
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state file: every registration, written atomically (temp file, fsync, rename, fsync of
+ * the directory) so a crash leaves either the old or the new file, never a torn one.
+ */
+#ifndef CVS_STATE_H
+#define CVS_STATE_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define CVS_STATE_VERSION	1
+
+/*
+ * Take the state file for this process (an flock on PATH.lock), so two instances never write
+ * the same file. Returns the lock fd or -errno with a message.
+ */
+int state_lock(const char *path, char *err, size_t errlen);
+
+/*
+ * Read the state file. A missing file is a first start: *sandboxes is an empty array. A file
+ * that cannot be read or parsed, or has an unknown version, is an error (-EINVAL and a message
+ * telling the operator what to do); it is never touched.
+ */
+int state_load(const char *path, json_t **sandboxes, char *err, size_t errlen);
+
+/* Write the registrations (an array as reg_state() renders it). Returns 0 or -errno. */
+int state_save(const char *path, json_t *sandboxes, char *err, size_t errlen);
+
+#endif /* CVS_STATE_H */

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state file and the registry's restore, without EAL or root: atomic save and load, corrupt
+ * files refused and left alone, the lock, restore with the same host ports, conflicting records,
+ * sandboxes whose interface is missing, policies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+
+#include "t.h"
+#include "registry.h"
+#include "state.h"
+
+/* A data path that attaches interfaces named "tap*" and knows no others. */
+static int fake_attached;
+
+static int
+fake_ifindex(void *ctx, const char *iface)
+{
+	return strncmp(iface, "tap", 3) ? 0 : 100 + atoi(iface + 3);
+}
+
+static int
+fake_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
+{
+	sb->dp = sb;
+	fake_attached++;
+	return 0;
+}
+
+static void
+fake_detach(void *ctx, struct sandbox *sb)
+{
+	if (sb->dp)
+		fake_attached--;
+	sb->dp = NULL;
+}
+
+static void
+fake_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
+{
+}
+
+static int
+fake_policy(void *ctx, struct sandbox *sb)
+{
+	return 0;
+}
+
+static const struct reg_ops fake_ops = {
+	.ifindex = fake_ifindex,
+	.attach = fake_attach,
+	.detach = fake_detach,
+	.hostport = fake_hostport,
+	.policy = fake_policy,
+};
+
+static void
+reg_new(struct registry *r)
+{
+	uint32_t net, node;
+
+	inet_pton(AF_INET, "192.168.0.0", &net);
+	inet_pton(AF_INET, "198.18.0.1", &node);
+	CHECK_EQ(reg_init(r, 64, 20000, 20099, net, 18, node, &fake_ops, NULL), 0);
+}
+
+static int
+put(struct registry *r, const char *id, const char *body)
+{
+	json_t *out = NULL;
+	int st = reg_put(r, id, body, strlen(body), &out);
+
+	json_decref(out);
+	return st;
+}
+
+static char *
+slurp(const char *path)
+{
+	static char buf[65536];
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static void
+spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_file(const char *dir)
+{
+	char path[256], lock[300], err[512], before[4096];
+	json_t *arr = NULL;
+	int fd, fd2;
+
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK(json_is_array(arr) && json_array_size(arr) == 0);
+	json_decref(arr);
+
+	arr = json_pack("[{s:s}]", "sandboxID", "x");
+	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	CHECK(access(path, F_OK) == 0);
+	snprintf(lock, sizeof(lock), "%s.tmp", path);
+	CHECK(access(lock, F_OK) != 0);
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(json_array_size(arr), 1);
+	json_decref(arr);
+
+	/* Corrupt, wrong version, foreign, unknown field: refused, file untouched. */
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[");
+	snprintf(before, sizeof(before), "%s", slurp(path));
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "corrupt") && strstr(err, path));
+	CHECK(!strcmp(slurp(path), before));
+	spit(path, "");
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":2,\"sandboxes\":[]}");
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "version 2") != NULL);
+	spit(path, "{\"sandboxes\":[]}");
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[],\"x\":1}");
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "unknown field") != NULL);
+
+	/* One owner at a time, even within a process (flock is per open file). */
+	fd = state_lock(path, err, sizeof(err));
+	CHECK(fd >= 0);
+	fd2 = state_lock(path, err, sizeof(err));
+	CHECK_EQ(fd2, -EBUSY);
+	CHECK(strstr(err, "in use") != NULL);
+	close(fd);
+	fd2 = state_lock(path, err, sizeof(err));
+	CHECK(fd2 >= 0);
+	close(fd2);
+
+	/* A directory that does not exist: a message that tells what to do. */
+	snprintf(path, sizeof(path), "%s/missing/state.json", dir);
+	CHECK(state_lock(path, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "create the directory") != NULL);
+	arr = json_array();
+	CHECK(state_save(path, arr, err, sizeof(err)) < 0);
+	json_decref(arr);
+}
+
+static void
+test_restore(const char *dir)
+{
+	struct registry a, b;
+	char path[256], err[512];
+	json_t *arr, *la, *lb, *bad;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/reg.json", dir);
+	reg_new(&a);
+	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[80,443]}"), 201);
+	CHECK_EQ(put(&a, "s2", "{\"iface\":\"tap2\",\"exposedPorts\":[8080],"
+		     "\"sandboxIP\":\"192.168.0.77\"}"), 201);
+	CHECK_EQ(put(&a, "s3", "{\"iface\":\"tap3\",\"exposedPorts\":[22],\"policy\":"
+		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"), 201);
+	/* Churn so restored host ports are not simply the first ones. */
+	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), 200);
+	arr = reg_state(&a);
+	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	reg_list(&a, &la);
+
+	reg_new(&b);
+	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	CHECK_EQ(reg_attach_pending(&b), 0);
+	reg_list(&b, &lb);
+	CHECK(json_equal(la, lb));
+	json_decref(la);
+	json_decref(lb);
+	/* The restored host ports are taken: a new registration gets another one. */
+	CHECK_EQ(put(&b, "s4", "{\"iface\":\"tap4\",\"exposedPorts\":[1]}"), 201);
+	{
+		json_t *o = NULL;
+		int hp;
+
+		reg_exposed(&b, "s4", "1", &o);
+		hp = (int)json_integer_value(json_object_get(o, "hostPort"));
+		json_decref(o);
+		reg_exposed(&b, "s1", "443", &o);
+		CHECK(hp != json_integer_value(json_object_get(o, "hostPort")));
+		json_decref(o);
+	}
+	{
+		json_t *o = NULL;
+
+		CHECK_EQ(reg_policy_get(&b, "s3", &o), 200);
+		CHECK(json_is_false(json_object_get(o, "allowInternetAccess")));
+		json_decref(o);
+	}
+	reg_clear(&b);
+	reg_fini(&b);
+	reg_clear(&a);
+	reg_fini(&a);
+
+	/* Records that must fail the whole restore. */
+	const char *bads[] = {
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[{\"containerPort\":1,\"hostPort\":20000}]},"
+		"{\"sandboxID\":\"b\",\"iface\":\"tap2\",\"sandboxIP\":\"192.168.0.3\","
+		"\"exposedPorts\":[{\"containerPort\":1,\"hostPort\":20000}]}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[{\"containerPort\":1,\"hostPort\":30000}]}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"10.0.0.2\","
+		"\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[]},{\"sandboxID\":\"a\",\"iface\":\"tap2\","
+		"\"sandboxIP\":\"192.168.0.3\",\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[],\"extra\":1}]",
+		"[{\"sandboxID\":\"a b\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
+		"\"exposedPorts\":[],\"policy\":{\"denyOut\":[\"x\"]}}]",
+		"[7]",
+	};
+	for (i = 0; i < (int)(sizeof(bads) / sizeof(bads[0])); i++) {
+		uint32_t total, un;
+
+		reg_new(&b);
+		bad = json_loads(bads[i], 0, NULL);
+		CHECK(bad != NULL);
+		err[0] = '\0';
+		CHECK_EQ(reg_restore(&b, bad, err, sizeof(err)), -EINVAL);
+		CHECK(strstr(err, "record") != NULL);
+		json_decref(bad);
+		/* What was restored before the bad record is released with the registry. */
+		reg_counts(&b, &total, &un);
+		CHECK_EQ(total, un);
+		reg_clear(&b);
+		CHECK_EQ(b.hostports.used, 0);
+		CHECK_EQ(b.ips.used, 0);
+		reg_fini(&b);
+	}
+
+	/* A missing interface: kept, unattached, with the reason; attached once it exists. */
+	reg_new(&b);
+	bad = json_loads("[{\"sandboxID\":\"g\",\"iface\":\"gone0\",\"sandboxIP\":"
+			 "\"192.168.0.9\",\"exposedPorts\":[{\"containerPort\":80,"
+			 "\"hostPort\":20050}]}]", 0, NULL);
+	CHECK_EQ(reg_restore(&b, bad, err, sizeof(err)), 0);
+	json_decref(bad);
+	CHECK_EQ(reg_attach_pending(&b), 1);
+	{
+		json_t *o = NULL;
+
+		CHECK_EQ(reg_get(&b, "g", &o), 200);
+		CHECK(json_is_false(json_object_get(o, "attached")));
+		CHECK(strstr(json_string_value(json_object_get(o, "attachError")), "gone0"));
+		json_decref(o);
+		CHECK_EQ(reg_exposed(&b, "g", "80", &o), 200);
+		CHECK_EQ(json_integer_value(json_object_get(o, "hostPort")), 20050);
+		json_decref(o);
+		arr = reg_state(&b);
+		CHECK_EQ(json_array_size(arr), 1);
+		json_decref(arr);
+	}
+	reg_clear(&b);
+	reg_fini(&b);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/cvs-state-XXXXXX";
+
+	if (!mkdtemp(dir))
+		return 1;
+	test_file(dir);
+	test_restore(dir);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+	return t_done("test_state");
+}
