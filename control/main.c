@@ -15,6 +15,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -86,6 +87,16 @@ libbpf_to_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	uint32_t lvl = level == LIBBPF_WARN ? RTE_LOG_WARNING :
 		       level == LIBBPF_INFO ? RTE_LOG_INFO : RTE_LOG_DEBUG;
+
+	return rte_vlog(lvl, cvs_log_xdp, fmt, ap);
+}
+
+/* libxdp's messages (socket and program set-up) go to the same log type as libbpf's. */
+static int
+libxdp_to_log(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	uint32_t lvl = level == LIBXDP_WARN ? RTE_LOG_WARNING :
+		       level == LIBXDP_INFO ? RTE_LOG_INFO : RTE_LOG_DEBUG;
 
 	return rte_vlog(lvl, cvs_log_xdp, fmt, ap);
 }
@@ -648,6 +659,7 @@ main(int argc, char **argv)
 		fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
 	cvs_log_init();
 	libbpf_set_print(libbpf_to_log);
+	libxdp_set_print(libxdp_to_log);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 

@@ -174,6 +174,8 @@ tb_sandbox_server() { # index port
 fp_start() { # extra options
 	# Not through a shell function: $! must be the PID that becomes cubevs-fp.
 	# Each bed keeps its own state file; FP_EAL_ARGS adds EAL options (--file-prefix...).
+	# Empty the log first: a restart must not find the previous instance's "ready:".
+	: >"$TB_DIR/fp.log"
 	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
 		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- --world-iface nic0 \
 		--state-file "$TB_DIR/state.json" "$@" >"$TB_DIR/fp.log" 2>&1 &

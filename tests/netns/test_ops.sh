@@ -718,5 +718,53 @@ EOF
 	check "STOPPING=1 on SIGTERM" grep -q "STOPPING=1" "$TB_DIR/notify.log"
 }
 
+case_workers() {
+	# Two workers, each with its own session table: the surfaces sum them and the session
+	# dump pages across both. Lcores share CPUs as in test_workers.sh.
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	tb_setup
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_sandbox_server 1 8080
+	tb_sandbox_server 2 8080
+	fp_start --workers 2 --world-queues 1 --idle-sleep-us 20 --host-iface none
+	register s1 sb1 '[8080]' >/dev/null
+	register s2 sb2 '[8080]' >/dev/null
+	local hp1 hp2 i n=15
+	hp1=$(hostport_of s1 8080)
+	hp2=$(hostport_of s2 8080)
+	for i in $(seq $n); do
+		nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp1/name"
+		nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp2/name"
+	done
+	check "readyz: both workers polling" eq "$(api_status GET /readyz)" 200
+	scrape "$TB_DIR/m"
+	check "sessions_created sums both workers" \
+		eq "$(metric "$TB_DIR/m" cubevs_sessions_created_total)" $((2 * n))
+	check "the table use sums both workers" \
+		eq "$(metric "$TB_DIR/m" cubevs_session_table_used)" $((2 * n))
+	check "per-sandbox counters of the second worker's sandbox" test \
+		"$(metric "$TB_DIR/m" 'cubevs_sandbox_port_tx_packets_total{sandbox="s2"}')" -ge $((3 * n))
+	check "pages of 7 cover the sessions of both workers once" nsn python3 - "$API" \
+		$((2 * n)) <<'PY'
+import json, sys, urllib.request
+api, n = sys.argv[1], int(sys.argv[2])
+seen, cursor, pages = [], None, 0
+while pages < 50:
+    url = "http://%s/sessions?limit=7" % api + ("&cursor=" + cursor if cursor else "")
+    page = json.load(urllib.request.urlopen(url))
+    seen += [(s["sandboxID"], s["original"]["src"]) for s in page["sessions"]]
+    pages += 1
+    cursor = page["nextCursor"]
+    if cursor is None:
+        break
+assert len(seen) == n == len(set(seen)), (len(seen), len(set(seen)))
+assert {s for s, _ in seen} == {"s1", "s2"}, seen
+print("# %d sessions of 2 workers in %d pages" % (len(seen), pages))
+PY
+	check "a cursor naming a worker that does not exist → 400" \
+		eq "$(api_status GET "/sessions?cursor=$((5 << 32))")" 400
+}
+
 "case_$1"
 [ $FAILS -eq 0 ] || exit 1
