@@ -615,7 +615,7 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 		cur = strtoull(cursor, &end, 10);
 		if (!*cursor || *end || errno || cursor[0] == '-' || (cur >> 32) >= o->nw ||
 		    (uint32_t)cur == CT_NIL) {
-			*out = reg_error("cursor must be a value of nextCursor from an earlier page");
+			*out = reg_error("cursor must be the nextCursor of an earlier page");
 			return 400;
 		}
 	}

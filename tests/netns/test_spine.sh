@@ -204,7 +204,8 @@ case_explicit() {
 	tb_add_sandbox 1
 	tb_sandbox_server 1 8080
 	ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
-		--vdev "net_af_xdp0,iface=nic0,xdp_prog=$STEER_OBJ" -- >"$TB_DIR/fp.log" 2>&1 &
+		--vdev "net_af_xdp0,iface=nic0,xdp_prog=$STEER_OBJ" -- \
+		--state-file "$TB_DIR/state.json" >"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
 	local n
