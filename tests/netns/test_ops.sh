@@ -408,6 +408,9 @@ assert all(x.startswith("tcp TIME_WAIT 198.18.0.2:") and " s1 " in x for x in t[
 		eq "$(summed)" $drops
 	check "a summary line per period, not one per packet" \
 		test "$(grep -c 'packets dropped' "$TB_DIR/fp.log")" -le 2
+	# EAL leaves its runtime directory (the telemetry socket's) behind: remove ours.
+	fp_stop
+	rm -rf "/var/run/dpdk/$prefix"
 }
 
 case_sessions() {
