@@ -126,14 +126,20 @@ tb_add_world() {
 	offloads_off "$NS_W" w0
 }
 
-tb_world_server() { # port [name]
-	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name "${2:-world}" --port "$1"
-	local n
-	for n in $(seq 50); do
-		nsw bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null && return 0
+# Start a test server (sbxserver.py ARGS...) in namespace NS and wait until PORT listens.
+tb_server() { # ns port args...
+	local ns=$1 port=$2 n
+	shift 2
+	tb_bg ip netns exec "$ns" python3 "$SRC_DIR/sbxserver.py" --port "$port" "$@"
+	for n in $(seq 100); do
+		ip netns exec "$ns" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null && return 0
 		sleep 0.1
 	done
-	die "world server did not start"
+	die "server on port $port in $ns did not start"
+}
+
+tb_world_server() { # port [name]
+	tb_server "$NS_W" "$1" --name "${2:-world}"
 }
 
 tb_add_sandbox() { # index
@@ -160,15 +166,7 @@ tb_bg() { # run a command in the background and remember its PID
 }
 
 tb_sandbox_server() { # index port
-	tb_bg ip netns exec "cvs-s$1-$TB_ID" python3 "$SRC_DIR/sbxserver.py" --name "sandbox$1" \
-		--port "${2:-8080}"
-	local n
-	for n in $(seq 50); do
-		ip netns exec "cvs-s$1-$TB_ID" bash -c "exec 3<>/dev/tcp/127.0.0.1/${2:-8080}" \
-			2>/dev/null && return 0
-		sleep 0.1
-	done
-	die "sandbox $1 server did not start"
+	tb_server "cvs-s$1-$TB_ID" "${2:-8080}" --name "sandbox$1"
 }
 
 fp_start() { # extra options

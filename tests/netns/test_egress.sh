@@ -17,11 +17,8 @@ bed() { # extra cubevs-fp options
 	tb_add_sandbox 1
 	tb_add_sandbox 2
 	tb_sandbox_server 1 8080
-	tb_bg ip netns exec "cvs-s2-$TB_ID" python3 "$SRC_DIR/sbxserver.py" --name sandbox2 \
-		--port 8080 --tcp-echo 7000
-	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name world --port 8000 \
-		--udp-echo 5353
-	sleep 0.5
+	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353
 	fp_start "$@"
 	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
@@ -37,8 +34,7 @@ case_snat() {
 	bed
 	check "sandbox → world HTTP: the server sees node IP and a SNAT port" \
 		in_snat "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
-	tb_bg ip netns exec "$NS_C" python3 "$SRC_DIR/sbxserver.py" --name onlink --port 8001
-	sleep 0.5
+	tb_server "$NS_C" 8001 --name onlink
 	check "an on-link destination works too" \
 		in_snat "$(nss 1 curl -s -m 5 "http://$CLIENT_IP:8001/peer")"
 	local out
@@ -60,10 +56,15 @@ assert len(set(p)) == 500, 500 - len(set(p))' "$out"
 	check "egress flows were counted" test "$(stat_of worker egress_flows)" -ge 503
 	# The server closes first, so the guest may reuse its port at once; the old session is
 	# in TIME_WAIT here and the reuse must get a fresh mapping.
-	local a b
+	local a b n
 	a=$(nss 1 curl -s -m 5 --local-port 41000 -H 'Connection: close' "http://$WORLD_IP:8000/peer")
-	sleep 0.3
-	b=$(nss 1 curl -s -m 5 --local-port 41000 -H 'Connection: close' "http://$WORLD_IP:8000/peer")
+	# The guest's own socket must be closed before it can bind the port again (under load it
+	# takes a moment): retry the bind, not the check.
+	for n in $(seq 30); do
+		b=$(nss 1 curl -s -m 5 --local-port 41000 -H 'Connection: close' \
+			"http://$WORLD_IP:8000/peer") && break
+		sleep 0.2
+	done
 	check "a guest reusing its source port after a close gets a fresh mapping ($a / $b)" \
 		bash -c "[ -n '$a' ] && [ -n '$b' ] && [ '$a' != '$b' ]"
 	check "port reuse counted" test "$(stat_of worker port_reuse)" -ge 1
@@ -165,8 +166,7 @@ case_host() {
 		"$(nsn curl -s -m 20 "http://$SBX1:8080/blob?n=5242880" | sha256sum | cut -d' ' -f1)" \
 		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha 5242880)"
 	check "the guest can ping its gateway"  quiet nss 1 ping -c 1 -W 2 -q $GW_IP
-	tb_bg ip netns exec "$NS_N" python3 "$SRC_DIR/sbxserver.py" --name hostsvc --port 8002
-	sleep 0.5
+	tb_server "$NS_N" 8002 --name hostsvc
 	check "a guest cannot open TCP to the host through the gateway address" \
 		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 2 http://$GW_IP:8002/peer"
 	check "gateway_denied counted" test "$(stat_of drops gateway_denied)" -ge 1

@@ -105,14 +105,12 @@ assert s["sandboxIP"].startswith("192.168."), s' "$(api_body GET /sandboxes/s2)"
 
 case_kernel() {
 	two_sandboxes
-	tb_bg ip netns exec "$NS_N" python3 "$SRC_DIR/sbxserver.py" --name kernel --port 8000
-	sleep 0.5
+	tb_server "$NS_N" 8000 --name kernel
 	check "TCP to a non-exposed port of the node IP reaches the kernel listener" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
 	check "ping of the node IP works"  quiet nsc ping -c 2 -W 2 -q "$NODE_IP"
 	# Replies to the node's own connections land on its ephemeral ports: kernel, not us.
-	tb_bg ip netns exec "$NS_C" python3 "$SRC_DIR/sbxserver.py" --name client --port 8001
-	sleep 0.5
+	tb_server "$NS_C" 8001 --name client
 	check "the node's own outgoing connection gets its replies" \
 		eq "$(nsn curl -s -m 5 "http://$CLIENT_IP:8001/name")" "client $NODE_IP"
 }
@@ -139,8 +137,7 @@ case_delete() {
 
 case_kill9() {
 	two_sandboxes
-	tb_bg ip netns exec "$NS_N" python3 "$SRC_DIR/sbxserver.py" --name kernel --port 8000
-	sleep 0.5
+	tb_server "$NS_N" 8000 --name kernel
 	kill -KILL "$FP_PID"
 	wait "$FP_PID" 2>/dev/null
 	FP_PID=

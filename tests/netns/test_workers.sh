@@ -12,7 +12,7 @@ tb_add_world
 tb_add_sandbox 1
 tb_add_sandbox 2
 tb_sandbox_server 1 8080
-tb_bg ip netns exec "cvs-s2-$TB_ID" python3 "$SRC_DIR/sbxserver.py" --name sandbox2 --port 8080
+tb_sandbox_server 2 8080
 tb_world_server 8000
 fp_start --workers 2 --world-queues 1 --idle-sleep-us 20
 eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
