@@ -8,6 +8,8 @@ echo HOST PORT BYTES          raw TCP: send BYTES random bytes, check they come 
 keepalive HOST PORT N GATE    N kept-alive connections: a request on each, wait for GATE to
                               exist, a request on each again; prints phase counts
 slow HOST PORT SECONDS        read /slow; print the lines received and how the read ended
+reuse HOST PORT LPORT         two connections from local port LPORT, one after the other, each
+                              closed by the server first; prints the two peers the server saw
 """
 import os
 import time
@@ -159,6 +161,37 @@ def slow(host, port, seconds):
     return 0
 
 
+def reuse(host, port, lport):
+    seen = []
+    for _ in range(2):
+        deadline = time.time() + 10
+        while True:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(('0.0.0.0', lport))
+                s.settimeout(5)
+                s.connect((host, port))
+                break
+            except OSError:
+                s.close()
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        s.sendall(b'GET /peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+        data = b''
+        # Read to the end: the server closes first, so this side never sits in TIME_WAIT.
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        seen.append(data.split(b'\r\n\r\n', 1)[1].decode().strip())
+    print(' / '.join(seen))
+    return 0
+
+
 if __name__ == '__main__':
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == 'parallel':
@@ -171,6 +204,8 @@ if __name__ == '__main__':
         sys.exit(echo(args[0], int(args[1]), int(args[2])))
     if cmd == 'keepalive':
         sys.exit(keepalive(args[0], int(args[1]), int(args[2]), args[3]))
+    if cmd == 'reuse':
+        sys.exit(reuse(args[0], int(args[1]), int(args[2])))
     if cmd == 'slow':
         sys.exit(slow(args[0], int(args[1]), float(args[2])))
     sys.exit('unknown command')
