@@ -5,7 +5,7 @@ set -euo pipefail
 
 DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm
 	libdpdk-dev dpdk libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev linux-libc-dev
-	iproute2 ethtool curl iputils-ping git ca-certificates
+	iproute2 ethtool curl iputils-ping git ca-certificates valgrind
 	python3-yaml python3-jsonschema)
 
 # Node.js 18+ for the gateway tests (the official MCP SDK); Debian 12 ships 18.

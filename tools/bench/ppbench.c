@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Micro-benchmark of the worker's packet pipeline without I/O: bursts of 32 prepared frames go
+ * through dp_world_rx()/dp_sandbox_rx() (parse → conntrack → NAT → L2) against a table holding
+ * --sessions live TCP sessions. Prints ns per packet for each case and the table's bytes per
+ * session. No timed assertions: the figures are for people and for the bench JSON.
+ *
+ * Under valgrind (callgrind) the same cases run with instruction counting switched on only
+ * around the pipeline calls, and each case ends with a named dump, so a script can compare
+ * instructions per packet with a committed budget (tests/bench/ppbench_budget.txt).
+ *
+ * Flows: client i is 198.19.(i & 0xffff) port 1024 + (i >> 16), talking to the node IP at
+ * host port 20000 + i % nsbx, DNATed to the guest of sandbox slot i % nsbx.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#ifdef HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#define CALLGRIND_ZERO_STATS do { } while (0)
+#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
+#define CALLGRIND_DUMP_STATS_AT(s) do { (void)(s); } while (0)
+#endif
+
+#include "csum.h"
+#include "dp.h"
+#include "pktgen.h"
+
+#define BURST 32
+#define FRAME_ROOM 128
+#define HOSTPORT_BASE 20000
+#define CPORT 8080
+
+enum pb_dir { PB_WORLD, PB_SANDBOX };
+
+struct pb_case {
+	const char *name;
+	const char *what;
+	uint64_t pkts;
+	uint64_t ns;
+	uint64_t bad;	/* packets whose verdict was not the expected one */
+};
+
+static struct dp_cfg cfg;
+static struct dp_shared sh;
+static struct cvs_stats st;
+static _Atomic uint8_t *alive;
+
+static uint32_t opt_sessions = 1u << 20;
+static uint32_t opt_capacity;
+static uint32_t opt_rounds = 2;
+static uint32_t opt_nsbx = 64;
+static uint64_t opt_seed = 12345;
+static int opt_json;
+static int under_vg;
+
+static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
+static uint8_t tpl_rack[FRAME_ROOM];
+static uint32_t len_syn, len_ack, len_synack, len_rack;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+rng_next(uint64_t *s)
+{
+	/* splitmix64: fixed sequence for a fixed seed, so runs and callgrind counts repeat. */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t
+client_ip(uint32_t i)
+{
+	return htonl(0xc6130000u | (i & 0xffff));
+}
+
+static uint16_t
+client_port(uint32_t i)
+{
+	return htons((uint16_t)(1024 + (i >> 16)));
+}
+
+static uint32_t
+flow_slot(uint32_t i)
+{
+	return i % opt_nsbx;
+}
+
+static void
+templates_init(void)
+{
+	uint32_t c = client_ip(0);
+
+	len_syn = build_frame(tpl_syn, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+			      htons(HOSTPORT_BASE), TCPF_SYN, 6);
+	len_ack = build_frame(tpl_ack, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+			      htons(HOSTPORT_BASE), TCPF_ACK, 6);
+	len_synack = build_frame(tpl_synack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
+				 client_port(0), TCPF_SYN | TCPF_ACK, 6);
+	len_rack = build_frame(tpl_rack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
+			       client_port(0), TCPF_ACK, 6);
+}
+
+/*
+ * Write the frame of flow i from a template of flow 0: only the client address and port and
+ * the host port change, so the checksums are fixed incrementally.
+ */
+static uint32_t
+frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir dir, int miss)
+{
+	struct ip4_hdr *ip = (struct ip4_hdr *)(f + ETH_HLEN_);
+	struct tcp_hdr *th = (struct tcp_hdr *)(f + ETH_HLEN_ + 20);
+	uint32_t c = client_ip(i);
+	uint16_t cp = miss ? htons((uint16_t)(60000 + (i & 0xfff))) : client_port(i);
+
+	memcpy(f, tpl, len);
+	if (dir == PB_WORLD) {
+		uint16_t hp = htons((uint16_t)(HOSTPORT_BASE + flow_slot(i)));
+
+		csum_replace4(&ip->check, ip->saddr, c);
+		csum_replace4(&th->check, ip->saddr, c);
+		ip->saddr = c;
+		csum_replace2(&th->check, th->sport, cp);
+		th->sport = cp;
+		csum_replace2(&th->check, th->dport, hp);
+		th->dport = hp;
+	} else {
+		csum_replace4(&ip->check, ip->daddr, c);
+		csum_replace4(&th->check, ip->daddr, c);
+		ip->daddr = c;
+		csum_replace2(&th->check, th->dport, cp);
+		th->dport = cp;
+	}
+	return len;
+}
+
+static uint64_t timer_cost;
+
+/* Cost of one pair of clock reads, subtracted from every burst. */
+static void
+timer_calibrate(void)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		uint64_t a = now_ns(), b = now_ns();
+
+		if (b - a < best)
+			best = b - a;
+	}
+	timer_cost = best;
+}
+
+/*
+ * Run 'n' flows taken from 'order' (or 0..n-1 when NULL) through the pipeline in bursts of 32.
+ * Only the pipeline calls are timed (and, under callgrind, counted).
+ */
+static void
+run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n,
+	 const uint8_t *tpl, uint32_t tlen, enum pb_dir dir, int miss, uint8_t expect)
+{
+	static uint8_t f[BURST][FRAME_ROOM];
+	uint32_t lens[BURST], slots[BURST];
+	struct dp_result r[BURST];
+	uint32_t done = 0, k, b;
+
+	while (done < n) {
+		uint64_t t0 = 0, t1;
+
+		b = n - done < BURST ? n - done : BURST;
+		for (k = 0; k < b; k++) {
+			uint32_t i = order ? order[done + k] : done + k;
+
+			lens[k] = frame_of(f[k], tpl, tlen, i, dir, miss);
+			slots[k] = flow_slot(i);
+		}
+		/* Under callgrind the clock is not read: only the pipeline's instructions count. */
+		if (under_vg)
+			CALLGRIND_TOGGLE_COLLECT;
+		else
+			t0 = now_ns();
+		if (dir == PB_WORLD) {
+			for (k = 0; k < b; k++)
+				dp_world_rx(x, f[k], lens[k], &r[k]);
+		} else {
+			for (k = 0; k < b; k++)
+				dp_sandbox_rx(x, slots[k], f[k], lens[k], &r[k]);
+		}
+		if (under_vg) {
+			CALLGRIND_TOGGLE_COLLECT;
+		} else {
+			t1 = now_ns();
+			pc->ns += t1 - t0 > timer_cost ? t1 - t0 - timer_cost : 0;
+		}
+		for (k = 0; k < b; k++)
+			if (r[k].action != expect)
+				pc->bad++;
+		done += b;
+	}
+	pc->pkts += n;
+}
+
+static void
+case_begin(void)
+{
+	if (under_vg)
+		CALLGRIND_ZERO_STATS;
+}
+
+static void
+case_end(struct pb_case *pc)
+{
+	if (under_vg)
+		CALLGRIND_DUMP_STATS_AT(pc->name);
+}
+
+static void
+shuffle(uint32_t *a, uint32_t n, uint64_t *rs)
+{
+	uint32_t i;
+
+	for (i = n - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)(rng_next(rs) % (i + 1));
+		uint32_t t = a[i];
+
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+static long
+rss_bytes(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return rss * sysconf(_SC_PAGESIZE);
+}
+
+static void
+setup(struct dp_ctx *x)
+{
+	static const uint8_t gm[6] = { 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc };
+	static const uint8_t gw[6] = { 0x20, 0x90, 0x6f, 0xcf, 0xcf, 0xcf };
+	static const uint8_t wm[6] = { 2, 0, 0, 0, 0, 0x99 };
+	uint32_t s;
+
+	cfg.node_ip = ip4("198.18.0.1");
+	cfg.guest_ip = ip4("169.254.68.6");
+	cfg.gw_ip = ip4("169.254.68.5");
+	memcpy(cfg.guest_mac, gm, 6);
+	memcpy(cfg.gw_mac, gw, 6);
+	memcpy(cfg.world_mac, wm, 6);
+	alive = calloc(opt_nsbx, sizeof(*alive));
+	if (!alive) {
+		perror("calloc");
+		exit(1);
+	}
+	sh.slot_alive = alive;
+	sh.max_sandboxes = opt_nsbx;
+	for (s = 0; s < opt_nsbx; s++) {
+		atomic_store(&alive[s], 1);
+		atomic_store(&sh.hostport[HOSTPORT_BASE + s], dp_hostport_entry(s, CPORT));
+	}
+	memset(x, 0, sizeof(*x));
+	x->cfg = &cfg;
+	x->sh = &sh;
+	x->st = &st;
+	x->now = 100;
+}
+
+static void
+usage(const char *prog)
+{
+	printf("usage: %s [--sessions N] [--capacity N] [--rounds R] [--sandboxes S] "
+	       "[--seed X] [--json]\n"
+	       "  Pipeline micro-benchmark without I/O (see docs/performance.md).\n"
+	       "  --sessions   live TCP sessions built before measuring (default 1048576)\n"
+	       "  --capacity   table capacity (default: --sessions)\n"
+	       "  --rounds     passes over all flows for the established cases (default 2)\n"
+	       "  --sandboxes  sandbox slots the flows are spread over (default 64)\n"
+	       "  --json       print one JSON object instead of the table\n", prog);
+}
+
+static int
+parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sessions", required_argument, NULL, 'n' },
+		{ "capacity", required_argument, NULL, 'c' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "sandboxes", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			opt_sessions = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			opt_capacity = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			opt_rounds = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			opt_nsbx = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			opt_seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'j':
+			opt_json = 1;
+			break;
+		case 'h':
+			usage(argv[0]);
+			exit(0);
+		default:
+			usage(argv[0]);
+			return -EINVAL;
+		}
+	}
+	if (!opt_capacity)
+		opt_capacity = opt_sessions;
+	if (opt_sessions == 0 || opt_sessions > (64u << 16) || opt_nsbx == 0 ||
+	    opt_nsbx > 4096 || opt_rounds == 0 || opt_capacity < opt_sessions) {
+		fprintf(stderr, "ppbench: need 1 <= sessions <= 4194304 <= capacity, "
+			"1 <= sandboxes <= 4096, rounds >= 1\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum {
+		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
+		C_MAX
+	};
+	struct pb_case cs[C_MAX] = {
+		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
+		[C_SYNACK] = { "synack", "guest SYN+ACK (sandbox -> world)", 0, 0, 0 },
+		[C_ACK3] = { "handshake_ack", "client ACK making the session established",
+			     0, 0, 0 },
+		[C_EST_WORLD] = { "est_world", "established, world -> sandbox (DNAT), random flow",
+				  0, 0, 0 },
+		[C_EST_SAME] = { "est_world_nolru", "as est_world, flows already seen this second "
+				 "(no LRU move)", 0, 0, 0 },
+		[C_EST_SBX] = { "est_sandbox", "established, sandbox -> world (reply), random flow",
+				0, 0, 0 },
+		[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0 },
+		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
+	};
+	uint32_t *order, *one, i, n, r;
+	uint64_t rs;
+	struct dp_ctx x;
+	long rss0, rss1;
+	size_t sess_bytes, bucket_bytes;
+	uint64_t bad = 0;
+
+	if (parse_args(argc, argv))
+		return 2;
+	under_vg = RUNNING_ON_VALGRIND ? 1 : 0;
+	rs = opt_seed;
+	n = opt_sessions;
+	setup(&x);
+	templates_init();
+	timer_calibrate();
+	order = malloc((size_t)n * sizeof(*order));
+	one = malloc(BURST * sizeof(*one));
+	if (!order || !one) {
+		perror("malloc");
+		return 1;
+	}
+	rss0 = rss_bytes();
+	x.ct = ct_create(opt_capacity, opt_nsbx, NULL);
+	if (!x.ct) {
+		perror("ct_create");
+		return 1;
+	}
+
+	/* The three-way handshake of every flow, in arrival order. */
+	case_begin();
+	run_case(&x, &cs[C_NEW], NULL, n, tpl_syn, len_syn, PB_WORLD, 0, DP_TO_SANDBOX);
+	case_end(&cs[C_NEW]);
+	rss1 = rss_bytes();
+	case_begin();
+	run_case(&x, &cs[C_SYNACK], NULL, n, tpl_synack, len_synack, PB_SANDBOX, 0,
+		 DP_TO_WORLD);
+	case_end(&cs[C_SYNACK]);
+	case_begin();
+	run_case(&x, &cs[C_ACK3], NULL, n, tpl_ack, len_ack, PB_WORLD, 0, DP_TO_SANDBOX);
+	case_end(&cs[C_ACK3]);
+	if (x.ct->used != n) {
+		fprintf(stderr, "ppbench: %u sessions live after the handshakes, expected %u\n",
+			x.ct->used, n);
+		return 1;
+	}
+
+	/*
+	 * Established traffic in random flow order. The clock advances by one second per pass,
+	 * so the first packet of each flow in a pass also moves its session to the LRU tail (the
+	 * steady state of a flow seen about once a second).
+	 */
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	case_begin();
+	for (r = 0; r < opt_rounds; r++) {
+		shuffle(order, n, &rs);
+		x.now++;
+		run_case(&x, &cs[C_EST_WORLD], order, n, tpl_ack, len_ack, PB_WORLD, 0,
+			 DP_TO_SANDBOX);
+	}
+	case_end(&cs[C_EST_WORLD]);
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_EST_SAME], order, n, tpl_ack, len_ack, PB_WORLD, 0, DP_TO_SANDBOX);
+	case_end(&cs[C_EST_SAME]);
+	case_begin();
+	for (r = 0; r < opt_rounds; r++) {
+		shuffle(order, n, &rs);
+		x.now++;
+		run_case(&x, &cs[C_EST_SBX], order, n, tpl_rack, len_rack, PB_SANDBOX, 0,
+			 DP_TO_WORLD);
+	}
+	case_end(&cs[C_EST_SBX]);
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_MISS], order, n, tpl_ack, len_ack, PB_WORLD, 1, DP_DROP);
+	case_end(&cs[C_MISS]);
+	/* The last flow created heads its hash chain whatever the seed: repeatable counts. */
+	for (i = 0; i < BURST; i++)
+		one[i] = n - 1;
+	case_begin();
+	for (i = 0; i < (n + BURST - 1) / BURST; i++)
+		run_case(&x, &cs[C_HOT_WORLD], one, BURST, tpl_ack, len_ack, PB_WORLD, 0,
+			 DP_TO_SANDBOX);
+	case_end(&cs[C_HOT_WORLD]);
+
+	sess_bytes = sizeof(struct ct_session);
+	bucket_bytes = ((size_t)x.ct->mask + 1) * sizeof(uint32_t);
+	for (i = 0; i < C_MAX; i++)
+		bad += cs[i].bad;
+
+	if (opt_json) {
+		printf("{\"sessions\":%u,\"capacity\":%u,\"sandboxes\":%u,\"burst\":%d,"
+		       "\"session_struct_bytes\":%zu,\"bucket_bytes_per_session\":%.2f,"
+		       "\"table_bytes_per_session\":%.2f,\"rss_bytes_per_session\":%.2f,"
+		       "\"cases\":{", n, opt_capacity, opt_nsbx, BURST, sess_bytes,
+		       (double)bucket_bytes / opt_capacity,
+		       (double)(sess_bytes * opt_capacity + bucket_bytes) / opt_capacity,
+		       (double)(rss1 - rss0) / n);
+		for (i = 0; i < C_MAX; i++)
+			printf("%s\"%s\":{\"packets\":%" PRIu64 ",\"ns_per_packet\":%.1f,"
+			       "\"unexpected\":%" PRIu64 "}", i ? "," : "", cs[i].name, cs[i].pkts,
+			       (double)cs[i].ns / cs[i].pkts, cs[i].bad);
+		printf("}}\n");
+	} else {
+		printf("ppbench: %u live sessions (capacity %u, %u sandboxes), bursts of %d, "
+		       "timer cost %" PRIu64 " ns per burst subtracted\n",
+		       n, opt_capacity, opt_nsbx, BURST, timer_cost);
+		printf("%-16s %12s %10s  %s\n", "case", "packets", "ns/pkt", "what");
+		for (i = 0; i < C_MAX; i++)
+			printf("%-16s %12" PRIu64 " %10.1f  %s\n", cs[i].name, cs[i].pkts,
+			       (double)cs[i].ns / cs[i].pkts, cs[i].what);
+		printf("table memory: %zu B session + %.2f B buckets = %.2f B per session "
+		       "(preallocated for capacity); RSS growth while filling: %.2f B per "
+		       "session\n", sess_bytes, (double)bucket_bytes / opt_capacity,
+		       (double)(sess_bytes * opt_capacity + bucket_bytes) / opt_capacity,
+		       (double)(rss1 - rss0) / n);
+	}
+	if (bad) {
+		fprintf(stderr, "ppbench: %" PRIu64 " packets got an unexpected verdict\n", bad);
+		return 1;
+	}
+	ct_destroy(x.ct);
+	free(order);
+	free(one);
+	free(alive);
+	return 0;
+}
