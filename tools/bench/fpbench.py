@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""fpbench: side-by-side benchmark of cubevs-fp and its baselines on veth namespaces.
+
+Topology, built fresh for every trial (names carry a per-run id):
+
+    gen ns  G (198.18.0.2) --veth-- W (198.18.0.1) node ns  S (198.18.1.1) --veth-- X (198.18.1.2) sink ns
+            fpgen (XDP live frames)         path under test                         fpsink (XDP_DROP)
+
+Paths: null (fpsink on W itself: the generator + veth cost), nft (nftables DNAT + conntrack),
+tc / tc-ct (fpdut TC DNAT + redirect, -ct with the CubeVS-shaped 1M hash session map),
+xdp / xdp-ct (same in XDP), testpmd (dpdk-testpmd io between net_af_xdp on W and S: the
+AF_XDP ceiling), cubevs (cubevs-fp with W as world interface and S as a sandbox).
+
+Layouts: 2cpu (generator on CPU0; W's NAPI thread, the DPDK lcore, on CPU1) is the one all
+paths share; 1cpu (everything on CPU0, self-clocked, lossless) applies to kernel paths only.
+
+Every load is bounded in packets and seconds; only addresses from 198.18.0.0/15 are used.
+Global sysctls touched (nf_conntrack_max, conntrack hashsize) are restored; only this run's
+namespaces are removed and only processes this run started are signalled, by PID.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, '..', '..'))
+
+GEN_IP, NODE_IP, NODE_SB_IP, SBX_IP = '198.18.0.2', '198.18.0.1', '198.18.1.1', '198.18.1.2'
+CLIENT_BASE = '198.18.128.0'   # flows: 198.18.128.0 + f / 16, port 1024 + f % 16
+PORTS_PER_IP = 16
+HOSTPORT, SBX_PORT = 20000, 80
+API = '127.0.0.1:9180'
+KERNEL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct')
+DPDK_PATHS = ('testpmd', 'cubevs')
+ALL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct', 'testpmd', 'cubevs')
+
+VERBOSE = False
+
+
+def log(msg):
+    sys.stderr.write('# %s\n' % msg)
+    sys.stderr.flush()
+
+
+def run(cmd, check=True, timeout=60, capture=True):
+    if VERBOSE:
+        log('$ ' + ' '.join(cmd))
+    p = subprocess.run(cmd, stdout=subprocess.PIPE if capture else None,
+                       stderr=subprocess.PIPE if capture else None, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError('%s: exit %d: %s' % (' '.join(cmd), p.returncode,
+                                                 (p.stderr or '').strip()[-400:]))
+    return p.stdout if capture else ''
+
+
+class Procs:
+    """Processes this run started, ended by PID only."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, cmd, logfile=None, **kw):
+        if VERBOSE:
+            log('& ' + ' '.join(cmd))
+        if logfile:
+            with open(logfile, 'w') as f:
+                p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, **kw)
+        else:
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM, wait=10):
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+                p.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
+        out, err = p.communicate()
+        out, err = out or '', err or ''
+        if p in self.procs:
+            self.procs.remove(p)
+        return out, err
+
+    def stop_all(self):
+        for p in list(self.procs):
+            try:
+                self.stop(p, wait=5)
+            except Exception:
+                pass
+
+
+class Sysctls:
+    """Global settings changed for a run, put back at the end."""
+
+    def __init__(self):
+        self.saved = {}
+
+    def set(self, path, value):
+        try:
+            with open(path) as f:
+                old = f.read().strip()
+        except OSError:
+            return False
+        if path not in self.saved:
+            self.saved[path] = old
+        try:
+            with open(path, 'w') as f:
+                f.write(str(value))
+        except OSError as e:
+            log('cannot set %s: %s' % (path, e))
+            return False
+        return True
+
+    def restore(self):
+        for path, old in self.saved.items():
+            try:
+                with open(path, 'w') as f:
+                    f.write(old)
+            except OSError as e:
+                log('cannot restore %s to %s: %s' % (path, old, e))
+        self.saved = {}
+
+
+class Bed:
+    """One trial's namespaces and veths."""
+
+    counter = 0
+
+    def __init__(self, run_id):
+        Bed.counter += 1
+        t = '%s%02d' % (run_id, Bed.counter % 100)
+        self.tag = t
+        self.ns_g, self.ns_n, self.ns_x = 'fpb-%s-g' % t, 'fpb-%s-n' % t, 'fpb-%s-x' % t
+        self.if_g, self.if_w, self.if_s, self.if_x = 'fb%sg' % t, 'fb%sw' % t, 'fb%ss' % t, \
+            'fb%sx' % t
+        self.made = []
+
+    def ns(self, ns, *cmd):
+        return ['ip', 'netns', 'exec', ns] + list(cmd)
+
+    def up(self):
+        for ns in (self.ns_g, self.ns_n, self.ns_x):
+            run(['ip', 'netns', 'add', ns])
+            self.made.append(ns)
+            run(['ip', '-n', ns, 'link', 'set', 'lo', 'up'])
+        run(['ip', 'link', 'add', self.if_g, 'netns', self.ns_g, 'type', 'veth', 'peer', 'name',
+             self.if_w, 'netns', self.ns_n])
+        run(['ip', 'link', 'add', self.if_s, 'netns', self.ns_n, 'type', 'veth', 'peer', 'name',
+             self.if_x, 'netns', self.ns_x])
+        for ns, i, a in ((self.ns_g, self.if_g, GEN_IP + '/24'), (self.ns_n, self.if_w,
+                         NODE_IP + '/24'), (self.ns_n, self.if_s, NODE_SB_IP + '/24'),
+                         (self.ns_x, self.if_x, SBX_IP + '/24')):
+            run(['ip', '-n', ns, 'addr', 'add', a, 'dev', i])
+            run(['ip', '-n', ns, 'link', 'set', i, 'up'])
+            run(self.ns(ns, 'ethtool', '-K', i, 'tx', 'off', 'tso', 'off', 'gso', 'off'),
+                check=False)
+        self.mac_w = self.mac(self.ns_n, self.if_w)
+        self.mac_s = self.mac(self.ns_n, self.if_s)
+        self.mac_x = self.mac(self.ns_x, self.if_x)
+        # The sink answers no ARP: static neighbours, and no reverse-path filtering.
+        run(['ip', '-n', self.ns_n, 'neigh', 'replace', SBX_IP, 'lladdr', self.mac_x, 'dev',
+             self.if_s, 'nud', 'permanent'])
+        for k in ('all', 'default', self.if_w, self.if_s):
+            run(self.ns(self.ns_n, 'sysctl', '-qw', 'net.ipv4.conf.%s.rp_filter=0' % k),
+                check=False)
+        run(self.ns(self.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_local_port_range=10000 19999'))
+        # XDP_TX from the generator needs NAPI on W: GRO on gives veth NAPI without XDP.
+        run(self.ns(self.ns_n, 'ethtool', '-K', self.if_w, 'gro', 'on'), check=False)
+
+    def mac(self, ns, i):
+        out = run(['ip', '-n', ns, '-br', 'link', 'show', i])
+        return out.split()[2]
+
+    def napi_threaded(self, cpu):
+        """Give W's NAPI its own kthread on 'cpu' (the 2cpu layout for kernel paths)."""
+        run(self.ns(self.ns_n, 'sh', '-c', 'echo 1 > /sys/class/net/%s/threaded' % self.if_w))
+        want = 'napi/%s-' % self.if_w
+        pids = []
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit():
+                continue
+            try:
+                with open('/proc/%s/comm' % pid) as f:
+                    if f.read().startswith(want):
+                        pids.append(int(pid))
+            except OSError:
+                pass
+        for pid in pids:
+            os.sched_setaffinity(pid, {cpu})
+        return pids
+
+    def down(self):
+        for ns in self.made:
+            subprocess.run(['ip', 'netns', 'del', ns], stderr=subprocess.DEVNULL)
+        self.made = []
+
+
+def flows_src(flows):
+    return CLIENT_BASE, min(flows, PORTS_PER_IP)
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.procs = Procs()
+        self.sysctls = Sysctls()
+        self.run_id = '%03x' % random.randrange(0x1000)
+        self.build = a.build
+        self.tool = lambda n: os.path.join(self.build, 'tools', 'bench', n)
+        self.cubevs = os.path.join(self.build, 'control', 'cubevs-fp')
+        self.bed = None
+        self.tmp = tempfile.mkdtemp(prefix='fpbench.')
+
+    # ---- generator and sink ----
+
+    def gen(self, bed, proto, flows, count, seconds, cpu=0, extra=(), wait=True):
+        src, ppi = flows_src(flows)
+        dport = getattr(bed, 'dport', HOSTPORT)
+        cmd = bed.ns(bed.ns_g, self.tool('fpgen'), '--iface', bed.if_g, '--dst-mac', bed.mac_w,
+                     '--dst', NODE_IP, '--dport', str(dport), '--src', src, '--sport', '1024',
+                     '--flows', str(flows), '--ports-per-ip', str(ppi), '--proto', proto,
+                     '--count', str(int(count)), '--seconds', '%.2f' % seconds, '--json',
+                     *extra)
+        if cpu is not None:
+            cmd += ['--cpu', str(cpu)]
+        p = self.procs.start(cmd)
+        if not wait:
+            return p
+        out, err = self.wait(p, seconds + 30)
+        return json.loads(out.strip().splitlines()[-1]) if out.strip() else {'pps': 0}
+
+    def wait(self, p, timeout):
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        out, err = self.procs.stop(p)
+        if p.returncode not in (0, None) and err:
+            log(err.strip()[-300:])
+        return out, err
+
+    def sink_start(self, bed, warmup, seconds, path=None):
+        # The null path drops at W itself: the cost of generator and veth alone.
+        ns, i = (bed.ns_n, bed.if_w) if path == 'null' else (bed.ns_x, bed.if_x)
+        p = self.procs.start(bed.ns(ns, self.tool('fpsink'), '--iface', i,
+                                    '--warmup', str(warmup), '--seconds', str(seconds),
+                                    '--json'))
+        line = p.stdout.readline()
+        if line.strip() != 'ready':
+            out, err = self.procs.stop(p)
+            raise RuntimeError('fpsink did not start: %s' % err.strip()[-300:])
+        return p
+
+    def sink_result(self, p, timeout):
+        out, err = self.wait(p, timeout)
+        lines = [l for l in out.strip().splitlines() if l.startswith('{')]
+        if not lines:
+            raise RuntimeError('fpsink gave no result: %s' % err.strip()[-300:])
+        return json.loads(lines[-1])
+
+    # ---- paths ----
+
+    def path_up(self, bed, path, flows, layout):
+        """Start the path under test; returns a dict of handles for path_down()."""
+        h = {'path': path}
+        if path == 'null':
+            return h
+        if path == 'nft':
+            run(bed.ns(bed.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1'))
+            rules = ('table ip fpb {\n chain pre {\n  type nat hook prerouting priority -100;\n'
+                     '  ip daddr %s tcp dport %d dnat to %s:%d\n'
+                     '  ip daddr %s udp dport %d dnat to %s:%d\n }\n}\n' %
+                     (NODE_IP, HOSTPORT, SBX_IP, SBX_PORT, NODE_IP, HOSTPORT, SBX_IP, SBX_PORT))
+            subprocess.run(bed.ns(bed.ns_n, 'nft', '-f', '-'), input=rules, text=True,
+                           check=True)
+            return h
+        if path in ('tc', 'tc-ct', 'xdp', 'xdp-ct'):
+            cmd = bed.ns(bed.ns_n, self.tool('fpdut'), '--iface', bed.if_w, '--mode',
+                         path.split('-')[0], '--match', '%s:%d' % (NODE_IP, HOSTPORT), '--to',
+                         '%s:%d' % (SBX_IP, SBX_PORT), '--out', bed.if_s, '--dst-mac',
+                         bed.mac_x, '--seconds', '600', '--json')
+            if path.endswith('-ct'):
+                cmd.append('--sessions')
+            p = self.procs.start(cmd)
+            if p.stdout.readline().strip() != 'ready':
+                out, err = self.procs.stop(p)
+                raise RuntimeError('fpdut did not start: %s' % err.strip()[-300:])
+            h['proc'] = p
+            return h
+        if path == 'testpmd':
+            cmd = bed.ns(bed.ns_n, 'sh', '-c',
+                         'mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec stdbuf -oL dpdk-testpmd -l 0-1 '
+                         '--no-huge -m 1024 --no-pci --no-shconf --file-prefix fpb%s '
+                         '--log-level=pmd.net.af_xdp:warning '
+                         '--vdev net_af_xdp0,iface=%s --vdev net_af_xdp1,iface=%s -- '
+                         '--forward-mode=io --total-num-mbufs=32768 --nb-cores=1'
+                         % (bed.tag, bed.if_w, bed.if_s))
+            h['log'] = os.path.join(self.tmp, 'testpmd-%s.log' % bed.tag)
+            p = self.procs.start(cmd, logfile=h['log'], stdin=subprocess.PIPE)
+            h['proc'] = p
+            self.wait_log(p, h['log'], 'Press enter to exit', 'testpmd')
+            return h
+        if path == 'cubevs':
+            cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
+                         '--no-shconf', '--no-pci', '--log-level=pmd.net.af_xdp:warning', '--',
+                         '--world-iface', bed.if_w,
+                         '--max-sessions', str(max(1048576, flows)))
+            h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
+            p = self.procs.start(cmd, logfile=h['log'])
+            h['proc'] = p
+            self.wait_log(p, h['log'], 'ready:', 'cubevs-fp')
+            self.api(bed, 'PUT', '/sandboxes/fpb', {'iface': bed.if_s,
+                                                    'exposedPorts': [SBX_PORT]})
+            ep = self.api(bed, 'GET', '/sandboxes/fpb/exposed-ports/%d' % SBX_PORT)
+            bed.dport = int(ep['hostPort'])
+            return h
+        raise ValueError(path)
+
+    def wait_log(self, p, logfile, word, what, timeout=20):
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            with open(logfile) as f:
+                text = f.read()
+            if word in text:
+                return
+            if p.poll() is not None:
+                raise RuntimeError('%s exited during start: %s' % (what, text.strip()[-400:]))
+            time.sleep(0.05)
+        raise RuntimeError('%s not ready after %d s' % (what, timeout))
+
+    def api(self, bed, method, path, body=None):
+        cmd = bed.ns(bed.ns_n, 'curl', '-s', '-m', '10', '-X', method, '-H',
+                     'Content-Type: application/json', 'http://%s%s' % (API, path))
+        if body is not None:
+            cmd += ['-d', json.dumps(body)]
+        out = run(cmd, timeout=20)
+        return json.loads(out) if out.strip() else {}
+
+    def sessions(self, bed, h):
+        path = h['path']
+        if path == 'cubevs':
+            return self.api(bed, 'GET', '/stats').get('sessions')
+        if path == 'nft':
+            out = run(bed.ns(bed.ns_n, 'conntrack', '-C'), check=False)
+            return int(out.strip() or 0)
+        return None
+
+    def path_down(self, bed, h):
+        info = {}
+        p = h.get('proc')
+        if h['path'] == 'cubevs':
+            try:
+                st = self.api(bed, 'GET', '/stats')
+                info = {'sessions': st.get('sessions'),
+                        'worker': {k: v for k, v in st.get('worker', {}).items() if v},
+                        'drops': {k: v for k, v in st.get('drops', {}).items() if v}}
+            except Exception as e:
+                info = {'error': str(e)}
+        if h['path'] == 'nft':
+            info['sessions'] = self.sessions(bed, h)
+        if p is not None:
+            if h['path'] == 'testpmd':
+                try:
+                    p.stdin.write('\n')
+                    p.stdin.flush()
+                    p.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    pass
+            out, err = self.procs.stop(p)
+            if h['path'].startswith(('tc', 'xdp')):
+                lines = [l for l in out.splitlines() if l.startswith('{')]
+                if lines:
+                    info.update(json.loads(lines[-1]))
+            if h['path'] == 'testpmd':
+                with open(h['log']) as f:
+                    info['tail'] = [l.strip() for l in f if 'TX-packets' in l][-2:]
+        return info
+
+    # ---- one trial ----
+
+    def trial(self, scen, path, flows, layout):
+        a = self.a
+        bed = Bed(self.run_id)
+        self.bed = bed
+        res = {'scenario': scen, 'path': path, 'flows': flows, 'layout': layout}
+        try:
+            bed.up()
+            if layout == '2cpu' and path in KERNEL_PATHS:
+                res['napi_threads'] = len(bed.napi_threaded(1))
+            h = self.path_up(bed, path, flows, layout)
+            try:
+                if scen == 'S1':
+                    self.s1(bed, h, path, flows, res)
+                elif scen == 'S2':
+                    self.s2(bed, h, path, flows, res)
+            finally:
+                res['dut'] = self.path_down(bed, h)
+        except Exception as e:
+            res['error'] = str(e)
+            log('%s %s flows=%d %s: %s' % (scen, path, flows, layout, e))
+        finally:
+            self.procs.stop_all()
+            bed.down()
+            self.bed = None
+        return res
+
+    def prepass(self, bed, h, path, flows):
+        """Create the sessions of every flow before measuring (bounded in time)."""
+        if path in ('null', 'testpmd', 'tc', 'xdp'):
+            return None
+        proto = 'syn' if path == 'cubevs' else 'ack'
+        limit = time.time() + (6 if flows > 100000 else 3)
+        got = None
+        while time.time() < limit:
+            self.gen(bed, proto, flows, max(flows * 2, 1000), 1.5 if flows > 100000 else 0.5)
+            got = self.sessions(bed, h)
+            if got is None or got >= flows:
+                break
+        return got
+
+    def s1(self, bed, h, path, flows, res):
+        a = self.a
+        res['sessions_before'] = self.prepass(bed, h, path, flows)
+        sink = self.sink_start(bed, a.warmup, a.measure, path)
+        g = self.gen(bed, 'ack', flows, 1 << 40, a.warmup + a.measure + 0.5)
+        s = self.sink_result(sink, 30)
+        res['offered_pps'] = g.get('pps', 0)
+        res['pps'] = s['pps']
+        res['sink'] = {k: s[k] for k in ('packets', 'window_s') if k in s}
+
+    def s2(self, bed, h, path, flows, res):
+        """New-connection rate: 'flows' unique SYNs sent once (RFC 9693 phase 2 style)."""
+        a = self.a
+        sink = self.sink_start(bed, 0, a.s2_seconds)
+        t0 = time.time()
+        g = self.gen(bed, 'syn', flows, flows, a.s2_seconds - 0.5)
+        s = self.sink_result(sink, 30)
+        res['sent'] = g.get('sent', 0)
+        res['send_seconds'] = g.get('seconds', 0)
+        res['delivered'] = s.get('packets', 0)
+        res['created'] = self.sessions(bed, h)
+        res['offered_pps'] = g.get('pps', 0)
+
+    # ---- the whole matrix ----
+
+    def main(self):
+        a = self.a
+        results = []
+        sysctl_nf = '/proc/sys/net/netfilter/nf_conntrack_max'
+        if 'nft' in a.paths:
+            if shutil.which('modprobe'):
+                run(['modprobe', 'nf_conntrack'], check=False)
+            # Room for the biggest flow count plus slack; restored at the end.
+            self.sysctls.set(sysctl_nf, max(2 * max(a.flows), 262144))
+            self.sysctls.set('/sys/module/nf_conntrack/parameters/hashsize',
+                             max(max(a.flows) // 2, 65536))
+        cells = []
+        for scen in a.scenarios:
+            for layout in a.layouts:
+                for flows in (a.flows if scen == 'S1' else [a.s2_flows]):
+                    for path in a.paths:
+                        if layout == '1cpu' and path in DPDK_PATHS:
+                            continue
+                        if scen == 'S2' and path in ('null', 'testpmd', 'tc', 'xdp'):
+                            continue
+                        cells.append((scen, path, flows, layout))
+        t_start = time.time()
+        for t in range(a.trials):
+            for c in cells:
+                r = self.trial(*c)
+                r['trial'] = t
+                results.append(r)
+                if 'pps' in r:
+                    log('%s %-8s %-4s flows=%-8d trial %d: %.3f Mpps (offered %.2f)' %
+                        (c[0], c[1], c[3], c[2], t, r['pps'] / 1e6, r['offered_pps'] / 1e6))
+                elif 'created' in r:
+                    log('%s %-8s flows=%d trial %d: created %s delivered %s in %.2fs' %
+                        (c[0], c[1], c[2], t, r['created'], r['delivered'],
+                         r['send_seconds']))
+        return results, time.time() - t_start
+
+
+def summarize(results, a):
+    """Median/min/max/spread per cell, ns per packet, ratios to nft and tc-ct."""
+    cells = {}
+    for r in results:
+        if r['scenario'] != 'S1' or 'pps' not in r:
+            continue
+        cells.setdefault((r['layout'], r['flows'], r['path']), []).append(r['pps'])
+    rows = []
+    for (layout, flows, path), v in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], ALL_PATHS.index(kv[0][2]))):
+        med = statistics.median(v)
+        rows.append({'layout': layout, 'flows': flows, 'path': path, 'trials': len(v),
+                     'mpps_median': med / 1e6, 'mpps_min': min(v) / 1e6,
+                     'mpps_max': max(v) / 1e6,
+                     'spread_pct': 100.0 * (max(v) - min(v)) / med if med else 0,
+                     'ns_per_pkt': 1e9 / med if med else None})
+    byk = {(r['layout'], r['flows'], r['path']): r for r in rows}
+    for r in rows:
+        for base in ('nft', 'tc-ct', 'testpmd', 'null'):
+            b = byk.get((r['layout'], r['flows'], base))
+            r['x_' + base.replace('-', '_')] = (r['mpps_median'] / b['mpps_median']
+                                                if b and b['mpps_median'] else None)
+        nul = byk.get((r['layout'], r['flows'], 'null'))
+        r['dut_ns_per_pkt'] = (r['ns_per_pkt'] - nul['ns_per_pkt']
+                               if nul and r['ns_per_pkt'] and r['layout'] == '1cpu' else None)
+    return rows
+
+
+def fmt(v, f='%.2f'):
+    return '-' if v is None else f % v
+
+
+def print_table(rows, s2, out=sys.stdout):
+    out.write('\nS1 established-flow DNAT, 60-byte TCP ACK frames (Mpps delivered to the sink)\n')
+    out.write('| layout | flows | path | trials | Mpps median | min | max | spread | ns/pkt | '
+              'DUT ns/pkt | x nft | x tc-ct | x testpmd |\n')
+    out.write('|---|---|---|---|---|---|---|---|---|---|---|---|---|\n')
+    for r in rows:
+        flag = ' (!)' if r['spread_pct'] > 10 else ''
+        out.write('| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.1f %%%s | %s | %s | %s | %s | '
+                  '%s |\n' % (r['layout'], r['flows'], r['path'], r['trials'], r['mpps_median'],
+                              r['mpps_min'], r['mpps_max'], r['spread_pct'], flag,
+                              fmt(r['ns_per_pkt'], '%.0f'), fmt(r['dut_ns_per_pkt'], '%.0f'),
+                              fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_testpmd'])))
+    if s2:
+        out.write('\nS2 new-connection rate (unique SYNs sent once; sessions counted in the '
+                  'table)\n')
+        out.write('| layout | path | trials | SYNs sent | sessions created (median) | '
+                  'new sessions/s (median) | spread |\n|---|---|---|---|---|---|---|\n')
+        for r in s2:
+            out.write('| %s | %s | %d | %d | %s | %s | %.1f %% |\n' % (
+                r['layout'], r['path'], r['trials'], r['sent'], fmt(r['created'], '%.0f'),
+                fmt(r['rate'], '%.0f'), r['spread_pct']))
+
+
+def summarize_s2(results):
+    cells = {}
+    for r in results:
+        if r['scenario'] != 'S2' or 'sent' not in r:
+            continue
+        cells.setdefault((r['layout'], r['path']), []).append(r)
+    rows = []
+    for (layout, path), v in sorted(cells.items()):
+        rates = []
+        created = []
+        for r in v:
+            c = r.get('created')
+            if c is None:
+                c = r.get('dut', {}).get('new')
+            if c is None:
+                c = r.get('dut', {}).get('sessions')
+            created.append(c or 0)
+            rates.append((c or 0) / r['send_seconds'] if r['send_seconds'] else 0)
+        med = statistics.median(rates)
+        rows.append({'layout': layout, 'path': path, 'trials': len(v), 'sent': v[0]['sent'],
+                     'created': statistics.median(created), 'rate': med,
+                     'spread_pct': 100.0 * (max(rates) - min(rates)) / med if med else 0})
+    return rows
+
+
+def find_build():
+    for d in (os.environ.get('FPB_BUILD'), os.path.join(REPO, 'build'),
+              os.path.join(REPO, 'build-perf'), os.path.join(REPO, 'build-test')):
+        if d and os.path.exists(os.path.join(d, 'tools', 'bench', 'fpgen')):
+            return d
+    return None
+
+
+def check_env(a):
+    if os.geteuid() != 0:
+        sys.exit('fpbench: needs root (namespaces, XDP, AF_XDP)')
+    need = ['ip', 'ethtool', 'curl']
+    if 'nft' in a.paths:
+        need += ['nft', 'conntrack']
+    if 'testpmd' in a.paths:
+        need.append('dpdk-testpmd')
+    missing = [n for n in need if not shutil.which(n)]
+    if missing:
+        pk = {'nft': 'nftables', 'conntrack': 'conntrack', 'dpdk-testpmd': 'dpdk-dev',
+              'ethtool': 'ethtool', 'curl': 'curl', 'ip': 'iproute2'}
+        debs = sorted({pk[m] for m in missing})
+        if a.install:
+            log('installing %s' % ' '.join(debs))
+            run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends'] + debs,
+                timeout=600)
+        else:
+            sys.exit('fpbench: missing %s (apt-get install %s, or pass --install)' %
+                     (' '.join(missing), ' '.join(debs)))
+    if os.cpu_count() < 2:
+        sys.exit('fpbench: the 2cpu layout needs two CPUs')
+
+
+def main():
+    global VERBOSE
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--quick', action='store_true',
+                    help='1 trial, flows 1 and 65536, short windows (under 3 minutes)')
+    ap.add_argument('--build', default=None, help='meson build dir [build, build-perf]')
+    ap.add_argument('--paths', default='null,nft,tc-ct,xdp,testpmd,cubevs',
+                    help='comma list of %s' % ','.join(ALL_PATHS))
+    ap.add_argument('--flows', default='1,1024,65536,1048576')
+    ap.add_argument('--layouts', default='2cpu', help='2cpu and/or 1cpu (kernel paths)')
+    ap.add_argument('--scenarios', default='S1,S2')
+    ap.add_argument('--trials', type=int, default=5)
+    ap.add_argument('--warmup', type=float, default=1.5)
+    ap.add_argument('--measure', type=float, default=4.0)
+    ap.add_argument('--s2-flows', type=int, default=800000)
+    ap.add_argument('--s2-seconds', type=float, default=8.0)
+    ap.add_argument('--json', default=None, help='write all results here')
+    ap.add_argument('--markdown', default=None, help='write the table here too')
+    ap.add_argument('--install', action='store_true', help='apt-get missing tools')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    a = ap.parse_args()
+    VERBOSE = a.verbose
+    if a.quick:
+        a.trials = 1
+        a.flows = '1,65536'
+        a.warmup, a.measure = 1.0, 2.0
+        a.s2_flows, a.s2_seconds = 200000, 4.0
+    a.paths = [p for p in a.paths.split(',') if p]
+    for p in a.paths:
+        if p not in ALL_PATHS:
+            sys.exit('fpbench: unknown path %s' % p)
+    a.flows = [int(x) for x in a.flows.split(',')]
+    if max(a.flows) > 1 << 20 or a.s2_flows > 1 << 20 or min(a.flows) < 1:
+        sys.exit('fpbench: flows between 1 and 1048576')
+    a.layouts = a.layouts.split(',')
+    a.scenarios = a.scenarios.split(',')
+    a.build = a.build or find_build()
+    if not a.build:
+        sys.exit('fpbench: no build with tools/bench/fpgen found (meson setup build && '
+                 'ninja -C build), or pass --build')
+    check_env(a)
+
+    b = Bench(a)
+
+    def on_signal(sig, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        results, secs = b.main()
+    except KeyboardInterrupt:
+        log('interrupted')
+        results, secs = [], 0
+    finally:
+        b.procs.stop_all()
+        if b.bed:
+            b.bed.down()
+        b.sysctls.restore()
+        shutil.rmtree(b.tmp, ignore_errors=True)
+    rows = summarize(results, a)
+    s2 = summarize_s2(results)
+    print_table(rows, s2)
+    meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+            'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
+            'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
+            'loadavg': open('/proc/loadavg').read().split()[:3]}
+    print('\nrun: %s, %d trials, %.0f s, load average at end %s' % (
+        meta['date'], a.trials, secs, ' '.join(meta['loadavg'])))
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump({'meta': meta, 'S1': rows, 'S2': s2, 'raw': results}, f, indent=1)
+    if a.markdown:
+        with open(a.markdown, 'w') as f:
+            print_table(rows, s2, f)
+    errors = [r for r in results if 'error' in r]
+    return 1 if errors and len(errors) == len(results) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
