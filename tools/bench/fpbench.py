@@ -224,6 +224,8 @@ class Bench:
         self.cubevs = os.path.join(self.build, 'control', 'cubevs-fp')
         self.bed = None
         self.tmp = tempfile.mkdtemp(prefix='fpbench.')
+        self.results = []
+        self.table_bytes = None
 
     # ---- generator and sink ----
 
@@ -277,7 +279,7 @@ class Bench:
 
     # ---- paths ----
 
-    def path_up(self, bed, path, flows, layout):
+    def path_up(self, bed, path, flows, layout, capacity=1048576):
         """Start the path under test; returns a dict of handles for path_down()."""
         h = {'path': path}
         if path == 'null':
@@ -297,7 +299,7 @@ class Bench:
                          '%s:%d' % (SBX_IP, SBX_PORT), '--out', bed.if_s, '--dst-mac',
                          bed.mac_x, '--seconds', '600', '--json')
             if path.endswith('-ct'):
-                cmd.append('--sessions')
+                cmd += ['--sessions', '--max-sessions', str(capacity)]
             p = self.procs.start(cmd)
             if p.stdout.readline().strip() != 'ready':
                 out, err = self.procs.stop(p)
@@ -321,7 +323,7 @@ class Bench:
             cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
                          '--no-shconf', '--no-pci', '--log-level=pmd.net.af_xdp:warning', '--',
                          '--world-iface', bed.if_w,
-                         '--max-sessions', str(max(1048576, flows)))
+                         '--max-sessions', str(capacity))
             h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
             p = self.procs.start(cmd, logfile=h['log'])
             h['proc'] = p
@@ -409,12 +411,20 @@ class Bench:
             bed.up()
             if layout == '2cpu' and path in KERNEL_PATHS:
                 res['napi_threads'] = len(bed.napi_threaded(1))
-            h = self.path_up(bed, path, flows, layout)
+            cap = self.a.s4_capacity if scen == 'S4' else 1048576
+            if path == 'nft':
+                self.sysctls.set('/proc/sys/net/netfilter/nf_conntrack_max',
+                                 cap if scen == 'S4' else 2 * 1048576)
+            h = self.path_up(bed, path, flows, layout, cap)
             try:
                 if scen == 'S1':
                     self.s1(bed, h, path, flows, res)
                 elif scen == 'S2':
                     self.s2(bed, h, path, flows, res)
+                elif scen == 'S4':
+                    self.s4(bed, h, path, cap, res)
+                elif scen == 'S6':
+                    self.s6(bed, h, path, flows, layout, res)
             finally:
                 res['dut'] = self.path_down(bed, h)
         except Exception as e:
@@ -492,11 +502,87 @@ class Bench:
         res['max_lossless_pps'] = max(ok) if ok else 0
         res['created_total'] = sum(st['created'] or 0 for st in steps)
 
+    def rss(self, h):
+        try:
+            with open('/proc/%d/status' % h['proc'].pid) as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        return int(line.split()[1]) * 1024
+        except (OSError, KeyError):
+            pass
+        return None
+
+    def s4(self, bed, h, path, cap, res):
+        """Table scale: fill a table of 'cap' sessions with 1.2 x cap unique SYNs (paced, so
+        the path keeps up) and see what the path does when full; bytes per session."""
+        a = self.a
+        n = int(cap * 1.2)
+        res['capacity'] = cap
+        rss0 = self.rss(h) if path == 'cubevs' else None
+        sink = self.sink_start(bed, 0, n / a.s4_rate * 3 + 10)
+        g = self.gen(bed, 'syn', n, n, n / a.s4_rate * 2 + 5, extra=('--paced', str(a.s4_rate)))
+        time.sleep(0.3)
+        sk = self.sink_result_now(sink)
+        res['sent'] = g.get('sent', 0)
+        res['delivered'] = sk.get('total_packets', 0)
+        res['sessions'] = self.sessions(bed, h)
+        if path == 'cubevs':
+            st = self.api(bed, 'GET', '/stats')
+            w, d = st.get('worker', {}), st.get('drops', {})
+            res['created'] = w.get('sessions_created')
+            res['evicted'] = w.get('sessions_evicted')
+            res['refused'] = d.get('table_full')
+            rss1 = self.rss(h)
+            if rss0 and rss1 and res['sessions']:
+                res['rss_bytes_per_session'] = (rss1 - rss0) / res['sessions']
+            res['table_bytes_per_session'] = self.table_bytes
+        elif path == 'nft':
+            res['bytes_per_session'] = slab_objsize('nf_conntrack')
+        elif path == 'tc-ct':
+            out = run(['bpftool', '-j', 'map', 'show'], check=False)
+            for m in json.loads(out or '[]'):
+                if m.get('name') == 'dut_sess' and m.get('max_entries') == cap:
+                    res['memlock_bytes_per_session'] = m.get('bytes_memlock', 0) / cap
+        res['sink'] = sk.get('total_packets')
+
+    def s6(self, bed, h, path, flows, layout, res):
+        """Latency: stamped ACKs of established flows, paced at fractions of the path's S1 rate
+        from this run; one-way latency from the sink's histogram, loss from the stamps."""
+        a = self.a
+        base = self.s1_rate(layout, flows, path)
+        if not base:
+            res['skipped'] = 'no S1 rate for this path in this run'
+            return
+        res['sessions_before'] = self.prepass(bed, h, path, flows)
+        res['s1_pps'] = base
+        res['points'] = []
+        for frac in a.s6_fractions:
+            rate = int(base * frac)
+            # The sink outlives the sender, so every stamp sent can be counted.
+            sink = self.sink_start(bed, 0, a.s6_seconds + 2)
+            g = self.gen(bed, 'ack', flows, int(rate * a.s6_seconds), a.s6_seconds,
+                         extra=('--paced', str(rate), '--size', '70'))
+            time.sleep(0.2)
+            sk = self.sink_result_now(sink)
+            lat = sk.get('latency_ns', {})
+            res['points'].append({'fraction': frac, 'rate': rate,
+                                  'achieved_pps': g.get('pps', 0), 'sent': g.get('sent', 0),
+                                  'received': sk.get('stamped_total', 0),
+                                  'loss_pct': 100.0 * (1 - sk.get('stamped_total', 0) /
+                                                       g['sent']) if g.get('sent') else None,
+                                  'p50': lat.get('p50'), 'p99': lat.get('p99'),
+                                  'p999': lat.get('p999'), 'max': lat.get('max')})
+
+    def s1_rate(self, layout, flows, path):
+        v = [r['pps'] for r in self.results if r['scenario'] == 'S1' and r.get('pps') and
+             r['path'] == path and r['layout'] == layout and r['flows'] == flows]
+        return statistics.median(v) if v else None
+
     # ---- the whole matrix ----
 
     def main(self):
         a = self.a
-        results = []
+        results = self.results
         sysctl_nf = '/proc/sys/net/netfilter/nf_conntrack_max'
         if 'nft' in a.paths:
             if shutil.which('modprobe'):
@@ -508,13 +594,20 @@ class Bench:
         cells = []
         for scen in a.scenarios:
             for layout in a.layouts:
-                for flows in (a.flows if scen == 'S1' else [0]):
+                for flows in (a.flows if scen == 'S1' else [a.s6_flows] if scen == 'S6'
+                              else [0]):
                     for path in a.paths:
                         if layout == '1cpu' and path in DPDK_PATHS:
                             continue
-                        if scen == 'S2' and path in ('null', 'testpmd', 'tc', 'xdp'):
+                        if scen in ('S2', 'S4') and path in ('null', 'testpmd', 'tc', 'xdp'):
                             continue
                         cells.append((scen, path, flows, layout))
+        try:
+            out = run([os.path.join(self.build, 'tools', 'bench', 'ppbench'), '--sessions',
+                       '1024', '--json'])
+            self.table_bytes = json.loads(out)['table_bytes_per_session']
+        except Exception:
+            pass
         t_start = time.time()
         for t in range(a.trials):
             for c in cells:
@@ -530,6 +623,15 @@ class Bench:
                          ' '.join('%d:%s/%s/%s' % (st['achieved_pps'], st['sent'],
                                                    st['created'], st['delivered'])
                                   for st in r['steps'])))
+                elif 'capacity' in r:
+                    log('%s %-8s trial %d: capacity %d, sent %d, sessions %s, delivered %s' %
+                        (c[0], c[1], t, r['capacity'], r['sent'], r['sessions'],
+                         r['delivered']))
+                elif 'points' in r:
+                    log('%s %-8s flows=%d trial %d: %s' % (c[0], c[1], c[2], t, ' '.join(
+                        '%.0f%%:%.0fpps p50 %s p99 %s loss %.2f%%' % (
+                            pt['fraction'] * 100, pt['achieved_pps'], pt['p50'], pt['p99'],
+                            pt['loss_pct'] or 0) for pt in r['points'])))
         return results, time.time() - t_start
 
 
@@ -561,11 +663,57 @@ def summarize(results, a):
     return rows
 
 
+def slab_objsize(name):
+    try:
+        with open('/proc/slabinfo') as f:
+            for line in f:
+                if line.startswith(name + ' '):
+                    return int(line.split()[3])
+    except OSError:
+        pass
+    return None
+
+
+def summarize_s4(results):
+    rows = []
+    for r in results:
+        if r['scenario'] == 'S4' and 'capacity' in r:
+            row = {k: r.get(k) for k in (
+                'path', 'trial', 'capacity', 'sent', 'delivered', 'sessions', 'created',
+                'evicted', 'refused', 'table_bytes_per_session', 'rss_bytes_per_session',
+                'bytes_per_session', 'memlock_bytes_per_session')}
+            if row['sessions'] is None:
+                # tc-ct: fpdut counts its map when it stops.
+                row['sessions'] = r.get('dut', {}).get('sessions')
+                row['created'] = r.get('dut', {}).get('new')
+                row['refused'] = r.get('dut', {}).get('full')
+            rows.append(row)
+    return rows
+
+
+def summarize_s6(results):
+    cells = {}
+    for r in results:
+        if r['scenario'] == 'S6' and r.get('points'):
+            for pt in r['points']:
+                cells.setdefault((r['layout'], r['flows'], r['path'], pt['fraction']),
+                                 []).append(pt)
+    rows = []
+    for (layout, flows, path, frac), v in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], ALL_PATHS.index(kv[0][2]), kv[0][3])):
+        med = lambda k: statistics.median([p[k] for p in v if p.get(k) is not None] or [0])
+        rows.append({'layout': layout, 'flows': flows, 'path': path, 'fraction': frac,
+                     'trials': len(v), 'rate': med('rate'), 'achieved_pps': med('achieved_pps'),
+                     'p50_ns': med('p50'), 'p99_ns': med('p99'), 'p999_ns': med('p999'),
+                     'loss_pct': med('loss_pct')})
+    return rows
+
+
 def fmt(v, f='%.2f'):
     return '-' if v is None else f % v
 
 
-def print_table(rows, s2, out=sys.stdout):
+def print_table(rows, s2, s4=(), s6=(), out=sys.stdout):
     out.write('\nS1 established-flow DNAT, 60-byte TCP ACK frames (Mpps delivered to the sink)\n')
     out.write('| layout | flows | path | trials | Mpps median | min | max | spread | ns/pkt | '
               'DUT ns/pkt | x nft | x tc-ct | x testpmd |\n')
@@ -588,6 +736,35 @@ def print_table(rows, s2, out=sys.stdout):
                 r['layout'], r['path'], r['trials'], r['rate'], r['min'], r['max'],
                 r['spread_pct'], '-' if not ff else '%d/s: sent %d, created %s, delivered %d' %
                 (ff['achieved_pps'], ff['sent'], ff['created'], ff['delivered'])))
+    if s4:
+        out.write('\nS4 table scale: 1.2 x capacity unique SYNs, paced\n')
+        out.write('| path | trial | capacity | SYNs sent | delivered | sessions after | '
+                  'created | evicted | refused | bytes per session |\n'
+                  '|---|---|---|---|---|---|---|---|---|---|\n')
+        for r in s4:
+            if r.get('table_bytes_per_session'):
+                b = '%.0f table (RSS growth %s)' % (r['table_bytes_per_session'],
+                                                     fmt(r.get('rss_bytes_per_session'), '%.0f'))
+            elif r.get('bytes_per_session'):
+                b = '%d slab object + buckets' % r['bytes_per_session']
+            elif r.get('memlock_bytes_per_session'):
+                b = '%.0f memlock, preallocated' % r['memlock_bytes_per_session']
+            else:
+                b = '-'
+            out.write('| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s |\n' % (
+                r['path'], r['trial'], r['capacity'], r['sent'], r['delivered'],
+                r['sessions'], fmt(r['created'], '%d'), fmt(r['evicted'], '%d'),
+                fmt(r['refused'], '%d'), b))
+    if s6:
+        out.write('\nS6 one-way latency, paced stamped ACKs at fractions of the S1 rate '
+                  '(AF_PACKET sender: tops out near 0.4-0.6 Mpps here)\n')
+        out.write('| layout | flows | path | load | target pps | achieved pps | p50 ns | '
+                  'p99 ns | p99.9 ns | loss |\n|---|---|---|---|---|---|---|---|---|---|\n')
+        for r in s6:
+            out.write('| %s | %d | %s | %.0f %% | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f %% |\n'
+                      % (r['layout'], r['flows'], r['path'], r['fraction'] * 100, r['rate'],
+                         r['achieved_pps'], r['p50_ns'], r['p99_ns'], r['p999_ns'],
+                         r['loss_pct']))
 
 
 def summarize_s2(results):
@@ -651,7 +828,8 @@ def main():
                     help='comma list of %s' % ','.join(ALL_PATHS))
     ap.add_argument('--flows', default='1,1024,65536,1048576')
     ap.add_argument('--layouts', default='2cpu', help='2cpu and/or 1cpu (kernel paths)')
-    ap.add_argument('--scenarios', default='S1,S2')
+    ap.add_argument('--scenarios', default='S1,S2,S4,S6',
+                    help='S1 S2 S4 S6 (S3 and S5 need egress SNAT/hairpin: not yet)')
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--warmup', type=float, default=1.5)
     ap.add_argument('--measure', type=float, default=4.0)
@@ -661,6 +839,11 @@ def main():
     ap.add_argument('--s2-step', type=float, default=0.5, help='seconds per rate step')
     ap.add_argument('--s2-min-created', type=float, default=0.98,
                     help='share of SYNs of a step that must create a session')
+    ap.add_argument('--s4-capacity', type=int, default=1048576)
+    ap.add_argument('--s4-rate', type=int, default=250000, help='paced SYN rate for S4')
+    ap.add_argument('--s6-flows', type=int, default=1024)
+    ap.add_argument('--s6-fractions', default='0.1,0.5,0.9')
+    ap.add_argument('--s6-seconds', type=float, default=2.0)
     ap.add_argument('--json', default=None, help='write all results here')
     ap.add_argument('--markdown', default=None, help='write the table here too')
     ap.add_argument('--install', action='store_true', help='apt-get missing tools')
@@ -672,16 +855,25 @@ def main():
         a.flows = '1,65536'
         a.warmup, a.measure = 1.0, 2.0
         a.s2_rates = '200000,400000,600000'
+        a.s4_capacity = 65536
+        a.s6_seconds = 1.0
+        a.s6_flows = 65536
     a.paths = [p for p in a.paths.split(',') if p]
     for p in a.paths:
         if p not in ALL_PATHS:
             sys.exit('fpbench: unknown path %s' % p)
     a.flows = [int(x) for x in a.flows.split(',')]
+    a.scenarios = a.scenarios.split(",")
     a.s2_rates = [int(x) for x in a.s2_rates.split(',')]
+    a.s6_fractions = [float(x) for x in a.s6_fractions.split(',')]
+    for sc in a.scenarios:
+        if sc in ('S3', 'S5'):
+            log('%s skipped: SNAT return path and hairpin need the egress work (issue 4), '
+                'not in this build yet' % sc)
+    a.scenarios = [sc for sc in a.scenarios if sc in ('S1', 'S2', 'S4', 'S6')]
     if max(a.flows) > 1 << 20 or min(a.flows) < 1:
         sys.exit('fpbench: flows between 1 and 1048576')
     a.layouts = a.layouts.split(',')
-    a.scenarios = a.scenarios.split(',')
     a.build = a.build or find_build()
     if not a.build:
         sys.exit('fpbench: no build with tools/bench/fpgen found (meson setup build && '
@@ -707,7 +899,9 @@ def main():
         shutil.rmtree(b.tmp, ignore_errors=True)
     rows = summarize(results, a)
     s2 = summarize_s2(results)
-    print_table(rows, s2)
+    s4 = summarize_s4(results)
+    s6 = summarize_s6(results)
+    print_table(rows, s2, s4, s6)
     meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
             'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
             'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
@@ -716,10 +910,11 @@ def main():
         meta['date'], a.trials, secs, ' '.join(meta['loadavg'])))
     if a.json:
         with open(a.json, 'w') as f:
-            json.dump({'meta': meta, 'S1': rows, 'S2': s2, 'raw': results}, f, indent=1)
+            json.dump({'meta': meta, 'S1': rows, 'S2': s2, 'S4': s4, 'S6': s6,
+                       'raw': results}, f, indent=1)
     if a.markdown:
         with open(a.markdown, 'w') as f:
-            print_table(rows, s2, f)
+            print_table(rows, s2, s4, s6, f)
     errors = [r for r in results if 'error' in r]
     return 1 if errors and len(errors) == len(results) else 0
 

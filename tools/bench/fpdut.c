@@ -44,9 +44,10 @@ static void
 usage(void)
 {
 	printf("usage: fpdut --iface IF --mode tc|xdp --match IP:PORT --to IP:PORT --out IF\n"
-	       "             --dst-mac MAC --seconds S [--sessions] [--json]\n"
+	       "             --dst-mac MAC --seconds S [--sessions] [--max-sessions N] [--json]\n"
 	       "DNATs TCP/UDP to IP:PORT arriving on IF and redirects it out of --out to\n"
-	       "--dst-mac. --sessions adds the CubeVS-shaped session map (1M entries).\n");
+	       "--dst-mac. --sessions adds the CubeVS-shaped session map (--max-sessions\n"
+	       "entries, 1048576 by default, preallocated).\n");
 }
 
 static void
@@ -75,6 +76,7 @@ main(int argc, char **argv)
 		{ "dst-mac", required_argument, NULL, 'd' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "sessions", no_argument, NULL, 's' },
+		{ "max-sessions", required_argument, NULL, 'x' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -85,7 +87,7 @@ main(int argc, char **argv)
 	struct bpf_program *prog;
 	double secs = 0;
 	uint64_t st[DUT_C_MAX], nsess;
-	uint32_t k = 0;
+	uint32_t k = 0, max_sess = DUT_SESSIONS_MAX;
 	int c, ifindex, err, cfd, sfd, xdp, json = 0, have = 0;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 0xfb, .priority = 1);
@@ -122,6 +124,9 @@ main(int argc, char **argv)
 		case 's':
 			cfg.flags |= DUT_F_SESSIONS;
 			break;
+		case 'x':
+			max_sess = (uint32_t)fpb_parse_num(optarg, "--max-sessions", 1u << 24);
+			break;
 		case 'j':
 			json = 1;
 			break;
@@ -146,9 +151,14 @@ main(int argc, char **argv)
 	if (fpb_iface_mac(out, cfg.src_mac))
 		fpb_die("cannot read the MAC of %s", out);
 
-	obj = fpb_bpf_open(fpb_bpf_fpdut, fpb_bpf_fpdut_len, "fpdut");
+	obj = bpf_object__open_mem(fpb_bpf_fpdut, fpb_bpf_fpdut_len, NULL);
 	if (!obj)
-		return 1;
+		fpb_die("cannot open the baseline object: %s", strerror(errno));
+	/* The session map is preallocated at its size, as CubeVS's is. */
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "dut_sess"), max_sess);
+	err = bpf_object__load(obj);
+	if (err)
+		fpb_die("cannot load the baseline object: %s (needs root)", strerror(-err));
 	prog = bpf_object__find_program_by_name(obj, xdp ? "dut_xdp" : "dut_tc");
 	cfd = bpf_object__find_map_fd_by_name(obj, "dut_cfg");
 	sfd = bpf_object__find_map_fd_by_name(obj, "dut_stats");
