@@ -180,6 +180,9 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 	 const uint8_t *tpl, uint32_t tlen, enum pb_dir dir, int miss, uint8_t expect)
 {
 	static uint8_t f[BURST][FRAME_ROOM];
+#ifdef DP_HAVE_BURST
+	uint8_t *fp[BURST];
+#endif
 	uint32_t lens[BURST], slots[BURST];
 	struct dp_result r[BURST];
 	uint32_t done = 0, k, b;
@@ -192,6 +195,9 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 			uint32_t i = order ? order[done + k] : done + k;
 
 			lens[k] = frame_of(f[k], tpl, tlen, i, dir, miss);
+#ifdef DP_HAVE_BURST
+			fp[k] = f[k];
+#endif
 			slots[k] = flow_slot(i);
 		}
 		/* Under callgrind the clock is not read: only the pipeline's instructions count. */
@@ -199,6 +205,13 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 			CALLGRIND_TOGGLE_COLLECT;
 		else
 			t0 = now_ns();
+#ifdef DP_HAVE_BURST
+		/* The pipeline has a burst entry point: use it, as the worker would. */
+		if (dir == PB_WORLD)
+			dp_world_rx_burst(x, fp, lens, b, r);
+		else
+			dp_sandbox_rx_burst(x, slots, fp, lens, b, r);
+#else
 		if (dir == PB_WORLD) {
 			for (k = 0; k < b; k++)
 				dp_world_rx(x, f[k], lens[k], &r[k]);
@@ -206,6 +219,7 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 			for (k = 0; k < b; k++)
 				dp_sandbox_rx(x, slots[k], f[k], lens[k], &r[k]);
 		}
+#endif
 		if (under_vg) {
 			CALLGRIND_TOGGLE_COLLECT;
 		} else {
