@@ -36,6 +36,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, '..', '..'))
 
 GEN_IP, NODE_IP, NODE_SB_IP, SBX_IP = '198.18.0.2', '198.18.0.1', '198.18.1.1', '198.18.1.2'
+NODE_SB2_IP, SBX2_IP = '198.18.3.1', '198.18.3.2'   # sandbox B of the hairpin scenario
+REMOTE_NET, REMOTE_IP, REMOTE_PORT = '198.18.64.0/18', '198.18.64.1', 9
+SANDBOX_CIDR = '198.19.192.0/18'     # cubevs-fp's sandbox addresses (cube-dev), in range too
 CLIENT_BASE = '198.18.128.0'   # flows: 198.18.128.0 + f / 16, port 1024 + f % 16
 PORTS_PER_IP = 16
 HOSTPORT, SBX_PORT = 20000, 80
@@ -147,13 +150,14 @@ class Bed:
         self.ns_g, self.ns_n, self.ns_x = 'fpb-%s-g' % t, 'fpb-%s-n' % t, 'fpb-%s-x' % t
         self.if_g, self.if_w, self.if_s, self.if_x = 'fb%sg' % t, 'fb%sw' % t, 'fb%ss' % t, \
             'fb%sx' % t
+        self.ns_y, self.if_s2, self.if_y = 'fpb-%s-y' % t, 'fb%sS' % t, 'fb%sy' % t
         self.made = []
 
     def ns(self, ns, *cmd):
         return ['ip', 'netns', 'exec', ns] + list(cmd)
 
-    def up(self):
-        for ns in (self.ns_g, self.ns_n, self.ns_x):
+    def up(self, second_sandbox=False):
+        for ns in (self.ns_g, self.ns_n, self.ns_x) + ((self.ns_y,) if second_sandbox else ()):
             run(['ip', 'netns', 'add', ns])
             self.made.append(ns)
             run(['ip', '-n', ns, 'link', 'set', 'lo', 'up'])
@@ -168,6 +172,19 @@ class Bed:
             run(['ip', '-n', ns, 'link', 'set', i, 'up'])
             run(self.ns(ns, 'ethtool', '-K', i, 'tx', 'off', 'tso', 'off', 'gso', 'off'),
                 check=False)
+        if second_sandbox:
+            run(['ip', 'link', 'add', self.if_s2, 'netns', self.ns_n, 'type', 'veth', 'peer',
+                 'name', self.if_y, 'netns', self.ns_y])
+            for ns, i, a in ((self.ns_n, self.if_s2, NODE_SB2_IP + '/24'),
+                             (self.ns_y, self.if_y, SBX2_IP + '/24')):
+                run(['ip', '-n', ns, 'addr', 'add', a, 'dev', i])
+                run(['ip', '-n', ns, 'link', 'set', i, 'up'])
+                run(self.ns(ns, 'ethtool', '-K', i, 'tx', 'off', 'tso', 'off', 'gso', 'off'),
+                    check=False)
+            self.mac_y = self.mac(self.ns_y, self.if_y)
+            run(['ip', '-n', self.ns_n, 'neigh', 'replace', SBX2_IP, 'lladdr', self.mac_y,
+                 'dev', self.if_s2, 'nud', 'permanent'])
+        self.mac_g = self.mac(self.ns_g, self.if_g)
         self.mac_w = self.mac(self.ns_n, self.if_w)
         self.mac_s = self.mac(self.ns_n, self.if_s)
         self.mac_x = self.mac(self.ns_x, self.if_x)
@@ -178,8 +195,14 @@ class Bed:
             run(self.ns(self.ns_n, 'sysctl', '-qw', 'net.ipv4.conf.%s.rp_filter=0' % k),
                 check=False)
         run(self.ns(self.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_local_port_range=10000 19999'))
-        # XDP_TX from the generator needs NAPI on W: GRO on gives veth NAPI without XDP.
-        run(self.ns(self.ns_n, 'ethtool', '-K', self.if_w, 'gro', 'on'), check=False)
+        # The "internet" of S3 sits behind the generator namespace (a reflector there).
+        run(['ip', '-n', self.ns_n, 'neigh', 'replace', GEN_IP, 'lladdr', self.mac_g, 'dev',
+             self.if_w, 'nud', 'permanent'])
+        run(['ip', '-n', self.ns_n, 'route', 'add', REMOTE_NET, 'via', GEN_IP])
+        # XDP_TX from a generator needs NAPI on the receiving veth: GRO on gives veth NAPI
+        # without XDP (W for world-side traffic, S for the guest side of S3/S5).
+        for i in (self.if_w, self.if_s):
+            run(self.ns(self.ns_n, 'ethtool', '-K', i, 'gro', 'on'), check=False)
 
     def mac(self, ns, i):
         out = run(['ip', '-n', ns, '-br', 'link', 'show', i])
@@ -229,11 +252,25 @@ class Bench:
 
     # ---- generator and sink ----
 
-    def gen(self, bed, proto, flows, count, seconds, cpu=0, extra=(), wait=True, sport=1024):
+    def gen(self, bed, proto, flows, count, seconds, cpu=0, extra=(), wait=True, sport=1024,
+            side='world', dport=None):
+        """side: world (client -> node IP : host port), sandbox (guest -> remote: S3) or
+        hairpin (guest -> node IP : host port of sandbox B: S5)."""
         src, ppi = flows_src(flows)
-        dport = getattr(bed, 'dport', HOSTPORT)
-        cmd = bed.ns(bed.ns_g, self.tool('fpgen'), '--iface', bed.if_g, '--dst-mac', bed.mac_w,
-                     '--dst', NODE_IP, '--dport', str(dport), '--src', src, '--sport', str(sport),
+        dst = NODE_IP
+        ns, iface, dmac = bed.ns_g, bed.if_g, bed.mac_w
+        if dport is None:
+            dport = getattr(bed, 'dport', HOSTPORT)
+        if side != 'world':
+            # One guest address: the flows differ by guest port only.
+            src, ppi = SBX_IP, flows
+            ns, iface, dmac = bed.ns_x, bed.if_x, bed.mac_s
+            if side == 'sandbox':
+                dst, dport = REMOTE_IP, REMOTE_PORT
+            else:
+                dport = getattr(bed, 'dport2', HOSTPORT)
+        cmd = bed.ns(ns, self.tool('fpgen'), '--iface', iface, '--dst-mac', dmac,
+                     '--dst', dst, '--dport', str(dport), '--src', src, '--sport', str(sport),
                      '--flows', str(flows), '--ports-per-ip', str(ppi), '--proto', proto,
                      '--count', str(int(count)), '--seconds', '%.2f' % seconds, '--json',
                      *extra)
@@ -255,9 +292,10 @@ class Bench:
             log(err.strip()[-300:])
         return out, err
 
-    def sink_start(self, bed, warmup, seconds, path=None):
+    def sink_start(self, bed, warmup, seconds, path=None, where='x'):
         # The null path drops at W itself: the cost of generator and veth alone.
-        ns, i = (bed.ns_n, bed.if_w) if path == 'null' else (bed.ns_x, bed.if_x)
+        ns, i = {'w': (bed.ns_n, bed.if_w), 'x': (bed.ns_x, bed.if_x),
+                 'y': (bed.ns_y, bed.if_y)}['w' if path == 'null' else where]
         p = self.procs.start(bed.ns(ns, self.tool('fpsink'), '--iface', i,
                                     '--warmup', str(warmup), '--seconds', str(seconds),
                                     '--json'))
@@ -279,17 +317,31 @@ class Bench:
 
     # ---- paths ----
 
-    def path_up(self, bed, path, flows, layout, capacity=1048576):
+    def path_up(self, bed, path, flows, layout, capacity=1048576, scen='S1'):
         """Start the path under test; returns a dict of handles for path_down()."""
         h = {'path': path}
         if path == 'null':
             return h
         if path == 'nft':
             run(bed.ns(bed.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1'))
-            rules = ('table ip fpb {\n chain pre {\n  type nat hook prerouting priority -100;\n'
-                     '  ip daddr %s tcp dport %d dnat to %s:%d\n'
-                     '  ip daddr %s udp dport %d dnat to %s:%d\n }\n}\n' %
-                     (NODE_IP, HOSTPORT, SBX_IP, SBX_PORT, NODE_IP, HOSTPORT, SBX_IP, SBX_PORT))
+            if scen == 'S3':
+                # Egress: SNAT to the node address; conntrack reverses the replies.
+                rules = ('table ip fpb {\n chain post {\n  type nat hook postrouting priority 100;\n'
+                         '  oifname "%s" ip saddr %s snat to %s\n }\n}\n' %
+                         (bed.if_w, SBX_IP, NODE_IP))
+            elif scen == 'S5':
+                # Hairpin: DNAT to sandbox B and SNAT so that B answers through the node.
+                rules = ('table ip fpb {\n chain pre {\n  type nat hook prerouting priority -100;\n'
+                         '  ip daddr %s tcp dport %d dnat to %s:%d\n }\n'
+                         ' chain post {\n  type nat hook postrouting priority 100;\n'
+                         '  oifname "%s" snat to %s\n }\n}\n' %
+                         (NODE_IP, HOSTPORT, SBX2_IP, SBX_PORT, bed.if_s2, NODE_SB2_IP))
+            else:
+                rules = ('table ip fpb {\n chain pre {\n  type nat hook prerouting priority -100;\n'
+                         '  ip daddr %s tcp dport %d dnat to %s:%d\n'
+                         '  ip daddr %s udp dport %d dnat to %s:%d\n }\n}\n' %
+                         (NODE_IP, HOSTPORT, SBX_IP, SBX_PORT, NODE_IP, HOSTPORT, SBX_IP,
+                          SBX_PORT))
             subprocess.run(bed.ns(bed.ns_n, 'nft', '-f', '-'), input=rules, text=True,
                            check=True)
             return h
@@ -322,7 +374,8 @@ class Bench:
         if path == 'cubevs':
             cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
                          '--no-shconf', '--no-pci', '--log-level=pmd.net.af_xdp:warning', '--',
-                         '--world-iface', bed.if_w,
+                         '--world-iface', bed.if_w, '--guest-ip', SBX_IP,
+                         '--sandbox-cidr', SANDBOX_CIDR,
                          '--max-sessions', str(capacity))
             h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
             p = self.procs.start(cmd, logfile=h['log'])
@@ -332,6 +385,11 @@ class Bench:
                                                     'exposedPorts': [SBX_PORT]})
             ep = self.api(bed, 'GET', '/sandboxes/fpb/exposed-ports/%d' % SBX_PORT)
             bed.dport = int(ep['hostPort'])
+            if scen == 'S5':
+                self.api(bed, 'PUT', '/sandboxes/fpb2', {'iface': bed.if_s2,
+                                                         'exposedPorts': [SBX_PORT]})
+                ep = self.api(bed, 'GET', '/sandboxes/fpb2/exposed-ports/%d' % SBX_PORT)
+                bed.dport2 = int(ep['hostPort'])
             return h
         raise ValueError(path)
 
@@ -408,19 +466,21 @@ class Bench:
         self.bed = bed
         res = {'scenario': scen, 'path': path, 'flows': flows, 'layout': layout}
         try:
-            bed.up()
+            bed.up(second_sandbox=(scen == 'S5'))
             if layout == '2cpu' and path in KERNEL_PATHS:
                 res['napi_threads'] = len(bed.napi_threaded(1))
             cap = self.a.s4_capacity if scen == 'S4' else 1048576
             if path == 'nft':
                 self.sysctls.set('/proc/sys/net/netfilter/nf_conntrack_max',
                                  cap if scen == 'S4' else 2 * 1048576)
-            h = self.path_up(bed, path, flows, layout, cap)
+            h = self.path_up(bed, path, flows, layout, cap, scen)
             try:
                 if scen == 'S1':
                     self.s1(bed, h, path, flows, res)
                 elif scen == 'S2':
                     self.s2(bed, h, path, flows, res)
+                elif scen in ('S3', 'S5'):
+                    self.s35(bed, h, path, flows, res, scen)
                 elif scen == 'S4':
                     self.s4(bed, h, path, cap, res)
                 elif scen == 'S6':
@@ -436,15 +496,16 @@ class Bench:
             self.bed = None
         return res
 
-    def prepass(self, bed, h, path, flows):
+    def prepass(self, bed, h, path, flows, side='world', proto=None):
         """Create the sessions of every flow before measuring (bounded in time)."""
         if path in ('null', 'testpmd', 'tc', 'xdp'):
             return None
-        proto = 'syn' if path == 'cubevs' else 'ack'
+        proto = proto or ('syn' if path == 'cubevs' else 'ack')
         limit = time.time() + (6 if flows > 100000 else 3)
         got = None
         while time.time() < limit:
-            self.gen(bed, proto, flows, max(flows * 2, 1000), 1.5 if flows > 100000 else 0.5)
+            self.gen(bed, proto, flows, max(flows * 2, 1000), 1.5 if flows > 100000 else 0.5,
+                     side=side)
             got = self.sessions(bed, h)
             if got is None or got >= flows:
                 break
@@ -455,6 +516,30 @@ class Bench:
         res['sessions_before'] = self.prepass(bed, h, path, flows)
         sink = self.sink_start(bed, a.warmup, a.measure, path)
         g = self.gen(bed, 'ack', flows, 1 << 40, a.warmup + a.measure + 0.5)
+        s = self.sink_result(sink, 30)
+        res['offered_pps'] = g.get('pps', 0)
+        res['pps'] = s['pps']
+        res['sink'] = {k: s[k] for k in ('packets', 'window_s') if k in s}
+
+    def s35(self, bed, h, path, flows, res, scen):
+        """S3: guest UDP flows out through SNAT to a reflector behind the generator namespace,
+        counted when they come back to the guest: every frame crosses the path twice (SNAT
+        out, reverse SNAT in). S5: guest TCP to node IP : host port of sandbox B on the same
+        node, counted at B (DNAT + SNAT in one pass)."""
+        a = self.a
+        if scen == 'S3':
+            refl = self.procs.start(bed.ns(bed.ns_g, self.tool('fpdut'), '--iface', bed.if_g,
+                                           '--mode', 'reflect', '--seconds', '600', '--json'))
+            if refl.stdout.readline().strip() != 'ready':
+                raise RuntimeError('reflector did not start')
+            res['sessions_before'] = self.prepass(bed, h, path, flows, side='sandbox',
+                                                  proto='udp')
+            sink = self.sink_start(bed, a.warmup, a.measure, where='x')
+            g = self.gen(bed, 'udp', flows, 1 << 40, a.warmup + a.measure + 0.5, side='sandbox')
+        else:
+            res['sessions_before'] = self.prepass(bed, h, path, flows, side='hairpin')
+            sink = self.sink_start(bed, a.warmup, a.measure, where='y')
+            g = self.gen(bed, 'ack', flows, 1 << 40, a.warmup + a.measure + 0.5, side='hairpin')
         s = self.sink_result(sink, 30)
         res['offered_pps'] = g.get('pps', 0)
         res['pps'] = s['pps']
@@ -595,11 +680,13 @@ class Bench:
         for scen in a.scenarios:
             for layout in a.layouts:
                 for flows in (a.flows if scen == 'S1' else [a.s6_flows] if scen == 'S6'
-                              else [0]):
+                              else a.s35_flows if scen in ('S3', 'S5') else [0]):
                     for path in a.paths:
                         if layout == '1cpu' and path in DPDK_PATHS:
                             continue
                         if scen in ('S2', 'S4') and path in ('null', 'testpmd', 'tc', 'xdp'):
+                            continue
+                        if scen in ('S3', 'S5') and path not in ('nft', 'cubevs'):
                             continue
                         cells.append((scen, path, flows, layout))
         try:
@@ -614,7 +701,9 @@ class Bench:
                 r = self.trial(*c)
                 r['trial'] = t
                 results.append(r)
-                if 'pps' in r:
+                if 'error' in r:
+                    pass
+                elif 'pps' in r:
                     log('%s %-8s %-4s flows=%-8d trial %d: %.3f Mpps (offered %.2f)' %
                         (c[0], c[1], c[3], c[2], t, r['pps'] / 1e6, r['offered_pps'] / 1e6))
                 elif 'steps' in r:
@@ -639,25 +728,27 @@ def summarize(results, a):
     """Median/min/max/spread per cell, ns per packet, ratios to nft and tc-ct."""
     cells = {}
     for r in results:
-        if r['scenario'] != 'S1' or 'pps' not in r:
+        if r['scenario'] not in ('S1', 'S3', 'S5') or 'pps' not in r:
             continue
-        cells.setdefault((r['layout'], r['flows'], r['path']), []).append(r['pps'])
+        cells.setdefault((r['scenario'], r['layout'], r['flows'], r['path']), []).append(
+            r['pps'])
     rows = []
-    for (layout, flows, path), v in sorted(cells.items(), key=lambda kv: (
-            kv[0][0], kv[0][1], ALL_PATHS.index(kv[0][2]))):
+    for (scen, layout, flows, path), v in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], kv[0][2], ALL_PATHS.index(kv[0][3]))):
         med = statistics.median(v)
-        rows.append({'layout': layout, 'flows': flows, 'path': path, 'trials': len(v),
+        rows.append({'scenario': scen, 'layout': layout, 'flows': flows, 'path': path,
+                     'trials': len(v),
                      'mpps_median': med / 1e6, 'mpps_min': min(v) / 1e6,
                      'mpps_max': max(v) / 1e6,
                      'spread_pct': 100.0 * (max(v) - min(v)) / med if med else 0,
                      'ns_per_pkt': 1e9 / med if med else None})
-    byk = {(r['layout'], r['flows'], r['path']): r for r in rows}
+    byk = {(r['scenario'], r['layout'], r['flows'], r['path']): r for r in rows}
     for r in rows:
         for base in ('nft', 'tc-ct', 'testpmd', 'null'):
-            b = byk.get((r['layout'], r['flows'], base))
+            b = byk.get((r['scenario'], r['layout'], r['flows'], base))
             r['x_' + base.replace('-', '_')] = (r['mpps_median'] / b['mpps_median']
                                                 if b and b['mpps_median'] else None)
-        nul = byk.get((r['layout'], r['flows'], 'null'))
+        nul = byk.get((r['scenario'], r['layout'], r['flows'], 'null'))
         r['dut_ns_per_pkt'] = (r['ns_per_pkt'] - nul['ns_per_pkt']
                                if nul and r['ns_per_pkt'] and r['layout'] == '1cpu' else None)
     return rows
@@ -714,17 +805,28 @@ def fmt(v, f='%.2f'):
 
 
 def print_table(rows, s2, s4=(), s6=(), out=sys.stdout):
-    out.write('\nS1 established-flow DNAT, 60-byte TCP ACK frames (Mpps delivered to the sink)\n')
-    out.write('| layout | flows | path | trials | Mpps median | min | max | spread | ns/pkt | '
-              'DUT ns/pkt | x nft | x tc-ct | x testpmd |\n')
-    out.write('|---|---|---|---|---|---|---|---|---|---|---|---|---|\n')
-    for r in rows:
-        flag = ' (!)' if r['spread_pct'] > 10 else ''
-        out.write('| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.1f %%%s | %s | %s | %s | %s | '
-                  '%s |\n' % (r['layout'], r['flows'], r['path'], r['trials'], r['mpps_median'],
-                              r['mpps_min'], r['mpps_max'], r['spread_pct'], flag,
-                              fmt(r['ns_per_pkt'], '%.0f'), fmt(r['dut_ns_per_pkt'], '%.0f'),
-                              fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_testpmd'])))
+    titles = {
+        'S1': 'S1 established-flow DNAT, world -> sandbox, 60-byte TCP ACKs (Mpps at the sink)',
+        'S3': 'S3 SNAT round trip: guest UDP -> SNAT -> reflector -> reverse SNAT -> guest '
+              '(each frame crosses the path twice; Mpps back at the guest)',
+        'S5': 'S5 hairpin: sandbox A -> node IP : host port of sandbox B (DNAT + SNAT in one '
+              'pass; Mpps at B)'}
+    for scen in ('S1', 'S3', 'S5'):
+        sr = [r for r in rows if r['scenario'] == scen]
+        if not sr:
+            continue
+        out.write('\n%s\n' % titles[scen])
+        out.write('| layout | flows | path | trials | Mpps median | min | max | spread | '
+                  'ns/pkt | DUT ns/pkt | x nft | x tc-ct | x testpmd |\n')
+        out.write('|---|---|---|---|---|---|---|---|---|---|---|---|---|\n')
+        for r in sr:
+            flag = ' (!)' if r['spread_pct'] > 10 else ''
+            out.write('| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.1f %%%s | %s | %s | %s | '
+                      '%s | %s |\n' % (
+                          r['layout'], r['flows'], r['path'], r['trials'], r['mpps_median'],
+                          r['mpps_min'], r['mpps_max'], r['spread_pct'], flag,
+                          fmt(r['ns_per_pkt'], '%.0f'), fmt(r['dut_ns_per_pkt'], '%.0f'),
+                          fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_testpmd'])))
     if s2:
         out.write('\nS2 new-connection rate: highest paced rate of unique SYNs at which every '
                   'SYN created a session and reached the sandbox (>= 98 % by default)\n')
@@ -828,8 +930,8 @@ def main():
                     help='comma list of %s' % ','.join(ALL_PATHS))
     ap.add_argument('--flows', default='1,1024,65536,1048576')
     ap.add_argument('--layouts', default='2cpu', help='2cpu and/or 1cpu (kernel paths)')
-    ap.add_argument('--scenarios', default='S1,S2,S4,S6',
-                    help='S1 S2 S4 S6 (S3 and S5 need egress SNAT/hairpin: not yet)')
+    ap.add_argument('--scenarios', default='S1,S2,S3,S4,S5,S6')
+    ap.add_argument('--s35-flows', default='1,1024', help='flows of S3 and S5')
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--warmup', type=float, default=1.5)
     ap.add_argument('--measure', type=float, default=4.0)
@@ -866,11 +968,10 @@ def main():
     a.scenarios = a.scenarios.split(",")
     a.s2_rates = [int(x) for x in a.s2_rates.split(',')]
     a.s6_fractions = [float(x) for x in a.s6_fractions.split(',')]
-    for sc in a.scenarios:
-        if sc in ('S3', 'S5'):
-            log('%s skipped: SNAT return path and hairpin need the egress work (issue 4), '
-                'not in this build yet' % sc)
-    a.scenarios = [sc for sc in a.scenarios if sc in ('S1', 'S2', 'S4', 'S6')]
+    a.scenarios = [sc for sc in a.scenarios if sc in ('S1', 'S2', 'S3', 'S4', 'S5', 'S6')]
+    a.s35_flows = [int(x) for x in a.s35_flows.split(',')]
+    if max(a.s35_flows) > 30000:
+        sys.exit('fpbench: S3/S5 flows come from one guest address and port range: <= 30000')
     if max(a.flows) > 1 << 20 or min(a.flows) < 1:
         sys.exit('fpbench: flows between 1 and 1048576')
     a.layouts = a.layouts.split(',')
@@ -910,7 +1011,7 @@ def main():
         meta['date'], a.trials, secs, ' '.join(meta['loadavg'])))
     if a.json:
         with open(a.json, 'w') as f:
-            json.dump({'meta': meta, 'S1': rows, 'S2': s2, 'S4': s4, 'S6': s6,
+            json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
                        'raw': results}, f, indent=1)
     if a.markdown:
         with open(a.markdown, 'w') as f:

@@ -205,4 +205,44 @@ dut_xdp(struct xdp_md *ctx)
 	return bpf_redirect(dut_out(), 0);
 }
 
+
+/*
+ * A remote peer for the SNAT return path (S3), at TC ingress: every IPv4 TCP/UDP frame goes
+ * back out of the interface it came in on with MACs, addresses and ports swapped. A swap
+ * leaves every checksum valid. (TC rather than XDP: an XDP_TX towards a veth peer without NAPI
+ * is dropped, and the node side of this link runs the kernel paths.)
+ */
+SEC("tc")
+int
+dut_reflect(struct __sk_buff *skb)
+{
+	void *data, *data_end;
+	struct ethhdr *eth;
+	__u8 mac[6], *ip;
+	__u32 a;
+	__u16 *ports, p;
+
+	if (bpf_skb_pull_data(skb, 38))
+		return TC_ACT_OK;
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	eth = data;
+	ip = data + ETH_HLEN;
+	if ((void *)(ip + 20 + 4) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    ip[0] != 0x45 || (ip[9] != IPPROTO_TCP && ip[9] != IPPROTO_UDP))
+		return TC_ACT_OK;
+	__builtin_memcpy(mac, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, mac, 6);
+	a = *(__u32 *)(ip + 12);
+	*(__u32 *)(ip + 12) = *(__u32 *)(ip + 16);
+	*(__u32 *)(ip + 16) = a;
+	ports = (__u16 *)(ip + 20);
+	p = ports[0];
+	ports[0] = ports[1];
+	ports[1] = p;
+	count(DUT_C_FWD);
+	return bpf_redirect(skb->ifindex, 0);
+}
+
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -45,9 +45,11 @@ usage(void)
 {
 	printf("usage: fpdut --iface IF --mode tc|xdp --match IP:PORT --to IP:PORT --out IF\n"
 	       "             --dst-mac MAC --seconds S [--sessions] [--max-sessions N] [--json]\n"
+	       "       fpdut --iface IF --mode reflect --seconds S [--json]\n"
 	       "DNATs TCP/UDP to IP:PORT arriving on IF and redirects it out of --out to\n"
 	       "--dst-mac. --sessions adds the CubeVS-shaped session map (--max-sessions\n"
-	       "entries, 1048576 by default, preallocated).\n");
+	       "entries, 1048576 by default, preallocated). reflect sends every TCP/UDP frame\n"
+	       "back where it came from with addresses and ports swapped (a remote peer).\n");
 }
 
 static void
@@ -88,7 +90,7 @@ main(int argc, char **argv)
 	double secs = 0;
 	uint64_t st[DUT_C_MAX], nsess;
 	uint32_t k = 0, max_sess = DUT_SESSIONS_MAX;
-	int c, ifindex, err, cfd, sfd, xdp, json = 0, have = 0;
+	int c, ifindex, err, cfd, sfd, xdp, reflect, json = 0, have = 0;
 	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 0xfb, .priority = 1);
 
@@ -138,18 +140,23 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!iface || !mode || !out || have != 7 || secs <= 0 || secs > 3600 ||
-	    (strcmp(mode, "tc") && strcmp(mode, "xdp"))) {
+	reflect = mode && !strcmp(mode, "reflect");
+	if (!iface || !mode || secs <= 0 || secs > 3600 ||
+	    (!reflect && (!out || have != 7 || (strcmp(mode, "tc") && strcmp(mode, "xdp"))))) {
 		usage();
 		return 2;
 	}
 	xdp = !strcmp(mode, "xdp");
 	ifindex = (int)if_nametoindex(iface);
-	cfg.out_ifindex = if_nametoindex(out);
-	if (!ifindex || !cfg.out_ifindex)
-		fpb_die("unknown interface %s or %s", iface, out);
-	if (fpb_iface_mac(out, cfg.src_mac))
-		fpb_die("cannot read the MAC of %s", out);
+	if (!ifindex)
+		fpb_die("unknown interface %s", iface);
+	if (!reflect) {
+		cfg.out_ifindex = if_nametoindex(out);
+		if (!cfg.out_ifindex)
+			fpb_die("unknown interface %s", out);
+		if (fpb_iface_mac(out, cfg.src_mac))
+			fpb_die("cannot read the MAC of %s", out);
+	}
 
 	obj = bpf_object__open_mem(fpb_bpf_fpdut, fpb_bpf_fpdut_len, NULL);
 	if (!obj)
@@ -159,7 +166,8 @@ main(int argc, char **argv)
 	err = bpf_object__load(obj);
 	if (err)
 		fpb_die("cannot load the baseline object: %s (needs root)", strerror(-err));
-	prog = bpf_object__find_program_by_name(obj, xdp ? "dut_xdp" : "dut_tc");
+	prog = bpf_object__find_program_by_name(obj, reflect ? "dut_reflect" :
+						xdp ? "dut_xdp" : "dut_tc");
 	cfd = bpf_object__find_map_fd_by_name(obj, "dut_cfg");
 	sfd = bpf_object__find_map_fd_by_name(obj, "dut_stats");
 	if (!prog || cfd < 0 || sfd < 0 || bpf_map_update_elem(cfd, &k, &cfg, 0))
