@@ -644,7 +644,7 @@ class Bench:
         for frac in a.s6_fractions:
             rate = int(base * frac)
             # The sink outlives the sender, so every stamp sent can be counted.
-            sink = self.sink_start(bed, 0, a.s6_seconds + 2)
+            sink = self.sink_start(bed, 0, a.s6_seconds + 2, path)
             g = self.gen(bed, 'ack', flows, int(rate * a.s6_seconds), a.s6_seconds,
                          extra=('--paced', str(rate), '--size', '70'))
             time.sleep(0.2)
@@ -957,6 +957,7 @@ def main():
         a.flows = '1,65536'
         a.warmup, a.measure = 1.0, 2.0
         a.s2_rates = '200000,400000,600000'
+        a.s35_flows = '1024'
         a.s4_capacity = 65536
         a.s6_seconds = 1.0
         a.s6_flows = 65536
