@@ -4,8 +4,8 @@
 
 Topology, built fresh for every trial (names carry a per-run id):
 
-    gen ns  G (198.18.0.2) --veth-- W (198.18.0.1) node ns  S (198.18.1.1) --veth-- X (198.18.1.2) sink ns
-            fpgen (XDP live frames)         path under test                         fpsink (XDP_DROP)
+    gen ns G (198.18.0.2) -- W (198.18.0.1) node ns S (198.18.1.1) -- X (198.18.1.2) sink ns
+           fpgen (live frames)          path under test                  fpsink (XDP_DROP)
 
 Paths: null (fpsink on W itself: the generator + veth cost), nft (nftables DNAT + conntrack),
 tc / tc-ct (fpdut TC DNAT + redirect, -ct with the CubeVS-shaped 1M hash session map),
@@ -326,7 +326,8 @@ class Bench:
             run(bed.ns(bed.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1'))
             if scen == 'S3':
                 # Egress: SNAT to the node address; conntrack reverses the replies.
-                rules = ('table ip fpb {\n chain post {\n  type nat hook postrouting priority 100;\n'
+                rules = ('table ip fpb {\n chain post {\n'
+                         '  type nat hook postrouting priority 100;\n'
                          '  oifname "%s" ip saddr %s snat to %s\n }\n}\n' %
                          (bed.if_w, SBX_IP, NODE_IP))
             elif scen == 'S5':
@@ -360,7 +361,8 @@ class Bench:
             return h
         if path == 'testpmd':
             cmd = bed.ns(bed.ns_n, 'sh', '-c',
-                         'mount -t bpf bpf /sys/fs/bpf 2>/dev/null; exec stdbuf -oL dpdk-testpmd -l 0-1 '
+                         'mount -t bpf bpf /sys/fs/bpf 2>/dev/null; '
+                         'exec stdbuf -oL dpdk-testpmd -l 0-1 '
                          '--no-huge -m 1024 --no-pci --no-shconf --file-prefix fpb%s '
                          '--log-level=pmd.net.af_xdp:warning '
                          '--vdev net_af_xdp0,iface=%s --vdev net_af_xdp1,iface=%s -- '
@@ -558,8 +560,8 @@ class Bench:
         """New-connection rate, RFC 9693 style: steps of unique SYNs paced at rising rates
         (tuples never repeat across steps); the rate of a step counts when its SYNs created
         sessions and reached the sandbox (at least --s2-min-created of them: on this shared VM
-        a worker stall of ~20 ms loses a few hundred SYNs at any rate). tc-ct inserts on every miss, so
-        its delivered SYNs are its created sessions."""
+        a worker stall of ~20 ms loses a few hundred SYNs at any rate). tc-ct inserts on every
+        miss, so its delivered SYNs are its created sessions."""
         a = self.a
         steps = []
         c0 = self.created(bed, h) or 0

@@ -169,7 +169,8 @@ main(int argc, char **argv)
 		printf("{\"iface\":\"%s\",\"window_s\":%.3f,\"packets\":%" PRIu64 ",\"pps\":%.0f,"
 		       "\"bytes\":%" PRIu64 ",\"total_packets\":%" PRIu64 ",\"stamped_total\":%"
 		       PRIu64 ",\"max_seq\":%" PRIu64 ",\"reordered\":%" PRIu64,
-		       iface, dt / 1e9, pk, pps, (uint64_t)(b->c.bytes - a->c.bytes), (uint64_t)(b->c.pkts), (uint64_t)(b->c.stamped),
+		       iface, dt / 1e9, pk, pps, (uint64_t)(b->c.bytes - a->c.bytes),
+		       (uint64_t)(b->c.pkts), (uint64_t)(b->c.stamped),
 		       (uint64_t)(b->c.max_seq), (uint64_t)(b->c.reordered));
 		if (hist_total)
 			printf(",\"latency_ns\":{\"samples\":%" PRIu64 ",\"p50\":%.0f,\"p99\":%.0f,"
