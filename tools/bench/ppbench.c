@@ -153,6 +153,64 @@ frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir d
 	return len;
 }
 
+static int opt_per_packet;
+
+/*
+ * The pipeline's burst entry points when it has them (as the worker calls it), one call per
+ * run of frames from the same sandbox; the per-packet functions otherwise or with
+ * --per-packet.
+ */
+static void
+pipeline(struct dp_ctx *x, enum pb_dir dir, uint8_t **fp, const uint32_t *lens,
+	 const uint32_t *slots, uint32_t b, struct dp_result *r)
+{
+	uint32_t k = 0;
+
+#ifdef DP_BURST_MAX
+	if (!opt_per_packet) {
+		if (dir == PB_WORLD) {
+			dp_world_rx_burst(x, fp, lens, b, r);
+			return;
+		}
+		while (k < b) {
+			uint32_t e = k + 1;
+
+			while (e < b && slots[e] == slots[k])
+				e++;
+			dp_sandbox_rx_burst(x, slots[k], fp + k, lens + k, e - k, r + k);
+			k = e;
+		}
+		return;
+	}
+#endif
+	for (k = 0; k < b; k++) {
+		if (dir == PB_WORLD)
+			dp_world_rx(x, fp[k], lens[k], &r[k]);
+		else
+			dp_sandbox_rx(x, slots[k], fp[k], lens[k], &r[k]);
+	}
+}
+
+/* Reorder flows so that each sandbox's flows are consecutive (a burst comes from one socket). */
+static void
+group_by_slot(uint32_t *order, uint32_t *tmp, uint32_t n)
+{
+	uint32_t *start = calloc(opt_nsbx + 1, sizeof(*start)), i;
+
+	if (!start) {
+		perror("calloc");
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		start[flow_slot(order[i]) + 1]++;
+	for (i = 0; i < opt_nsbx; i++)
+		start[i + 1] += start[i];
+	for (i = 0; i < n; i++)
+		tmp[start[flow_slot(order[i])]++] = order[i];
+	memcpy(order, tmp, (size_t)n * sizeof(*order));
+	free(start);
+}
+
 static uint64_t timer_cost;
 
 /* Cost of one pair of clock reads, subtracted from every burst. */
@@ -180,9 +238,7 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 	 const uint8_t *tpl, uint32_t tlen, enum pb_dir dir, int miss, uint8_t expect)
 {
 	static uint8_t f[BURST][FRAME_ROOM];
-#ifdef DP_HAVE_BURST
 	uint8_t *fp[BURST];
-#endif
 	uint32_t lens[BURST], slots[BURST];
 	struct dp_result r[BURST];
 	uint32_t done = 0, k, b;
@@ -195,9 +251,7 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 			uint32_t i = order ? order[done + k] : done + k;
 
 			lens[k] = frame_of(f[k], tpl, tlen, i, dir, miss);
-#ifdef DP_HAVE_BURST
 			fp[k] = f[k];
-#endif
 			slots[k] = flow_slot(i);
 		}
 		/* Under callgrind the clock is not read: only the pipeline's instructions count. */
@@ -205,21 +259,7 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 			CALLGRIND_TOGGLE_COLLECT;
 		else
 			t0 = now_ns();
-#ifdef DP_HAVE_BURST
-		/* The pipeline has a burst entry point: use it, as the worker would. */
-		if (dir == PB_WORLD)
-			dp_world_rx_burst(x, fp, lens, b, r);
-		else
-			dp_sandbox_rx_burst(x, slots, fp, lens, b, r);
-#else
-		if (dir == PB_WORLD) {
-			for (k = 0; k < b; k++)
-				dp_world_rx(x, f[k], lens[k], &r[k]);
-		} else {
-			for (k = 0; k < b; k++)
-				dp_sandbox_rx(x, slots[k], f[k], lens[k], &r[k]);
-		}
-#endif
+		pipeline(x, dir, fp, lens, slots, b, r);
 		if (under_vg) {
 			CALLGRIND_TOGGLE_COLLECT;
 		} else {
@@ -312,12 +352,14 @@ static void
 usage(const char *prog)
 {
 	printf("usage: %s [--sessions N] [--capacity N] [--rounds R] [--sandboxes S] "
-	       "[--seed X] [--json]\n"
+	       "[--seed X] [--per-packet] [--json]\n"
 	       "  Pipeline micro-benchmark without I/O (see docs/performance.md).\n"
 	       "  --sessions   live TCP sessions built before measuring (default 1048576)\n"
 	       "  --capacity   table capacity (default: --sessions)\n"
 	       "  --rounds     passes over all flows for the established cases (default 2)\n"
 	       "  --sandboxes  sandbox slots the flows are spread over (default 64)\n"
+	       "  --per-packet call dp_world_rx/dp_sandbox_rx per frame even when the pipeline\n"
+	       "               has burst entry points\n"
 	       "  --json       print one JSON object instead of the table\n", prog);
 }
 
@@ -331,6 +373,7 @@ parse_args(int argc, char **argv)
 		{ "sandboxes", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "per-packet", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -355,6 +398,9 @@ parse_args(int argc, char **argv)
 			break;
 		case 'j':
 			opt_json = 1;
+			break;
+		case 'p':
+			opt_per_packet = 1;
 			break;
 		case 'h':
 			usage(argv[0]);
@@ -396,7 +442,7 @@ main(int argc, char **argv)
 		[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0 },
 		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
 	};
-	uint32_t *order, *one, i, n, r;
+	uint32_t *order, *tmp, *one, i, n, r;
 	uint64_t rs;
 	struct dp_ctx x;
 	long rss0, rss1;
@@ -412,8 +458,9 @@ main(int argc, char **argv)
 	templates_init();
 	timer_calibrate();
 	order = malloc((size_t)n * sizeof(*order));
+	tmp = malloc((size_t)n * sizeof(*tmp));
 	one = malloc(BURST * sizeof(*one));
-	if (!order || !one) {
+	if (!order || !tmp || !one) {
 		perror("malloc");
 		return 1;
 	}
@@ -429,8 +476,11 @@ main(int argc, char **argv)
 	run_case(&x, &cs[C_NEW], NULL, n, tpl_syn, len_syn, PB_WORLD, 0, DP_TO_SANDBOX);
 	case_end(&cs[C_NEW]);
 	rss1 = rss_bytes();
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	group_by_slot(order, tmp, n);
 	case_begin();
-	run_case(&x, &cs[C_SYNACK], NULL, n, tpl_synack, len_synack, PB_SANDBOX, 0,
+	run_case(&x, &cs[C_SYNACK], order, n, tpl_synack, len_synack, PB_SANDBOX, 0,
 		 DP_TO_WORLD);
 	case_end(&cs[C_SYNACK]);
 	case_begin();
@@ -464,6 +514,7 @@ main(int argc, char **argv)
 	case_begin();
 	for (r = 0; r < opt_rounds; r++) {
 		shuffle(order, n, &rs);
+		group_by_slot(order, tmp, n);
 		x.now++;
 		run_case(&x, &cs[C_EST_SBX], order, n, tpl_rack, len_rack, PB_SANDBOX, 0,
 			 DP_TO_WORLD);
@@ -520,6 +571,7 @@ main(int argc, char **argv)
 	}
 	ct_destroy(x.ct);
 	free(order);
+	free(tmp);
 	free(one);
 	free(alive);
 	return 0;
