@@ -375,8 +375,9 @@ class Bench:
             return h
         if path == 'cubevs':
             cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
-                         '--no-shconf', '--no-pci', '--log-level=pmd.net.af_xdp:warning', '--',
+                         '--no-shconf', '--no-pci', '--file-prefix', 'fpb%s' % bed.tag, '--log-level=pmd.net.af_xdp:warning', '--',
                          '--world-iface', bed.if_w, '--guest-ip', SBX_IP,
+                         '--state-file', 'none',
                          '--sandbox-cidr', SANDBOX_CIDR,
                          '--max-sessions', str(capacity))
             h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
