@@ -377,7 +377,7 @@ class Bench:
             cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
                          '--no-shconf', '--no-pci', '--file-prefix', 'fpb%s' % bed.tag, '--log-level=pmd.net.af_xdp:warning', '--',
                          '--world-iface', bed.if_w, '--guest-ip', SBX_IP,
-                         '--state-file', 'none',
+                         *self.cubevs_state_opt(),
                          '--sandbox-cidr', SANDBOX_CIDR,
                          '--max-sessions', str(capacity))
             h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
@@ -395,6 +395,14 @@ class Bench:
                 bed.dport2 = int(ep['hostPort'])
             return h
         raise ValueError(path)
+
+    def cubevs_state_opt(self):
+        """Keep no registration state (builds that have a state file take 'none')."""
+        if not hasattr(self, '_state_opt'):
+            out = subprocess.run([self.cubevs, '--help'], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True).stdout
+            self._state_opt = ['--state-file', 'none'] if '--state-file' in out else []
+        return self._state_opt
 
     def wait_log(self, p, logfile, word, what, timeout=20):
         t0 = time.time()
