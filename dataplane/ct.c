@@ -118,13 +118,19 @@ ct_class_established(enum ct_class c)
 static void *
 ct_alloc(size_t bytes)
 {
-	/* Anonymous mapping: zero pages, touched only when a session is first used. */
+	/* Anonymous mapping, faulted in here so the worker never waits on a page fault. */
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
 	/* Random lookups over tens of MiB: huge pages spare most TLB misses where THP allows. */
 	madvise(p, bytes, MADV_HUGEPAGE);
+	/*
+	 * Fault every page in now. Left to first use, each new huge page is zeroed inside the
+	 * worker loop while frames pile up in the sockets' rings: a fresh 1M table lost about
+	 * half of a 50k SYN/s burst that way.
+	 */
+	memset(p, 0, bytes);
 	return p;
 }
 

@@ -124,7 +124,7 @@ struct ct_table {
 	struct ct_session *s;
 	uint32_t capacity;
 	uint32_t used;
-	uint32_t hiwater;	/* sessions never used yet start here: no page touched at start */
+	uint32_t hiwater;	/* sessions never used yet start here */
 	uint32_t free_head;
 	uint32_t mask;
 	uint32_t *buckets;
