@@ -140,6 +140,12 @@ ct_session_bytes(uint32_t capacity)
 	return (size_t)capacity * sizeof(struct ct_session);
 }
 
+static size_t
+ct_cold_bytes(uint32_t capacity)
+{
+	return (size_t)capacity * sizeof(struct ct_cold);
+}
+
 struct ct_table *
 ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 {
@@ -162,9 +168,10 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct->nzones = nzones;
 	ct->free_head = CT_NIL;
 	ct->s = ct_alloc(ct_session_bytes(capacity));
+	ct->c = ct_alloc(ct_cold_bytes(capacity));
 	ct->buckets = ct_alloc(nb * sizeof(uint32_t));
 	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
-	if (!ct->s || !ct->buckets || !ct->zone_head) {
+	if (!ct->s || !ct->c || !ct->buckets || !ct->zone_head) {
 		ct_destroy(ct);
 		errno = ENOMEM;
 		return NULL;
@@ -188,6 +195,8 @@ ct_destroy(struct ct_table *ct)
 		return;
 	if (ct->s)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
+	if (ct->c)
+		munmap(ct->c, ct_cold_bytes(ct->capacity));
 	if (ct->buckets)
 		munmap(ct->buckets, ((size_t)ct->mask + 1) * sizeof(uint32_t));
 	free(ct->zone_head);
@@ -257,33 +266,18 @@ ct_hash_del(struct ct_table *ct, uint32_t idx, int d)
 	}
 }
 
-/* Doubly linked lists of session indices; 'head'/'tail' may be NULL-tail (zone lists). */
-static void
-ct_list_unlink(struct ct_table *ct, struct ct_link *l, uint32_t *head, uint32_t *tail,
-	       size_t off)
-{
-	if (l->prev != CT_NIL)
-		((struct ct_link *)((uint8_t *)&ct->s[l->prev] + off))->next = l->next;
-	else
-		*head = l->next;
-	if (l->next != CT_NIL)
-		((struct ct_link *)((uint8_t *)&ct->s[l->next] + off))->prev = l->prev;
-	else if (tail)
-		*tail = l->prev;
-	l->prev = l->next = CT_NIL;
-}
-
 static void
 ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 {
 	struct ct_session *s = &ct->s[idx];
+	struct ct_link *l = &ct->c[idx].lru;
 
 	s->cls = (uint8_t)c;
 	s->queued = s->last_seen;
-	s->lru.next = CT_NIL;
-	s->lru.prev = ct->lru_tail[c];
+	l->next = CT_NIL;
+	l->prev = ct->lru_tail[c];
 	if (ct->lru_tail[c] != CT_NIL)
-		ct->s[ct->lru_tail[c]].lru.next = idx;
+		ct->c[ct->lru_tail[c]].lru.next = idx;
 	else
 		ct->lru_head[c] = idx;
 	ct->lru_tail[c] = idx;
@@ -293,11 +287,19 @@ ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 static void
 ct_lru_remove(struct ct_table *ct, uint32_t idx)
 {
-	struct ct_session *s = &ct->s[idx];
+	struct ct_link *l = &ct->c[idx].lru;
+	uint8_t c = ct->s[idx].cls;
 
-	ct_list_unlink(ct, &s->lru, &ct->lru_head[s->cls], &ct->lru_tail[s->cls],
-		       offsetof(struct ct_session, lru));
-	ct->class_count[s->cls]--;
+	if (l->prev != CT_NIL)
+		ct->c[l->prev].lru.next = l->next;
+	else
+		ct->lru_head[c] = l->next;
+	if (l->next != CT_NIL)
+		ct->c[l->next].lru.prev = l->prev;
+	else
+		ct->lru_tail[c] = l->prev;
+	l->prev = l->next = CT_NIL;
+	ct->class_count[c]--;
 }
 
 static void
@@ -306,16 +308,16 @@ ct_zone_add(struct ct_table *ct, uint32_t idx, int d)
 	struct ct_session *s = &ct->s[idx];
 	uint16_t z = s->t[d].zone;
 
-	s->zl[d].prev = CT_NIL;
-	s->zl[d].next = CT_NIL;
+	ct->c[idx].zl[d].prev = CT_NIL;
+	ct->c[idx].zl[d].next = CT_NIL;
 	if (z == 0 || z > ct->nzones)
 		return;
 	/* A hairpin session can have both tuples in one zone: list it once, by t[0]. */
 	if (d == 1 && s->t[0].zone == z)
 		return;
-	s->zl[d].next = ct->zone_head[z];
+	ct->c[idx].zl[d].next = ct->zone_head[z];
 	if (ct->zone_head[z] != CT_NIL)
-		ct->s[ct->zone_head[z]].zl[ct->s[ct->zone_head[z]].t[0].zone == z ? 0 : 1].prev = idx;
+		ct->c[ct->zone_head[z]].zl[ct->s[ct->zone_head[z]].t[0].zone == z ? 0 : 1].prev = idx;
 	ct->zone_head[z] = idx;
 }
 
@@ -330,16 +332,16 @@ ct_zone_del(struct ct_table *ct, uint32_t idx, int d)
 {
 	struct ct_session *s = &ct->s[idx];
 	uint16_t z = s->t[d].zone;
-	struct ct_link *l = &s->zl[d];
+	struct ct_link *l = &ct->c[idx].zl[d];
 
 	if (z == 0 || z > ct->nzones || (d == 1 && s->t[0].zone == z))
 		return;
 	if (l->prev != CT_NIL)
-		ct->s[l->prev].zl[ct_zone_dir(&ct->s[l->prev], z)].next = l->next;
+		ct->c[l->prev].zl[ct_zone_dir(&ct->s[l->prev], z)].next = l->next;
 	else
 		ct->zone_head[z] = l->next;
 	if (l->next != CT_NIL)
-		ct->s[l->next].zl[ct_zone_dir(&ct->s[l->next], z)].prev = l->prev;
+		ct->c[l->next].zl[ct_zone_dir(&ct->s[l->next], z)].prev = l->prev;
 	l->prev = l->next = CT_NIL;
 }
 
@@ -357,7 +359,7 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 	}
 	ct_lru_remove(ct, idx);
 	s->flags = 0;
-	s->lru.next = ct->free_head;
+	ct->c[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
 	ct->used--;
 }
@@ -436,7 +438,7 @@ ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tupl
 	}
 	if (ct->free_head != CT_NIL) {
 		idx = ct->free_head;
-		ct->free_head = ct->s[idx].lru.next;
+		ct->free_head = ct->c[idx].lru.next;
 	} else {
 		idx = ct->hiwater++;
 	}

@@ -87,11 +87,10 @@ struct ct_link {
 	uint32_t next;
 };
 
+/* Everything a packet touches, in one cache line. */
 struct ct_session {
 	struct ct_tuple t[2];
 	uint32_t hnext[2];	/* hash chain of each tuple: (index << 1 | dir) + 1, 0 ends */
-	struct ct_link lru;	/* class list, or free list (next only) */
-	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 	uint32_t last_seen;
 	uint32_t queued;	/* when the session last moved to its list's tail */
 	uint8_t state;
@@ -100,6 +99,13 @@ struct ct_session {
 	uint8_t pad;
 	uint8_t peer_mac[6];	/* next hop on the world side */
 	uint16_t pol_ver;	/* policy version the flow was last checked against */
+	uint32_t pad2;
+} __attribute__((aligned(64)));
+
+/* List links, touched only when a session moves between lists: kept out of the hot line. */
+struct ct_cold {
+	struct ct_link lru;	/* class list, or free list (next only) */
+	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 };
 
 #define CT_F_USED	0x01
@@ -122,6 +128,7 @@ struct ct_counters {
 
 struct ct_table {
 	struct ct_session *s;
+	struct ct_cold *c;
 	uint32_t capacity;
 	uint32_t used;
 	uint32_t hiwater;	/* sessions never used yet start here */

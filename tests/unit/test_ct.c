@@ -226,7 +226,7 @@ test_churn(void)
 
 			while (idx != CT_NIL) {
 				n++;
-				idx = ct->s[idx].zl[ct->s[idx].t[0].zone == c ? 0 : 1].next;
+				idx = ct->c[idx].zl[ct->s[idx].t[0].zone == c ? 0 : 1].next;
 			}
 		}
 		CHECK_EQ(n, ct->used);
