@@ -76,6 +76,29 @@ char *exec_lookup(const char *name, char *const *envp);
 void status_format(int status, char *buf, size_t len);
 int64_t time_mono_ns(void);
 
+/* ---- frame.c: stdio line framing -------------------------------------------------------- */
+
+#define GW_MAX_LINE	(32u << 20)	/* longest message line accepted from a server */
+#define GW_MAX_LINE_TEXT	"32 MiB"
+
+typedef void (*framer_line_fn)(void *ctx, const char *line, size_t len);
+
+struct line_framer {
+	struct strbuf buf;	/* the unfinished line */
+	size_t max;
+	bool skipping;		/* inside a line that outgrew max: drop up to its newline */
+	uint64_t dropped;
+};
+
+void framer_init(struct line_framer *f, size_t max);
+/*
+ * Feed bytes; cb gets every non-empty line without its newline. Returns how many lines
+ * outgrew the limit in this chunk (they are dropped), or -ENOMEM.
+ */
+int framer_feed(struct line_framer *f, const char *data, size_t n, framer_line_fn cb,
+		void *ctx);
+void framer_fini(struct line_framer *f);
+
 /* ---- proc.c: child processes ------------------------------------------------------------- */
 
 struct proc_opts {
@@ -216,6 +239,8 @@ void upstream_kill(struct upstream *u);
 void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);
+/* One line of the server's output: match a response, answer a server request, or skip it. */
+void upstream_input(struct upstream *u, const char *line, size_t len);
 
 /* ---- http.c ------------------------------------------------------------------------------ */
 

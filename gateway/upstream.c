@@ -131,8 +131,8 @@ server_request_answer(struct upstream *u, json_t *req)
 	json_decref(resp);
 }
 
-static void
-message_handle(struct upstream *u, const char *line, size_t len)
+void
+upstream_input(struct upstream *u, const char *line, size_t len)
 {
 	json_error_t jerr;
 	json_t *msg = json_loadb(line, len, 0, &jerr), *id;
@@ -217,41 +217,48 @@ stdin_close(struct upstream *u)
 	pthread_mutex_unlock(&u->wlock);
 }
 
+static void
+line_handle(void *ctx, const char *line, size_t len)
+{
+	upstream_input(ctx, line, len);
+}
+
 static void *
 reader_main(void *arg)
 {
 	struct upstream *u = arg;
-	struct strbuf sb = {0};
+	struct line_framer fr;
 	char buf[65536], sbuf[64] = "";
-	size_t scan = 0;
+	const char *why = "server closed the connection";
 	struct pending *p;
 	int status = 0;
 	bool reaped;
 
+	framer_init(&fr, GW_MAX_LINE);
 	for (;;) {
 		ssize_t n = read(u->out_fd, buf, sizeof(buf));
-		size_t start = 0, i;
+		int rc;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (sb_append(&sb, buf, (size_t)n))
+		rc = framer_feed(&fr, buf, (size_t)n, line_handle, u);
+		if (rc > 0) {
+			/*
+			 * Whatever the line answered is lost, so its caller would wait forever:
+			 * treat the server as broken, fail the calls and let the next one restart it.
+			 */
+			log_warn("server sent a line longer than the limit; stopping it",
+				 "server=%s limit=%u", u->spec->name, GW_MAX_LINE);
+			why = "server sent a line longer than " GW_MAX_LINE_TEXT;
+			child_signal(u, SIGKILL);
 			break;
-		for (i = scan; i < sb.len; i++) {
-			if (sb.buf[i] != '\n')
-				continue;
-			if (i > start)
-				message_handle(u, sb.buf + start, i - start);
-			start = i + 1;
 		}
-		if (start) {
-			memmove(sb.buf, sb.buf + start, sb.len - start);
-			sb.len -= start;
-		}
-		scan = sb.len;
+		if (rc < 0)
+			break;
 	}
-	sb_free(&sb);
+	framer_fini(&fr);
 	/* Give a crashing child a moment so callers see its exit status. */
 	reaped = child_reap_wait(u, &status, 200);
 	if (reaped)
@@ -261,8 +268,7 @@ reader_main(void *arg)
 	for (p = u->pending; p; p = p->next) {
 		if (p->done)
 			continue;
-		p->err = str_printf("server closed the connection%s%s", reaped ? ": " : "",
-				    sbuf);
+		p->err = str_printf("%s%s%s", why, reaped ? ": " : "", sbuf);
 		p->done = true;
 	}
 	pthread_cond_broadcast(&u->cond);

@@ -483,6 +483,44 @@ test_aggregation(void)
 	json_decref(c);
 }
 
+struct lines {
+	int n;
+	char last[64];
+};
+
+static void
+lines_add(void *ctx, const char *line, size_t len)
+{
+	struct lines *l = ctx;
+
+	l->n++;
+	snprintf(l->last, sizeof(l->last), "%.*s", (int)(len < 63 ? len : 63), line);
+}
+
+/* Issue 7: a server's output is framed in bounded memory; an oversized line is dropped. */
+static void
+test_framer(void)
+{
+	struct line_framer f;
+	struct lines l = {0};
+	char big[100];
+	int rc, i;
+
+	framer_init(&f, 16);
+	rc = framer_feed(&f, "{\"a\":1}\n{\"b\"", 12, lines_add, &l);
+	CHECK(rc == 0 && l.n == 1 && strcmp(l.last, "{\"a\":1}") == 0, "first line");
+	rc = framer_feed(&f, ":2}\n\n\n", 6, lines_add, &l);
+	CHECK(rc == 0 && l.n == 2 && strcmp(l.last, "{\"b\":2}") == 0, "split line, empty skipped");
+	memset(big, 'x', sizeof(big));
+	/* 100 bytes without a newline, fed in pieces: dropped once, memory stays bounded. */
+	for (i = 0, rc = 0; i < 10; i++)
+		rc += framer_feed(&f, big, 10, lines_add, &l);
+	CHECK(rc == 1 && f.dropped == 1 && f.buf.len <= 16, "oversized line dropped once");
+	rc = framer_feed(&f, "tail\nok\n", 8, lines_add, &l);
+	CHECK(rc == 0 && l.n == 3 && strcmp(l.last, "ok") == 0, "the rest of it skipped");
+	framer_fini(&f);
+}
+
 int
 main(void)
 {
@@ -498,6 +536,7 @@ main(void)
 	test_durations();
 	test_helpers();
 	test_aggregation();
+	test_framer();
 	json_decref(cat);
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
