@@ -15,9 +15,23 @@ reg_error(const char *fmt, ...)
 	char buf[512];
 	va_list ap;
 
+	json_t *j;
+	char *c;
+
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	j = json_pack("{s:s}", "error", buf);
+	if (j)
+		return j;
+	/*
+	 * The message quotes what the client sent (an id, a path), which may be invalid UTF-8 or
+	 * cut in the middle of a character; jansson refuses such strings, and the answer would
+	 * go out without its body. Keep the ASCII and mark the rest.
+	 */
+	for (c = buf; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
 	return json_pack("{s:s}", "error", buf);
 }
 
