@@ -450,12 +450,13 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 	struct ip4_hdr *ip = pkt_ip(p), *in;
 	struct icmp_hdr *ih = pkt_l4(p);
 	uint8_t *q = (uint8_t *)ih + 8;	/* the quoted IP header follows the first 8 bytes */
-	uint32_t avail = p->len - p->l4_off - 8, ihl, old_dst;
+	uint32_t avail = p->len - p->l4_off - 8, ihl, old_dst, qlen;
 	uint16_t *isp, *idp, *l4sum = NULL;
 	const struct ct_tuple *o;
 	struct ct_session *s;
 	struct ct_tuple rt;
 	bool pseudo = true;
+	uint16_t qsum;
 	int dir;
 
 	in = (struct ip4_hdr *)q;
@@ -497,6 +498,12 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 		return;
 	}
 	o = &s->t[dir ^ 1];
+	/*
+	 * Every byte the rewrite touches lies in the first ihl + 18 quoted bytes; their sum before
+	 * and after updates the ICMP checksum incrementally, so a wrong one stays wrong.
+	 */
+	qlen = avail < ihl + 18 ? avail : ihl + 18;
+	qsum = csum_fold(csum_partial(q, qlen, 0));
 	/* Quoted packet: as the other side's endpoint sent it. */
 	if (in->saddr != o->saddr) {
 		csum_replace4(&in->check, in->saddr, o->saddr);
@@ -526,7 +533,6 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 	/* Outer: to that endpoint; an error the far endpoint made itself comes from our side. */
 	{
 		uint32_t saddr = ip->saddr == old_dst ? o->daddr : ip->saddr;
-		uint16_t len = (uint16_t)(p->len - p->l4_off);
 
 		if (ip->saddr != saddr) {
 			csum_replace4(&ip->check, ip->saddr, saddr);
@@ -536,8 +542,7 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 			csum_replace4(&ip->check, ip->daddr, o->saddr);
 			ip->daddr = o->saddr;
 		}
-		ih->check = 0;
-		ih->check = (uint16_t)~csum_fold(csum_partial(ih, len, 0));
+		csum_replace2(&ih->check, qsum, csum_fold(csum_partial(q, qlen, 0)));
 	}
 	if (dp_l2(x, s, o->zone, p, r))
 		x->st->c[CVS_WC_ICMP_ERRORS]++;
