@@ -563,6 +563,12 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return false;
 	}
+	/* Our own addresses cannot come from outside: such a session would talk to itself. */
+	if (pre->p.saddr == x->cfg->node_ip || pre->p.saddr == x->cfg->guest_ip ||
+	    pre->p.saddr == x->cfg->gw_ip) {
+		dp_drop(x, r, CVS_DROP_BAD_SOURCE);
+		return false;
+	}
 	dp_pre_hash(x, pre, 0);
 	return true;
 }

@@ -12,6 +12,15 @@ pkt_bad(struct pkt *p, enum cvs_drop why)
 	return PKT_BAD;
 }
 
+/* 0.0.0.0/8, 127.0.0.0/8, multicast and 240.0.0.0/4 (with broadcast) never send to us. */
+static inline int
+pkt_src_unicast(uint32_t saddr)
+{
+	uint32_t a = ntohl(saddr);
+
+	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 0xe;
+}
+
 int
 pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 {
@@ -25,6 +34,9 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 	p->len = len;
 	if (len < ETH_HLEN_)
 		return pkt_bad(p, CVS_DROP_RUNT);
+	/* A group address is never a sender; a session must not learn one as its peer. */
+	if (eth->src[0] & 1)
+		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
 	if (eth->type == htons(ETHTYPE_ARP)) {
 		if (len < ETH_HLEN_ + sizeof(struct arp_hdr))
 			return pkt_bad(p, CVS_DROP_ARP);
@@ -46,6 +58,8 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 	p->len = ETH_HLEN_ + tot;
 	if (ip->frag_off & htons(0x3fff))
 		return pkt_bad(p, CVS_DROP_FRAGMENT);
+	if (!pkt_src_unicast(ip->saddr))
+		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
 	p->saddr = ip->saddr;
 	p->daddr = ip->daddr;
 	p->proto = ip->proto;

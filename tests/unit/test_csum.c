@@ -15,7 +15,10 @@ main(void)
 	srand(7);
 	for (i = 0; i < 100000; i++) {
 		uint8_t proto = protos[i % 3];
-		uint32_t n = build_frame(f, proto, (uint32_t)rand(), (uint32_t)rand(),
+		/* A unicast source: the parser drops group, loopback and zero senders. */
+		uint32_t src = htonl(((uint32_t)rand() % 126 + 1) << 24 |
+				     ((uint32_t)rand() & 0xffffff));
+		uint32_t n = build_frame(f, proto, src, (uint32_t)rand(),
 					 (uint16_t)rand(), (uint16_t)rand(), TCPF_ACK,
 					 (uint32_t)(rand() % 1400));
 
@@ -43,7 +46,8 @@ main(void)
 	}
 	/* A wrong checksum stays wrong: never "fixed". */
 	for (i = 0; i < 1000; i++) {
-		uint32_t n = build_frame(f, IPPROTO_TCP_, (uint32_t)rand(), 2, 3, 4, TCPF_ACK, 20);
+		uint32_t n = build_frame(f, IPPROTO_TCP_, htonl(0x0a000000u | (uint32_t)i), 2, 3, 4,
+					 TCPF_ACK, 20);
 
 		((struct tcp_hdr *)(f + 34))->check ^= 0x0101;
 		pkt_parse(&p, f, n);
