@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target: the control API's request handlers (api_route: method, path, body) on a
+ * registry holding two sandboxes, with data-path callbacks that only record. An input is up
+ * to four requests:
+ *
+ *   request = method:1 path:NUL-terminated body_len:2 (big endian) body:body_len
+ *
+ * Checks besides the sanitizers: every answer has a JSON body with "error" when the status
+ * is >= 400; a refused request (4xx) leaves the registry exactly as it was; the allocators'
+ * counts always match the registrations; the data path saw a host port for each exposed one.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "api.h"
+#include "registry.h"
+
+#define FUZZ_SANDBOXES	8
+#define PRELOAD_A	"{\"iface\":\"sb1\",\"exposedPorts\":[8080,9090]}"
+#define PRELOAD_B	"{\"iface\":\"sb2\",\"exposedPorts\":[80],\"policy\":" \
+			"{\"allowInternetAccess\":false,\"allowOut\":[\"198.18.0.0/15\"]}}"
+
+static int hp_live;	/* host ports the data path was told about */
+
+static int
+fake_ifindex(void *ctx, const char *iface)
+{
+	/* Interfaces "sb0".."sb9" exist; everything else does not. */
+	return strlen(iface) == 3 && !strncmp(iface, "sb", 2) && iface[2] >= '0' &&
+	       iface[2] <= '9' ? iface[2] - '0' + 10 : 0;
+}
+
+static int
+fake_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
+{
+	if (!strcmp(sb->iface, "sb9")) {
+		snprintf(err, errlen, "sb9 is busy");
+		return -EBUSY;
+	}
+	sb->dp = sb;
+	return 0;
+}
+
+static void
+fake_detach(void *ctx, struct sandbox *sb)
+{
+	sb->dp = NULL;
+}
+
+static void
+fake_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
+{
+	hp_live += add ? 1 : -1;
+}
+
+static int
+fake_policy(void *ctx, struct sandbox *sb)
+{
+	return 0;
+}
+
+static const struct reg_ops fake_ops = {
+	.ifindex = fake_ifindex,
+	.attach = fake_attach,
+	.detach = fake_detach,
+	.hostport = fake_hostport,
+	.policy = fake_policy,
+};
+
+static char *
+state_of(struct registry *r)
+{
+	json_t *j = NULL;
+	char *s;
+
+	reg_list(r, &j);
+	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+	return s;
+}
+
+static void
+fuzz_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_api: %s\n", what);
+	abort();
+}
+
+static void
+counts_check(struct registry *r)
+{
+	uint32_t i, n = 0, ports = 0;
+
+	for (i = 0; i < r->max_sandboxes; i++)
+		if (r->by_slot[i]) {
+			n++;
+			ports += r->by_slot[i]->nports;
+			if (r->by_slot[i]->slot != i)
+				fuzz_fail("sandbox in the wrong slot");
+		}
+	if (n != r->count || r->slots.used != n || r->ips.used != n)
+		fuzz_fail("slot or address count drifted");
+	if (r->hostports.used != ports || (uint32_t)hp_live != ports)
+		fuzz_fail("host port count drifted");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const methods[] = { "GET", "PUT", "DELETE", "POST", "PATCH", "" };
+	static struct registry reg;
+	json_t *out;
+	const char *allow;
+	int k, status;
+
+	hp_live = 0;
+	if (reg_init(&reg, FUZZ_SANDBOXES, 20000, 20015, htonl(0xc0a80000), 26,
+		     htonl(0xc6120001), &fake_ops, NULL))
+		fuzz_fail("reg_init");
+	if (reg_put(&reg, "a", PRELOAD_A, strlen(PRELOAD_A), &out) != 201)
+		fuzz_fail("preload a");
+	json_decref(out);
+	if (reg_put(&reg, "b", PRELOAD_B, strlen(PRELOAD_B), &out) != 201)
+		fuzz_fail("preload b");
+	json_decref(out);
+	counts_check(&reg);
+
+	for (k = 0; k < 4 && size > 0; k++) {
+		const char *m = methods[data[0] % 6];
+		const uint8_t *nul = memchr(data + 1, 0, size - 1);
+		size_t plen, blen;
+		char *path, *body, *before, *after;
+
+		if (!nul)
+			break;
+		plen = (size_t)(nul - (data + 1));
+		path = strndup((const char *)data + 1, plen);
+		data = nul + 1;
+		size -= plen + 2;
+		blen = size >= 2 ? ((size_t)data[0] << 8 | data[1]) : 0;
+		if (size >= 2) {
+			data += 2;
+			size -= 2;
+		}
+		if (blen > size)
+			blen = size;
+		/* Exactly the body bytes, no terminator: an over-read is caught. */
+		body = malloc(blen ? blen : 1);
+		memcpy(body, data, blen);
+		data += blen;
+		size -= blen;
+
+		before = state_of(&reg);
+		status = api_route(&reg, NULL, NULL, m, path, blen ? body : NULL, blen, &out,
+				   &allow);
+		after = state_of(&reg);
+		if (status < 200 || status > 599)
+			fuzz_fail("status out of range");
+		if (status >= 400 && !json_is_string(json_object_get(out, "error")))
+			fuzz_fail("error answer without an error message");
+		if (status == 405 && !allow)
+			fuzz_fail("405 without Allow");
+		if (status >= 400 && status < 500 && strcmp(before, after))
+			fuzz_fail("a refused request changed the registry");
+		if (status == 200 || status == 201) {
+			char *text = json_dumps(out, JSON_COMPACT);
+
+			if (!text)
+				fuzz_fail("answer cannot be serialised");
+			free(text);
+		}
+		counts_check(&reg);
+		json_decref(out);
+		free(before);
+		free(after);
+		free(path);
+		free(body);
+	}
+	reg_clear(&reg);
+	counts_check(&reg);
+	reg_fini(&reg);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target: what a stdio MCP server writes, through the gateway's line framer into its
+ * JSON-RPC envelope handling (response matching, server requests, garbage). The first byte
+ * picks the chunk size, so lines split across reads at every place; the framer limit is small
+ * so oversized lines are reached. Checks: every line handed on is within the limit and holds
+ * no newline, and the byte count adds up.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+
+#define FUZZ_LINE_MAX	512
+
+struct frame_tally {
+	struct upstream *u;
+	size_t bytes;
+};
+
+static void
+on_line(void *ctx, const char *line, size_t len)
+{
+	struct frame_tally *t = ctx;
+
+	if (len == 0 || len > FUZZ_LINE_MAX || memchr(line, '\n', len)) {
+		fprintf(stderr, "fuzz_gw_frame: bad line of %zu bytes\n", len);
+		abort();
+	}
+	t->bytes += len;
+	upstream_input(t->u, line, len);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static struct server_spec spec = { .name = (char *)"fuzz" };
+static struct upstream *up;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	up = upstream_new(&spec, "fuzz");
+	return up ? 0 : -1;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct frame_tally t = { .u = up };
+	struct line_framer fr;
+	size_t chunk, off = 0, newlines = 0, i;
+	int rc, over = 0;
+
+	if (size < 1)
+		return 0;
+	chunk = (size_t)data[0] % 64 + 1;
+	data++;
+	size--;
+	framer_init(&fr, FUZZ_LINE_MAX);
+	while (off < size) {
+		size_t n = size - off < chunk ? size - off : chunk;
+
+		rc = framer_feed(&fr, (const char *)data + off, n, on_line, &t);
+		if (rc < 0)
+			abort();
+		over += rc;
+		off += n;
+	}
+	if (fr.buf.len > FUZZ_LINE_MAX)
+		abort();
+	for (i = 0; i < size; i++)
+		newlines += data[i] == '\n';
+	/* Without a dropped line, every byte is delivered, a newline, or still pending. */
+	if (fr.dropped == 0 && t.bytes + newlines + fr.buf.len != size)
+		abort();
+	if ((uint64_t)over != fr.dropped)
+		abort();
+	framer_fini(&fr);
+	return 0;
+}
