@@ -206,6 +206,43 @@ api_send(struct MHD_Connection *c, int status, json_t *j, const char *allow)
 	return ret;
 }
 
+static int
+api_hex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Percent-decoding of the request path. An encoded NUL would cut an id short in C strings
+ * ("s1%00x" named s1), and an encoded slash would split an id into route segments; both stay
+ * encoded, which no valid id or route contains.
+ */
+static size_t
+api_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *r = s, *w = s;
+
+	while (*r) {
+		int hi, lo;
+
+		if (r[0] == '%' && (hi = api_hex(r[1])) >= 0 && (lo = api_hex(r[2])) >= 0 &&
+		    (hi << 4 | lo) != 0 && (hi << 4 | lo) != '/') {
+			*w++ = (char)(hi << 4 | lo);
+			r += 3;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
 static MHD_RESULT
 api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	    const char *version, const char *upload, size_t *upload_size, void **con_cls)
@@ -217,10 +254,21 @@ api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *me
 	int status;
 
 	if (!rq) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
+		/*
+		 * Refuse an absurd announced body now rather than wait for it. A moderately big
+		 * one is read and dropped: a client still sending when we answer and close would
+		 * see a reset instead of the 413.
+		 */
+		if (cl && strtoull(cl, NULL, 10) > 4ull * CVS_API_MAX_BODY)
+			return api_send(c, 413, reg_error("request body larger than %u bytes",
+							  CVS_API_MAX_BODY), NULL);
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -294,6 +342,7 @@ api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra
 				MHD_OPTION_CONNECTION_LIMIT, 2048u,
 				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, api_done, a,
+				MHD_OPTION_UNESCAPE_CALLBACK, api_unescape, NULL,
 				MHD_OPTION_END);
 	if (!a->d) {
 		char ip[INET_ADDRSTRLEN];
