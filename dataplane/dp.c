@@ -347,10 +347,14 @@ dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, s
 	struct dp_result *r)
 {
 	uint8_t state = p->proto == IPPROTO_TCP_ ? CT_TCP_SYN_SENT : CT_UNREPLIED;
+	uint64_t evicted = x->ct->cnt.evicted, expired = x->ct->cnt.expired;
 	struct ct_session *s;
 	enum ct_refuse why;
 
 	s = ct_insert(x->ct, t, rt, state, x->now, &why);
+	/* A full table makes room itself; what it removed must show in the counters. */
+	x->st->c[CVS_WC_SESS_EVICTED] += x->ct->cnt.evicted - evicted;
+	x->st->c[CVS_WC_SESS_EXPIRED] += x->ct->cnt.expired - expired;
 	if (!s) {
 		dp_drop(x, r, why == CT_FULL ? CVS_DROP_TABLE_FULL : CVS_DROP_TUPLE_CLASH);
 		return NULL;
