@@ -1,0 +1,151 @@
+// Gateway abuse (issue 7): the token never leaks (log, children's env and argv), and a hostile
+// upstream that writes garbage, never answers or sends a 100 MiB line stalls no other
+// upstream and cannot make the gateway's memory grow with it.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { NODE, RawClient, fakeCmd, freePort, serve, shq, sleep, tmpdir } from "./lib.mjs";
+
+const HOSTILE = path.join(path.dirname(new URL(import.meta.url).pathname),
+	"hostile-server.mjs");
+const TOKEN = "tok-Very-Secret-4242";
+
+function hostileCmd(dir) {
+	const f = path.join(dir, "hostile-token");
+	fs.writeFileSync(f, TOKEN);
+	return `HOSTILE_TOKEN_FILE=${shq(f)} exec ${shq(NODE)} ${shq(HOSTILE)}`;
+}
+
+// Processes below pid (children, grandchildren), from /proc.
+function descendants(pid) {
+	const kids = new Map();
+	for (const d of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+			const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+			if (!kids.has(ppid))
+				kids.set(ppid, []);
+			kids.get(ppid).push(Number(d));
+		} catch {}
+	}
+	const out = [];
+	const walk = (p) => {
+		for (const k of kids.get(p) || []) {
+			out.push(k);
+			walk(k);
+		}
+	};
+	walk(pid);
+	return out;
+}
+
+function vmKb(pid, field) {
+	const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+)`));
+	return m ? Number(m[1]) : 0;
+}
+
+// Tool names: beta sorts first and keeps "echo"; the hostile one's becomes "hostile_echo".
+// Ten calls to the well-behaved server, each answered within 'ms'.
+async function othersAnswer(c, ms) {
+	for (let i = 0; i < 10; i++) {
+		const t0 = Date.now();
+		assert.equal(await c.callText("echo", { text: `b${i}` }), `beta:b${i}`);
+		assert.ok(Date.now() - t0 < ms, `beta answered in ${Date.now() - t0} ms`);
+	}
+}
+
+describe("a hostile upstream next to a well-behaved one", () => {
+	let g, dir, c;
+
+	before(async () => {
+		dir = tmpdir();
+		const port = await freePort();
+		g = await serve({
+			hostile: { runCmd: hostileCmd(dir) },
+			beta: { runCmd: fakeCmd("beta") },
+		}, { dir, port, token: TOKEN });
+		c = new RawClient(g.url, TOKEN);
+		await c.initialize();
+	});
+	after(async () => {
+		await g?.stop();
+	});
+
+	test("garbage lines around the answer: the answer still arrives, nothing else is taken",
+		async () => {
+			for (let i = 0; i < 5; i++)
+				assert.equal(await c.callText("garbage", {}), "garbage:ok");
+			await othersAnswer(c, 2000);
+			assert.equal(await c.callText("hostile_echo", { text: "x" }), "hostile:x");
+		});
+
+	test("a server that never answers stalls no other server, nor its own other calls",
+		async () => {
+			const pending = [];
+			for (let i = 0; i < 5; i++)
+				pending.push(c.call("silent", {}).catch(() => null));
+			await sleep(300);
+			await othersAnswer(c, 2000);
+			assert.equal(await c.callText("hostile_echo", { text: "still" }), "hostile:still");
+			// The silent calls stay open; the gateway stops them at shutdown.
+			assert.equal(pending.length, 5);
+		});
+
+	test("a 100 MiB line: the call fails clearly, memory stays bounded, others go on",
+		async () => {
+			const rssBefore = vmKb(g.pid, "VmRSS");
+			const big = c.call("hugeline", {});
+			const t0 = Date.now();
+			await othersAnswer(c, 5000);
+			const r = await big;
+			assert.ok(r.error, `hugeline answered ${JSON.stringify(r).slice(0, 200)}`);
+			assert.match(r.error.message, /longer than 32 MiB/);
+			assert.ok(Date.now() - t0 < 30000, "failed within 30 s");
+			const hwm = vmKb(g.pid, "VmHWM");
+			// The framer keeps at most 32 MiB of one line; 100 MiB must never be held.
+			assert.ok(hwm < rssBefore + 96 * 1024, `peak RSS ${hwm} kB (was ${rssBefore})`);
+			// The next call starts the server again.
+			let ok = null;
+			for (let i = 0; i < 50 && ok === null; i++) {
+				const e = await c.call("hostile_echo", { text: "again" });
+				if (e.result)
+					ok = e.result.content[0].text;
+				else
+					await sleep(100);
+			}
+			assert.equal(ok, "hostile:again");
+		});
+
+	test("the token is in no child's argv or environment, and never in the log", async () => {
+		const probe = JSON.parse(await c.callText("probe", {}));
+		assert.equal(probe.gatewayVar, false, "GATEWAY_ACCESS_TOKEN passed to a child");
+		assert.equal(probe.tokenInEnv, false, "token value in a child's environment");
+		assert.ok(!probe.argv.join(" ").includes(TOKEN), "token in a child's argv");
+		// Every process below the gateway, from /proc, not only what the server says.
+		const kids = descendants(g.pid);
+		assert.ok(kids.length >= 2, `children ${kids}`);
+		for (const k of kids) {
+			let env = "", argv = "";
+			try {
+				env = fs.readFileSync(`/proc/${k}/environ`, "latin1");
+				argv = fs.readFileSync(`/proc/${k}/cmdline`, "latin1");
+			} catch {
+				continue;
+			}
+			assert.ok(!env.includes(TOKEN), `token in the environment of ${k}`);
+			assert.ok(!argv.includes(TOKEN), `token in the argv of ${k}`);
+		}
+		// Wrong tokens, a token in the URL, then the log: no token anywhere.
+		const bad = new RawClient(g.url, TOKEN + "x");
+		assert.equal((await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" })).status, 401);
+		const r = await fetch(`${g.url}?token=${TOKEN}`, { method: "POST" });
+		assert.equal(r.status, 401);
+		await r.text();
+		assert.ok(!g.log().includes(TOKEN), "token in the gateway log");
+	});
+});
