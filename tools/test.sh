@@ -14,4 +14,26 @@ else
 	meson setup build-test >/dev/null
 fi
 ninja -C build-test
-exec meson test -C build-test --print-errorlogs --num-processes 2
+
+# Sanitizer build (clang, ASan + UBSan, libFuzzer): unit tests and the malformed-packet
+# catalogue, a bounded run of every fuzz target, and the whole binary on pcap input
+# (docs/reliability.md). Its failures fail the run, after the main suites have run too.
+san_rc=0
+if [ -d build-san ]; then
+	meson setup --reconfigure build-san >/dev/null
+else
+	CC=clang meson setup build-san -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dfuzz=true >/dev/null
+fi
+ninja -C build-san
+meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite fuzz ||
+	san_rc=$?
+meson test -C build-san --print-errorlogs hard-pcap || san_rc=$?
+
+rc=0
+meson test -C build-test --print-errorlogs --num-processes 2 || rc=$?
+if [ $san_rc -ne 0 ]; then
+	echo "sanitizer build (build-san): tests failed" >&2
+	exit $san_rc
+fi
+exit $rc

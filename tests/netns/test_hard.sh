@@ -263,6 +263,8 @@ evicted = a["worker"]["sessions_evicted"] - b["worker"]["sessions_evicted"]
 created = a["worker"]["sessions_created"] - b["worker"]["sessions_created"]
 assert refused + evicted >= flood - (cap - 100), (refused, evicted, created)
 assert created + refused >= flood, (refused, evicted, created)
+print("# overload: %d SYNs, %d sessions opened, %d half-open evicted, %d refused"
+      % (flood, created, evicted, refused))
 ' "$before" "$after" $flood $cap
 	wait $tr
 	check "all 100 transfers finished intact" contains "$(cat "$TB_DIR/slow.out")" \
