@@ -10,7 +10,8 @@
  *   hdr bits 2-7: clock step (< 48: that many eighths of nothing, i.e. 0-5 s; >= 48: n * 1000 s)
  *
  * Besides the sanitizers, every frame is checked against bed_verdict_check(): the table stays
- * consistent and checksums never change validity (a bad one stays bad).
+ * consistent and checksums never change validity (a bad one stays bad). The owner lookup of
+ * several workers (dp_owner) runs on every frame too and must name an existing worker.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Frames live in their own buffer: the pipeline writes in place. */
 	static uint8_t frame[FUZZ_FRAME_MAX] __attribute__((aligned(64)));
 	struct dp_result r;
+	uint32_t k;
 	int n, rc;
 
 	if (!bed_ready) {
@@ -64,6 +66,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= len;
 		bed.x.now += step >= 48 ? (uint32_t)(step - 47) * 1000u : step / 8u;
 		ct_expire(bed.x.ct, bed.x.now, 64);
+		/* Ownership is computed before any worker sees a frame: any bytes, any count. */
+		for (k = 1; k <= 4; k++)
+			if (dp_owner(&bed.cfg, bed.sh, (hdr & 3) == 0 ? DP_FROM_WORLD :
+				     (hdr & 3) == 3 ? DP_FROM_HOST : DP_FROM_SANDBOX,
+				     (hdr & 3) == 2 ? BED_SLOT_B : BED_SLOT_A, frame, (uint32_t)len,
+				     k) >= k)
+				fuzz_fail("dp_owner out of range", (int)k);
 		before = bed_csum_state(frame, (uint32_t)len);
 		bed_rx(&bed, hdr & 3, frame, (uint32_t)len, &r);
 		rc = bed_verdict_check(&bed, &r, frame, (uint32_t)len, before);

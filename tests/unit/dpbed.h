@@ -30,6 +30,7 @@ struct dpbed {
 	_Atomic uint32_t slot_ip[BED_SLOTS];
 	_Atomic uint16_t ip2slot[64];
 	struct dp_policy pol_b;
+	struct dp_nh_reqs nhreq;
 	struct cvs_stats st;
 	struct dp_ctx x;
 	uint32_t capacity;
@@ -116,6 +117,10 @@ bed_init(struct dpbed *b, uint32_t capacity)
 	b->x.cfg = c;
 	b->x.sh = b->sh;
 	b->x.st = &b->st;
+	b->x.nhreq = &b->nhreq;
+	/* One worker: it owns the whole SNAT range. */
+	b->x.snat_lo = c->snat_lo;
+	b->x.snat_hi = c->snat_hi;
 	return 0;
 }
 
@@ -161,8 +166,8 @@ bed_reset(struct dpbed *b)
 	memset(&b->st, 0, sizeof(b->st));
 	memset(b->sh->hostport, 0, sizeof(b->sh->hostport));
 	dp_nh_clear(&b->sh->nh);
-	atomic_store(&b->sh->nh.req_head, 0);
-	atomic_store(&b->sh->nh.req_tail, 0);
+	atomic_store(&b->nhreq.head, 0);
+	atomic_store(&b->nhreq.tail, 0);
 	for (i = 0; i < BED_SLOTS; i++) {
 		atomic_store(&b->alive[i], 0);
 		atomic_store(&b->pols[i], NULL);
