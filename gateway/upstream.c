@@ -42,6 +42,7 @@ struct upstream {
 	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
 	bool has_child;
 	bool alive;			/* reader has not seen EOF */
+	char gone[128];			/* why the reader stopped, with the exit status */
 	bool reaped;
 	bool reader_done;
 	bool joinable;
@@ -265,10 +266,11 @@ reader_main(void *arg)
 		status_format(status, sbuf, sizeof(sbuf));
 	pthread_mutex_lock(&u->lock);
 	u->alive = false;
+	snprintf(u->gone, sizeof(u->gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
 	for (p = u->pending; p; p = p->next) {
 		if (p->done)
 			continue;
-		p->err = str_printf("%s%s%s", why, reaped ? ": " : "", sbuf);
+		p->err = str_printf("%s", u->gone);
 		p->done = true;
 	}
 	pthread_cond_broadcast(&u->cond);
@@ -289,6 +291,8 @@ reader_main(void *arg)
 	pump_wait(u->errp, 1000);
 	u->errp = NULL;
 	pthread_mutex_lock(&u->lock);
+	if (!reaped)
+		snprintf(u->gone, sizeof(u->gone), "%s: %s", why, sbuf);
 	if (!u->closing && u->was_ready)
 		log_warn("mcp server exited; it will be restarted on the next call",
 			 "server=%s status=\"%s\"", u->spec->name, sbuf);
@@ -311,9 +315,11 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 		return err_set(err, -ENOMEM, "out of memory");
 	pthread_mutex_lock(&u->lock);
 	if (!u->alive) {
+		/* A child that died before we asked says why, as it does to calls in flight. */
+		rc = err_set(err, -EPIPE, "%s", u->gone[0] ? u->gone : "server is not running");
 		pthread_mutex_unlock(&u->lock);
 		free(p);
-		return err_set(err, -EPIPE, "server is not running");
+		return rc;
 	}
 	p->id = ++u->next_id;
 	p->next = u->pending;
@@ -507,6 +513,7 @@ spawn(struct upstream *u, char **err)
 	u->out_fd = out[0];
 	u->has_child = true;
 	u->alive = true;
+	u->gone[0] = '\0';
 	u->reaped = false;
 	u->reader_done = false;
 	u->errp = pump_start(errp[0], u->spec->name, 2);
