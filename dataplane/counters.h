@@ -18,7 +18,7 @@
 	_(L4_HEADER,		"l4_header",		"TCP/UDP/ICMP header truncated or bad data offset") \
 	_(PROTO,		"proto",		"IP protocol the fast path does not translate") \
 	_(NOT_NODE_IP,		"not_node_ip",		"world frame not addressed to the node IP") \
-	_(BAD_SOURCE,		"bad_source",		"source MAC or IPv4 address no peer can have (group, zero, loopback, ours)") \
+	_(BAD_SOURCE,		"bad_source",		"source MAC or IPv4 no peer can have") \
 	_(NO_HOSTPORT,		"no_hostport",		"TCP to a port that no sandbox exposes") \
 	_(NO_SESSION,		"no_session",		"segment that matches no session and opens none") \
 	_(TABLE_FULL,		"table_full",		"session table full: new flow refused") \

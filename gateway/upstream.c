@@ -248,7 +248,7 @@ reader_main(void *arg)
 		if (rc > 0) {
 			/*
 			 * Whatever the line answered is lost, so its caller would wait forever:
-			 * treat the server as broken, fail the calls and let the next one restart it.
+			 * treat the server as broken, fail the calls, let the next one restart it.
 			 */
 			log_warn("server sent a line longer than the limit; stopping it",
 				 "server=%s limit=%u", u->spec->name, GW_MAX_LINE);

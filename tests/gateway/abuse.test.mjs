@@ -45,7 +45,8 @@ function descendants(pid) {
 }
 
 function vmKb(pid, field) {
-	const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+)`));
+	const re = new RegExp(`${field}:\\s+(\\d+)`);
+	const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(re);
 	return m ? Number(m[1]) : 0;
 }
 
@@ -91,7 +92,8 @@ describe("a hostile upstream next to a well-behaved one", () => {
 				pending.push(c.call("silent", {}).catch(() => null));
 			await sleep(300);
 			await othersAnswer(c, 2000);
-			assert.equal(await c.callText("hostile_echo", { text: "still" }), "hostile:still");
+			assert.equal(await c.callText("hostile_echo", { text: "still" }),
+				"hostile:still");
 			// The silent calls stay open; the gateway stops them at shutdown.
 			assert.equal(pending.length, 5);
 		});
@@ -108,7 +110,8 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.ok(Date.now() - t0 < 30000, "failed within 30 s");
 			const hwm = vmKb(g.pid, "VmHWM");
 			// The framer keeps at most 32 MiB of one line; 100 MiB must never be held.
-			assert.ok(hwm < rssBefore + 96 * 1024, `peak RSS ${hwm} kB (was ${rssBefore})`);
+			assert.ok(hwm < rssBefore + 96 * 1024,
+				`peak RSS ${hwm} kB (was ${rssBefore})`);
 			// The next call starts the server again.
 			let ok = null;
 			for (let i = 0; i < 50 && ok === null; i++) {
@@ -142,7 +145,8 @@ describe("a hostile upstream next to a well-behaved one", () => {
 		}
 		// Wrong tokens, a token in the URL, then the log: no token anywhere.
 		const bad = new RawClient(g.url, TOKEN + "x");
-		assert.equal((await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" })).status, 401);
+		const denied = await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" });
+		assert.equal(denied.status, 401);
 		const r = await fetch(`${g.url}?token=${TOKEN}`, { method: "POST" });
 		assert.equal(r.status, 401);
 		await r.text();

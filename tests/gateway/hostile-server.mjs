@@ -41,7 +41,7 @@ function call(msg) {
 	case "garbage":
 		process.stdout.write("this is not json\n\u0000\u0001\u0002\n[1,2,3]\n\"str\"\n");
 		process.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{}}\n");
-		process.stdout.write("{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"evil/method\"}\n");
+		send({ jsonrpc: "2.0", id: "x", method: "evil/method" });
 		// The right id in a line that is not JSON: must not be taken as the answer.
 		process.stdout.write(`{"jsonrpc":"2.0","id":${id},"result":\n\n{"truncated":\n`);
 		send({ jsonrpc: "2.0", id, result: text("garbage:ok") });
@@ -61,7 +61,8 @@ function call(msg) {
 		return;
 	}
 	case "echo":
-		send({ jsonrpc: "2.0", id, result: text("hostile:" + (msg.params.arguments?.text ?? "")) });
+		send({ jsonrpc: "2.0", id,
+			result: text("hostile:" + (msg.params.arguments?.text ?? "")) });
 		return;
 	default:
 		send({ jsonrpc: "2.0", id, error: { code: -32602, message: "no such tool" } });

@@ -103,8 +103,8 @@ static const struct row rows[] = {
 	{ "ipv6-sandbox", 1, B_UDP_A, { P2(O_ETYPE, 0x86dd) }, 0, 0, 0, DROP(ETHERTYPE), 0 },
 	{ "ipv6-host", 3, B_SYN_H, { P2(O_ETYPE, 0x86dd) }, 0, 0, 0, DROP(ETHERTYPE), 0 },
 	{ "lldp-sandbox", 2, B_UDP_B, { P2(O_ETYPE, 0x88cc) }, 0, 0, 0, DROP(ETHERTYPE), 0 },
-	{ "bcast-src-mac-world", 0, B_SYN_W, { P4(O_ETH_SRC, 0xffffffff), P2(O_ETH_SRC + 4, 0xffff) },
-	  0, 0, 0, DROP(BAD_SOURCE), 0 },
+	{ "bcast-src-mac-world", 0, B_SYN_W,
+	  { P4(O_ETH_SRC, 0xffffffff), P2(O_ETH_SRC + 4, 0xffff) }, 0, 0, 0, DROP(BAD_SOURCE), 0 },
 	{ "mcast-src-mac-sandbox", 1, B_UDP_A, { P1(O_ETH_SRC, 0x01) }, 0, 0, 0,
 	  DROP(BAD_SOURCE), 0 },
 	/* IPv4 header */

@@ -68,7 +68,8 @@ case_pcap() {
 		[ "$(stat_of worker world_rx_packets 2>/dev/null)" = "$want" ] && break
 		sleep 0.1
 	done
-	check "all $want frames of the capture were read" eq "$(stat_of worker world_rx_packets)" "$want"
+	check "all $want frames of the capture were read" \
+		eq "$(stat_of worker world_rx_packets)" "$want"
 	check "each was dropped under its expected counter" python3 -c '
 import json, sys
 exp = json.loads(sys.argv[1])["drops"]; got = json.loads(sys.argv[2])["drops"]
@@ -330,6 +331,7 @@ case_soak() {
 	hp1=$(hostport_of s1 8080)
 	hp2=$(hostport_of s2 8080)
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	fail_one() { errs=$((errs + 1)); }
 	t0=$(date +%s)
 	end=$((t0 + secs))
 	while [ "$(date +%s)" -lt "$end" ]; do
@@ -340,22 +342,22 @@ case_soak() {
 		fi
 		# Registration churn: sandbox 3 comes and goes with its port.
 		if [ $((rounds % 2)) = 0 ]; then
-			[ "$(register s3 sb3 '[8080,9000]' | tail -n1)" = 201 ] || errs=$((errs + 1))
+			[ "$(register s3 sb3 '[8080,9000]' | tail -n1)" = 201 ] || fail_one
 			reg=$((reg + 1))
 			local hp3
 			hp3=$(hostport_of s3 8080)
-			nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp3/name" || errs=$((errs + 1))
+			nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp3/name" || fail_one
 		else
-			[ "$(api_status DELETE /sandboxes/s3)" = 204 ] || errs=$((errs + 1))
+			[ "$(api_status DELETE /sandboxes/s3)" = 204 ] || fail_one
 		fi
 		# Short connections, hairpin, egress TCP and UDP.
 		for i in 1 2 3 4 5; do
-			nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp1/name" || errs=$((errs + 1))
+			nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp1/name" || fail_one
 		done
-		nss 1 curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp2/name" || errs=$((errs + 1))
-		nss 2 curl -s -m 5 -o /dev/null "http://$WORLD_IP:8000/peer" || errs=$((errs + 1))
+		nss 1 curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp2/name" || fail_one
+		nss 2 curl -s -m 5 -o /dev/null "http://$WORLD_IP:8000/peer" || fail_one
 		nss 1 python3 "$SRC_DIR/client.py" udp $WORLD_IP 5353 >/dev/null 2>&1 ||
-			errs=$((errs + 1))
+			fail_one
 		rounds=$((rounds + 1))
 		# RSS after a warm-up of a fifth of the run, and at the end.
 		[ -z "${rss0:-}" ] && [ "$(date +%s)" -ge $((t0 + secs / 5)) ] && rss0=$(rss_kb)
