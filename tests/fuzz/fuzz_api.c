@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include "api.h"
+#include "fail.h"
 #include "registry.h"
 
 #define FUZZ_SANDBOXES	8
@@ -87,8 +88,7 @@ state_of(struct registry *r)
 static void
 fuzz_fail(const char *what)
 {
-	fprintf(stderr, "fuzz_api: %s\n", what);
-	abort();
+	fuzz_fail_at("fuzz_api", what, NULL);
 }
 
 static void

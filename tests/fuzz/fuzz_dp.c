@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "dpbed.h"
+#include "fail.h"
 
 #define FUZZ_MAX_RECORDS	16
 #define FUZZ_FRAME_MAX		2048
@@ -27,8 +28,10 @@ static int bed_ready;
 static void
 fuzz_fail(const char *what, int code)
 {
-	fprintf(stderr, "fuzz_dp: %s (code %d)\n", what, code);
-	abort();
+	char c[16];
+
+	snprintf(c, sizeof(c), "code %d", code);
+	fuzz_fail_at("fuzz_dp", what, c);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "gw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,7 +27,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!catalog) {
 		if (catalog_load(NULL, &catalog, &err))
-			abort();
+			fuzz_fail_at("fuzz_gw_config", "built-in catalog", err);
 	}
 	text = malloc(size + 1);
 	if (!text)
@@ -37,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = config_parse_text(text, &cfg, &err);
 	if (rc) {
 		if (!err || rc >= 0)
-			abort();
+			fuzz_fail_at("fuzz_gw_config", "parse failed without a message", NULL);
 		free(err);
 		err = NULL;
 	} else {
@@ -45,13 +46,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = config_resolve(cfg, catalog, "/srv", "https://github.com", &list, &err);
 		if (rc) {
 			if (!err || rc >= 0)
-				abort();
+				fuzz_fail_at("fuzz_gw_config", "resolve failed without a message",
+					     NULL);
 			free(err);
 			err = NULL;
 		} else {
 			for (i = 0; i < list.n; i++)
 				if (!list.v[i].name || !list.v[i].argv || !list.v[i].argv[0])
-					abort();
+					fuzz_fail_at("fuzz_gw_config", "server without a command",
+						     list.v[i].name);
 		}
 		server_list_free(&list);
 		json_decref(cfg);
@@ -60,7 +63,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = catalog_parse(text, "fuzz: ", &cat, &err);
 	if (rc) {
 		if (!err)
-			abort();
+			fuzz_fail_at("fuzz_gw_config", "catalog error without a message", NULL);
 		free(err);
 	} else {
 		json_decref(cat);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "gw.h"
 
 #define FUZZ_LINE_MAX	512
@@ -25,10 +26,8 @@ on_line(void *ctx, const char *line, size_t len)
 {
 	struct frame_tally *t = ctx;
 
-	if (len == 0 || len > FUZZ_LINE_MAX || memchr(line, '\n', len)) {
-		fprintf(stderr, "fuzz_gw_frame: bad line of %zu bytes\n", len);
-		abort();
-	}
+	if (len == 0 || len > FUZZ_LINE_MAX || memchr(line, '\n', len))
+		fuzz_fail_at("fuzz_gw_frame", "line handed on is empty, too long or split", NULL);
 	t->bytes += len;
 	upstream_input(t->u, line, len);
 }
@@ -65,19 +64,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		rc = framer_feed(&fr, (const char *)data + off, n, on_line, &t);
 		if (rc < 0)
-			abort();
+			fuzz_fail_at("fuzz_gw_frame", "out of memory", NULL);
 		over += rc;
 		off += n;
 	}
 	if (fr.buf.len > FUZZ_LINE_MAX)
-		abort();
+		fuzz_fail_at("fuzz_gw_frame", "pending line over the limit", NULL);
 	for (i = 0; i < size; i++)
 		newlines += data[i] == '\n';
 	/* Without a dropped line, every byte is delivered, a newline, or still pending. */
 	if (fr.dropped == 0 && t.bytes + newlines + fr.buf.len != size)
-		abort();
+		fuzz_fail_at("fuzz_gw_frame", "bytes lost without a dropped line", NULL);
 	if ((uint64_t)over != fr.dropped)
-		abort();
+		fuzz_fail_at("fuzz_gw_frame", "dropped lines miscounted", NULL);
 	framer_fini(&fr);
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "gw.h"
 
 #define FUZZ_TOKEN	"fuzz-token"
@@ -38,8 +39,25 @@ static char session[64];
 static void
 fuzz_fail(const char *what, const char *detail)
 {
-	fprintf(stderr, "fuzz_gw_http: %s: %.300s\n", what, detail ? detail : "");
-	abort();
+	fuzz_fail_at("fuzz_gw_http", what, detail);
+}
+
+/* All of it, through the timeout alarm's interruptions; errors are the server's business. */
+static void
+send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		p += n;
+		len -= (size_t)n;
+	}
 }
 
 /* One request on a new connection; returns the status, the answer in out. */
@@ -49,27 +67,38 @@ exchange(const char *head, const uint8_t *body, size_t blen, char *out, size_t o
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct timeval tv = { .tv_sec = 10 };
+	/* Reset on close: thousands of connections a second would use up the ephemeral ports. */
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	size_t got = 0;
 	int fd, st = -1;
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
-		return -1;
+		return -3;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    write(fd, head, strlen(head)) != (ssize_t)strlen(head) ||
-	    (blen && write(fd, body, blen) != (ssize_t)blen)) {
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		snprintf(out, outlen, "connect: %s", strerror(errno));
 		close(fd);
-		return -1;
+		return -3;
 	}
+	/* The server may answer (401, 413) and close before the body is sent: no SIGPIPE. */
+	send_all(fd, head, strlen(head));
+	send_all(fd, body, blen);
 	while (got + 1 < outlen) {
 		ssize_t n = read(fd, out + got, outlen - 1 - got);
 
+		/* libFuzzer's timeout alarm interrupts reads now and then. */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !got)
+			snprintf(out, outlen, "read: %s", strerror(errno));
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	out[got] = '\0';
+	if (got)
+		out[got] = '\0';
 	close(fd);
 	if (sscanf(out, "HTTP/1.%*d %d", &st) != 1)
 		return -2;
@@ -81,6 +110,7 @@ post(uint8_t flags, const uint8_t *body, size_t blen, char *out, size_t outlen)
 {
 	char head[1024];
 
+	out[0] = '\0';
 	snprintf(head, sizeof(head),
 		 "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %zu\r\n"
 		 "Content-Type: %s\r\nAccept: %s\r\n%s%s%s%s%s%s\r\n", blen,
@@ -139,6 +169,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	flags = data[0];
 	st = post(flags, data + 1, size - 1, out, sizeof(out));
+	if (st == -3)
+		fuzz_fail("the harness could not connect", out);
 	if (st < 0)
 		fuzz_fail("no HTTP answer", out);
 	if (!(flags & 1) && st != 401)
