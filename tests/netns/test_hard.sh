@@ -30,12 +30,18 @@ no_sanitizer_report() {
 	! grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$TB_DIR/fp.log"
 }
 NH_MAC=02:00:00:00:00:fe
+# HARD_WORKERS=2 runs the cases on two workers (lcores sharing the CPUs, as test_workers.sh).
+HARD_OPTS=()
+if [ "${HARD_WORKERS:-1}" = 2 ]; then
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	HARD_OPTS=(--workers 2 --world-queues 1 --idle-sleep-us 20)
+fi
 
 bed1() { # extra cubevs-fp options: one sandbox with a server on 8080
 	tb_setup
 	tb_add_sandbox 1
 	tb_sandbox_server 1 8080
-	fp_start "$@"
+	fp_start "${HARD_OPTS[@]}" "$@"
 	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	HP1=$(hostport_of s1 8080)
 	NIC_MAC=$(nsn cat /sys/class/net/nic0/address)
@@ -286,7 +292,7 @@ case_exhaust() {
 	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name world --port 8000 \
 		--udp-echo 5353
 	sleep 0.5
-	fp_start --host-port-range 20000-20001 --snat-port-range 30000-30003
+	fp_start "${HARD_OPTS[@]}" --host-port-range 20000-20001 --snat-port-range 30000-30003
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 	check "2 ports fit" eq "$(register s1 sb1 '[1,2]' | tail -n1)" 201
 	local r
@@ -324,7 +330,7 @@ case_soak() {
 	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name world --port 8000 \
 		--udp-echo 5353
 	sleep 0.5
-	fp_start --test-clock --max-sessions 4096
+	fp_start "${HARD_OPTS[@]}" --test-clock --max-sessions 4096
 	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[8080]' | tail -n1)" 201 || die "register s2"
 	local hp1 hp2 end rss0 rss1 rounds=0 errs=0 reg=0 t0
