@@ -4,23 +4,7 @@
 # Usage: test_hard.sh CASE   (each case builds and removes its own test bed)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FAILS=0
-check() { # description, then a command that must succeed
-	local what=$1
-	shift
-	if "$@"; then
-		echo "ok - $what"
-	else
-		echo "not ok - $what"
-		FAILS=$((FAILS + 1))
-	fi
-}
-eq() { [ "$1" = "$2" ] || { echo "#   expected '$2', got '$1'"; return 1; }; }
-contains() { case "$1" in *"$2"*) return 0 ;; esac; echo "#   '$1' lacks '$2'"; return 1; }
 stats() { api_body GET /stats; }
-stat_of() { # group name
-	stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"
-}
 sessions() { stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["sessions"])'; }
 clock() { api POST /debug/clock "{\"advance\":$1}" >/dev/null; }
 fp_alive() { kill -0 "$FP_PID" 2>/dev/null; }
@@ -59,6 +43,7 @@ case_pcap() {
 		"$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
 		--vdev "net_pcap0,rx_pcap=$TB_DIR/in.pcap,tx_pcap=$TB_DIR/out.pcap" -- \
 		--node-ip $NODE_IP --host-iface none --next-hop-mac $NH_MAC \
+		--state-file "$TB_DIR/state.json" \
 		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
@@ -384,4 +369,4 @@ case_soak() {
 }
 
 "case_$1"
-[ $FAILS -eq 0 ] || exit 1
+tb_done
