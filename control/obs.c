@@ -10,6 +10,7 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mempool.h>
 
 #include "cvs_version.h"
 #include "log.h"
@@ -226,6 +227,33 @@ obs_sbx_collect(struct obs *o, struct obs_snap *s)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * Buffers: idle values are what a quiet node returns to, so a leak shows as a drift. The UMEM
+ * free counts and the parked count belong to the workers; a relaxed read is exact at rest.
+ */
+static void
+obs_buffers(const struct obs *o, struct obs_snap *s)
+{
+	const struct worker_ports *wp = o->nw ? o->w[0].wp : NULL;
+	uint32_t k, hi;
+
+	if (o->nw && o->w[0].mp)
+		s->mbufs_in_use = rte_mempool_in_use_count(o->w[0].mp);
+	for (k = 0; k < o->nw; k++)
+		s->parked += __atomic_load_n(&o->w[k].nparked, __ATOMIC_RELAXED);
+	if (!wp || !wp->ports)
+		return;
+	hi = atomic_load(&wp->hi);
+	for (k = 0; k < hi; k++) {
+		struct xskport *xp = atomic_load(&wp->ports[k]);
+
+		if (!xp)
+			continue;
+		s->umem_frames += XSKP_NUM_FRAMES;
+		s->umem_free += __atomic_load_n(&xp->nfree, __ATOMIC_RELAXED);
+	}
+}
+
 void
 obs_snapshot(struct obs *o, struct obs_snap *s)
 {
@@ -249,6 +277,7 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		s->capacity += w->ct->capacity;
 		s->loops += atomic_load(&w->loops);
 	}
+	obs_buffers(o, s);
 	if (o->steer)
 		xdpctl_read_stats(o->steer->stats_fd, s->xdp_steer);
 	if (o->sbx)
@@ -350,6 +379,15 @@ obs_enumerate(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 OBS_GAUGE, NULL, NULL, "", "sessionCapacity", s->capacity);
 	obs_emit_f(fn, arg, "session_table_fill_ratio", "sessions / capacity", "", "sessionFill",
 		   s->capacity ? (double)s->sessions / s->capacity : 0);
+	obs_emit(fn, arg, "mbufs_in_use", "mbufs taken from the pool (rx rings, frames in flight)",
+		 OBS_GAUGE, NULL, NULL, "buffers", "mbufsInUse", s->mbufs_in_use);
+	obs_emit(fn, arg, "umem_frames", "UMEM frames of the attached sandbox ports", OBS_GAUGE,
+		 NULL, NULL, "buffers", "umemFrames", s->umem_frames);
+	obs_emit(fn, arg, "umem_frames_free",
+		 "UMEM frames free for transmit on the sandbox ports (the rest are the kernel's)",
+		 OBS_GAUGE, NULL, NULL, "buffers", "umemFramesFree", s->umem_free);
+	obs_emit(fn, arg, "parked_frames", "frames waiting for their next hop to be resolved",
+		 OBS_GAUGE, NULL, NULL, "buffers", "parkedFrames", s->parked);
 	for (k = 0; k < OBS_ETH_MAX; k++)
 		for (i = 0; i < OBS_PORT_MAX; i++) {
 			struct obs_metric m = {

@@ -84,6 +84,10 @@ struct obs_snap {
 	uint32_t cls[CT_C_MAX];
 	uint32_t sessions;
 	uint32_t capacity;
+	uint32_t mbufs_in_use;	/* taken from the pool: rx rings and frames in flight */
+	uint32_t umem_frames;	/* of every published sandbox port */
+	uint32_t umem_free;	/* on the ports' free lists (transmit side) */
+	uint32_t parked;	/* frames waiting for a next hop */
 	uint64_t eth[OBS_PORT_MAX][OBS_ETH_MAX];
 	bool have_port[OBS_PORT_MAX];
 	uint64_t loops;
