@@ -9,6 +9,8 @@ sessions() { stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["se
 clock() { api POST /debug/clock "{\"advance\":$1}" >/dev/null; }
 fp_alive() { kill -0 "$FP_PID" 2>/dev/null; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$FP_PID/status"; }
+buffers() { stats | python3 -c 'import json,sys; b=json.load(sys.stdin)["buffers"]
+print(b["mbufsInUse"], b["umemFrames"], b["umemFramesFree"], b["parkedFrames"])'; }
 # A sanitizer report anywhere in the log fails the case.
 no_sanitizer_report() {
 	! grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$TB_DIR/fp.log"
@@ -322,6 +324,13 @@ case_soak() {
 	hp1=$(hostport_of s1 8080)
 	hp2=$(hostport_of s2 8080)
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	# Idle buffers, once every path has run: what the node must return to.
+	nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp1/name"
+	nss 1 curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp2/name"
+	nss 2 curl -s -m 5 -o /dev/null "http://$WORLD_IP:8000/peer"
+	sleep 1
+	local idle
+	idle=$(buffers)
 	fail_one() { errs=$((errs + 1)); }
 	t0=$(date +%s)
 	end=$((t0 + secs))
@@ -355,11 +364,17 @@ case_soak() {
 	done
 	rss1=$(rss_kb)
 	wait "$long" 2>/dev/null
+	api_status DELETE /sandboxes/s3 >/dev/null
 	echo "# soak: ${secs}s, $rounds rounds, $reg registrations, $errs errors," \
 		"RSS ${rss0:-?} -> $rss1 kB, sessions $(sessions)"
 	check "churn ran without errors ($rounds rounds)" eq "$errs" 0
 	clock 11000
 	check "after every timeout, sessions return to 0" eq "$(sessions)" 0
+	sleep 1
+	echo "# buffers (mbufs in use, UMEM frames, free, parked): idle $idle, now $(buffers)"
+	# mbufs in use, UMEM frames (and free ones), frames parked: as before the churn.
+	check "buffers return to their idle values (mbufs, UMEM frames, free, parked)" \
+		eq "$(buffers)" "$idle"
 	check "RSS stays flat (growth under 8 MiB after warm-up)" \
 		test $((rss1 - ${rss0:-$rss1})) -lt 8192
 	check "cubevs-fp is alive" fp_alive
