@@ -10,6 +10,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "fpb_csum.bpf.h"
 #include "fpbench.h"
 
 struct {
@@ -25,37 +26,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fpg_state);
 } fpg_state SEC(".maps");
-
-static __always_inline __u16
-fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)s;
-}
-
-/* RFC 1624: HC' = ~(~HC + ~m + m'), on values as stored in the frame. */
-static __always_inline __u16
-csum_fix4(__u16 check, __u32 from, __u32 to)
-{
-	__u32 s = (__u16)~check;
-
-	s += (__u16)~(from & 0xffff);
-	s += (__u16)~(from >> 16);
-	s += to & 0xffff;
-	s += to >> 16;
-	return (__u16)~fold(s);
-}
-
-static __always_inline __u16
-csum_fix2(__u16 check, __u16 from, __u16 to)
-{
-	__u32 s = (__u16)~check;
-
-	s += (__u16)~from;
-	s += to;
-	return (__u16)~fold(s);
-}
 
 SEC("xdp")
 int
