@@ -157,6 +157,22 @@ struct ct_session *ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int 
  * with the hash already known. Spread over a burst, the memory latency of one packet hides
  * behind the work on the others.
  */
+/*
+ * A prefetch the compiler must keep. GCC deletes a loop whose body is only __builtin_prefetch
+ * calls (it has no side effects), which silently removed the whole session-prefetch stage of
+ * the burst functions; an asm volatile cannot be deleted.
+ */
+static inline void
+ct_prefetch(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p);
+	__asm__ volatile("" : : "r"(p));
+#endif
+}
+
 static inline uint32_t
 ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
 {
@@ -173,7 +189,7 @@ ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
 static inline void
 ct_prefetch_bucket(const struct ct_table *ct, uint32_t h)
 {
-	__builtin_prefetch(&ct->buckets[h]);
+	ct_prefetch(&ct->buckets[h]);
 }
 
 static inline void
@@ -184,8 +200,7 @@ ct_prefetch_session(const struct ct_table *ct, uint32_t h)
 	if (ref) {
 		const struct ct_session *s = &ct->s[(ref - 1) >> 1];
 
-		__builtin_prefetch(s);
-		__builtin_prefetch((const uint8_t *)s + 64);
+		ct_prefetch(s);
 	}
 }
 
