@@ -150,7 +150,6 @@ struct ct_table *
 ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 {
 	struct ct_table *ct;
-	uint64_t nb = 1;
 	int i;
 
 	if (capacity == 0 || capacity >= (1u << 30) || nzones >= UINT16_MAX) {
@@ -160,18 +159,24 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct = calloc(1, sizeof(*ct));
 	if (!ct)
 		return NULL;
-	/* Four buckets per session (two tuples each): short chains, one probe on average. */
-	while (nb < 4ull * capacity)
-		nb <<= 1;
+	/*
+	 * Two tuples per session, half of the slots used when full. The line is picked by
+	 * multiplying the hash, so the count need not be a power of two.
+	 */
+	ct->nlines = (uint32_t)((4ull * capacity + CT_LINE_SLOTS - 1) / CT_LINE_SLOTS);
+	if (ct->nlines < 2)
+		ct->nlines = 2;
+	/* References go up to 2 * capacity; the bits above them carry the tag. */
+	while ((ct->ref_mask >> 1) < capacity)
+		ct->ref_mask = ct->ref_mask << 1 | 1;
 	ct->capacity = capacity;
-	ct->mask = (uint32_t)(nb - 1);
 	ct->nzones = nzones;
 	ct->free_head = CT_NIL;
 	ct->s = ct_alloc(ct_session_bytes(capacity));
 	ct->c = ct_alloc(ct_cold_bytes(capacity));
-	ct->buckets = ct_alloc(nb * sizeof(uint32_t));
+	ct->lines = ct_alloc((size_t)ct->nlines * sizeof(struct ct_line));
 	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
-	if (!ct->s || !ct->c || !ct->buckets || !ct->zone_head) {
+	if (!ct->s || !ct->c || !ct->lines || !ct->zone_head) {
 		ct_destroy(ct);
 		errno = ENOMEM;
 		return NULL;
@@ -197,16 +202,10 @@ ct_destroy(struct ct_table *ct)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
 	if (ct->c)
 		munmap(ct->c, ct_cold_bytes(ct->capacity));
-	if (ct->buckets)
-		munmap(ct->buckets, ((size_t)ct->mask + 1) * sizeof(uint32_t));
+	if (ct->lines)
+		munmap(ct->lines, (size_t)ct->nlines * sizeof(struct ct_line));
 	free(ct->zone_head);
 	free(ct);
-}
-
-static inline uint32_t
-ct_hash(const struct ct_table *ct, const struct ct_tuple *t)
-{
-	return ct_hash_tuple(ct, t);
 }
 
 static inline bool
@@ -218,51 +217,82 @@ ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
 struct ct_session *
 ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir)
 {
-	return ct_lookup_hash(ct, t, ct_hash(ct, t), dir);
+	return ct_lookup_hash(ct, t, ct_hash_tuple(ct, t), dir);
+}
+
+static inline uint32_t
+ct_next_line(const struct ct_table *ct, uint32_t li)
+{
+	return li + 1 == ct->nlines ? 0 : li + 1;
 }
 
 struct ct_session *
-ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint32_t h, int *dir)
+ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, int *dir)
 {
-	uint32_t ref = ct->buckets[h];
+	uint32_t li = ct_line_of(ct, h), tag = ct_tag_of(ct, h), n;
 
-	while (ref) {
-		struct ct_session *s = &ct->s[(ref - 1) >> 1];
-		int d = (ref - 1) & 1;
+	/* Bounded: after churn every line may count an overflow, and a miss must still end. */
+	for (n = 0; n < ct->nlines; n++) {
+		const struct ct_line *ln = &ct->lines[li];
+		uint32_t m = ct_line_match(ln, tag, ~ct->ref_mask);
 
-		if (ct_tuple_eq(&s->t[d], t)) {
-			*dir = d;
-			return s;
+		while (m) {
+			uint32_t ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
+			struct ct_session *s = &ct->s[(ref - 1) >> 1];
+			int d = (int)((ref - 1) & 1);
+
+			if (ct_tuple_eq(&s->t[d], t)) {
+				*dir = d;
+				return s;
+			}
+			m &= m - 1;
 		}
-		ref = s->hnext[d];
+		if (!ln->w[CT_LINE_SLOTS])
+			return NULL;
+		li = ct_next_line(ct, li);
 	}
 	return NULL;
 }
 
 static void
-ct_hash_add(struct ct_table *ct, uint32_t idx, int d)
+ct_hash_add(struct ct_table *ct, uint32_t idx, int d, uint64_t h)
 {
-	uint32_t b = ct_hash(ct, &ct->s[idx].t[d]);
+	uint32_t li = ct_line_of(ct, h);
+	uint32_t v = ct_tag_of(ct, h) | (((idx << 1) | (uint32_t)d) + 1);
 
-	ct->s[idx].hnext[d] = ct->buckets[b];
-	ct->buckets[b] = ((idx << 1) | (uint32_t)d) + 1;
+	/* The lines are never more than half full, so a free slot is always found. */
+	for (;;) {
+		struct ct_line *ln = &ct->lines[li];
+		uint32_t m = ct_line_match(ln, 0, ~0u);
+
+		if (m) {
+			ln->w[__builtin_ctz(m)] = v;
+			return;
+		}
+		ln->w[CT_LINE_SLOTS]++;
+		li = ct_next_line(ct, li);
+	}
 }
 
 static void
 ct_hash_del(struct ct_table *ct, uint32_t idx, int d)
 {
-	uint32_t *pp = &ct->buckets[ct_hash(ct, &ct->s[idx].t[d])];
-	uint32_t me = ((idx << 1) | (uint32_t)d) + 1;
+	uint64_t h = ct_hash_tuple(ct, &ct->s[idx].t[d]);
+	uint32_t home = ct_line_of(ct, h), li = home, n;
+	uint32_t v = ct_tag_of(ct, h) | (((idx << 1) | (uint32_t)d) + 1);
 
-	while (*pp) {
-		struct ct_session *s = &ct->s[(*pp - 1) >> 1];
-		int od = (*pp - 1) & 1;
+	for (n = 0; n < ct->nlines; n++) {
+		struct ct_line *ln = &ct->lines[li];
+		uint32_t m = ct_line_match(ln, v, ~0u);
 
-		if (*pp == me) {
-			*pp = s->hnext[od];
+		if (m) {
+			ln->w[__builtin_ctz(m)] = 0;
+			/* The lines it passed no longer count it. */
+			for (li = home; n; n--, li = ct_next_line(ct, li))
+				ct->lines[li].w[CT_LINE_SLOTS]--;
 			return;
 		}
-		pp = &s->hnext[od];
+		li = ct_next_line(ct, li);
 	}
 }
 
@@ -270,14 +300,14 @@ static void
 ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 {
 	struct ct_session *s = &ct->s[idx];
-	struct ct_link *l = &ct->c[idx].lru;
+	struct ct_link *l = &ct->s[idx].lru;
 
 	s->cls = (uint8_t)c;
 	s->queued = s->last_seen;
 	l->next = CT_NIL;
 	l->prev = ct->lru_tail[c];
 	if (ct->lru_tail[c] != CT_NIL)
-		ct->c[ct->lru_tail[c]].lru.next = idx;
+		ct->s[ct->lru_tail[c]].lru.next = idx;
 	else
 		ct->lru_head[c] = idx;
 	ct->lru_tail[c] = idx;
@@ -287,15 +317,15 @@ ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 static void
 ct_lru_remove(struct ct_table *ct, uint32_t idx)
 {
-	struct ct_link *l = &ct->c[idx].lru;
+	struct ct_link *l = &ct->s[idx].lru;
 	uint8_t c = ct->s[idx].cls;
 
 	if (l->prev != CT_NIL)
-		ct->c[l->prev].lru.next = l->next;
+		ct->s[l->prev].lru.next = l->next;
 	else
 		ct->lru_head[c] = l->next;
 	if (l->next != CT_NIL)
-		ct->c[l->next].lru.prev = l->prev;
+		ct->s[l->next].lru.prev = l->prev;
 	else
 		ct->lru_tail[c] = l->prev;
 	l->prev = l->next = CT_NIL;
@@ -359,7 +389,7 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 	}
 	ct_lru_remove(ct, idx);
 	s->flags = 0;
-	ct->c[idx].lru.next = ct->free_head;
+	ct->s[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
 	ct->used--;
 }
@@ -419,14 +449,16 @@ ct_make_room(struct ct_table *ct, uint32_t now)
 }
 
 struct ct_session *
-ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tuple *reply,
-	  uint8_t state, uint32_t now, enum ct_refuse *why)
+ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t horig,
+		 const struct ct_tuple *reply, uint64_t hreply, uint8_t state, uint32_t now,
+		 enum ct_refuse *why)
 {
 	struct ct_session *s;
 	uint32_t idx;
 	int d;
 
-	if (ct_lookup(ct, orig, &d) || ct_lookup(ct, reply, &d) || ct_tuple_eq(orig, reply)) {
+	if (ct_lookup_hash(ct, orig, horig, &d) || ct_lookup_hash(ct, reply, hreply, &d) ||
+	    ct_tuple_eq(orig, reply)) {
 		ct->cnt.refused_clash++;
 		*why = CT_CLASH;
 		return NULL;
@@ -438,7 +470,7 @@ ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tupl
 	}
 	if (ct->free_head != CT_NIL) {
 		idx = ct->free_head;
-		ct->free_head = ct->c[idx].lru.next;
+		ct->free_head = ct->s[idx].lru.next;
 	} else {
 		idx = ct->hiwater++;
 	}
@@ -449,15 +481,23 @@ ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tupl
 	s->state = state;
 	s->last_seen = now;
 	s->flags = CT_F_USED;
-	for (d = 0; d < 2; d++) {
-		ct_hash_add(ct, idx, d);
+	ct_hash_add(ct, idx, 0, horig);
+	ct_hash_add(ct, idx, 1, hreply);
+	for (d = 0; d < 2; d++)
 		ct_zone_add(ct, idx, d);
-	}
 	ct_lru_append(ct, idx, ct_class_of(orig->proto, state));
 	ct->used++;
 	ct->cnt.created++;
 	*why = CT_OK;
 	return s;
+}
+
+struct ct_session *
+ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tuple *reply,
+	  uint8_t state, uint32_t now, enum ct_refuse *why)
+{
+	return ct_insert_hashed(ct, orig, ct_hash_tuple(ct, orig), reply,
+				ct_hash_tuple(ct, reply), state, now, why);
 }
 
 void

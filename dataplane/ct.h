@@ -20,6 +20,9 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 struct ct_tuple {
 	uint32_t saddr;
@@ -90,7 +93,7 @@ struct ct_link {
 /* Everything a packet touches, in one cache line. */
 struct ct_session {
 	struct ct_tuple t[2];
-	uint32_t hnext[2];	/* hash chain of each tuple: (index << 1 | dir) + 1, 0 ends */
+	struct ct_link lru;	/* class list, or free list (next only) */
 	uint32_t last_seen;
 	uint32_t queued;	/* when the session last moved to its list's tail */
 	uint8_t state;
@@ -102,9 +105,10 @@ struct ct_session {
 	uint32_t pad2;
 } __attribute__((aligned(64)));
 
-/* List links, touched only when a session moves between lists: kept out of the hot line. */
+_Static_assert(sizeof(struct ct_session) == 64, "a session is one cache line");
+
+/* Zone list links, touched only when a session is created or removed: kept out of the hot line. */
 struct ct_cold {
-	struct ct_link lru;	/* class list, or free list (next only) */
 	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 };
 
@@ -133,8 +137,9 @@ struct ct_table {
 	uint32_t used;
 	uint32_t hiwater;	/* sessions never used yet start here */
 	uint32_t free_head;
-	uint32_t mask;
-	uint32_t *buckets;
+	uint32_t nlines;
+	uint32_t ref_mask;	/* low bits of a slot: the tuple reference */
+	struct ct_line *lines;
 	uint32_t nzones;
 	uint32_t *zone_head;	/* nzones + 1 heads */
 	uint32_t lru_head[CT_C_MAX];
@@ -153,10 +158,21 @@ void ct_destroy(struct ct_table *ct);
 struct ct_session *ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir);
 
 /*
- * Burst helpers: hash a tuple, prefetch its bucket, then its first session, then look it up
- * with the hash already known. Spread over a burst, the memory latency of one packet hides
- * behind the work on the others.
+ * The index: an array of 64-byte lines, each with 15 slots and an overflow count. A slot holds
+ * a tuple reference ((index << 1 | dir) + 1) in its low ref_bits and, above them, bits of the
+ * tuple's hash (the tag, top bit always set so an empty slot never matches). A lookup reads
+ * one line, compares all tags at once and touches only sessions whose tag matches: with 1M
+ * sessions a wrong session is visited for under 2 % of lookups, where a hash chain visited one
+ * for 25 %. A tuple goes to the first line, from its home line on, with a free slot; every line
+ * it passes counts it in 'over', and a lookup goes on to the next line only while 'over' is
+ * not 0. The lines are sized for half of the slots to be used when the table is full.
  */
+#define CT_LINE_SLOTS	15
+
+struct ct_line {
+	uint32_t w[CT_LINE_SLOTS + 1];	/* slots, then the overflow count in w[15] */
+} __attribute__((aligned(64)));
+
 /*
  * A prefetch the compiler must keep. GCC deletes a loop whose body is only __builtin_prefetch
  * calls (it has no side effects), which silently removed the whole session-prefetch stage of
@@ -173,7 +189,8 @@ ct_prefetch(const void *p)
 #endif
 }
 
-static inline uint32_t
+/* 64-bit hash of a tuple: the low half picks the line, the high half gives the tag. */
+static inline uint64_t
 ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
 {
 	uint64_t a, b, h;
@@ -183,29 +200,104 @@ ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
 	h = (a ^ ct->seed) * 0xff51afd7ed558ccdull;
 	h ^= (b + (h >> 31)) * 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
-	return (uint32_t)h & ct->mask;
+	return h;
 }
 
-static inline void
-ct_prefetch_bucket(const struct ct_table *ct, uint32_t h)
+static inline uint32_t
+ct_line_of(const struct ct_table *ct, uint64_t h)
 {
-	ct_prefetch(&ct->buckets[h]);
+	return (uint32_t)(((h & 0xffffffffull) * ct->nlines) >> 32);
 }
 
-static inline void
-ct_prefetch_session(const struct ct_table *ct, uint32_t h)
+static inline uint32_t
+ct_tag_of(const struct ct_table *ct, uint64_t h)
 {
-	uint32_t ref = ct->buckets[h];
-
-	if (ref) {
-		const struct ct_session *s = &ct->s[(ref - 1) >> 1];
-
-		ct_prefetch(s);
-	}
+	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ct->ref_mask;
 }
 
-struct ct_session *ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint32_t h,
+/* Bit k set when slot k holds 'want' in the bits of 'bits'. */
+static inline uint32_t
+ct_line_match(const struct ct_line *ln, uint32_t want, uint32_t bits)
+{
+	uint32_t m = 0, k;
+
+#if defined(__SSE2__)
+	const __m128i w = _mm_set1_epi32((int)want), b = _mm_set1_epi32((int)bits);
+	const __m128i *v = (const __m128i *)ln->w;
+	__m128i e0 = _mm_cmpeq_epi32(_mm_and_si128(_mm_load_si128(v), b), w);
+	__m128i e1 = _mm_cmpeq_epi32(_mm_and_si128(_mm_load_si128(v + 1), b), w);
+	__m128i e2 = _mm_cmpeq_epi32(_mm_and_si128(_mm_load_si128(v + 2), b), w);
+	__m128i e3 = _mm_cmpeq_epi32(_mm_and_si128(_mm_load_si128(v + 3), b), w);
+
+	/* Sixteen all-ones or all-zeros lanes, narrowed to one byte each. */
+	(void)k;
+	m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(e0, e1),
+							 _mm_packs_epi32(e2, e3)));
+#else
+	for (k = 0; k < CT_LINE_SLOTS; k++)
+		m |= (uint32_t)((ln->w[k] & bits) == want) << k;
+#endif
+	return m & ((1u << CT_LINE_SLOTS) - 1);
+}
+
+/*
+ * Burst helpers: hash a tuple and prefetch its line, then the first session whose tag
+ * matches, then look it up with the hash already known. Spread over a burst, the memory
+ * latency of one packet hides behind the work on the others.
+ */
+static inline void
+ct_prefetch_bucket(const struct ct_table *ct, uint64_t h)
+{
+	ct_prefetch(&ct->lines[ct_line_of(ct, h)]);
+}
+
+/* Returns the reference prefetched (a hint for ct_lookup_hint()), 0 when none. */
+static inline uint32_t
+ct_prefetch_session(const struct ct_table *ct, uint64_t h)
+{
+	const struct ct_line *ln = &ct->lines[ct_line_of(ct, h)];
+	uint32_t m = ct_line_match(ln, ct_tag_of(ct, h), ~ct->ref_mask), ref;
+
+	if (!m)
+		return 0;
+	ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
+	ct_prefetch(&ct->s[(ref - 1) >> 1]);
+	return ref;
+}
+
+struct ct_session *ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint64_t h,
 				  int *dir);
+
+/*
+ * Look up with the reference ct_prefetch_session() found. The table may have changed since
+ * (earlier packets of the burst): the hint counts only for a live session holding the tuple,
+ * else the line is searched again.
+ */
+static inline struct ct_session *
+ct_lookup_hint(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, uint32_t hint,
+	       int *dir)
+{
+	if (hint) {
+		struct ct_session *s = &ct->s[(hint - 1) >> 1];
+		int d = (int)((hint - 1) & 1);
+
+		if ((s->flags & CT_F_USED) && __builtin_memcmp(&s->t[d], t, sizeof(*t)) == 0) {
+			*dir = d;
+			return s;
+		}
+	}
+	return ct_lookup_hash(ct, t, h, dir);
+}
+
+/* The session line the next insert will take. */
+static inline void
+ct_prefetch_free(const struct ct_table *ct)
+{
+	if (ct->free_head != CT_NIL)
+		ct_prefetch(&ct->s[ct->free_head]);
+	else if (ct->hiwater < ct->capacity)
+		ct_prefetch(&ct->s[ct->hiwater]);
+}
 
 /*
  * Insert a session. When the table is full: reuse an expired entry, else evict the oldest
@@ -214,6 +306,10 @@ struct ct_session *ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t,
 struct ct_session *ct_insert(struct ct_table *ct, const struct ct_tuple *orig,
 			     const struct ct_tuple *reply, uint8_t state, uint32_t now,
 			     enum ct_refuse *why);
+/* The same with both tuples' ct_hash_tuple() already known. */
+struct ct_session *ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig,
+				    uint64_t horig, const struct ct_tuple *reply, uint64_t hreply,
+				    uint8_t state, uint32_t now, enum ct_refuse *why);
 void ct_delete(struct ct_table *ct, struct ct_session *s);
 
 /* Record activity at 'now' and the (possibly new) state; moves the session between lists. */

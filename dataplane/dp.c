@@ -314,7 +314,11 @@ dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struc
 struct dp_pre {
 	struct pkt p;
 	struct ct_tuple t;
-	uint32_t h;
+	uint64_t h;
+	uint32_t hint;		/* the session reference prefetched in stage 2 */
+	uint32_t hp;		/* world SYN: its host port's entry, 0 when none */
+	struct ct_tuple rt;	/* world SYN to a host port: the reply tuple a session would get */
+	uint64_t rh;
 };
 
 static inline void
@@ -322,6 +326,7 @@ dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)
 {
 	dp_tuple_of(&pre->t, &pre->p, zone);
 	pre->h = ct_hash_tuple(x->ct, &pre->t);
+	pre->hint = 0;
 	ct_prefetch_bucket(x->ct, pre->h);
 }
 
@@ -331,7 +336,7 @@ dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 	const struct pkt *p = &pre->p;
 	struct ct_session *s;
 
-	s = ct_lookup_hash(x->ct, &pre->t, pre->h, dir);
+	s = ct_lookup_hint(x->ct, &pre->t, pre->h, pre->hint, dir);
 	if (s && *dir == CT_DIR_ORIG && dp_pure_syn(p) &&
 	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {
 		ct_delete(x->ct, s);
@@ -343,15 +348,15 @@ dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 
 /* Create a session and send the first packet on. */
 static struct ct_session *
-dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, struct pkt *p,
-	struct dp_result *r)
+dp_open_hashed(struct dp_ctx *x, const struct ct_tuple *t, uint64_t ht, const struct ct_tuple *rt,
+	       uint64_t hrt, struct pkt *p, struct dp_result *r)
 {
 	uint8_t state = p->proto == IPPROTO_TCP_ ? CT_TCP_SYN_SENT : CT_UNREPLIED;
 	uint64_t evicted = x->ct->cnt.evicted, expired = x->ct->cnt.expired;
 	struct ct_session *s;
 	enum ct_refuse why;
 
-	s = ct_insert(x->ct, t, rt, state, x->now, &why);
+	s = ct_insert_hashed(x->ct, t, ht, rt, hrt, state, x->now, &why);
 	/* A full table makes room itself; what it removed must show in the counters. */
 	x->st->c[CVS_WC_SESS_EVICTED] += x->ct->cnt.evicted - evicted;
 	x->st->c[CVS_WC_SESS_EXPIRED] += x->ct->cnt.expired - expired;
@@ -361,6 +366,13 @@ dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, s
 	}
 	x->st->c[CVS_WC_SESS_CREATED]++;
 	return s;
+}
+
+static struct ct_session *
+dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, struct pkt *p,
+	struct dp_result *r)
+{
+	return dp_open_hashed(x, t, ct_hash_tuple(x->ct, t), rt, ct_hash_tuple(x->ct, rt), p, r);
 }
 
 static void
@@ -574,6 +586,23 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 		return false;
 	}
 	dp_pre_hash(x, pre, 0);
+	/*
+	 * A SYN to an exposed port most likely opens a session: the reply tuple's line is the
+	 * other miss of an insert, so hash and prefetch it now too.
+	 */
+	pre->hp = 0;
+	if (dp_pure_syn(&pre->p)) {
+		pre->hp = atomic_load_explicit(&x->sh->hostport[ntohs(pre->p.dport)],
+					       memory_order_acquire);
+		if (pre->hp) {
+			dp_tuple(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
+				 htons((uint16_t)(pre->hp & 0xffff)), pre->p.sport,
+				 (uint16_t)(pre->hp >> 16), pre->p.proto);
+			pre->rh = ct_hash_tuple(x->ct, &pre->rt);
+			ct_prefetch_bucket(x->ct, pre->rh);
+			ct_prefetch_free(x->ct);
+		}
+	}
 	return true;
 }
 
@@ -582,8 +611,6 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 {
 	struct pkt *p = &pre->p;
 	struct ct_session *s;
-	struct ct_tuple rt;
-	uint32_t hp;
 	int dir;
 
 	if (dp_icmp_is_error(p)) {
@@ -595,23 +622,19 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 		dp_forward(x, s, dir, p, r);
 		return;
 	}
-	if (p->proto != IPPROTO_TCP_) {
-		dp_drop(x, r, CVS_DROP_NO_SESSION);
+	/* Only a connection opening creates a session: SYN without ACK, FIN or RST. */
+	if (!dp_pure_syn(p)) {
+		dp_drop(x, r, p->proto == IPPROTO_TCP_ &&
+			!atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)],
+					      memory_order_acquire) ?
+			CVS_DROP_NO_HOSTPORT : CVS_DROP_NO_SESSION);
 		return;
 	}
-	hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
-	if (!hp) {
+	if (!pre->hp) {
 		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
 		return;
 	}
-	/* Only a connection opening creates a session: SYN without ACK, FIN or RST. */
-	if (!dp_pure_syn(p)) {
-		dp_drop(x, r, CVS_DROP_NO_SESSION);
-		return;
-	}
-	dp_tuple(&rt, x->cfg->guest_ip, p->saddr, htons((uint16_t)(hp & 0xffff)), p->sport,
-		 (uint16_t)(hp >> 16), p->proto);
-	s = dp_open(x, &pre->t, &rt, p, r);
+	s = dp_open_hashed(x, &pre->t, pre->h, &pre->rt, pre->rh, p, r);
 	if (!s)
 		return;
 	memcpy(s->peer_mac, pkt_eth(p)->src, 6);
@@ -630,7 +653,7 @@ dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens
 		go[i] = dp_world_prep(x, frames[i], lens[i], &pre[i], &r[i]);
 	for (i = 0; i < n; i++)
 		if (go[i])
-			ct_prefetch_session(x->ct, pre[i].h);
+			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
 	for (i = 0; i < n; i++)
 		if (go[i])
 			dp_world_pkt(x, &pre[i], &r[i]);
@@ -806,7 +829,7 @@ dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
 		go[i] = dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
 	for (i = 0; i < n; i++)
 		if (go[i])
-			ct_prefetch_session(x->ct, pre[i].h);
+			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
 	for (i = 0; i < n; i++)
 		if (go[i])
 			dp_sandbox_pkt(x, slot, &pre[i], &r[i]);

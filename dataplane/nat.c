@@ -3,71 +3,78 @@
 #include "csum.h"
 #include "dp.h"
 
+/* One's-complement sum of 32-bit words, folded to 16 bits at the end. */
+static inline uint16_t
+nat_fold64(uint64_t sum)
+{
+	sum = (sum & 0xffffffffull) + (sum >> 32);
+	sum = (sum & 0xffffffffull) + (sum >> 32);
+	return csum_fold((uint32_t)sum);
+}
+
+/* Apply a folded delta to a stored checksum (RFC 1624, eqn. 3). */
+static inline void
+nat_apply(uint16_t *check, uint16_t delta)
+{
+	uint32_t sum = (uint32_t)(uint16_t)~*check + delta;
+
+	*check = (uint16_t)~csum_fold(sum);
+}
+
+/*
+ * Every field's old and new value go into one sum of differences per checksum: one fold for
+ * the IP header, one for the L4 checksum, whatever changes. An unchanged field adds -0.
+ */
 void
 nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport)
 {
 	struct ip4_hdr *ip = pkt_ip(p);
-	uint16_t *l4check = NULL;
-	uint16_t *ps = NULL, *pd = NULL;
-	bool pseudo = true;
+	uint8_t *l4 = p->data + p->l4_off;
+	uint64_t dip;
+	uint32_t dports;
+
+	dip = (uint64_t)(uint32_t)~ip->saddr + saddr + (uint32_t)~ip->daddr + daddr;
+	ip->saddr = saddr;
+	ip->daddr = daddr;
+	nat_apply(&ip->check, nat_fold64(dip));
 
 	switch (p->proto) {
 	case IPPROTO_TCP_: {
-		struct tcp_hdr *th = pkt_l4(p);
+		struct tcp_hdr *th = (struct tcp_hdr *)l4;
 
-		l4check = &th->check;
-		ps = &th->sport;
-		pd = &th->dport;
+		dports = (uint32_t)(uint16_t)~th->sport + sport + (uint16_t)~th->dport + dport;
+		th->sport = sport;
+		th->dport = dport;
+		nat_apply(&th->check, nat_fold64(dip + dports));
 		break;
 	}
 	case IPPROTO_UDP_: {
-		struct udp_hdr *uh = pkt_l4(p);
+		struct udp_hdr *uh = (struct udp_hdr *)l4;
 
-		/* A zero UDP checksum means "none" and must stay zero. */
-		if (uh->check)
-			l4check = &uh->check;
-		ps = &uh->sport;
-		pd = &uh->dport;
+		dports = (uint32_t)(uint16_t)~uh->sport + sport + (uint16_t)~uh->dport + dport;
+		uh->sport = sport;
+		uh->dport = dport;
+		/* A zero UDP checksum means "none" and must stay zero; a computed 0 is sent as ~0. */
+		if (uh->check) {
+			nat_apply(&uh->check, nat_fold64(dip + dports));
+			if (!uh->check)
+				uh->check = 0xffff;
+		}
 		break;
 	}
 	case IPPROTO_ICMP_: {
-		struct icmp_hdr *ih = pkt_l4(p);
+		struct icmp_hdr *ih = (struct icmp_hdr *)l4;
 
-		/* ICMP has no pseudo-header; the echo id is both "ports". */
-		l4check = &ih->check;
-		ps = &ih->id;
-		pd = NULL;
-		pseudo = false;
+		/* No pseudo-header; the echo id is both "ports". */
+		dports = (uint32_t)(uint16_t)~ih->id + sport;
+		ih->id = sport;
+		nat_apply(&ih->check, csum_fold(dports));
+		dport = sport;
 		break;
 	}
 	}
-
-	if (ip->saddr != saddr) {
-		csum_replace4(&ip->check, ip->saddr, saddr);
-		if (l4check && pseudo)
-			csum_replace4(l4check, ip->saddr, saddr);
-		ip->saddr = saddr;
-	}
-	if (ip->daddr != daddr) {
-		csum_replace4(&ip->check, ip->daddr, daddr);
-		if (l4check && pseudo)
-			csum_replace4(l4check, ip->daddr, daddr);
-		ip->daddr = daddr;
-	}
-	if (ps && *ps != sport) {
-		if (l4check)
-			csum_replace2(l4check, *ps, sport);
-		*ps = sport;
-	}
-	if (pd && *pd != dport) {
-		if (l4check)
-			csum_replace2(l4check, *pd, dport);
-		*pd = dport;
-	}
-	if (p->proto == IPPROTO_UDP_ && l4check && *l4check == 0)
-		*l4check = 0xffff;
 	p->saddr = saddr;
 	p->daddr = daddr;
 	p->sport = sport;
-	p->dport = pd ? dport : sport;
+	p->dport = dport;
 }

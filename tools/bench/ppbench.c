@@ -535,7 +535,7 @@ main(int argc, char **argv)
 
 	/* The hot line a packet touches plus the list links kept apart from it. */
 	sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_cold);
-	bucket_bytes = ((size_t)x.ct->mask + 1) * sizeof(uint32_t);
+	bucket_bytes = (size_t)x.ct->nlines * sizeof(struct ct_line);
 	for (i = 0; i < C_MAX; i++)
 		bad += cs[i].bad;
 
@@ -560,7 +560,7 @@ main(int argc, char **argv)
 		for (i = 0; i < C_MAX; i++)
 			printf("%-16s %12" PRIu64 " %10.1f  %s\n", cs[i].name, cs[i].pkts,
 			       (double)cs[i].ns / cs[i].pkts, cs[i].what);
-		printf("table memory: %zu B session + %.2f B buckets = %.2f B per session "
+		printf("table memory: %zu B session + %.2f B index = %.2f B per session "
 		       "(preallocated for capacity); RSS growth while filling: %.2f B per "
 		       "session\n", sess_bytes, (double)bucket_bytes / opt_capacity,
 		       (double)(sess_bytes * opt_capacity + bucket_bytes) / opt_capacity,
