@@ -317,7 +317,8 @@ struct dp_pre {
 	uint64_t h;
 	uint32_t hint;		/* the session reference prefetched in stage 2 */
 	uint32_t hp;		/* world SYN: its host port's entry, 0 when none */
-	struct ct_tuple rt;	/* world SYN to a host port: the reply tuple a session would get */
+	bool rt_ok;		/* rt and rh are set */
+	struct ct_tuple rt;	/* a SYN's likely reply tuple (world: DNAT; guest: egress SNAT) */
 	uint64_t rh;
 };
 
@@ -327,6 +328,7 @@ dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)
 	dp_tuple_of(&pre->t, &pre->p, zone);
 	pre->h = ct_hash_tuple(x->ct, &pre->t);
 	pre->hint = 0;
+	pre->rt_ok = false;
 	ct_prefetch_bucket(x->ct, pre->h);
 }
 
@@ -385,6 +387,16 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 		ct_delete(x->ct, s);
 }
 
+/* The next SNAT port to try: scattered, so successive flows to one endpoint stay apart. */
+static inline uint16_t
+dp_snat_next(struct dp_ctx *x)
+{
+	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1;
+
+	x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
+	return htons((uint16_t)(x->snat_lo + (x->snat_cursor >> 8) % span));
+}
+
 /* A SNAT port for which the reply tuple 'rt' is free; the port goes into rt. */
 static bool
 dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
@@ -393,11 +405,8 @@ dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 	int d;
 
 	for (i = 0; i < SNAT_PROBES && i < span; i++) {
-		uint16_t port;
+		uint16_t port = dp_snat_next(x);
 
-		/* A scattered start keeps successive flows to one endpoint off each other. */
-		x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
-		port = htons((uint16_t)(x->snat_lo + (x->snat_cursor >> 8) % span));
 		if (rt->proto == IPPROTO_ICMP_)
 			rt->sport = port;
 		rt->dport = port;
@@ -599,6 +608,7 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 				 htons((uint16_t)(pre->hp & 0xffff)), pre->p.sport,
 				 (uint16_t)(pre->hp >> 16), pre->p.proto);
 			pre->rh = ct_hash_tuple(x->ct, &pre->rt);
+			pre->rt_ok = true;
 			ct_prefetch_bucket(x->ct, pre->rh);
 			ct_prefetch_free(x->ct);
 		}
@@ -696,8 +706,9 @@ dp_arp_request(const struct pkt *p)
 
 /* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
 static void
-dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
 {
+	struct pkt *p = &pre->p;
 	const struct dp_cfg *c = x->cfg;
 	uint16_t zone = (uint16_t)(slot + 1), ver;
 	const struct dp_policy *pol;
@@ -706,6 +717,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result
 	struct ct_tuple t, rt;
 	uint8_t mac[6];
 	uint32_t hp = 0;
+	uint64_t hrt;
+	int dir;
 
 	dp_tuple_of(&t, p, zone);
 
@@ -758,12 +771,21 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result
 		dp_tuple(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
 		kind = CVS_WC_EGRESS_FLOWS;
 	}
-	/* World and hairpin flows leave from the node IP: they need a SNAT port. */
-	if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, &rt)) {
+	/*
+	 * World and hairpin flows leave from the node IP: they need a SNAT port. An egress SYN
+	 * tries the candidate stage 1 prefetched first.
+	 */
+	if (kind == CVS_WC_EGRESS_FLOWS && pre->rt_ok && pre->rt.sport == rt.sport &&
+	    !ct_lookup_hash(x->ct, &pre->rt, pre->rh, &dir)) {
+		rt = pre->rt;
+		hrt = pre->rh;
+	} else if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, &rt)) {
 		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
 		return;
+	} else {
+		hrt = ct_hash_tuple(x->ct, &rt);
 	}
-	s = dp_open(x, &t, &rt, p, r);
+	s = dp_open_hashed(x, &t, pre->h, &rt, hrt, p, r);
 	if (!s)
 		return;
 	if (kind == CVS_WC_EGRESS_FLOWS)
@@ -796,6 +818,20 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		return false;
 	}
 	dp_pre_hash(x, pre, (uint16_t)(slot + 1));
+	/*
+	 * A SYN to anywhere but the node or the gateway most likely opens an egress flow: pick
+	 * its first SNAT port candidate now and prefetch that reply tuple's line and the session
+	 * slot an insert would take (the probe would otherwise miss in stage 3).
+	 */
+	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
+	    pre->p.daddr != x->cfg->gw_ip) {
+		dp_tuple(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport, dp_snat_next(x), 0,
+			 IPPROTO_TCP_);
+		pre->rh = ct_hash_tuple(x->ct, &pre->rt);
+		pre->rt_ok = true;
+		ct_prefetch_bucket(x->ct, pre->rh);
+		ct_prefetch_free(x->ct);
+	}
 	return true;
 }
 
@@ -814,7 +850,7 @@ dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_re
 		dp_forward(x, s, dir, &pre->p, r);
 		return;
 	}
-	dp_sandbox_open(x, slot, &pre->p, r);
+	dp_sandbox_open(x, slot, pre, r);
 }
 
 void

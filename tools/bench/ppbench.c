@@ -64,8 +64,8 @@ static int opt_json;
 static int under_vg;
 
 static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
-static uint8_t tpl_rack[FRAME_ROOM];
-static uint32_t len_syn, len_ack, len_synack, len_rack;
+static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM];
+static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn;
 
 static uint64_t
 now_ns(void)
@@ -118,6 +118,9 @@ templates_init(void)
 				 client_port(0), TCPF_SYN | TCPF_ACK, 6);
 	len_rack = build_frame(tpl_rack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
 			       client_port(0), TCPF_ACK, 6);
+	/* A guest opening a connection to a remote host (egress SNAT); the remote varies. */
+	len_esyn = build_frame(tpl_esyn, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
+			       client_port(0), TCPF_SYN, 6);
 }
 
 /*
@@ -341,11 +344,23 @@ setup(struct dp_ctx *x)
 		atomic_store(&alive[s], 1);
 		atomic_store(&sh.hostport[HOSTPORT_BASE + s], dp_hostport_entry(s, CPORT));
 	}
+	/* Egress: remotes are off-link and go to a default gateway with a known MAC. */
+	cfg.world_net = ip4("198.18.0.0");
+	cfg.world_mask = ip4("255.255.255.0");
+	dp_nh_store(&sh.nh, 0, wm);
+	sh.policy = calloc(opt_nsbx, sizeof(*sh.policy));
+	sh.policy_ver = calloc(opt_nsbx, sizeof(*sh.policy_ver));
+	if (!sh.policy || !sh.policy_ver) {
+		perror("calloc");
+		exit(1);
+	}
 	memset(x, 0, sizeof(*x));
 	x->cfg = &cfg;
 	x->sh = &sh;
 	x->st = &st;
 	x->now = 100;
+	x->snat_lo = 30000;
+	x->snat_hi = 60999;
 }
 
 static void
@@ -426,7 +441,7 @@ main(int argc, char **argv)
 {
 	enum {
 		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
-		C_MAX
+		C_EGRESS_NEW, C_MAX
 	};
 	struct pb_case cs[C_MAX] = {
 		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
@@ -441,6 +456,8 @@ main(int argc, char **argv)
 				0, 0, 0 },
 		[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0 },
 		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
+		[C_EGRESS_NEW] = { "egress_new_session", "guest SYN to a remote host: SNAT port and "
+				   "session (table 0 -> N)", 0, 0, 0 },
 	};
 	uint32_t *order, *tmp, *one, i, n, r;
 	uint64_t rs;
@@ -533,6 +550,33 @@ main(int argc, char **argv)
 			 DP_TO_SANDBOX);
 	case_end(&cs[C_HOT_WORLD]);
 
+	/*
+	 * Egress: every flow's guest SYN opens a SNAT session, into a second, empty table of the
+	 * same capacity (the DNAT table stays as it was measured).
+	 */
+	{
+		struct ct_table *dnat = x.ct;
+
+		x.ct = ct_create(opt_capacity, opt_nsbx, NULL);
+		if (!x.ct) {
+			perror("ct_create");
+			return 1;
+		}
+		for (i = 0; i < n; i++)
+			order[i] = i;
+		group_by_slot(order, tmp, n);
+		case_begin();
+		run_case(&x, &cs[C_EGRESS_NEW], order, n, tpl_esyn, len_esyn, PB_SANDBOX, 0,
+			 DP_TO_WORLD);
+		case_end(&cs[C_EGRESS_NEW]);
+		if (x.ct->used != n) {
+			fprintf(stderr, "ppbench: %u egress sessions, expected %u\n", x.ct->used, n);
+			return 1;
+		}
+		ct_destroy(x.ct);
+		x.ct = dnat;
+	}
+
 	/* The hot line a packet touches plus the list links kept apart from it. */
 	sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_cold);
 	bucket_bytes = (size_t)x.ct->nlines * sizeof(struct ct_line);
@@ -575,5 +619,7 @@ main(int argc, char **argv)
 	free(tmp);
 	free(one);
 	free(alive);
+	free(sh.policy);
+	free(sh.policy_ver);
 	return 0;
 }
