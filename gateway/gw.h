@@ -236,6 +236,8 @@ json_t *upstream_tools(struct upstream *u);
 int upstream_call(struct upstream *u, const char *method, json_t *params, json_t **result,
 		  json_t **rpc_error, char **err);
 void upstream_kill(struct upstream *u);
+/* Forwarded calls fail after this long (then notifications/cancelled); 0 waits forever. */
+void upstream_set_call_timeout(struct upstream *u, int64_t ns);
 void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);

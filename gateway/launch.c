@@ -29,6 +29,7 @@ struct launch_opts {
 	char *config_file;
 	long long port;
 	int64_t timeout_ns;
+	int64_t call_timeout_ns;
 	char *token_file;
 	char *pid_file;
 	char *log_file;
@@ -116,11 +117,12 @@ static int
 serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, int logfd,
 	    pid_t *pidp, char **err)
 {
-	char port[32];
+	char port[32], call_timeout[32];
 	char *argv[] = {
 		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
 		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
-		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base, NULL,
+		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base,
+		"--call-timeout", call_timeout, NULL,
 	};
 	char **env = env_build(NULL);
 	pid_t pid;
@@ -128,6 +130,8 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 	if (env == NULL)
 		return err_set(err, -ENOMEM, "out of memory");
 	snprintf(port, sizeof(port), "%lld", o->port);
+	dur_format(o->call_timeout_ns > 0 ? o->call_timeout_ns : 0, call_timeout,
+		   sizeof(call_timeout));
 	pid = fork();
 	if (pid < 0) {
 		strv_free(env);
@@ -357,6 +361,8 @@ cmd_launch(int argc, char **argv)
 		{"port", FLAG_INT, &o.port, "listen port (default 50005)", false},
 		{"startup-timeout", FLAG_DURATION, &o.timeout_ns, "how long to wait for every "
 		 "server (default 55s)", false},
+		{"call-timeout", FLAG_DURATION, &o.call_timeout_ns, "fail a tool call an MCP "
+		 "server has not answered after this long (default 0: no limit)", false},
 		{"token-file", FLAG_STRING, &o.token_file, "token file (default "
 		 GW_TOKEN_FILE ")", false},
 		{"pid-file", FLAG_STRING, &o.pid_file, "PID file of the background server "

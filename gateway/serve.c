@@ -53,6 +53,7 @@ struct serve_opts {
 	long long page_size;
 	int64_t idle_ns;
 	long long max_body;
+	int64_t call_timeout_ns;
 };
 
 static void *
@@ -358,6 +359,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 	pthread_mutex_lock(&sv.lock);
 	for (i = 0; i < list.n; i++) {
 		sv.ups[i] = upstream_new(&list.v[i], CVS_VERSION);
+		if (sv.ups[i])
+			upstream_set_call_timeout(sv.ups[i], o->call_timeout_ns);
 		names[i] = list.v[i].name;
 	}
 	sv.nups = list.n;
@@ -531,6 +534,9 @@ cmd_serve(int argc, char **argv)
 		 "long (default 1h0m0s)", false},
 		{"max-body", FLAG_INT, &o.max_body, "largest accepted request body in bytes "
 		 "(default 16 MiB)", false},
+		{"call-timeout", FLAG_DURATION, &o.call_timeout_ns, "fail a tool call an MCP "
+		 "server has not answered after this long, and cancel it there (default 0: no "
+		 "limit)", false},
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc, ready_fd = -1;

@@ -56,6 +56,7 @@ struct upstream {
 	int64_t next_id;
 	struct pending *pending;
 	json_t *tools;
+	int64_t call_timeout_ns;	/* 0: a forwarded call waits as long as the server lives */
 };
 
 static const char *const proto_versions[] = {
@@ -304,10 +305,25 @@ reader_main(void *arg)
 	return NULL;
 }
 
+/* notifications/cancelled for a request we stopped waiting for. */
+static void
+cancel_send(struct upstream *u, int64_t id)
+{
+	json_t *n = json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
+			      "notifications/cancelled", "params", "requestId", (json_int_t)id,
+			      "reason", "the gateway's call timeout expired");
+
+	if (n)
+		msg_send(u, n);
+	json_decref(n);
+}
+
 static int
-request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+request_timed(struct upstream *u, const char *method, json_t *params, int64_t timeout_ns,
+	      json_t **msg, char **err)
 {
 	struct pending *p = calloc(1, sizeof(*p)), **pp;
+	bool timed_out = false;
 	json_t *req;
 	int rc;
 
@@ -334,7 +350,21 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 	json_decref(req);
 
 	pthread_mutex_lock(&u->lock);
-	if (rc == 0) {
+	if (rc == 0 && timeout_ns > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(timeout_ns / 1000000000LL);
+		ts.tv_nsec += (long)(timeout_ns % 1000000000LL);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+			;
+		if (!p->done)
+			timed_out = true;
+	} else if (rc == 0) {
 		while (!p->done)
 			pthread_cond_wait(&u->cond, &u->lock);
 	} else {
@@ -358,7 +388,17 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 		}
 	}
 	pthread_mutex_unlock(&u->lock);
-	if (rc)
+	if (timed_out) {
+		char dur[32];
+
+		/* The server may still be working on it: tell it to stop; a late answer is dropped. */
+		cancel_send(u, p->id);
+		dur_format(timeout_ns, dur, sizeof(dur));
+		log_warn("mcp server did not answer in time", "server=%s method=%s timeout=%s",
+			 u->spec->name, method, dur);
+		rc = err_set(err, -ETIMEDOUT, "server %s did not answer %s within %s",
+			     u->spec->name, method, dur);
+	} else if (rc)
 		err_set(err, rc, "write to server: %s", strerror(-rc));
 	else if (p->err) {
 		rc = err_set(err, -EPIPE, "%s", p->err);
@@ -370,6 +410,18 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 	free(p->err);
 	free(p);
 	return rc;
+}
+
+static int
+request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+{
+	return request_timed(u, method, params, 0, msg, err);
+}
+
+void
+upstream_set_call_timeout(struct upstream *u, int64_t ns)
+{
+	u->call_timeout_ns = ns > 0 ? ns : 0;
 }
 
 static int
@@ -801,7 +853,7 @@ upstream_call(struct upstream *u, const char *method, json_t *params, json_t **r
 	rc = ensure_running(u, err);
 	if (rc)
 		return rc;
-	rc = request(u, method, params, &msg, err);
+	rc = request_timed(u, method, params, u->call_timeout_ns, &msg, err);
 	if (rc)
 		return rc;
 	res = json_object_get(msg, "result");

@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { NODE, RawClient, fakeCmd, freePort, serve, shq, sleep, tmpdir } from "./lib.mjs";
+import { NODE, RawClient, fakeCmd, freePort, launch, serve, shq, sleep, stop,
+	tmpdir } from "./lib.mjs";
 
 const HOSTILE = path.join(path.dirname(new URL(import.meta.url).pathname),
 	"hostile-server.mjs");
@@ -152,4 +153,32 @@ describe("a hostile upstream next to a well-behaved one", () => {
 		await r.text();
 		assert.ok(!g.log().includes(TOKEN), "token in the gateway log");
 	});
+});
+
+// --call-timeout, given to the launcher (which hands it to serve): a call the server never
+// answers fails with a clear error after the timeout, the server is told to cancel it, and
+// the server's other calls go on.
+test("--call-timeout: an unanswered call fails in time, is cancelled upstream", async () => {
+	const dir = tmpdir();
+	const port = await freePort();
+	const r = await launch({ hostile: { runCmd: hostileCmd(dir) } },
+		{ dir, port, token: TOKEN, extra: ["--call-timeout", "1.5s"] });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, TOKEN);
+		await c.initialize();
+		const t0 = Date.now();
+		const res = await c.call("silent", {});
+		const took = Date.now() - t0;
+		assert.ok(res.error, `silent answered ${JSON.stringify(res).slice(0, 200)}`);
+		assert.match(res.error.message, /did not answer tools\/call within 1\.5s/);
+		assert.ok(took >= 1400 && took < 6000, `failed after ${took} ms`);
+		// Quick calls are not affected, and the server heard the cancellation.
+		assert.equal(await c.callText("echo", { text: "after" }), "hostile:after");
+		const ids = JSON.parse(await c.callText("cancelled", {}));
+		assert.equal(ids.length, 1, `cancelled ${JSON.stringify(ids)}`);
+		assert.equal(typeof ids[0], "number");
+	} finally {
+		await stop(r.pid);
+	}
 });

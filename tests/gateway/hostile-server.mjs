@@ -7,13 +7,15 @@
 //   hugeline - writes a 100 MiB line (never ending in a newline until it is all out)
 //   probe    - answers with its argv, and whether the gateway token is anywhere in its env
 //   echo     - behaves
+//   cancelled - answers with the request ids of the notifications/cancelled it received
 // Env: HOSTILE_TOKEN_FILE names a file holding the token to look for (a file, so the token
 // appears in no command line of the test itself).
 
 import fs from "node:fs";
 import { createInterface } from "node:readline";
 
-const tools = ["garbage", "silent", "hugeline", "probe", "echo"].map((name) => ({
+const cancelled = [];
+const tools = ["garbage", "silent", "hugeline", "probe", "echo", "cancelled"].map((name) => ({
 	name, description: name, inputSchema: { type: "object" } }));
 
 function send(msg) {
@@ -60,6 +62,9 @@ function call(msg) {
 			gatewayVar: "GATEWAY_ACCESS_TOKEN" in process.env })) });
 		return;
 	}
+	case "cancelled":
+		send({ jsonrpc: "2.0", id, result: text(JSON.stringify(cancelled)) });
+		return;
 	case "echo":
 		send({ jsonrpc: "2.0", id,
 			result: text("hostile:" + (msg.params.arguments?.text ?? "")) });
@@ -74,6 +79,8 @@ rl.on("line", (line) => {
 	if (!line.trim())
 		return;
 	const msg = JSON.parse(line);
+	if (msg.method === "notifications/cancelled")
+		cancelled.push(msg.params?.requestId);
 	if (msg.id === undefined || msg.method === undefined)
 		return;
 	switch (msg.method) {
