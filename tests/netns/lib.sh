@@ -87,6 +87,9 @@ offloads_off() { # ns iface
 tb_setup() {
 	tb_skip_unless_capable
 	trap tb_teardown EXIT
+	trap 'tb_on_signal 143' TERM
+	trap 'tb_on_signal 130' INT
+	trap 'tb_on_signal 129' HUP
 	ip netns add "$NS_C"
 	ip netns add "$NS_N"
 	# TB_QUEUES > 1 gives the "NIC" several queues (one per cubevs-fp worker).
@@ -232,6 +235,19 @@ stat_of() { # group name: one counter of GET /stats
 hostport_of() { # id containerPort
 	api_body GET "/sandboxes/$1/exposed-ports/$2" | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["hostPort"])'
+}
+
+# meson's timeout sends SIGTERM to the test's process group and SIGKILL 0.5 s later: too soon
+# for a teardown that waits for the fast path to stop. The teardown goes to a process in a
+# session of its own, which that SIGKILL does not reach; it removes this bed's namespaces and
+# stops only this bed's processes, by PID.
+tb_on_signal() { # exit status
+	trap - EXIT TERM INT HUP
+	setsid bash -c "$(declare -f tb_teardown)
+		$(declare -p TB_PIDS TB_SANDBOXES TB_ID NS_C NS_N NS_W TB_DIR)
+		$(declare -p TB_WORLD 2>/dev/null)
+		tb_teardown" </dev/null >/dev/null 2>&1 &
+	exit "$1"
 }
 
 tb_teardown() {

@@ -216,5 +216,38 @@ case_explicit() {
 	check "SIGTERM → exit 0" fp_stop
 }
 
+# A test script stopped as meson's timeout stops it (SIGTERM to its process group, SIGKILL
+# 0.5 s later) still has its namespaces removed and the fast path it started stopped.
+case_signal() {
+	tb_skip_unless_capable
+	local id="sig$$" out="$TB_DIR/child.out" pid n fppid left
+	# A helper that ignores SIGTERM makes the teardown wait (up to 5 s) past the SIGKILL.
+	setsid bash -c "TB_ID=$id; source '$SRC_DIR/lib.sh'; tb_setup; tb_add_sandbox 1; fp_start
+		tb_bg bash -c \"trap '' TERM; sleep 120\"
+		echo \"ready \$FP_PID\"; sleep 120" >"$out" 2>&1 &
+	pid=$!
+	for n in $(seq 200); do grep -q '^ready' "$out" && break; sleep 0.1; done
+	fppid=$(awk '/^ready/ {print $2}' "$out")
+	check "the child bed came up with a fast path" test -n "$fppid"
+	check "its namespaces exist" bash -c "ip netns list | grep -q -- '-$id'"
+	kill -TERM -- "-$pid"
+	sleep 0.5
+	kill -KILL -- "-$pid" 2>/dev/null
+	for n in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	check "the child script ended" bash -c "! kill -0 $pid 2>/dev/null"
+	for n in $(seq 150); do
+		ip netns list | grep -q -- "-$id" || break
+		sleep 0.1
+	done
+	left=$(ip netns list | grep -c -- "-$id" || true)
+	check "no namespace of the child bed is left" eq "$left" 0
+	check "its fast path is gone" bash -c "! kill -0 ${fppid:-0} 2>/dev/null"
+	# Clean up whatever a failure left, by name and by PID only.
+	kill -KILL -- "-$pid" 2>/dev/null
+	for n in $(ip netns list | awk -v id="-$id" 'index($1, id) {print $1}'); do
+		ip netns del "$n"
+	done
+}
+
 "case_$1"
 tb_done
