@@ -359,6 +359,10 @@ obs_enumerate(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit_f(fn, arg, "worker_cycles_per_packet",
 		   "busy cycles divided by packets received, since the start", "worker",
 		   "cycles_per_packet", pkts ? (double)s->st.c[CVS_WC_BUSY_CYCLES] / pkts : 0);
+	obs_emit_f(fn, arg, "worker_pipeline_cycles_per_packet",
+		   "pipeline cycles divided by pipeline packets, since the start", "worker",
+		   "pipeline_cycles_per_packet", s->st.c[CVS_WC_PIPE_PKTS] ?
+		   (double)s->st.c[CVS_WC_PIPE_CYCLES] / s->st.c[CVS_WC_PIPE_PKTS] : 0);
 	obs_emit(fn, arg, "tsc_hz", "TSC frequency: busy cycles per second", OBS_GAUGE, NULL,
 		 NULL, "worker", "tsc_hz", s->tsc_hz);
 	for (i = 0; i < CVS_DROP_MAX; i++)

@@ -78,6 +78,9 @@ enum cvs_drop {
 	_(POLLS_BUSY,		"polls_busy",		"worker loop iterations that moved packets") \
 	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets") \
 	_(BUSY_CYCLES, "busy_cycles", "TSC cycles spent in iterations that moved packets") \
+	_(PIPE_CYCLES, "pipeline_cycles", \
+	  "TSC cycles inside the burst pipeline (parse, conntrack, NAT, Ethernet), I/O excluded") \
+	_(PIPE_PKTS, "pipeline_packets", "frames that went through the burst pipeline") \
 	_(SBX_TX_RING_FULL, "sandbox_tx_ring_full", \
 	  "sandbox TX ring or UMEM frames exhausted at the first try") \
 	_(SBX_FILL_SHORT, "sandbox_fill_short", "sandbox fill ring lacked room for received frames")

@@ -291,7 +291,11 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 		len[k++] = l;
 	}
 	if (k) {
+		uint64_t t = rte_rdtsc();
+
 		dp_world_rx_burst(&w->ctx, data, len, k, res);
+		w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t;
+		w->st.c[CVS_WC_PIPE_PKTS] += k;
 		for (i = 0; i < k; i++) {
 			worker_emit(w, o, &res[i], data[i], src, -1);
 			rte_pktmbuf_free(keep[i]);
@@ -340,7 +344,13 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		data[k] = p;
 		len[k++] = d->len;
 	}
-	dp_sandbox_rx_burst(&w->ctx, xp->slot, data, len, k, res);
+	if (k) {
+		uint64_t t = rte_rdtsc();
+
+		dp_sandbox_rx_burst(&w->ctx, xp->slot, data, len, k, res);
+		w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t;
+		w->st.c[CVS_WC_PIPE_PKTS] += k;
+	}
 	for (i = 0; i < k; i++) {
 		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
 			worker_park(w, xp->slot, data[i], len[i]);

@@ -352,6 +352,14 @@ EOF
 	check "busy polls and cycles were counted" python3 -c "
 assert $(delta cubevs_polls_busy_total) > 0 and $(delta cubevs_busy_cycles_total) > 0
 assert float('$(metric "$TB_DIR/m1" cubevs_worker_cycles_per_packet)') > 0"
+	# The pipeline is timed inside the busy iterations: its cycles are a part of theirs, and
+	# every frame the worker received went through it (nothing was handed to another worker).
+	check "pipeline cycles and packets were counted, within the busy ones" python3 -c "
+pc, bc = $(delta cubevs_pipeline_cycles_total), $(delta cubevs_busy_cycles_total)
+assert 0 < pc < bc, (pc, bc)
+assert $(delta cubevs_pipeline_packets_total) == $rx + $s1rx + $drops, 'pipeline packets'
+assert 0 < float('$(metric "$TB_DIR/m1" cubevs_worker_pipeline_cycles_per_packet)') < \
+	float('$(metric "$TB_DIR/m1" cubevs_worker_cycles_per_packet)')"
 	check "/stats agrees with /metrics" python3 -c '
 import json, sys
 s = json.loads(sys.argv[1])
