@@ -70,17 +70,25 @@ exchange(const char *head, const uint8_t *body, size_t blen, char *out, size_t o
 	/* Reset on close: thousands of connections a second would use up the ephemeral ports. */
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	size_t got = 0;
-	int fd, st = -1;
+	int fd, st = -1, e;
 
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -3;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		snprintf(out, outlen, "connect: %s", strerror(errno));
+	/*
+	 * libFuzzer's timeout alarm can interrupt connect() too (seen in CI: "connect:
+	 * Interrupted system call"); the half-made connection is dropped and a new one made.
+	 */
+	for (int tries = 0;; tries++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -3;
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+			break;
+		e = errno;
+		snprintf(out, outlen, "connect: %s", strerror(e));
 		close(fd);
-		return -3;
+		if (e != EINTR || tries == 10)
+			return -3;
 	}
 	/* The server may answer (401, 413) and close before the body is sent: no SIGPIPE. */
 	send_all(fd, head, strlen(head));
