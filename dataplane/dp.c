@@ -397,15 +397,20 @@ dp_snat_next(struct dp_ctx *x)
 	return htons((uint16_t)(x->snat_lo + (x->snat_cursor >> 8) % span));
 }
 
-/* A SNAT port for which the reply tuple 'rt' is free; the port goes into rt. */
+/*
+ * A SNAT port for which the reply tuple 'rt' is free; the port goes into rt. From a scattered
+ * start, consecutive ports: a range of up to SNAT_PROBES ports is searched whole (random
+ * probes could miss the one free port of a small range).
+ */
 static bool
 dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 {
-	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1, i;
+	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1, i, start;
 	int d;
 
+	start = ntohs(dp_snat_next(x)) - x->snat_lo;
 	for (i = 0; i < SNAT_PROBES && i < span; i++) {
-		uint16_t port = dp_snat_next(x);
+		uint16_t port = htons((uint16_t)(x->snat_lo + (start + i) % span));
 
 		if (rt->proto == IPPROTO_ICMP_)
 			rt->sport = port;

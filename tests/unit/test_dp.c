@@ -44,10 +44,70 @@ setup(struct dp_ctx *x)
 	x->now = 10;
 }
 
+/*
+ * Egress SNAT with three ports towards one remote endpoint: the stage-1 candidate often
+ * collides, so the fallback search runs too. Three flows get three distinct ports in range
+ * (random probes used to miss the last free one), each reply finds its guest port again, the
+ * fourth flow has none. 'cursor' sets where the port search starts.
+ */
+static void
+test_snat_three_ports(struct dp_ctx *x, uint32_t cursor)
+{
+	static const uint8_t gwmac[6] = { 2, 0, 0, 0, 0, 0xfe };
+	uint32_t remote = ip4("198.19.7.7"), k, n;
+	struct ip4_hdr *ip;
+	struct tcp_hdr *th;
+	struct dp_result r;
+	uint16_t ports[3] = { 0 };
+	uint8_t f[256];
+
+	ip = (struct ip4_hdr *)(f + 14);
+	th = (struct tcp_hdr *)(f + 34);
+	cfg.world_net = ip4("198.18.0.0");
+	cfg.world_mask = ip4("255.255.255.0");
+	dp_nh_store(&sh.nh, 0, gwmac);
+	ct_destroy(x->ct);
+	x->ct = ct_create(1024, 8, NULL);
+	x->snat_lo = 40000;
+	x->snat_hi = 40002;
+	x->snat_cursor = cursor;
+	for (k = 0; k < 4; k++) {
+		uint64_t before = st.drop[CVS_DROP_SNAT_EXHAUSTED];
+
+		n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, remote, htons((uint16_t)(1000 + k)),
+				htons(80), TCPF_SYN, 0);
+		dp_sandbox_rx(x, 3, f, n, &r);
+		if (k == 3) {
+			CHECK_EQ(r.action, DP_DROP);
+			CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
+			CHECK_EQ(st.drop[CVS_DROP_SNAT_EXHAUSTED], before + 1);
+			break;
+		}
+		CHECK_EQ(r.action, DP_TO_WORLD);
+		CHECK(ip->saddr == cfg.node_ip);
+		CHECK(memcmp(f, gwmac, 6) == 0);
+		CHECK(frame_csums_ok(f));
+		ports[k] = ntohs(th->sport);
+		CHECK(ports[k] >= 40000 && ports[k] <= 40002);
+	}
+	CHECK(ports[0] != ports[1] && ports[1] != ports[2] && ports[0] != ports[2]);
+	for (k = 0; k < 3; k++) {
+		n = build_frame(f, IPPROTO_TCP_, remote, cfg.node_ip, htons(80), htons(ports[k]),
+				TCPF_SYN | TCPF_ACK, 0);
+		dp_world_rx(x, f, n, &r);
+		CHECK_EQ(r.action, DP_TO_SANDBOX);
+		CHECK_EQ(r.slot, 3);
+		CHECK(ip->daddr == cfg.guest_ip);
+		CHECK_EQ(ntohs(th->dport), 1000 + k);
+		CHECK(frame_csums_ok(f));
+	}
+}
+
 int
 main(void)
 {
 	struct dp_ctx x;
+	uint32_t k;
 	struct dp_result r;
 	uint8_t f[256];
 	struct ip4_hdr *ip = (struct ip4_hdr *)(f + 14);
@@ -228,6 +288,8 @@ main(void)
 		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_SANDBOX, 5, f, n, 3), 2);
 		CHECK_EQ(dp_owner(&cfg, &sh, DP_FROM_SANDBOX, 5, f, n, 1), 0);
 	}
+	for (k = 0; k < 200; k++)
+		test_snat_three_ports(&x, k * 7919u);
 	ct_destroy(x.ct);
 	return t_done("test_dp");
 }
