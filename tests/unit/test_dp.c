@@ -28,6 +28,8 @@ setup(struct dp_ctx *x)
 	memcpy(cfg.guest_mac, gm, 6);
 	memcpy(cfg.gw_mac, gw, 6);
 	memcpy(cfg.world_mac, wm, 6);
+	/* No request ring (nhreq) and no other field left to chance. */
+	memset(x, 0, sizeof(*x));
 	sh.slot_alive = alive;
 	sh.policy = pols;
 	sh.policy_ver = polver;
