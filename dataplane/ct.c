@@ -237,9 +237,9 @@ ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, int *d
 		uint32_t m = ct_line_match(ln, tag, ~ct->ref_mask);
 
 		while (m) {
-			uint32_t ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
-			struct ct_session *s = &ct->s[(ref - 1) >> 1];
-			int d = (int)((ref - 1) & 1);
+			int d;
+			struct ct_session *s = ct_ref_session(ct, ln->w[__builtin_ctz(m)] &
+							      ct->ref_mask, &d);
 
 			if (ct_tuple_eq(&s->t[d], t)) {
 				*dir = d;
@@ -258,7 +258,7 @@ static void
 ct_hash_add(struct ct_table *ct, uint32_t idx, int d, uint64_t h)
 {
 	uint32_t li = ct_line_of(ct, h);
-	uint32_t v = ct_tag_of(ct, h) | (((idx << 1) | (uint32_t)d) + 1);
+	uint32_t v = ct_tag_of(ct, h) | ct_ref_of(idx, d);
 
 	/* The lines are never more than half full, so a free slot is always found. */
 	for (;;) {
@@ -279,7 +279,7 @@ ct_hash_del(struct ct_table *ct, uint32_t idx, int d)
 {
 	uint64_t h = ct_hash_tuple(ct, &ct->s[idx].t[d]);
 	uint32_t home = ct_line_of(ct, h), li = home, n;
-	uint32_t v = ct_tag_of(ct, h) | (((idx << 1) | (uint32_t)d) + 1);
+	uint32_t v = ct_tag_of(ct, h) | ct_ref_of(idx, d);
 
 	for (n = 0; n < ct->nlines; n++) {
 		struct ct_line *ln = &ct->lines[li];

@@ -215,6 +215,20 @@ ct_tag_of(const struct ct_table *ct, uint64_t h)
 	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ct->ref_mask;
 }
 
+/* A tuple reference: which session, which of its tuples; never 0 (an empty slot). */
+static inline uint32_t
+ct_ref_of(uint32_t idx, int dir)
+{
+	return ((idx << 1) | (uint32_t)dir) + 1;
+}
+
+static inline struct ct_session *
+ct_ref_session(const struct ct_table *ct, uint32_t ref, int *dir)
+{
+	*dir = (int)((ref - 1) & 1);
+	return &ct->s[(ref - 1) >> 1];
+}
+
 /* Bit k set when slot k holds 'want' in the bits of 'bits'. */
 static inline uint32_t
 ct_line_match(const struct ct_line *ln, uint32_t want, uint32_t bits)
@@ -257,11 +271,12 @@ ct_prefetch_session(const struct ct_table *ct, uint64_t h)
 {
 	const struct ct_line *ln = &ct->lines[ct_line_of(ct, h)];
 	uint32_t m = ct_line_match(ln, ct_tag_of(ct, h), ~ct->ref_mask), ref;
+	int d;
 
 	if (!m)
 		return 0;
 	ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
-	ct_prefetch(&ct->s[(ref - 1) >> 1]);
+	ct_prefetch(ct_ref_session(ct, ref, &d));
 	return ref;
 }
 
@@ -278,8 +293,8 @@ ct_lookup_hint(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, uint32
 	       int *dir)
 {
 	if (hint) {
-		struct ct_session *s = &ct->s[(hint - 1) >> 1];
-		int d = (int)((hint - 1) & 1);
+		int d;
+		struct ct_session *s = ct_ref_session(ct, hint, &d);
 
 		if ((s->flags & CT_F_USED) && __builtin_memcmp(&s->t[d], t, sizeof(*t)) == 0) {
 			*dir = d;

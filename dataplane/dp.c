@@ -316,8 +316,7 @@ struct dp_pre {
 	struct ct_tuple t;
 	uint64_t h;
 	uint32_t hint;		/* the session reference prefetched in stage 2 */
-	uint32_t hp;		/* world SYN: its host port's entry, 0 when none */
-	bool rt_ok;		/* rt and rh are set */
+	bool rt_ok;		/* rt and rh are set (a world SYN: its host port is registered) */
 	struct ct_tuple rt;	/* a SYN's likely reply tuple (world: DNAT; guest: egress SNAT) */
 	uint64_t rh;
 };
@@ -330,6 +329,19 @@ dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)
 	pre->hint = 0;
 	pre->rt_ok = false;
 	ct_prefetch_bucket(x->ct, pre->h);
+}
+
+/*
+ * pre->rt is the reply tuple a SYN will most likely need: hash it and prefetch its line and
+ * the session slot the insert will take, the two misses an insert would otherwise make.
+ */
+static inline void
+dp_pre_reply(struct dp_ctx *x, struct dp_pre *pre)
+{
+	pre->rh = ct_hash_tuple(x->ct, &pre->rt);
+	pre->rt_ok = true;
+	ct_prefetch_bucket(x->ct, pre->rh);
+	ct_prefetch_free(x->ct);
 }
 
 static struct ct_session *
@@ -387,14 +399,21 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 		ct_delete(x->ct, s);
 }
 
-/* The next SNAT port to try: scattered, so successive flows to one endpoint stay apart. */
-static inline uint16_t
-dp_snat_next(struct dp_ctx *x)
+/* A scattered offset into this worker's SNAT share, so successive flows stay apart. */
+static inline uint32_t
+dp_snat_scatter(struct dp_ctx *x)
 {
 	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1;
 
 	x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
-	return htons((uint16_t)(x->snat_lo + (x->snat_cursor >> 8) % span));
+	return (x->snat_cursor >> 8) % span;
+}
+
+/* The next SNAT port to try, network order. */
+static inline uint16_t
+dp_snat_next(struct dp_ctx *x)
+{
+	return htons((uint16_t)(x->snat_lo + dp_snat_scatter(x)));
 }
 
 /*
@@ -408,7 +427,7 @@ dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1, i, start;
 	int d;
 
-	start = ntohs(dp_snat_next(x)) - x->snat_lo;
+	start = dp_snat_scatter(x);
 	for (i = 0; i < SNAT_PROBES && i < span; i++) {
 		uint16_t port = htons((uint16_t)(x->snat_lo + (start + i) % span));
 
@@ -600,22 +619,16 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 		return false;
 	}
 	dp_pre_hash(x, pre, 0);
-	/*
-	 * A SYN to an exposed port most likely opens a session: the reply tuple's line is the
-	 * other miss of an insert, so hash and prefetch it now too.
-	 */
-	pre->hp = 0;
+	/* A SYN to an exposed port most likely opens a session. */
 	if (dp_pure_syn(&pre->p)) {
-		pre->hp = atomic_load_explicit(&x->sh->hostport[ntohs(pre->p.dport)],
-					       memory_order_acquire);
-		if (pre->hp) {
+		uint32_t hp = atomic_load_explicit(&x->sh->hostport[ntohs(pre->p.dport)],
+						   memory_order_acquire);
+
+		if (hp) {
 			dp_tuple(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
-				 htons((uint16_t)(pre->hp & 0xffff)), pre->p.sport,
-				 (uint16_t)(pre->hp >> 16), pre->p.proto);
-			pre->rh = ct_hash_tuple(x->ct, &pre->rt);
-			pre->rt_ok = true;
-			ct_prefetch_bucket(x->ct, pre->rh);
-			ct_prefetch_free(x->ct);
+				 htons((uint16_t)(hp & 0xffff)), pre->p.sport, (uint16_t)(hp >> 16),
+				 pre->p.proto);
+			dp_pre_reply(x, pre);
 		}
 	}
 	return true;
@@ -645,7 +658,7 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 			CVS_DROP_NO_HOSTPORT : CVS_DROP_NO_SESSION);
 		return;
 	}
-	if (!pre->hp) {
+	if (!pre->rt_ok) {
 		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
 		return;
 	}
@@ -778,9 +791,9 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 	}
 	/*
 	 * World and hairpin flows leave from the node IP: they need a SNAT port. An egress SYN
-	 * tries the candidate stage 1 prefetched first.
+	 * tries first the candidate stage 1 prefetched (rt with that port, from the same packet).
 	 */
-	if (kind == CVS_WC_EGRESS_FLOWS && pre->rt_ok && pre->rt.sport == rt.sport &&
+	if (kind == CVS_WC_EGRESS_FLOWS && pre->rt_ok &&
 	    !ct_lookup_hash(x->ct, &pre->rt, pre->rh, &dir)) {
 		rt = pre->rt;
 		hrt = pre->rh;
@@ -832,10 +845,7 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	    pre->p.daddr != x->cfg->gw_ip) {
 		dp_tuple(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport, dp_snat_next(x), 0,
 			 IPPROTO_TCP_);
-		pre->rh = ct_hash_tuple(x->ct, &pre->rt);
-		pre->rt_ok = true;
-		ct_prefetch_bucket(x->ct, pre->rh);
-		ct_prefetch_free(x->ct);
+		dp_pre_reply(x, pre);
 	}
 	return true;
 }

@@ -104,6 +104,14 @@ worker_port(struct worker *w, uint32_t slot)
 	return atomic_load_explicit(&w->wp->ports[slot], memory_order_acquire);
 }
 
+/* Account a burst of k frames that spent the cycles since t0 in the pipeline. */
+static inline void
+worker_pipe_account(struct worker *w, uint64_t t0, uint32_t k)
+{
+	w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t0;
+	w->st.c[CVS_WC_PIPE_PKTS] += k;
+}
+
 /* Give a frame to worker 'to' with its kind and slot. */
 static void
 worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
@@ -294,8 +302,7 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 		uint64_t t = rte_rdtsc();
 
 		dp_world_rx_burst(&w->ctx, data, len, k, res);
-		w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t;
-		w->st.c[CVS_WC_PIPE_PKTS] += k;
+		worker_pipe_account(w, t, k);
 		for (i = 0; i < k; i++) {
 			worker_emit(w, o, &res[i], data[i], src, -1);
 			rte_pktmbuf_free(keep[i]);
@@ -348,8 +355,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		uint64_t t = rte_rdtsc();
 
 		dp_sandbox_rx_burst(&w->ctx, xp->slot, data, len, k, res);
-		w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t;
-		w->st.c[CVS_WC_PIPE_PKTS] += k;
+		worker_pipe_account(w, t, k);
 	}
 	for (i = 0; i < k; i++) {
 		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))

@@ -318,6 +318,28 @@ cancel_send(struct upstream *u, int64_t id)
 	json_decref(n);
 }
 
+/* With u->lock held: until p is answered or 'ns' have passed (ns <= 0: no limit). */
+static void
+pending_wait(struct upstream *u, struct pending *p, int64_t ns)
+{
+	struct timespec ts;
+
+	if (ns <= 0) {
+		while (!p->done)
+			pthread_cond_wait(&u->cond, &u->lock);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000LL);
+	ts.tv_nsec += (long)(ns % 1000000000LL);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+		;
+}
+
 static int
 request_timed(struct upstream *u, const char *method, json_t *params, int64_t timeout_ns,
 	      json_t **msg, char **err)
@@ -350,34 +372,15 @@ request_timed(struct upstream *u, const char *method, json_t *params, int64_t ti
 	json_decref(req);
 
 	pthread_mutex_lock(&u->lock);
-	if (rc == 0 && timeout_ns > 0) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += (time_t)(timeout_ns / 1000000000LL);
-		ts.tv_nsec += (long)(timeout_ns % 1000000000LL);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
-			;
-		if (!p->done)
-			timed_out = true;
-	} else if (rc == 0) {
-		while (!p->done)
-			pthread_cond_wait(&u->cond, &u->lock);
+	if (rc == 0) {
+		pending_wait(u, p, timeout_ns);
+		timed_out = !p->done;
 	} else {
 		/*
 		 * A write fails when the child already exited; the reader is about to report
 		 * that with the exit status, which says more than "broken pipe".
 		 */
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
-			;
+		pending_wait(u, p, 1000000000LL);
 		if (p->done && p->err)
 			rc = 0;
 	}

@@ -319,12 +319,14 @@ index_counts_ok(const struct ct_table *ct)
 
 	for (li = 0; li < ct->nlines; li++)
 		for (k = 0; k < CT_LINE_SLOTS; k++) {
-			uint32_t v = ct->lines[li].w[k], ref, home;
+			uint32_t v = ct->lines[li].w[k], home;
+			const struct ct_session *s;
+			int d;
 
 			if (!v)
 				continue;
-			ref = v & ct->ref_mask;
-			home = ct_line_of(ct, ct_hash_tuple(ct, &ct->s[(ref - 1) >> 1].t[(ref - 1) & 1]));
+			s = ct_ref_session(ct, v & ct->ref_mask, &d);
+			home = ct_line_of(ct, ct_hash_tuple(ct, &s->t[d]));
 			for (; home != li; home = home + 1 == ct->nlines ? 0 : home + 1)
 				want[home]++;
 		}
