@@ -18,6 +18,17 @@ import sys
 import threading
 
 
+def get_to_close(s, path):
+    """GET path with Connection: close; everything the server sends until it closes."""
+    s.sendall(('GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' % path).encode())
+    data = b''
+    while True:
+        chunk = s.recv(4096)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def parallel(host, port, n):
     socks, errors = [], []
     # Open them all first, so N connections are really established at the same time.
@@ -32,13 +43,7 @@ def parallel(host, port, n):
 
     def one(s):
         try:
-            s.sendall(b'GET /name HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
-            data = b''
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
+            data = get_to_close(s, '/name')
             if b' 200 ' in data.split(b'\r\n', 1)[0] and b'sandbox' in data:
                 with lock:
                     ok[0] += 1
@@ -178,14 +183,8 @@ def reuse(host, port, lport):
                 if time.time() > deadline:
                     raise
                 time.sleep(0.1)
-        s.sendall(b'GET /peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
-        data = b''
         # Read to the end: the server closes first, so this side never sits in TIME_WAIT.
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
+        data = get_to_close(s, '/peer')
         s.close()
         seen.append(data.split(b'\r\n\r\n', 1)[1].decode().strip())
     print(' / '.join(seen))
