@@ -193,6 +193,15 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	return ct;
 }
 
+int
+ct_set_seed(struct ct_table *ct, uint64_t seed)
+{
+	if (ct->used)
+		return -EBUSY;
+	ct->seed = seed;
+	return 0;
+}
+
 void
 ct_destroy(struct ct_table *ct)
 {

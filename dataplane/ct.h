@@ -155,6 +155,13 @@ struct ct_table {
 struct ct_table *ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts);
 void ct_destroy(struct ct_table *ct);
 
+/*
+ * Replaces the random hash seed ct_create() drew. For repeatable benchmarks and instruction
+ * counts only (a known seed lets a sender aim at one index line). Refused with -EBUSY once
+ * the table holds a session: the index is laid out by the seed.
+ */
+int ct_set_seed(struct ct_table *ct, uint64_t seed);
+
 struct ct_session *ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir);
 
 /*

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Conntrack: TCP transitions, lookups in both directions, zones, expiry, table-full policy. */
+#include <errno.h>
+
 #include "t.h"
 #include "ct.h"
 #include "pkt.h"
@@ -431,9 +433,46 @@ test_index_fill(void)
 	ct_destroy(ct);
 }
 
+/* A set seed decides the index layout; it cannot change under live sessions. */
+static void
+test_seed(void)
+{
+	struct ct_table *a = ct_create(64, 1, NULL), *b = ct_create(64, 1, NULL);
+	struct ct_tuple o = tup(1, 2, 10, 20, 0, IPPROTO_UDP_);
+	struct ct_tuple r = tup(2, 1, 20, 10, 0, IPPROTO_UDP_);
+	uint32_t i, same = 0, moved = 0;
+	enum ct_refuse why;
+	int dir;
+
+	CHECK(a && b);
+	CHECK_EQ(ct_set_seed(a, 42), 0);
+	CHECK_EQ(ct_set_seed(b, 42), 0);
+	for (i = 0; i < 64; i++) {
+		struct ct_tuple t = tup(0x0a000000u + i, 3, 1000, 80, 0, IPPROTO_UDP_);
+
+		same += ct_hash_tuple(a, &t) == ct_hash_tuple(b, &t);
+	}
+	CHECK_EQ(same, 64);
+	CHECK_EQ(ct_set_seed(b, 43), 0);
+	for (i = 0; i < 64; i++) {
+		struct ct_tuple t = tup(0x0a000000u + i, 3, 1000, 80, 0, IPPROTO_UDP_);
+
+		moved += ct_hash_tuple(a, &t) != ct_hash_tuple(b, &t);
+	}
+	CHECK_EQ(moved, 64);
+	CHECK(ct_insert(a, &o, &r, CT_TCP_NONE, 1, &why) != NULL);
+	CHECK_EQ(ct_set_seed(a, 7), -EBUSY);
+	CHECK_EQ(a->seed, 42);
+	CHECK(ct_lookup(a, &o, &dir) != NULL && dir == CT_DIR_ORIG);
+	CHECK(ct_lookup(a, &r, &dir) != NULL && dir == CT_DIR_REPLY);
+	ct_destroy(a);
+	ct_destroy(b);
+}
+
 int
 main(void)
 {
+	test_seed();
 	test_index_overflow();
 	test_index_fill();
 	test_dump();
