@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "fail.h"
+#include "fake_dp.h"
 #include "registry.h"
 
 #define FUZZ_SANDBOXES	8
@@ -26,52 +27,8 @@
 #define PRELOAD_B	"{\"iface\":\"sb2\",\"exposedPorts\":[80],\"policy\":" \
 			"{\"allowInternetAccess\":false,\"allowOut\":[\"198.18.0.0/15\"]}}"
 
-static int hp_live;	/* host ports the data path was told about */
-
-static int
-fake_ifindex(void *ctx, const char *iface)
-{
-	/* Interfaces "sb0".."sb9" exist; everything else does not. */
-	return strlen(iface) == 3 && !strncmp(iface, "sb", 2) && iface[2] >= '0' &&
-	       iface[2] <= '9' ? iface[2] - '0' + 10 : 0;
-}
-
-static int
-fake_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
-{
-	if (!strcmp(sb->iface, "sb9")) {
-		snprintf(err, errlen, "sb9 is busy");
-		return -EBUSY;
-	}
-	sb->dp = sb;
-	return 0;
-}
-
-static void
-fake_detach(void *ctx, struct sandbox *sb)
-{
-	sb->dp = NULL;
-}
-
-static void
-fake_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
-{
-	hp_live += add ? 1 : -1;
-}
-
-static int
-fake_policy(void *ctx, struct sandbox *sb)
-{
-	return 0;
-}
-
-static const struct reg_ops fake_ops = {
-	.ifindex = fake_ifindex,
-	.attach = fake_attach,
-	.detach = fake_detach,
-	.hostport = fake_hostport,
-	.policy = fake_policy,
-};
+/* sb0 .. sb9 exist; sb9 refuses to attach. */
+static struct fake_dp fdp = { .prefix = "sb", .busy = "sb9" };
 
 static char *
 state_of(struct registry *r)
@@ -105,8 +62,10 @@ counts_check(struct registry *r)
 		}
 	if (n != r->count || r->slots.used != n || r->ips.used != n)
 		fuzz_fail("slot or address count drifted");
-	if (r->hostports.used != ports || (uint32_t)hp_live != ports)
+	if (r->hostports.used != ports || (uint32_t)fdp.hostports != ports)
 		fuzz_fail("host port count drifted");
+	if ((uint32_t)fdp.attached != n)
+		fuzz_fail("a registered sandbox is not attached, or a removed one still is");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -120,9 +79,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *allow;
 	int k, status;
 
-	hp_live = 0;
+	fdp.hostports = fdp.attached = 0;
 	if (reg_init(&reg, FUZZ_SANDBOXES, 20000, 20015, htonl(0xc0a80000), 26,
-		     htonl(0xc6120001), &fake_ops, NULL))
+		     htonl(0xc6120001), &fake_dp_ops, &fdp))
 		fuzz_fail("reg_init");
 	if (reg_put(&reg, "a", PRELOAD_A, strlen(PRELOAD_A), &out) != 201)
 		fuzz_fail("preload a");

@@ -8,42 +8,11 @@
 #include <arpa/inet.h>
 
 #include "t.h"
+#include "fake_dp.h"
 #include "api.h"
 #include "registry.h"
 
-static int
-ab_ifindex(void *ctx, const char *iface)
-{
-	return !strcmp(iface, "sb1") || !strcmp(iface, "sb2") ? 7 : 0;
-}
-
-static int
-ab_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
-{
-	sb->dp = sb;
-	return 0;
-}
-
-static void
-ab_detach(void *ctx, struct sandbox *sb)
-{
-}
-
-static void
-ab_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
-{
-}
-
-static int
-ab_policy(void *ctx, struct sandbox *sb)
-{
-	return 0;
-}
-
-static const struct reg_ops ops = {
-	.ifindex = ab_ifindex, .attach = ab_attach, .detach = ab_detach,
-	.hostport = ab_hostport, .policy = ab_policy,
-};
+static struct fake_dp fdp = { .prefix = "sb" };
 
 static char *
 state(struct registry *r)
@@ -78,8 +47,8 @@ main(void)
 	char *before, *after, big[4200], deep[20010];
 	int st;
 
-	CHECK_EQ(reg_init(&r, 8, 20000, 20009, htonl(0xc0a80000), 24, htonl(0xc6120001), &ops,
-			  NULL), 0);
+	CHECK_EQ(reg_init(&r, 8, 20000, 20009, htonl(0xc0a80000), 24, htonl(0xc6120001), &fake_dp_ops,
+			  &fdp), 0);
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/s1", "{\"iface\":\"sb1\",\"exposedPorts\":[80]}"),
 		 201);
 	before = state(&r);

@@ -12,52 +12,13 @@
 #include <arpa/inet.h>
 
 #include "t.h"
+#include "fake_dp.h"
 #include "registry.h"
 #include "state.h"
 
-/* A data path that attaches interfaces named "tap*" and knows no others. */
-static int fake_attached;
 
-static int
-fake_ifindex(void *ctx, const char *iface)
-{
-	return strncmp(iface, "tap", 3) ? 0 : 100 + atoi(iface + 3);
-}
-
-static int
-fake_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
-{
-	sb->dp = sb;
-	fake_attached++;
-	return 0;
-}
-
-static void
-fake_detach(void *ctx, struct sandbox *sb)
-{
-	if (sb->dp)
-		fake_attached--;
-	sb->dp = NULL;
-}
-
-static void
-fake_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep, bool add)
-{
-}
-
-static int
-fake_policy(void *ctx, struct sandbox *sb)
-{
-	return 0;
-}
-
-static const struct reg_ops fake_ops = {
-	.ifindex = fake_ifindex,
-	.attach = fake_attach,
-	.detach = fake_detach,
-	.hostport = fake_hostport,
-	.policy = fake_policy,
-};
+/* Interfaces tap0 .. tap9 exist. */
+static struct fake_dp fdp = { .prefix = "tap" };
 
 static void
 reg_new(struct registry *r)
@@ -66,7 +27,7 @@ reg_new(struct registry *r)
 
 	inet_pton(AF_INET, "192.168.0.0", &net);
 	inet_pton(AF_INET, "198.18.0.1", &node);
-	CHECK_EQ(reg_init(r, 64, 20000, 20099, net, 18, node, &fake_ops, NULL), 0);
+	CHECK_EQ(reg_init(r, 64, 20000, 20099, net, 18, node, &fake_dp_ops, &fdp), 0);
 }
 
 static int
