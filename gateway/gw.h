@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -75,6 +76,8 @@ char **env_build(char *const *extra);
 char *exec_lookup(const char *name, char *const *envp);
 void status_format(int status, char *buf, size_t len);
 int64_t time_mono_ns(void);
+/* The CLOCK_REALTIME instant ns from now, as pthread_cond_timedwait() wants it (ns >= 0). */
+void time_deadline(struct timespec *ts, int64_t ns);
 
 /* ---- frame.c: stdio line framing -------------------------------------------------------- */
 

@@ -803,12 +803,7 @@ http_quiesce(struct http_server *h, int grace_ms)
 	while (h->active > 0 && time_mono_ns() < deadline) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
+		time_deadline(&ts, 50 * 1000000);
 		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
 	}
 	pthread_mutex_unlock(&h->lock);

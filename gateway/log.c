@@ -215,15 +215,8 @@ pump_wait(struct pump *p, int timeout_ms)
 
 	if (p == NULL)
 		return 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (timeout_ms >= 0) {
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-	}
+	if (timeout_ms >= 0)
+		time_deadline(&ts, (int64_t)timeout_ms * 1000000);
 	pthread_mutex_lock(&p->lock);
 	while (!p->done && rc == 0) {
 		if (timeout_ms < 0)

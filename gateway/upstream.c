@@ -329,13 +329,7 @@ pending_wait(struct upstream *u, struct pending *p, int64_t ns)
 			pthread_cond_wait(&u->cond, &u->lock);
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(ns / 1000000000LL);
-	ts.tv_nsec += (long)(ns % 1000000000LL);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	time_deadline(&ts, ns);
 	while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
 		;
 }

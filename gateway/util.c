@@ -695,6 +695,18 @@ status_format(int status, char *buf, size_t len)
 		snprintf(buf, len, "wait status %d", status);
 }
 
+void
+time_deadline(struct timespec *ts, int64_t ns)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ns / 1000000000LL);
+	ts->tv_nsec += (long)(ns % 1000000000LL);
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 int64_t
 time_mono_ns(void)
 {
