@@ -398,6 +398,21 @@ usage(const char *prog)
 	       "  --json       print one JSON object instead of the table\n", prog);
 }
 
+static unsigned long long
+parse_num(const char *s, const char *opt, unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v > max) {
+		fprintf(stderr, "ppbench: %s: '%s' is not a number up to %llu\n", opt, s, max);
+		exit(2);
+	}
+	return v;
+}
+
 static int
 parse_args(int argc, char **argv)
 {
@@ -417,19 +432,19 @@ parse_args(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			opt_sessions = (uint32_t)strtoul(optarg, NULL, 0);
+			opt_sessions = (uint32_t)parse_num(optarg, "--sessions", UINT32_MAX);
 			break;
 		case 'c':
-			opt_capacity = (uint32_t)strtoul(optarg, NULL, 0);
+			opt_capacity = (uint32_t)parse_num(optarg, "--capacity", UINT32_MAX);
 			break;
 		case 'r':
-			opt_rounds = (uint32_t)strtoul(optarg, NULL, 0);
+			opt_rounds = (uint32_t)parse_num(optarg, "--rounds", UINT32_MAX);
 			break;
 		case 's':
-			opt_nsbx = (uint32_t)strtoul(optarg, NULL, 0);
+			opt_nsbx = (uint32_t)parse_num(optarg, "--sandboxes", UINT32_MAX);
 			break;
 		case 'S':
-			opt_seed = strtoull(optarg, NULL, 0);
+			opt_seed = parse_num(optarg, "--seed", UINT64_MAX);
 			break;
 		case 'j':
 			opt_json = 1;
