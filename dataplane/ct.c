@@ -217,12 +217,6 @@ ct_destroy(struct ct_table *ct)
 	free(ct);
 }
 
-static inline bool
-ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
-{
-	return memcmp(a, b, sizeof(*a)) == 0;
-}
-
 struct ct_session *
 ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir)
 {

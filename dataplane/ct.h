@@ -196,6 +196,12 @@ ct_prefetch(const void *p)
 #endif
 }
 
+static inline bool
+ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
+{
+	return __builtin_memcmp(a, b, sizeof(*a)) == 0;
+}
+
 /* 64-bit hash of a tuple: the low half picks the line, the high half gives the tag. */
 static inline uint64_t
 ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
@@ -240,7 +246,7 @@ ct_ref_session(const struct ct_table *ct, uint32_t ref, int *dir)
 static inline uint32_t
 ct_line_match(const struct ct_line *ln, uint32_t want, uint32_t bits)
 {
-	uint32_t m = 0, k;
+	uint32_t m = 0;
 
 #if defined(__SSE2__)
 	const __m128i w = _mm_set1_epi32((int)want), b = _mm_set1_epi32((int)bits);
@@ -251,11 +257,10 @@ ct_line_match(const struct ct_line *ln, uint32_t want, uint32_t bits)
 	__m128i e3 = _mm_cmpeq_epi32(_mm_and_si128(_mm_load_si128(v + 3), b), w);
 
 	/* Sixteen all-ones or all-zeros lanes, narrowed to one byte each. */
-	(void)k;
 	m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(e0, e1),
 							 _mm_packs_epi32(e2, e3)));
 #else
-	for (k = 0; k < CT_LINE_SLOTS; k++)
+	for (uint32_t k = 0; k < CT_LINE_SLOTS; k++)
 		m |= (uint32_t)((ln->w[k] & bits) == want) << k;
 #endif
 	return m & ((1u << CT_LINE_SLOTS) - 1);
@@ -303,7 +308,7 @@ ct_lookup_hint(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, uint32
 		int d;
 		struct ct_session *s = ct_ref_session(ct, hint, &d);
 
-		if ((s->flags & CT_F_USED) && __builtin_memcmp(&s->t[d], t, sizeof(*t)) == 0) {
+		if ((s->flags & CT_F_USED) && ct_tuple_eq(&s->t[d], t)) {
 			*dir = d;
 			return s;
 		}
