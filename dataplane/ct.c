@@ -223,12 +223,6 @@ ct_lookup(struct ct_table *ct, const struct ct_tuple *t, int *dir)
 	return ct_lookup_hash(ct, t, ct_hash_tuple(ct, t), dir);
 }
 
-static inline uint32_t
-ct_next_line(const struct ct_table *ct, uint32_t li)
-{
-	return li + 1 == ct->nlines ? 0 : li + 1;
-}
-
 struct ct_session *
 ct_lookup_hash(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, int *dir)
 {

@@ -222,6 +222,13 @@ ct_line_of(const struct ct_table *ct, uint64_t h)
 	return (uint32_t)(((h & 0xffffffffull) * ct->nlines) >> 32);
 }
 
+/* The line a tuple that finds its line full moves on to. */
+static inline uint32_t
+ct_next_line(const struct ct_table *ct, uint32_t li)
+{
+	return li + 1 == ct->nlines ? 0 : li + 1;
+}
+
 static inline uint32_t
 ct_tag_of(const struct ct_table *ct, uint64_t h)
 {

@@ -329,7 +329,7 @@ index_counts_ok(const struct ct_table *ct)
 				continue;
 			s = ct_ref_session(ct, v & ct->ref_mask, &d);
 			home = ct_line_of(ct, ct_hash_tuple(ct, &s->t[d]));
-			for (; home != li; home = home + 1 == ct->nlines ? 0 : home + 1)
+			for (; home != li; home = ct_next_line(ct, home))
 				want[home]++;
 		}
 	for (li = 0; li < ct->nlines; li++)
