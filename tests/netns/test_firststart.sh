@@ -4,6 +4,9 @@
 # namespace whose kernel ephemeral range is Debian's default, with /var/lib and /run empty and
 # no state directory. They must bring the node up ready, with /var/lib/cubevs-fp created 0700,
 # and a second start must find it again.
+#   test_firststart.sh              the README's block
+#   test_firststart.sh unit FILE    the command line the systemd unit FILE runs (ExecStart=
+#                                   with its Environment= defaults), without systemd
 #
 # The empty /var/lib and /run are temporary directories bind-mounted in a private mount
 # namespace of cubevs-fp alone (unshare -m): the machine's own /var/lib/cubevs-fp and /run are
@@ -18,6 +21,31 @@ readme_commands() {
 	     sect && /^```sh/ { code = 1; next }
 	     code && /^```/ { exit }
 	     code && !/^[ \t]*(#|$)/ { print }' "$README"
+}
+
+# ExecStart= of a unit with its Environment= defaults expanded as systemd does ($VAR splits
+# into words, ${VAR} is one word), as one shell-quoted line.
+unit_command() { # unit file
+	python3 - "$1" <<'PY'
+import re, shlex, sys
+env, cmd = {}, None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("Environment="):
+        for kv in shlex.split(line[len("Environment="):]):
+            k, v = kv.split("=", 1)
+            env[k] = v
+    elif line.startswith("ExecStart="):
+        cmd = line[len("ExecStart="):]
+words = []
+for w in shlex.split(cmd):
+    m = re.fullmatch(r"\$(\w+)", w)
+    if m:
+        words += env.get(m.group(1), "").split()
+    else:
+        words.append(re.sub(r"\$\{(\w+)\}", lambda m: env.get(m.group(1), ""), w))
+print(" ".join(shlex.quote(w) for w in words))
+PY
 }
 
 # Run the README's lines in the node namespace, on the fresh /var/lib and /run; cubevs-fp is
@@ -37,12 +65,12 @@ readme_start() {
 		grep -q 'ready:' "$TB_DIR/fp.log" && return 0
 		if ! kill -0 "$FP_PID" 2>/dev/null; then
 			cat "$TB_DIR/fp.log"
-			die "the README's start exited before it was ready"
+			die "$SOURCE: cubevs-fp exited before it was ready"
 		fi
 		sleep 0.1
 	done
 	cat "$TB_DIR/fp.log"
-	die "the README's start was not ready after 15 s"
+	die "$SOURCE: cubevs-fp was not ready after 15 s"
 }
 
 mode_of() { stat -c '%a %U' "$1" 2>&1; }
@@ -52,19 +80,29 @@ tb_add_sandbox 1
 tb_sandbox_server 1 8080
 real_before=$(ls -ld --time-style=full-iso "$REAL_STATE_DIR" 2>&1)
 
-mapfile -t lines < <(readme_commands)
-[ ${#lines[@]} -gt 0 ] || die "no commands found under '## Running it' in $README"
-[[ ${lines[-1]} == "cubevs-fp "* ]] || die "the README block does not end with cubevs-fp: ${lines[-1]}"
-log "README: ${lines[*]}"
+if [ "${1:-}" = unit ]; then
+	UNIT=${2:?unit FILE}
+	lines=("$(unit_command "$UNIT")")
+	SOURCE="the unit's ExecStart"
+	# The unit names its binary by path; the test runs the one under test.
+	BIN=${lines[0]%% *}
+else
+	mapfile -t lines < <(readme_commands)
+	[ ${#lines[@]} -gt 0 ] || die "no commands found under '## Running it' in $README"
+	SOURCE="the README's commands"
+	BIN=cubevs-fp
+fi
+[[ ${lines[-1]} == "$BIN "* ]] || die "$SOURCE: the last line does not run $BIN: ${lines[-1]}"
+log "$SOURCE: ${lines[*]}"
 {
 	for l in "${lines[@]::${#lines[@]}-1}"; do
 		printf '%s\n' "$l"
 	done
 	# The one substitution: the binary under test, on the bed's "NIC".
-	printf 'exec %q%s\n' "$CUBEVS_FP" "$(sed 's/^cubevs-fp//; s/ eth0\( \|$\)/ nic0\1/' \
+	printf 'exec %q%s\n' "$CUBEVS_FP" "$(sed "s|^$BIN||; s/ eth0\( \|$\)/ nic0\1/" \
 		<<<"${lines[-1]}")"
 } >"$TB_DIR/readme.sh"
-check "the README starts cubevs-fp on the world interface" grep -q -- '--world-iface nic0' \
+check "$SOURCE: cubevs-fp on the world interface" grep -q -- '--world-iface nic0' \
 	"$TB_DIR/readme.sh"
 
 # A fresh machine: Debian's default ephemeral range, no state or runtime directories.
@@ -72,7 +110,9 @@ nsn sysctl -qw net.ipv4.ip_local_port_range="32768 60999"
 mkdir -m 755 "$TB_DIR/var-lib" "$TB_DIR/run"
 
 readme_start
-check "ready after the README's commands" eq "$(api_status GET /readyz)" 200
+check "ready after $SOURCE" eq "$(api_status GET /readyz)" 200
+check "the node's ephemeral ports are out of the host-port and SNAT ranges" \
+	eq "$(nsn sysctl -n net.ipv4.ip_local_port_range | awk '{ print $1, $2 }')" "10000 19999"
 check "the start says it created the state directory" \
 	grep -q "created the state directory $REAL_STATE_DIR (mode 0700)" "$TB_DIR/fp.log"
 check "the state directory was created 0700, root's" \

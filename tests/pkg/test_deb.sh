@@ -180,15 +180,21 @@ for o in steer sbx; do
 done
 check "$STATE_DIR is there, 0700, root's" test "$(stat -c '%a %U' "$STATE_DIR" 2>&1)" = "700 root"
 
-# The installed daemon, started as the README says, on a fresh machine (its own namespaces).
-CUBEVS_FP=/usr/bin/cubevs-fp bash "$SRC_ROOT/tests/netns/test_firststart.sh" >"$WORK/first.log" 2>&1
-rc=$?
-sed 's/^/#   /' "$WORK/first.log"
-if [ $rc = 77 ]; then
-	echo "# first start with the installed daemon skipped: $(grep -m1 SKIP "$WORK/first.log")"
-else
-	check "the README's first start with /usr/bin/cubevs-fp" test $rc = 0
-fi
+# The installed daemon on a fresh machine (namespaces of its own, empty /var/lib and /run):
+# as the README starts it, and as the installed unit does.
+for how in readme unit; do
+	args=()
+	[ $how = unit ] && args=(unit "$unit")
+	CUBEVS_FP=/usr/bin/cubevs-fp bash "$SRC_ROOT/tests/netns/test_firststart.sh" "${args[@]}" \
+		>"$WORK/first.log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$WORK/first.log"
+	if [ $rc = 77 ]; then
+		echo "# first start ($how) skipped: $(grep -m1 SKIP "$WORK/first.log")"
+	else
+		check "first start of /usr/bin/cubevs-fp ($how) on a fresh machine" test $rc = 0
+	fi
+done
 
 # Purge, and the machine is as before.
 if "${APT[@]}" purge "${PKGS[@]}" >"$WORK/purge.log" 2>&1; then
