@@ -27,6 +27,7 @@ installed_list() {
 	dpkg-query -W -f='${db:Status-Abbrev} ${Package}:${Architecture}\n' |
 		awk '$1 ~ /^.i/ { print $2 }' | LC_ALL=C sort
 }
+not() { ! "$@"; }
 is_installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^.i'; }
 
 if [ "$(id -u)" != 0 ]; then
@@ -39,16 +40,21 @@ if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
 fi
 for p in "${PKGS[@]}"; do
 	if is_installed "$p"; then
-		echo "SKIP: package $p is installed on this machine; this test would replace and purge it"
+		echo "SKIP: package $p is installed on this machine; the test would replace and" \
+			"purge it"
 		exit 77
 	fi
 done
 if [ -e "$STATE_DIR" ]; then
-	echo "SKIP: $STATE_DIR exists (a node's registrations); purging the test's package would remove it"
+	echo "SKIP: $STATE_DIR exists (a node's registrations); purging the test's package" \
+		"would remove it"
 	exit 77
 fi
 for t in dpkg-buildpackage dh; do
-	command -v "$t" >/dev/null || { echo "FAIL: $t missing (tools/deps.sh installs it)"; exit 1; }
+	if ! command -v "$t" >/dev/null; then
+		echo "FAIL: $t missing (tools/deps.sh installs it)"
+		exit 1
+	fi
 done
 
 WORK=$(mktemp -d /tmp/cvs-deb.XXXXXX)
@@ -60,8 +66,8 @@ cleanup() {
 	set +e
 	if [ "$INSTALLED" = 1 ]; then
 		local extra
-		extra=$(installed_list | LC_ALL=C comm -13 "$WORK/before" - | grep -v -e '^cubevs-fp:' \
-			-e '^mcp-gateway:')
+		extra=$(installed_list | LC_ALL=C comm -13 "$WORK/before" - |
+			grep -v -e '^cubevs-fp:' -e '^mcp-gateway:')
 		apt-get -y -qq -o DPkg::Lock::Timeout=300 purge "${PKGS[@]}" $extra >/dev/null 2>&1
 	fi
 	rm -rf "$WORK"
@@ -87,7 +93,8 @@ TREE=$WORK/cubevs-fp-$VERSION
 mkdir "$TREE"
 if git -C "$SRC_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$SRC_ROOT" ls-files -z --cached --others --exclude-standard |
-		tar -C "$SRC_ROOT" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$TREE" -xf -
+		tar -C "$SRC_ROOT" --null -T - --ignore-failed-read -cf - 2>/dev/null |
+		tar -C "$TREE" -xf -
 else
 	tar -C "$SRC_ROOT" --exclude='./build*' --exclude=node_modules --exclude=./.git \
 		--exclude='./obj-*' --exclude=./debian/tmp --exclude=./debian/.debhelper -cf - . |
@@ -142,7 +149,8 @@ check "mcp-gateway does not depend on DPDK" \
 out=$(/usr/bin/cubevs-fp -- --version 2>&1)
 check "/usr/bin/cubevs-fp -- --version" eq "$out" "cubevs-fp $VERSION"
 check "cubevs-fpctl and mcp-gateway are found in PATH, in /usr/bin" \
-	eq "$(command -v cubevs-fpctl) $(command -v mcp-gateway)" "/usr/bin/cubevs-fpctl /usr/bin/mcp-gateway"
+	eq "$(command -v cubevs-fpctl) $(command -v mcp-gateway)" \
+	"/usr/bin/cubevs-fpctl /usr/bin/mcp-gateway"
 out=$(cubevs-fpctl --help 2>&1)
 rc=$?
 check "cubevs-fpctl --help: usage, exit 0" eq "$rc ${out%%:*}" "0 Usage"
@@ -204,7 +212,7 @@ else
 	bad "apt-get purge ${PKGS[*]}"
 fi
 for p in "${PKGS[@]}"; do
-	check "$p is gone" bash -c "! dpkg-query -W -f='\${db:Status-Abbrev}' $p 2>/dev/null | grep -q '^.i'"
+	check "$p is gone" not is_installed "$p"
 done
 check "binaries, unit and state directory are gone" bash -c "! ls -d /usr/bin/cubevs-fp \
 	/usr/bin/cubevs-fpctl /usr/bin/mcp-gateway $unit $STATE_DIR /usr/lib/$MULTIARCH/cubevs-fp \
