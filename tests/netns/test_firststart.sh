@@ -119,7 +119,8 @@ check "the state directory was created 0700, root's" \
 	eq "$(mode_of "$TB_DIR/var-lib/cubevs-fp")" "700 root"
 check "the state file was written there before the API answered" \
 	test -s "$TB_DIR/var-lib/cubevs-fp/state.json"
-check "EAL made its runtime directory on the fresh /run" test -d "$TB_DIR/run/dpdk"
+check "EAL made its runtime directory on the fresh /run, 0700" \
+	eq "$(mode_of "$TB_DIR/run/dpdk")" "700 root"
 check "register a sandbox" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
 hp=$(hostport_of s1 8080)
 check "a client reaches the sandbox through the host port (and it sees the client)" \

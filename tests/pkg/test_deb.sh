@@ -158,6 +158,7 @@ out=$(mcp-gateway --help 2>&1)
 rc=$?
 check "mcp-gateway --help: usage, exit 2 as documented" eq "$rc ${out%%:*}" "2 Usage"
 check "mcp-gateway --help names its flags" contains "$out" "-config-file"
+check "mcp-gateway version" eq "$(mcp-gateway version 2>&1)" "$VERSION"
 for b in /usr/bin/cubevs-fp /usr/bin/cubevs-fpctl /usr/bin/mcp-gateway; do
 	check "$b: every library resolves" bash -c "! ldd $b | grep -q 'not found'"
 done
