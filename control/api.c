@@ -107,6 +107,7 @@ api_match(const char *pattern, char *const *seg, int n, const char **arg)
 	const char *p = pattern;
 	int i = 0, a = 0;
 
+	memset(arg, 0, API_ARGS_MAX * sizeof(*arg));
 	while (*p) {
 		const char *end;
 		size_t len;
