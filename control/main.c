@@ -646,11 +646,11 @@ node_loop(struct node *n)
 		t += 5 * 1000;
 		if (t >= next_tick) {
 			obs_tick(&n->obs);
-			/* Sandboxes restored while their interface was missing attach when it appears. */
+			/* Restored sandboxes attach once their interface appears. */
 			attached = reg_tick(&n->reg, node_now_ms(), &waiting);
 			if (attached)
-				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still waiting",
-					attached, waiting);
+				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still "
+					"waiting", attached, waiting);
 			next_tick = t + 100 * 1000;
 		}
 		/* Ping the systemd watchdog only while the worker is still polling. */

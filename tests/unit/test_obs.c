@@ -79,8 +79,9 @@ prom_parse(char *text)
 		if (!strncmp(line, "# HELP ", 7)) {
 			CHECK(sscanf(line + 7, "%127s", family) == 1);
 			CHECK(prom_name_ok(family));
+			/* The samples of a family are together: no family comes twice. */
 			for (i = 0; i < ndone; i++)
-				CHECK(strcmp(done[i], family));	/* samples of a family are together */
+				CHECK(strcmp(done[i], family));
 			if (ndone < 256)
 				strcpy(done[ndone++], family);
 			type[0] = '\0';

@@ -141,7 +141,8 @@ test_restore(const char *dir)
 	CHECK_EQ(put(&a, "s2", "{\"iface\":\"tap2\",\"exposedPorts\":[8080],"
 		     "\"sandboxIP\":\"192.168.0.77\"}"), REG_CREATED);
 	CHECK_EQ(put(&a, "s3", "{\"iface\":\"tap3\",\"exposedPorts\":[22],\"policy\":"
-		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"), REG_CREATED);
+		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"),
+		 REG_CREATED);
 	/* Churn so restored host ports are not simply the first ones. */
 	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), REG_OK);
 	arr = reg_state(&a);
