@@ -29,7 +29,19 @@ str_of(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* GET PATH and print the answer with PRINT, or as JSON. */
+/* Print the answer J with PRINT, or as the API's JSON, and let it go. */
+static int
+answer_print(const struct ctl *c, json_t *j, void (*print)(json_t *))
+{
+	if (c->json)
+		ctl_print_json(j);
+	else
+		print(j);
+	json_decref(j);
+	return EXIT_OK;
+}
+
+/* GET PATH (NULL: it could not be built) and print the answer. */
 static int
 get_and_print(struct ctl *c, const char *path, void (*print)(json_t *))
 {
@@ -39,14 +51,7 @@ get_and_print(struct ctl *c, const char *path, void (*print)(json_t *))
 	if (!path)
 		return EXIT_CONNECT;
 	j = ctl_call(c, "GET", path, NULL, &rc);
-	if (!j)
-		return rc;
-	if (c->json)
-		ctl_print_json(j);
-	else
-		print(j);
-	json_decref(j);
-	return EXIT_OK;
+	return j ? answer_print(c, j, print) : rc;
 }
 
 /* ---- status, stats ---- */
@@ -130,7 +135,7 @@ stats_group(const char *title, json_t *g, bool all)
 }
 
 static void
-stats_print(json_t *s, bool all)
+stats_groups(json_t *s, bool all)
 {
 	json_t *v, *top = json_object();
 	const char *k;
@@ -159,21 +164,22 @@ stats_print(json_t *s, bool all)
 	}
 }
 
+static void
+stats_print(json_t *s)
+{
+	stats_groups(s, false);
+}
+
+static void
+stats_print_all(json_t *s)
+{
+	stats_groups(s, true);
+}
+
 int
 ctl_run_stats(struct ctl *c, const struct ctl_args *a)
 {
-	json_t *s;
-	int rc;
-
-	s = ctl_call(c, "GET", "/stats", NULL, &rc);
-	if (!s)
-		return rc;
-	if (c->json)
-		ctl_print_json(s);
-	else
-		stats_print(s, ctl_flag(a, "all"));
-	json_decref(s);
-	return EXIT_OK;
+	return get_and_print(c, "/stats", ctl_flag(a, "all") ? stats_print_all : stats_print);
 }
 
 /* ---- sandbox, ports ---- */
@@ -266,14 +272,7 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 	j = ctl_call(c, "PUT", path, text, &rc);
 	free(text);
 	free(path);
-	if (!j)
-		return rc;
-	if (c->json)
-		ctl_print_json(j);
-	else
-		sandbox_print(j);
-	json_decref(j);
-	return EXIT_OK;
+	return j ? answer_print(c, j, sandbox_print) : rc;
 }
 
 int
@@ -302,12 +301,21 @@ endpoint_print(json_t *j)
 	       (long long)int_of(j, "containerPort"), str_of(j, "endpoint"), str_of(j, "mode"));
 }
 
+static void
+ports_print(json_t *ports)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(ports, i, p)
+		printf("%lld -> %s\n", (long long)int_of(p, "containerPort"), str_of(p, "endpoint"));
+}
+
 int
 ctl_run_ports(struct ctl *c, const struct ctl_args *a)
 {
-	json_t *j, *p;
+	json_t *j, *ports;
 	char *path;
-	size_t i;
 	int rc;
 
 	/* CONTAINER_PORT is the API's to judge: a bad one gets its 400 and message. */
@@ -317,6 +325,7 @@ ctl_run_ports(struct ctl *c, const struct ctl_args *a)
 		free(path);
 		return rc;
 	}
+	/* Without a port: the registration's list of them, and only that. */
 	path = ctl_path(c, "/sandboxes/%s", a->pos[0]);
 	if (!path)
 		return EXIT_CONNECT;
@@ -324,15 +333,9 @@ ctl_run_ports(struct ctl *c, const struct ctl_args *a)
 	free(path);
 	if (!j)
 		return rc;
-	if (c->json) {
-		ctl_print_json(json_object_get(j, "exposedPorts"));
-	} else {
-		json_array_foreach(json_object_get(j, "exposedPorts"), i, p)
-			printf("%lld -> %s\n", (long long)int_of(p, "containerPort"),
-			       str_of(p, "endpoint"));
-	}
+	ports = json_incref(json_object_get(j, "exposedPorts"));
 	json_decref(j);
-	return EXIT_OK;
+	return answer_print(c, ports, ports_print);
 }
 
 /* ---- policy ---- */
@@ -343,6 +346,9 @@ policy_print(json_t *p)
 	json_t *v;
 	size_t i;
 
+	/* A PUT may answer without a body. */
+	if (!json_is_object(p))
+		return;
 	printf("internet access: %s\n", ctl_yes(json_object_get(p, "allowInternetAccess")));
 	printf("allow out:");
 	json_array_foreach(json_object_get(p, "allowOut"), i, v)
@@ -411,14 +417,7 @@ ctl_run_policy_set(struct ctl *c, const struct ctl_args *a)
 		rc = EXIT_CONNECT;
 	free(text);
 	free(path);
-	if (!cur)
-		return rc;
-	if (c->json)
-		ctl_print_json(cur);
-	else if (json_is_object(cur))
-		policy_print(cur);
-	json_decref(cur);
-	return EXIT_OK;
+	return cur ? answer_print(c, cur, policy_print) : rc;
 }
 
 /* ---- sessions ---- */

@@ -15,9 +15,12 @@
 
 #define CTL_MAX_RESPONSE	(64u << 20)
 
+/* The answer's body: a memory stream, so libcurl's pieces are appended without our own buffer. */
 struct ctl_buf {
-	char *p;
-	size_t len, cap;
+	FILE *f;
+	char *p;		/* NUL-terminated once the stream is closed */
+	size_t size;		/* set by the stream */
+	size_t len;		/* what went in so far */
 	bool too_large;
 };
 
@@ -31,21 +34,9 @@ on_data(char *data, size_t size, size_t n, void *ud)
 		b->too_large = true;
 		return 0;
 	}
-	if (b->len + add + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		char *nb;
-
-		while (cap < b->len + add + 1)
-			cap *= 2;
-		nb = realloc(b->p, cap);
-		if (!nb)
-			return 0;
-		b->p = nb;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, add);
+	if (fwrite(data, 1, add, b->f) != add)
+		return 0;
 	b->len += add;
-	b->p[b->len] = '\0';
 	return add;
 }
 
@@ -203,31 +194,33 @@ ctl_http(struct ctl *c, const char *method, const char *path, const char *body,
 		return -1;
 	url = ctl_url(c, path);
 	hdr = http_headers(body != NULL);
-	if (!url || !hdr) {
+	b.f = open_memstream(&b.p, &b.size);
+	if (!url || !hdr || !b.f) {
 		ctl_err("out of memory");
-		free(url);
-		curl_slist_free_all(hdr);
-		return -1;
+		res = CURLE_OUT_OF_MEMORY;
+		goto out;
 	}
 	curl_easy_reset(h);
 	http_setup(c, h, method, url, body, hdr, &b, why);
 	res = curl_easy_perform(h);
 	/* WHY lives on this stack frame: the handle must not keep it. */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	if (res != CURLE_OK)
+		http_error(c, h, res, why, &b);
+out:
 	curl_slist_free_all(hdr);
 	free(url);
+	if (b.f && fclose(b.f) && res == CURLE_OK) {
+		ctl_err("out of memory");
+		res = CURLE_OUT_OF_MEMORY;
+	}
 	if (res != CURLE_OK) {
-		http_error(c, h, res, why, &b);
 		free(b.p);
 		return -1;
 	}
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-	r->body = b.p ? b.p : strdup("");
-	r->len = b.len;
-	if (!r->body) {
-		ctl_err("out of memory");
-		return -1;
-	}
+	r->body = b.p;
+	r->len = b.size;
 	return 0;
 }
 
