@@ -160,22 +160,6 @@ cvs_parse_mac(const char *s, uint8_t mac[6])
 }
 
 int
-cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-int
 cvs_parse_range(const char *s, struct cvs_range *r)
 {
 	char buf[32], *dash;

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <net/if.h>
 
+#include "cvs_common.h"	/* cvs_parse_u32 */
+
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
 
 struct cvs_range {
@@ -55,7 +57,6 @@ void cvs_config_usage(FILE *f, const char *prog);
 int cvs_parse_ipv4(const char *s, uint32_t *out);
 int cvs_parse_mac(const char *s, uint8_t mac[6]);
 int cvs_parse_range(const char *s, struct cvs_range *r);
-int cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
 
 /*
  * Check the kernel's ephemeral port range against our port ranges. Returns 0 when disjoint,

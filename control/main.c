@@ -26,6 +26,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "cvs_common.h"
 #include "cvs_version.h"
 #include "hostif.h"
 #include "log.h"
@@ -85,11 +86,9 @@ fail_early(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("cubevs-fp: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cvs_verr("cubevs-fp", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(2);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "cvs_common.h"
 #include "state.h"
 
 #define STATE_FORMAT	"cubevs-fp-state"
@@ -112,70 +113,25 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-state_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 state_save(const char *path, json_t *sandboxes, char *err, size_t errlen)
 {
-	char tmp[512], dir[512];
+	char *text, *file = NULL;
 	json_t *root;
-	char *text;
-	int fd, dfd, ret;
+	int ret;
 
 	root = json_pack("{s:s,s:i,s:O}", "format", STATE_FORMAT, "version", CVS_STATE_VERSION,
 			 "sandboxes", sandboxes);
 	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
-	if (!text) {
+	/* A text file ends with a newline; json_dumps leaves it out. */
+	if (!text || asprintf(&file, "%s\n", text) < 0) {
+		free(text);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(-ret));
-		free(text);
-		return ret;
-	}
-	ret = state_write_all(fd, text, strlen(text));
-	if (!ret)
-		ret = state_write_all(fd, "\n", 1);
 	free(text);
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
-		unlink(tmp);
-		return ret;
-	}
-	/* The rename is durable only once the directory entry is on disk. */
-	state_dir_of(path, dir, sizeof(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot sync directory %s: %s", dir, strerror(-ret));
-	}
-	if (dfd >= 0)
-		close(dfd);
+	ret = cvs_file_replace(path, file, strlen(file), 0600, err, errlen);
+	free(file);
 	return ret;
 }

@@ -5,7 +5,8 @@ set -euo pipefail
 
 # libclang-rt-14-dev: ASan/UBSan/libFuzzer runtimes for the clang sanitizer build (build-san).
 DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm libclang-rt-14-dev
-	libdpdk-dev dpdk libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev linux-libc-dev
+	libdpdk-dev dpdk libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev
+	libcurl4-openssl-dev linux-libc-dev
 	iproute2 ethtool curl iputils-ping git ca-certificates valgrind
 	python3-yaml python3-jsonschema)
 
