@@ -15,6 +15,7 @@ enum {
 	OPT_API_LISTEN,
 	OPT_HOST_PORTS,
 	OPT_RESERVED_PORTS,
+	OPT_HOSTPORT_HOLD,
 	OPT_SNAT_PORTS,
 	OPT_SANDBOX_CIDR,
 	OPT_MAX_SESSIONS,
@@ -41,6 +42,7 @@ static const struct option cvs_long_opts[] = {
 	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
 	{ "host-port-range", required_argument, NULL, OPT_HOST_PORTS },
 	{ "reserved-host-ports", required_argument, NULL, OPT_RESERVED_PORTS },
+	{ "host-port-hold", required_argument, NULL, OPT_HOSTPORT_HOLD },
 	{ "snat-port-range", required_argument, NULL, OPT_SNAT_PORTS },
 	{ "sandbox-cidr", required_argument, NULL, OPT_SANDBOX_CIDR },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
@@ -81,6 +83,8 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --reserved-host-ports LIST  host ports never handed out, P or LO-HI separated\n"
 		"                            by commas, repeatable (ports with a kernel listener\n"
 		"                            on the node are skipped anyway) [none]\n"
+		"  --host-port-hold SECONDS  a deleted sandbox id gets its host ports back when it\n"
+		"                            is registered again within this time, 0 = off [600]\n"
 		"  --snat-port-range LO-HI   source ports for egress and hairpin [30000-65535]\n"
 		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
 		"  --max-sessions N          session table capacity [1048576]\n"
@@ -123,6 +127,7 @@ cvs_config_defaults(struct cvs_config *c)
 	c->api_addr = htonl(INADDR_LOOPBACK);
 	c->api_port = 9180;
 	c->host_ports = (struct cvs_range){ 20000, 29999 };
+	c->hostport_hold_s = 600;
 	c->snat_ports = (struct cvs_range){ 30000, 65535 };
 	inet_pton(AF_INET, "192.168.0.0", &c->sandbox_net);
 	c->sandbox_prefix = 18;
@@ -326,6 +331,11 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 					       "P or LO-HI within 1-65535, separated by commas");
 			break;
 		}
+		case OPT_HOSTPORT_HOLD:
+			if (cvs_parse_u32(optarg, 0, 86400 * 7, &c->hostport_hold_s))
+				return cvs_bad(err, errlen, name, optarg,
+					       "seconds, 0 to 604800");
+			break;
 		case OPT_SNAT_PORTS:
 			if (cvs_parse_range(optarg, &c->snat_ports))
 				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");

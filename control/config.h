@@ -26,6 +26,7 @@ struct cvs_config {
 	struct cvs_range host_ports;
 	struct cvs_range reserved[CVS_MAX_RESERVED];	/* host ports never handed out */
 	uint32_t n_reserved;
+	uint32_t hostport_hold_s;	/* a deleted sandbox id keeps its host ports this long */
 	struct cvs_range snat_ports;
 	uint32_t sandbox_net;		/* network order */
 	uint8_t sandbox_prefix;

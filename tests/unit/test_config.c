@@ -78,6 +78,10 @@ main(void)
 	CHECK_EQ(parse("--reserved-host-ports 20010-20001", &c, err), -EINVAL);
 	CHECK_EQ(parse("--reserved-host-ports 30000", &c, err), -EINVAL);
 	CHECK(strstr(err, "outside --host-port-range") != NULL);
+	CHECK_EQ(parse("--host-port-hold 0", &c, err), 0);
+	CHECK_EQ(c.hostport_hold_s, 0);
+	CHECK_EQ(parse("--host-port-hold 1h", &c, err), -EINVAL);
+	CHECK_EQ(parse("--host-port-hold 604801", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions 12x", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions -1", &c, err), -EINVAL);
 	CHECK_EQ(parse("--node-ip 300.1.1.1", &c, err), -EINVAL);
