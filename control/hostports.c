@@ -13,11 +13,28 @@ hp_bit(const uint64_t *bits, uint32_t i)
 	return (bits[i / 64] >> (i % 64)) & 1;
 }
 
+void
+hostports_configure(struct hostports *h, const struct cvs_range *reserved, uint32_t n,
+		    uint32_t hold_s)
+{
+	uint32_t words = (h->pa.hi - h->pa.lo + 1 + 63) / 64, i, p;
+
+	memset(h->reserved, 0, words * sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+		for (p = reserved[i].lo; p <= reserved[i].hi; p++)
+			if (p >= h->pa.lo && p <= h->pa.hi)
+				h->reserved[(p - h->pa.lo) / 64] |= 1ull << ((p - h->pa.lo) % 64);
+	for (p = h->pa.lo; p <= h->pa.hi; p++)
+		portalloc_skip(&h->pa, p, hp_bit(h->reserved, p - h->pa.lo) ||
+			       hp_bit(h->listening, p - h->pa.lo));
+	h->hold_s = hold_s;
+}
+
 int
 hostports_init(struct hostports *h, struct cvs_range range, const struct cvs_range *reserved,
 	       uint32_t n_reserved, uint32_t node_ip, uint32_t hold_s)
 {
-	uint32_t words = ((uint32_t)range.hi - range.lo + 1 + 63) / 64, i, p;
+	uint32_t words = ((uint32_t)range.hi - range.lo + 1 + 63) / 64;
 	int ret;
 
 	memset(h, 0, sizeof(*h));
@@ -30,15 +47,8 @@ hostports_init(struct hostports *h, struct cvs_range range, const struct cvs_ran
 		hostports_fini(h);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n_reserved; i++)
-		for (p = reserved[i].lo; p <= reserved[i].hi; p++) {
-			if (p < range.lo || p > range.hi)
-				continue;
-			h->reserved[(p - range.lo) / 64] |= 1ull << ((p - range.lo) % 64);
-			portalloc_skip(&h->pa, p, true);
-		}
+	hostports_configure(h, reserved, n_reserved, hold_s);
 	h->node_ip = node_ip;
-	h->hold_s = hold_s;
 	return 0;
 }
 

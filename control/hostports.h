@@ -51,6 +51,9 @@ struct hostports {
 int hostports_init(struct hostports *h, struct cvs_range range, const struct cvs_range *reserved,
 		   uint32_t n_reserved, uint32_t node_ip, uint32_t hold_s);
 void hostports_fini(struct hostports *h);
+/* Replace the reserved ports and the hold time (ports already handed out stay). */
+void hostports_configure(struct hostports *h, const struct cvs_range *reserved, uint32_t n,
+			 uint32_t hold_s);
 
 /*
  * Ask the kernel which ports have a listener now; call before allocating. Returns the

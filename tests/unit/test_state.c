@@ -219,7 +219,7 @@ test_restore(const char *dir)
 		reg_counts(&b, &total, &un);
 		CHECK_EQ(total, un);
 		reg_clear(&b);
-		CHECK_EQ(b.hostports.used, 0);
+		CHECK_EQ(hostports_used(&b.hostports), 0);
 		CHECK_EQ(b.ips.used, 0);
 		reg_fini(&b);
 	}
