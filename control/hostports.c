@@ -147,10 +147,16 @@ hostports_get(struct hostports *h, const char *id, uint16_t cport, uint64_t now,
 	hostports_expire(h, now);
 	i = hp_hold_find(h, id, cport);
 	if (i >= 0) {
-		*out = h->holds[i].hport;
+		uint16_t port = h->holds[i].hport;
+
 		hp_hold_drop(h, (uint32_t)i);
-		h->st.holds_reused++;
-		return 0;
+		/* A node service took the port meanwhile: it wins, the sandbox gets another. */
+		if (!hp_bit(h->listening, port - h->pa.lo)) {
+			*out = port;
+			h->st.holds_reused++;
+			return 0;
+		}
+		portalloc_put(&h->pa, port);
 	}
 	if (portalloc_get(&h->pa, &v) == 0) {
 		*out = (uint16_t)v;

@@ -156,9 +156,16 @@ test_listener(void)
 	CHECK_EQ(hostports_take(&h, p), 0);
 	CHECK_EQ(hostports_scan(&h), 1);
 	CHECK_EQ(h.conflicts[0], p);
+	/* A held port with a listener by now is not given back: the node service wins. */
+	hostports_release(&h, "a", 90, p, 0);
+	CHECK_EQ(hostports_scan(&h), 0);	/* held, not handed out: no conflict */
+	CHECK_EQ(hostports_get(&h, "a", 90, 1, &v), -ENOSPC);
+	CHECK_EQ(h.nholds, 0);
 	close(fd);
 	CHECK_EQ(hostports_scan(&h), 0);
 	CHECK_EQ(hostports_listening(&h), 0);
+	CHECK_EQ(hostports_get(&h, "a", 90, 1, &v), 0);
+	CHECK_EQ(v, p);
 	hostports_fini(&h);
 }
 
