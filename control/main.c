@@ -70,6 +70,7 @@ struct node {
 	struct api_routes routes;
 	struct api *api;
 	json_t *restore;	/* registrations read from the state file at start */
+	json_t *restore_holds;	/* and the host-port holds (NULL: none) */
 	int memfd;		/* the staged steering program, until net_af_xdp has it */
 	char vdev[1024];	/* EAL --vdev arguments */
 	char hvdev[128];
@@ -169,7 +170,8 @@ node_preflight(struct node *n)
 	if (n->cfg.state_file[0]) {
 		if (state_lock(n->cfg.state_file, err, sizeof(err)) < 0)
 			fail_early("%s", err);
-		if (state_load(n->cfg.state_file, &n->restore, err, sizeof(err)))
+		if (state_load(n->cfg.state_file, &n->restore, &n->restore_holds, err,
+			       sizeof(err)))
 			fail_early("%s", err);
 	}
 }
@@ -499,6 +501,8 @@ node_registry(struct node *n)
 		CVS_LOG(ERR, main, "cannot allocate the registry");
 		return -ENOMEM;
 	}
+	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
+				n->cfg.hostport_hold_s);
 	reg_set_persist(&n->reg, node_persist, n);
 	n->obs.w = n->w;
 	n->obs.nw = n->nw;
@@ -530,14 +534,16 @@ static int
 node_persist(void *ctx, char *err, size_t errlen)
 {
 	struct node *n = ctx;
-	json_t *arr;
+	json_t *arr, *holds;
 	int ret;
 
 	if (!n->cfg.state_file[0])
 		return 0;
 	arr = reg_state(&n->reg);
-	ret = state_save(n->cfg.state_file, arr, err, errlen);
+	holds = reg_holds_state(&n->reg);
+	ret = state_save(n->cfg.state_file, arr, holds, err, errlen);
 	json_decref(arr);
+	json_decref(holds);
 	if (ret) {
 		atomic_fetch_add(&n->obs.state_write_errors, 1);
 		CVS_LOG(ERR, ctl, "%s", err);
@@ -560,6 +566,8 @@ node_restore(struct node *n, char *err, size_t errlen)
 	if (!n->cfg.state_file[0])
 		return 0;
 	ret = reg_restore(&n->reg, n->restore, err, errlen);
+	if (!ret && n->restore_holds)
+		ret = reg_holds_restore(&n->reg, n->restore_holds, err, errlen);
 	if (ret) {
 		CVS_LOG(ERR, ctl, "state file %s: %s", n->cfg.state_file, err);
 		snprintf(err, errlen, "the state file was left as it is: repair it, or move it "
@@ -705,6 +713,7 @@ node_teardown(struct node *n, bool worker_running)
 	obs_fini(&n->obs);
 	publish_fini(&n->pub);
 	json_decref(n->restore);
+	json_decref(n->restore_holds);
 	rte_eal_cleanup();
 }
 

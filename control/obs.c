@@ -100,6 +100,39 @@ obs_log_unattached(struct obs *o)
 	reg_foreach(o->reg, obs_warn_unattached, NULL);
 }
 
+/*
+ * A kernel service that starts listening on a host port already handed out is shadowed by
+ * the steering program: say so once when the set of such ports changes, not every tick.
+ */
+static void
+obs_log_conflicts(struct obs *o)
+{
+	struct reg_hostport_info hp;
+	char list[HOSTPORTS_MAX_CONFLICTS * 7 + 8];
+	size_t at = 0;
+	uint32_t i;
+
+	reg_hostport_info(o->reg, &hp);
+	if (hp.nconflicts == o->conflicts_logged &&
+	    !memcmp(hp.conflicts, o->conflict_ports, sizeof(hp.conflicts)))
+		return;
+	o->conflicts_logged = hp.nconflicts;
+	memcpy(o->conflict_ports, hp.conflicts, sizeof(hp.conflicts));
+	if (!hp.nconflicts) {
+		CVS_LOG(INFO, ctl, "no host port shadows a kernel listener any more");
+		return;
+	}
+	list[0] = '\0';
+	for (i = 0; i < hp.nconflicts && i < HOSTPORTS_MAX_CONFLICTS; i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%u", i ? "," : "",
+				       hp.conflicts[i]);
+	CVS_LOG(WARNING, ctl, "%u host port(s) handed out to sandboxes now also have a kernel "
+		"listener on the node, which world clients cannot reach: %s%s (move the "
+		"service, or register the sandbox's port again: a port with a listener is "
+		"never handed out; --reserved-host-ports keeps a port out for good)",
+		hp.nconflicts, list, hp.nconflicts > HOSTPORTS_MAX_CONFLICTS ? ",..." : "");
+}
+
 void
 obs_tick(struct obs *o)
 {
@@ -118,6 +151,7 @@ obs_tick(struct obs *o)
 			oldest = o->moved_ms[k];
 	}
 	atomic_store(&o->worker_seen_ms, oldest == UINT64_MAX ? 0 : oldest);
+	obs_log_conflicts(o);
 	if (now >= o->next_summary_ms) {
 		obs_drop_summary(o);
 		o->next_summary_ms = now + o->summary_period_ms;
@@ -172,8 +206,20 @@ static void
 obs_sbx_collect(struct obs *o, struct obs_snap *s)
 {
 	struct obs_sbx_walk v = { .o = o, .s = s, .cap = 0 };
+	struct reg_hostport_info hp;
 
 	reg_foreach(o->reg, obs_sbx_one, &v);
+	reg_hostport_info(o->reg, &hp);
+	s->hp_size = hp.size;
+	s->hp_used = hp.used;
+	s->hp_free = hp.free;
+	s->hp_listening = hp.listening;
+	s->hp_holds = hp.holds;
+	s->hp_conflicts = hp.nconflicts;
+	s->hp_holds_reused = hp.st.holds_reused;
+	s->hp_holds_expired = hp.st.holds_expired;
+	s->hp_holds_broken = hp.st.holds_broken;
+	s->hp_scan_errors = hp.st.scan_errors;
 }
 
 /*
@@ -382,17 +428,27 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 static json_t *
 obs_ready_json(struct obs *o, bool *ready)
 {
+	struct reg_hostport_info hp;
 	struct obs_ready r;
-	uint32_t total, unattached;
+	uint32_t total, unattached, i;
+	json_t *conflicts = json_array();
 
 	obs_readiness(o, &r);
 	reg_counts(o->reg, &total, &unattached);
+	reg_hostport_info(o->reg, &hp);
+	for (i = 0; i < hp.nconflicts && i < HOSTPORTS_MAX_CONFLICTS; i++)
+		json_array_append_new(conflicts, json_integer(hp.conflicts[i]));
+	/*
+	 * A shadowed node service is reported, not a reason to stop serving the sandboxes:
+	 * the operator decides which of the two moves.
+	 */
 	*ready = r.world_port_up && r.steering_attached && r.worker_polling && r.state_restored;
-	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b},s:i,s:i}", "ready", *ready, "checks",
-			 "worldPortUp", r.world_port_up, "steeringProgramAttached",
+	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b},s:i,s:i,s:i,s:o}", "ready", *ready,
+			 "checks", "worldPortUp", r.world_port_up, "steeringProgramAttached",
 			 r.steering_attached, "workerPolling", r.worker_polling, "stateRestored",
 			 r.state_restored, "sandboxes", (json_int_t)total, "unattachedSandboxes",
-			 (json_int_t)unattached);
+			 (json_int_t)unattached, "hostPortConflicts", (json_int_t)hp.nconflicts,
+			 "hostPortsShadowingListeners", conflicts);
 }
 
 static void

@@ -58,6 +58,8 @@ struct obs {
 	struct timespec started;
 
 	uint64_t drops_logged[CVS_DROP_MAX];
+	uint32_t conflicts_logged;	/* the shadowed host ports last logged */
+	uint16_t conflict_ports[HOSTPORTS_MAX_CONFLICTS];
 	uint64_t next_summary_ms;
 	uint32_t summary_period_ms;
 

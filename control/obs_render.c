@@ -152,6 +152,37 @@ obs_enum_tables(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 OBS_GAUGE, NULL, NULL, "buffers", "parkedFrames", s->parked);
 }
 
+/* The host-port range: what is handed out, what is kept back and why. */
+static void
+obs_enum_hostports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
+	obs_emit(fn, arg, "host_ports", "size of --host-port-range", OBS_GAUGE, NULL, NULL,
+		 "hostPorts", "size", s->hp_size);
+	obs_emit(fn, arg, "host_ports_used", "host ports of registered sandboxes", OBS_GAUGE,
+		 NULL, NULL, "hostPorts", "used", s->hp_used);
+	obs_emit(fn, arg, "host_ports_free", "host ports that a registration may get now",
+		 OBS_GAUGE, NULL, NULL, "hostPorts", "free", s->hp_free);
+	obs_emit(fn, arg, "host_ports_kernel_listening",
+		 "host ports skipped because a kernel service of the node listens there",
+		 OBS_GAUGE, NULL, NULL, "hostPorts", "kernelListening", s->hp_listening);
+	obs_emit(fn, arg, "host_port_conflicts",
+		 "handed-out host ports on which a kernel service started listening (shadowed)",
+		 OBS_GAUGE, NULL, NULL, "hostPorts", "conflicts", s->hp_conflicts);
+	obs_emit(fn, arg, "host_port_holds", "host ports kept for recently deleted sandbox ids",
+		 OBS_GAUGE, NULL, NULL, "hostPorts", "holds", s->hp_holds);
+	obs_emit(fn, arg, "host_port_holds_reused",
+		 "host ports given back to a sandbox id registered again within the hold",
+		 OBS_COUNTER, NULL, NULL, "hostPorts", "holdsReused", s->hp_holds_reused);
+	obs_emit(fn, arg, "host_port_holds_expired", "host-port holds that ran out",
+		 OBS_COUNTER, NULL, NULL, "hostPorts", "holdsExpired", s->hp_holds_expired);
+	obs_emit(fn, arg, "host_port_holds_broken",
+		 "host-port holds given up because the range ran short", OBS_COUNTER, NULL, NULL,
+		 "hostPorts", "holdsBroken", s->hp_holds_broken);
+	obs_emit(fn, arg, "host_port_scan_errors",
+		 "failed questions to the kernel about listeners (sock_diag)", OBS_COUNTER, NULL,
+		 NULL, "hostPorts", "scanErrors", s->hp_scan_errors);
+}
+
 /* The DPDK ports, the registry, the state file and every sandbox's port. */
 static void
 obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
@@ -176,6 +207,7 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit(fn, arg, "sandboxes_unattached",
 		 "registered sandboxes whose interface is not attached", OBS_GAUGE, NULL, NULL,
 		 "registry", "unattached", s->unattached);
+	obs_enum_hostports(s, fn, arg);
 	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,
 		 NULL, NULL, "state", "writes", s->state_writes);
 	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,

@@ -91,6 +91,17 @@ struct obs_snap {
 	bool ready;
 	uint32_t nsbx;
 	uint32_t unattached;
+	/* Host ports (reg_hostport_info()). */
+	uint32_t hp_size;
+	uint32_t hp_used;
+	uint32_t hp_free;
+	uint32_t hp_listening;
+	uint32_t hp_holds;
+	uint32_t hp_conflicts;
+	uint64_t hp_holds_reused;
+	uint64_t hp_holds_expired;
+	uint64_t hp_holds_broken;
+	uint64_t hp_scan_errors;
 	struct obs_sbx *sbx;	/* nsbx entries, freed by obs_snap_free() */
 };
 

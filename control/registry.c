@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include "config.h"
 #include "registry.h"
+#include "registry_int.h"
 
 #define REG_RETRY_MS	2000u
 
@@ -41,7 +43,8 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 	if (!r->by_slot)
 		return -ENOMEM;
 	/* Network address, .1 (the host side, cube-dev) and broadcast are never handed out. */
-	ret = portalloc_init(&r->hostports, hp_lo, hp_hi);
+	ret = hostports_init(&r->hostports, (struct cvs_range){ hp_lo, hp_hi }, NULL, 0, node_ip,
+			     0);
 	if (!ret)
 		ret = portalloc_init(&r->ips, base + 2, base + size - 2);
 	if (!ret)
@@ -54,7 +57,7 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 void
 reg_fini(struct registry *r)
 {
-	portalloc_fini(&r->hostports);
+	hostports_fini(&r->hostports);
 	portalloc_fini(&r->ips);
 	portalloc_fini(&r->slots);
 	free(r->by_slot);
@@ -89,8 +92,7 @@ reg_id_check(const char *id, char *err, size_t errlen)
 			"invalid sandbox id: 1-%d characters of A-Z a-z 0-9 . _ -", CVS_ID_MAX);
 }
 
-/* The registration with this id, or (id NULL) on this interface. */
-static struct sandbox *
+struct sandbox *
 reg_lookup(struct registry *r, const char *id, const char *iface)
 {
 	uint32_t i;
@@ -104,11 +106,8 @@ reg_lookup(struct registry *r, const char *id, const char *iface)
 	return NULL;
 }
 
-#define reg_find(r, id)			reg_lookup(r, id, NULL)
-#define reg_find_iface(r, iface)	reg_lookup(r, NULL, iface)
-
-static void
-ip_str(uint32_t ip, char *buf)
+void
+reg_ip_str(uint32_t ip, char *buf)
 {
 	inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN);
 }
@@ -120,8 +119,8 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	json_t *ports = json_array(), *j;
 	uint32_t i;
 
-	ip_str(sb->ip, ip);
-	ip_str(r->node_ip, node);
+	reg_ip_str(sb->ip, ip);
+	reg_ip_str(r->node_ip, node);
 	for (i = 0; i < sb->nports; i++) {
 		snprintf(ep, sizeof(ep), "%s:%u", node, sb->ports[i].hport);
 		json_array_append_new(ports, json_pack("{s:i,s:i,s:s}",
@@ -166,8 +165,9 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, c
 {
 	struct exposed_port next[CVS_MAX_EXPOSED];
 	bool fresh[CVS_MAX_EXPOSED] = { false };
+	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i, j, n = 0;
-	uint32_t hp;
+	bool scanned = false;
 
 	for (i = 0; i < q->nports; i++) {
 		next[n].cport = q->cports[i];
@@ -180,23 +180,33 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, c
 	for (i = 0; i < n; i++) {
 		if (next[i].hport)
 			continue;
-		if (portalloc_get(&r->hostports, &hp)) {
+		/*
+		 * Ask the kernel at allocation time, not from the last tick: a service may
+		 * have started listening a moment ago. A failed scan keeps the last view.
+		 */
+		if (!scanned)
+			hostports_scan(&r->hostports);
+		scanned = true;
+		if (hostports_get(&r->hostports, sb->id, next[i].cport, now, &next[i].hport)) {
 			for (j = 0; j < i; j++)
 				if (fresh[j])
-					portalloc_put(&r->hostports, next[j].hport);
+					hostports_unget(&r->hostports, next[j].hport);
 			return reg_fail(err, errlen, REG_E_EXHAUSTED,
-					"host ports exhausted: %u of %u in use", r->hostports.used,
-					r->hostports.hi - r->hostports.lo + 1);
+					"host ports exhausted: %u of %u in use or kept back "
+					"(reserved, a kernel listener)",
+					hostports_size(&r->hostports) -
+					hostports_free(&r->hostports),
+					hostports_size(&r->hostports));
 		}
-		next[i].hport = (uint16_t)hp;
 		fresh[i] = true;
 	}
-	/* Commit: remove dropped ports, add new ones. */
+	/* Commit: remove dropped ports (held for this id), add new ones. */
 	for (j = 0; j < sb->nports; j++)
 		if (!reg_has_cport(q->cports, q->nports, sb->ports[j].cport)) {
 			if (sb->dp)
 				r->ops->hostport(r->ctx, sb, &sb->ports[j], false);
-			portalloc_put(&r->hostports, sb->ports[j].hport);
+			hostports_release(&r->hostports, sb->id, sb->ports[j].cport,
+					  sb->ports[j].hport, now);
 		}
 	for (i = 0; i < n; i++) {
 		bool had = false;
@@ -367,11 +377,13 @@ reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **ou
 static void
 reg_remove(struct registry *r, struct sandbox *sb)
 {
+	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i;
 
 	for (i = 0; i < sb->nports; i++) {
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], false);
-		portalloc_put(&r->hostports, sb->ports[i].hport);
+		hostports_release(&r->hostports, sb->id, sb->ports[i].cport, sb->ports[i].hport,
+				  now);
 	}
 	r->ops->detach(r->ctx, sb);
 	portalloc_put(&r->ips, ntohl(sb->ip));
@@ -467,7 +479,7 @@ reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, cha
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND,
 				  "port %u of sandbox %s is not exposed", port, id);
 	} else {
-		ip_str(r->node_ip, node);
+		reg_ip_str(r->node_ip, node);
 		snprintf(ep, sizeof(ep), "%s:%u", node, sb->ports[i].hport);
 		*out = json_pack("{s:s,s:i,s:s,s:s,s:s,s:i}", "sandboxID", sb->id,
 				 "containerPort", (int)port, "mode", "host_port", "endpoint", ep,
@@ -571,8 +583,6 @@ reg_persist(struct registry *r, char *err, size_t errlen)
 	return ret;
 }
 
-/* ---- state file support: restore with the same addresses and host ports ---- */
-
 /* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
 static int
 reg_attach_one(struct registry *r, struct sandbox *sb)
@@ -595,161 +605,6 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 	for (i = 0; i < sb->nports; i++)
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
 	return 0;
-}
-
-json_t *
-reg_state(struct registry *r)
-{
-	json_t *arr = json_array();
-	uint32_t i, k;
-
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++) {
-		const struct sandbox *sb = r->by_slot[i];
-		char ip[INET_ADDRSTRLEN];
-		json_t *ports, *rec;
-
-		if (!sb)
-			continue;
-		ports = json_array();
-		for (k = 0; k < sb->nports; k++)
-			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
-				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
-		ip_str(sb->ip, ip);
-		rec = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
-				"sandboxIP", ip, "exposedPorts", ports);
-		if (sb->policy.set)
-			json_object_set_new(rec, "policy", policy_render(&sb->policy));
-		json_array_append_new(arr, rec);
-	}
-	pthread_mutex_unlock(&r->lock);
-	return arr;
-}
-
-static int
-reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, char *err,
-		  size_t errlen)
-{
-	size_t i, k;
-
-	if (!json_is_array(ports) || json_array_size(ports) > CVS_MAX_EXPOSED) {
-		snprintf(err, errlen, "\"exposedPorts\" must be an array of at most %d entries",
-			 CVS_MAX_EXPOSED);
-		return -EINVAL;
-	}
-	for (i = 0; i < json_array_size(ports); i++) {
-		json_int_t cp = -1, hp = -1;
-		int ret;
-
-		if (json_unpack(json_array_get(ports, i), "{s:I,s:I!}", "containerPort", &cp,
-				"hostPort", &hp) || cp < 1 || cp > 65535 || hp < 1 || hp > 65535) {
-			snprintf(err, errlen, "exposedPorts[%zu] must be {\"containerPort\": "
-				 "1..65535, \"hostPort\": 1..65535}", i);
-			return -EINVAL;
-		}
-		for (k = 0; k < sb->nports; k++)
-			if (sb->ports[k].cport == cp) {
-				snprintf(err, errlen, "container port %d listed twice", (int)cp);
-				return -EINVAL;
-			}
-		ret = portalloc_take(&r->hostports, (uint32_t)hp);
-		if (ret) {
-			snprintf(err, errlen, "host port %d %s", (int)hp, ret == -ERANGE ?
-				 "is outside --host-port-range" : "is used twice");
-			return -EINVAL;
-		}
-		sb->ports[sb->nports].cport = (uint16_t)cp;
-		sb->ports[sb->nports].hport = (uint16_t)hp;
-		sb->nports++;
-	}
-	return 0;
-}
-
-/* One record → an unattached sandbox holding its slot, address and host ports. */
-static int
-reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
-{
-	const char *id = NULL, *iface = NULL, *ip = NULL;
-	json_t *ports = NULL, *pol = NULL;
-	struct sandbox *sb;
-	uint32_t addr, k;
-	char why[160];
-	int ret;
-
-	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o!}", "sandboxID", &id, "iface",
-			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol)) {
-		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
-			 "exposedPorts and optionally policy, nothing else");
-		return -EINVAL;
-	}
-	if (!reg_id_valid(id) || reg_find(r, id)) {
-		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
-		return -EINVAL;
-	}
-	if (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface)) {
-		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
-			 iface);
-		return -EINVAL;
-	}
-	sb = calloc(1, sizeof(*sb));
-	if (!sb) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	snprintf(sb->id, sizeof(sb->id), "%s", id);
-	snprintf(sb->iface, sizeof(sb->iface), "%s", iface);
-	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
-		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
-			 "--sandbox-cidr or used twice", id, ip);
-		free(sb);
-		return -EINVAL;
-	}
-	addr = ntohl(sb->ip);
-	if (portalloc_get(&r->slots, &sb->slot)) {
-		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
-		ret = -EINVAL;
-		goto put_ip;
-	}
-	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
-	if (!ret && pol)
-		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "sandbox %s: %s", id, why);
-		for (k = 0; k < sb->nports; k++)
-			portalloc_put(&r->hostports, sb->ports[k].hport);
-		portalloc_put(&r->slots, sb->slot);
-		goto put_ip;
-	}
-	snprintf(sb->why, sizeof(sb->why), "restored, not attached yet");
-	r->by_slot[sb->slot] = sb;
-	r->count++;
-	return 0;
-put_ip:
-	portalloc_put(&r->ips, addr);
-	free(sb);
-	return ret;
-}
-
-int
-reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen)
-{
-	size_t i;
-	int ret = 0;
-
-	if (!json_is_array(sandboxes)) {
-		snprintf(err, errlen, "\"sandboxes\" must be an array");
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < json_array_size(sandboxes) && !ret; i++) {
-		char why[384];
-
-		ret = reg_restore_one(r, json_array_get(sandboxes, i), why, sizeof(why));
-		if (ret)
-			snprintf(err, errlen, "record %zu: %s", i, why);
-	}
-	pthread_mutex_unlock(&r->lock);
-	return ret;
 }
 
 uint32_t
@@ -791,10 +646,41 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 	if (now_ms < r->next_retry_ms)
 		return 0;
 	r->next_retry_ms = now_ms + REG_RETRY_MS;
+	/* Holds run out, and a listener that appeared on a handed-out port is seen. */
+	pthread_mutex_lock(&r->lock);
+	hostports_expire(&r->hostports, (uint64_t)time(NULL));
+	hostports_scan(&r->hostports);
+	pthread_mutex_unlock(&r->lock);
 	reg_counts(r, &total, &before);
 	if (!before)
 		return 0;
 	after = reg_attach_pending(r);
 	*waiting = after;
 	return after < before ? before - after : 0;
+}
+
+void
+reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
+			uint32_t hold_s)
+{
+	pthread_mutex_lock(&r->lock);
+	hostports_configure(&r->hostports, reserved, n, hold_s);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+reg_hostport_info(struct registry *r, struct reg_hostport_info *out)
+{
+	const struct hostports *h = &r->hostports;
+
+	pthread_mutex_lock(&r->lock);
+	out->size = hostports_size(h);
+	out->used = hostports_used(h) - h->nholds;
+	out->free = hostports_free(h);
+	out->listening = hostports_listening(h);
+	out->holds = h->nholds;
+	out->nconflicts = h->nconflicts;
+	memcpy(out->conflicts, h->conflicts, sizeof(out->conflicts));
+	out->st = h->st;
+	pthread_mutex_unlock(&r->lock);
 }

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "policy.h"
+#include "hostports.h"
 #include "portalloc.h"
 
 #define CVS_ID_MAX		64
@@ -63,7 +64,7 @@ struct registry {
 	struct sandbox **by_slot;
 	uint32_t max_sandboxes;
 	uint32_t count;
-	struct portalloc hostports;
+	struct hostports hostports;
 	struct portalloc ips;	/* host-order addresses of the sandbox CIDR */
 	struct portalloc slots;
 	uint32_t node_ip;
@@ -150,16 +151,40 @@ bool reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len);
  */
 json_t *reg_state(struct registry *r);
 int reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen);
+/*
+ * The host-port holds for the state file, and back: restore them after reg_restore() (a port
+ * a restored record uses ends its hold). The clock is the wall clock, which a restart keeps.
+ */
+json_t *reg_holds_state(struct registry *r);
+int reg_holds_restore(struct registry *r, const json_t *holds, char *err, size_t errlen);
 uint32_t reg_attach_pending(struct registry *r);
 /* Registered and unattached sandbox counts. */
 void reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached);
 
 /*
- * The registry's periodic duty, from the control loop (one thread): every 2 s, attach the
+ * The registry's periodic duty, from the control loop (one thread): every 2 s, end the host
+ * port holds that ran out, look for kernel listeners on handed-out host ports, and attach the
  * sandboxes whose interface was missing. Returns how many it attached; *waiting is how many
  * are still unattached.
  */
 uint32_t reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting);
+
+/* Host ports never handed out, and how long a deleted id keeps its ports (0 = not at all). */
+void reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
+			     uint32_t hold_s);
+
+/* Host ports for /stats, /metrics and /readyz. */
+struct reg_hostport_info {
+	uint32_t size;
+	uint32_t used;		/* by registered sandboxes */
+	uint32_t free;		/* may be handed out now */
+	uint32_t listening;	/* kept back: a kernel service listens there */
+	uint32_t holds;		/* kept back for a recently deleted sandbox id */
+	uint32_t nconflicts;	/* handed out, and a kernel service listens there too */
+	uint16_t conflicts[HOSTPORTS_MAX_CONFLICTS];
+	struct hostports_stats st;
+};
+void reg_hostport_info(struct registry *r, struct reg_hostport_info *out);
 
 bool reg_id_valid(const char *id);
 /* REG_OK, or REG_E_INVALID with the rule for ids in err. */

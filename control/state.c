@@ -12,6 +12,7 @@
 #include "cvs_common.h"
 #include "state.h"
 
+#define HOLDS_KEY	"hostPortHolds"
 #define STATE_FORMAT	"cubevs-fp-state"
 #define STATE_MAX_BYTES	(64u << 20)
 
@@ -52,7 +53,7 @@ state_lock(const char *path, char *err, size_t errlen)
 }
 
 int
-state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
+state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *root, *arr, *ver;
@@ -61,6 +62,8 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 	json_t *v;
 
 	*sandboxes = NULL;
+	if (holds)
+		*holds = NULL;
 	if (stat(path, &st)) {
 		if (errno == ENOENT) {
 			*sandboxes = json_array();
@@ -100,11 +103,25 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 		json_decref(root);
 		return -EINVAL;
 	}
+	v = json_object_get(root, HOLDS_KEY);
+	if (v && !json_is_array(v)) {
+		snprintf(err, errlen, "state file %s: \"%s\" must be an array; it was left as it "
+			 "is", path, HOLDS_KEY);
+		json_decref(root);
+		return -EINVAL;
+	}
+	if (holds && v)
+		*holds = json_incref(v);
 	json_object_foreach(root, key, v) {
-		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes")) {
+		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes") &&
+		    strcmp(key, HOLDS_KEY)) {
 			snprintf(err, errlen, "state file %s has an unknown field \"%.64s\"; it "
 				 "was left as it is", path, key);
 			json_decref(root);
+			if (holds) {
+				json_decref(*holds);
+				*holds = NULL;
+			}
 			return -EINVAL;
 		}
 	}
@@ -114,7 +131,7 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 }
 
 int
-state_save(const char *path, json_t *sandboxes, char *err, size_t errlen)
+state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen)
 {
 	char *text, *file = NULL;
 	json_t *root;
@@ -122,6 +139,12 @@ state_save(const char *path, json_t *sandboxes, char *err, size_t errlen)
 
 	root = json_pack("{s:s,s:i,s:O}", "format", STATE_FORMAT, "version", CVS_STATE_VERSION,
 			 "sandboxes", sandboxes);
+	/*
+	 * Written only when there are holds: a file without them stays readable by a build
+	 * from before holds existed, so a downgrade keeps its registrations.
+	 */
+	if (root && json_array_size(holds))
+		json_object_set(root, HOLDS_KEY, holds);
 	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
 	/* A text file ends with a newline; json_dumps leaves it out. */

@@ -63,7 +63,7 @@ counts_check(struct registry *r)
 		}
 	if (n != r->count || r->slots.used != n || r->ips.used != n)
 		fuzz_fail("slot or address count drifted");
-	if (r->hostports.used != ports || (uint32_t)fdp.hostports != ports)
+	if (hostports_used(&r->hostports) != ports || (uint32_t)fdp.hostports != ports)
 		fuzz_fail("host port count drifted");
 	if ((uint32_t)fdp.attached != n)
 		fuzz_fail("a registered sandbox is not attached, or a removed one still is");

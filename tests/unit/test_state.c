@@ -76,35 +76,35 @@ test_file(const char *dir)
 	int fd, fd2;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK(json_is_array(arr) && json_array_size(arr) == 0);
 	json_decref(arr);
 
 	arr = json_pack("[{s:s}]", "sandboxID", "x");
-	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
 	json_decref(arr);
 	CHECK(access(path, F_OK) == 0);
 	snprintf(lock, sizeof(lock), "%s.tmp", path);
 	CHECK(access(lock, F_OK) != 0);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(json_array_size(arr), 1);
 	json_decref(arr);
 
 	/* Corrupt, wrong version, foreign, unknown field: refused, file untouched. */
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[");
 	snprintf(before, sizeof(before), "%s", slurp(path));
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "corrupt") && strstr(err, path));
 	CHECK(!strcmp(slurp(path), before));
 	spit(path, "");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":2,\"sandboxes\":[]}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "version 2") != NULL);
 	spit(path, "{\"sandboxes\":[]}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[],\"x\":1}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "unknown field") != NULL);
 
 	/* One owner at a time, even within a process (flock is per open file). */
@@ -123,7 +123,7 @@ test_file(const char *dir)
 	CHECK(state_lock(path, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "create the directory") != NULL);
 	arr = json_array();
-	CHECK(state_save(path, arr, err, sizeof(err)) < 0);
+	CHECK(state_save(path, arr, NULL, err, sizeof(err)) < 0);
 	json_decref(arr);
 }
 
@@ -146,12 +146,12 @@ test_restore(const char *dir)
 	/* Churn so restored host ports are not simply the first ones. */
 	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), REG_OK);
 	arr = reg_state(&a);
-	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
 	json_decref(arr);
 	la = reg_list(&a);
 
 	reg_new(&b);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
 	json_decref(arr);
 	CHECK_EQ(reg_attach_pending(&b), 0);
@@ -219,7 +219,7 @@ test_restore(const char *dir)
 		reg_counts(&b, &total, &un);
 		CHECK_EQ(total, un);
 		reg_clear(&b);
-		CHECK_EQ(b.hostports.used, 0);
+		CHECK_EQ(hostports_used(&b.hostports), 0);
 		CHECK_EQ(b.ips.used, 0);
 		reg_fini(&b);
 	}
