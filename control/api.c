@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
@@ -17,12 +17,7 @@ typedef enum MHD_Result MHD_RESULT;
 
 struct api {
 	struct MHD_Daemon *d;
-	struct registry *reg;
-	api_extra_fn extra;
-	void *extra_ctx;
-	api_obs_fn obs;
-	void *obs_ctx;
-	pthread_mutex_t persist_lock;
+	const struct api_routes *routes;
 };
 
 struct api_req {
@@ -31,7 +26,37 @@ struct api_req {
 	bool too_big;
 };
 
-/* Split "/sandboxes/ID/exposed-ports/PORT" into at most 5 segments; returns the count. */
+json_t *
+api_error(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	json_t *j;
+	char *c;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	j = json_pack("{s:s}", "error", buf);
+	if (j)
+		return j;
+	/*
+	 * jansson refuses invalid UTF-8, and a message cut at the buffer's end may stop in the
+	 * middle of a character: keep the ASCII and mark the rest.
+	 */
+	for (c = buf; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	return json_pack("{s:s}", "error", buf);
+}
+
+void
+api_routes_init(struct api_routes *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+/* Split a path into its non-empty segments; -1 when it is too long or has too many. */
 static int
 api_split(const char *path, char *buf, size_t buflen, char **seg, int max)
 {
@@ -49,64 +74,109 @@ api_split(const char *path, char *buf, size_t buflen, char **seg, int max)
 	return n;
 }
 
-static int
-api_method_not_allowed(const char *allow, const char **allow_out, json_t **out)
+int
+api_register(struct api_routes *t, const char *method, const char *pattern,
+	     unsigned int flags, api_handler_fn fn, void *ctx)
 {
-	*allow_out = allow;
-	*out = reg_error("method not allowed; allowed: %s", allow);
-	return 405;
+	char buf[256], *seg[API_SEGS_MAX];
+	int n, i, args = 0;
+
+	if (pattern[0] != '/' || !fn || !*method)
+		return -EINVAL;
+	n = api_split(pattern, buf, sizeof(buf), seg, API_SEGS_MAX);
+	if (n < 1)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		args += seg[i][0] == '{';
+	if (args > API_ARGS_MAX || (args && (flags & API_EXACT)))
+		return -EINVAL;
+	if (t->n == API_ROUTES_MAX)
+		return -ENOSPC;
+	for (i = 0; i < (int)t->n; i++)
+		if (!strcmp(t->r[i].method, method) && !strcmp(t->r[i].pattern, pattern))
+			return -EEXIST;
+	t->r[t->n++] = (struct api_route){ .method = method, .pattern = pattern, .flags = flags,
+					   .fn = fn, .ctx = ctx };
+	return 0;
 }
 
-int
-api_route(struct registry *reg, api_extra_fn extra, void *extra_ctx, const char *method,
-	  const char *path, const char *body, size_t len, json_t **out, const char **allow)
+/* Does the pattern match the path's segments? Fills arg with the {name} segments. */
+static bool
+api_match(const char *pattern, char *const *seg, int n, const char **arg)
 {
-	char buf[1024], *seg[5];
-	bool get = !strcmp(method, "GET"), put = !strcmp(method, "PUT");
-	bool del = !strcmp(method, "DELETE");
-	int n = api_split(path, buf, sizeof(buf), seg, 5);
+	const char *p = pattern;
+	int i = 0, a = 0;
 
-	*out = NULL;
-	*allow = NULL;
-	if (n >= 1 && !strcmp(seg[0], "sandboxes")) {
-		if (n == 1) {
-			if (!get)
-				return api_method_not_allowed("GET", allow, out);
-			return reg_list(reg, out);
-		}
-		if (n == 2) {
-			if (put)
-				return reg_put(reg, seg[1], body ? body : "", len, out);
-			if (get)
-				return reg_get(reg, seg[1], out);
-			if (del)
-				return reg_delete(reg, seg[1], out);
-			return api_method_not_allowed("GET, PUT, DELETE", allow, out);
-		}
-		if (n == 3 && !strcmp(seg[2], "policy")) {
-			if (get)
-				return reg_policy_get(reg, seg[1], out);
-			if (put)
-				return reg_policy_put(reg, seg[1], body, len, out);
-			return api_method_not_allowed("GET, PUT", allow, out);
-		}
-		if (n == 4 && !strcmp(seg[2], "exposed-ports")) {
-			if (!get)
-				return api_method_not_allowed("GET", allow, out);
-			return reg_exposed(reg, seg[1], seg[3], out);
-		}
-	}
-	if (extra && n >= 1) {
-		int status = 200;
-		json_t *j = extra(extra_ctx, method, path, body, len, &status, allow);
+	memset(arg, 0, API_ARGS_MAX * sizeof(*arg));
+	while (*p) {
+		const char *end;
+		size_t len;
 
-		if (j) {
-			*out = j;
-			return status;
-		}
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		end = strchr(p, '/');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (i == n)
+			return false;
+		if (*p == '{')
+			arg[a++] = seg[i];
+		else if (strlen(seg[i]) != len || memcmp(seg[i], p, len))
+			return false;
+		i++;
+		p += len;
 	}
-	*out = reg_error("no route for %s", path);
-	return 404;
+	return i == n;
+}
+
+void
+api_dispatch(const struct api_routes *t, const char *method, const char *path,
+	     const char *body, size_t len, const struct api_query *q, struct api_reply *rep)
+{
+	static const struct api_query none = { .n = 0 };
+	struct api_request rq = { .method = method, .path = path, .body = body, .len = len,
+				  .query = q ? q : &none };
+	char buf[1024], *seg[API_SEGS_MAX], allow[sizeof(rep->allow)] = "";
+	int n = api_split(path, buf, sizeof(buf), seg, API_SEGS_MAX);
+	size_t used = 0;
+	uint32_t i;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->status = 200;
+	for (i = 0; n > 0 && i < t->n; i++) {
+		const struct api_route *r = &t->r[i];
+
+		if ((r->flags & API_EXACT) ? strcmp(r->pattern, path) :
+		    !api_match(r->pattern, seg, n, rq.arg))
+			continue;
+		if (!strcmp(r->method, method)) {
+			r->fn(r->ctx, &rq, rep);
+			return;
+		}
+		/* The path exists: a 405 lists every method it is served with. */
+		used += (size_t)snprintf(allow + used, sizeof(allow) - used, "%s%s",
+					 used ? ", " : "", r->method);
+		if (used >= sizeof(allow))
+			used = sizeof(allow) - 1;
+	}
+	if (used) {
+		memcpy(rep->allow, allow, sizeof(allow));
+		rep->status = 405;
+		rep->json = api_error("method not allowed; allowed: %s", rep->allow);
+		return;
+	}
+	rep->status = 404;
+	rep->json = api_error("no route for %s", path);
+}
+
+void
+api_reply_free(struct api_reply *rep)
+{
+	json_decref(rep->json);
+	free(rep->text);
+	rep->json = NULL;
+	rep->text = NULL;
 }
 
 const char *
@@ -147,34 +217,11 @@ api_send_text(struct MHD_Connection *c, struct api_reply *rep)
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", rep->ctype ? rep->ctype : "text/plain");
-	if (rep->allow)
+	if (rep->allow[0])
 		MHD_add_response_header(resp, "Allow", rep->allow);
 	ret = MHD_queue_response(c, (unsigned int)rep->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
-}
-
-/*
- * Make a successful change durable before answering. One writer at a time, and each write
- * takes a fresh snapshot, so a later write never carries an older registry than an earlier one.
- */
-static int
-api_persist(struct api *a, int status, const char *method, json_t **out)
-{
-	char err[512];
-	int ret;
-
-	if (status < 200 || status > 299 || !strcmp(method, "GET") || !strcmp(method, "HEAD") ||
-	    !a->reg->ops || !a->reg->ops->persist)
-		return status;
-	pthread_mutex_lock(&a->persist_lock);
-	ret = a->reg->ops->persist(a->reg->ctx, err, sizeof(err));
-	pthread_mutex_unlock(&a->persist_lock);
-	if (!ret)
-		return status;
-	json_decref(*out);
-	*out = reg_error("the change is in effect but could not be saved: %s", err);
-	return 500;
 }
 
 static MHD_RESULT
@@ -249,9 +296,8 @@ api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *me
 {
 	struct api *a = cls;
 	struct api_req *rq = *con_cls;
-	const char *allow;
-	json_t *out;
-	int status;
+	struct api_query q = { .n = 0 };
+	struct api_reply rep;
 
 	if (!rq) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -267,7 +313,7 @@ api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		 * see a reset instead of the 413.
 		 */
 		if (cl && strtoull(cl, NULL, 10) > 4ull * CVS_API_MAX_BODY)
-			return api_send(c, 413, reg_error("request body larger than %u bytes",
+			return api_send(c, 413, api_error("request body larger than %u bytes",
 							  CVS_API_MAX_BODY), NULL);
 		return MHD_YES;
 	}
@@ -288,23 +334,15 @@ api_handler(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		return MHD_YES;
 	}
 	if (rq->too_big)
-		return api_send(c, 413, reg_error("request body larger than %u bytes",
+		return api_send(c, 413, api_error("request body larger than %u bytes",
 						  CVS_API_MAX_BODY), NULL);
-	if (a->obs) {
-		struct api_reply rep = { .status = 200 };
-		struct api_query q = { .n = 0 };
-
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, api_query_add, &q);
-		if (a->obs(a->obs_ctx, method, url, &q, &rep)) {
-			if (rep.text)
-				return api_send_text(c, &rep);
-			return api_send(c, rep.status, rep.json, rep.allow);
-		}
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, api_query_add, &q);
+	api_dispatch(a->routes, method, url, rq->body, rq->len, &q, &rep);
+	if (rep.text) {
+		json_decref(rep.json);
+		return api_send_text(c, &rep);
 	}
-	status = api_route(a->reg, a->extra, a->extra_ctx, method, url, rq->body, rq->len, &out,
-			   &allow);
-	status = api_persist(a, status, method, &out);
-	return api_send(c, status, out, allow);
+	return api_send(c, rep.status, rep.json, rep.allow[0] ? rep.allow : NULL);
 }
 
 static void
@@ -320,8 +358,7 @@ api_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTe
 }
 
 struct api *
-api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra,
-	  void *extra_ctx, api_obs_fn obs, void *obs_ctx, char *err, size_t errlen)
+api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err, size_t errlen)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
 				   .sin_addr.s_addr = addr };
@@ -329,12 +366,7 @@ api_start(uint32_t addr, uint16_t port, struct registry *reg, api_extra_fn extra
 
 	if (!a)
 		return NULL;
-	a->reg = reg;
-	a->extra = extra;
-	a->extra_ctx = extra_ctx;
-	a->obs = obs;
-	a->obs_ctx = obs_ctx;
-	pthread_mutex_init(&a->persist_lock, NULL);
+	a->routes = t;
 	a->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL_LINUX_ONLY |
 				MHD_USE_ERROR_LOG, port, NULL, NULL, api_handler, a,
 				MHD_OPTION_SOCK_ADDR, &sin,
@@ -362,6 +394,5 @@ api_stop(struct api *a)
 	if (!a)
 		return;
 	MHD_stop_daemon(a->d);
-	pthread_mutex_destroy(&a->persist_lock);
 	free(a);
 }

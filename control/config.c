@@ -15,6 +15,8 @@ enum {
 	OPT_NODE_IP,
 	OPT_API_LISTEN,
 	OPT_HOST_PORTS,
+	OPT_RESERVED_PORTS,
+	OPT_HOSTPORT_HOLD,
 	OPT_SNAT_PORTS,
 	OPT_SANDBOX_CIDR,
 	OPT_MAX_SESSIONS,
@@ -40,6 +42,8 @@ static const struct option cvs_long_opts[] = {
 	{ "node-ip", required_argument, NULL, OPT_NODE_IP },
 	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
 	{ "host-port-range", required_argument, NULL, OPT_HOST_PORTS },
+	{ "reserved-host-ports", required_argument, NULL, OPT_RESERVED_PORTS },
+	{ "host-port-hold", required_argument, NULL, OPT_HOSTPORT_HOLD },
 	{ "snat-port-range", required_argument, NULL, OPT_SNAT_PORTS },
 	{ "sandbox-cidr", required_argument, NULL, OPT_SANDBOX_CIDR },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
@@ -77,6 +81,11 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --node-ip IP              node address for host ports [first IPv4 of IFACE]\n"
 		"  --api-listen ADDR:PORT    control API address [127.0.0.1:9180]\n"
 		"  --host-port-range LO-HI   host ports for exposed container ports [20000-29999]\n"
+		"  --reserved-host-ports LIST  host ports never handed out, P or LO-HI separated\n"
+		"                            by commas, repeatable (ports with a kernel listener\n"
+		"                            on the node are skipped anyway) [none]\n"
+		"  --host-port-hold SECONDS  a deleted sandbox id gets its host ports back when it\n"
+		"                            is registered again within this time, 0 = off [600]\n"
 		"  --snat-port-range LO-HI   source ports for egress and hairpin [30000-65535]\n"
 		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
 		"  --max-sessions N          session table capacity [1048576]\n"
@@ -119,6 +128,7 @@ cvs_config_defaults(struct cvs_config *c)
 	c->api_addr = htonl(INADDR_LOOPBACK);
 	c->api_port = 9180;
 	c->host_ports = (struct cvs_range){ 20000, 29999 };
+	c->hostport_hold_s = 600;
 	c->snat_ports = (struct cvs_range){ 30000, 65535 };
 	inet_pton(AF_INET, "192.168.0.0", &c->sandbox_net);
 	c->sandbox_prefix = 18;
@@ -161,22 +171,6 @@ cvs_parse_mac(const char *s, uint8_t mac[6])
 }
 
 int
-cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-int
 cvs_parse_range(const char *s, struct cvs_range *r)
 {
 	char buf[32], *dash;
@@ -194,6 +188,36 @@ cvs_parse_range(const char *s, struct cvs_range *r)
 		return -EINVAL;
 	r->lo = (uint16_t)lo;
 	r->hi = (uint16_t)hi;
+	return 0;
+}
+
+int
+cvs_parse_port_list(const char *s, struct cvs_range *out, uint32_t max, uint32_t *n)
+{
+	char buf[32];
+	const char *p = s;
+
+	do {
+		size_t len = strcspn(p, ",");
+		uint32_t v;
+
+		if (len == 0 || len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (*n >= max)
+			return -E2BIG;
+		if (strchr(buf, '-')) {
+			if (cvs_parse_range(buf, &out[*n]))
+				return -EINVAL;
+		} else {
+			if (cvs_parse_u32(buf, 1, 65535, &v))
+				return -EINVAL;
+			out[*n] = (struct cvs_range){ (uint16_t)v, (uint16_t)v };
+		}
+		(*n)++;
+		p += len;
+	} while (*p++ == ',');
 	return 0;
 }
 
@@ -230,6 +254,23 @@ static bool
 cvs_ranges_overlap(struct cvs_range a, struct cvs_range b)
 {
 	return a.lo <= b.hi && b.lo <= a.hi;
+}
+
+/* A reserved port outside the range is a typo the operator wants to hear about. */
+static int
+cvs_check_reserved(const struct cvs_config *c, char *err, size_t errlen)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->n_reserved; i++) {
+		if (c->reserved[i].lo >= c->host_ports.lo && c->reserved[i].hi <= c->host_ports.hi)
+			continue;
+		snprintf(err, errlen, "--reserved-host-ports %u-%u is outside --host-port-range %u-%u",
+			 c->reserved[i].lo, c->reserved[i].hi, c->host_ports.lo,
+			 c->host_ports.hi);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int
@@ -278,6 +319,23 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 		case OPT_HOST_PORTS:
 			if (cvs_parse_range(optarg, &c->host_ports))
 				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");
+			break;
+		case OPT_RESERVED_PORTS: {
+			int r = cvs_parse_port_list(optarg, c->reserved, CVS_MAX_RESERVED,
+						    &c->n_reserved);
+
+			if (r == -E2BIG)
+				return cvs_bad(err, errlen, name, optarg,
+					       "at most 64 ports or ranges in all");
+			if (r)
+				return cvs_bad(err, errlen, name, optarg,
+					       "P or LO-HI within 1-65535, separated by commas");
+			break;
+		}
+		case OPT_HOSTPORT_HOLD:
+			if (cvs_parse_u32(optarg, 0, 86400 * 7, &c->hostport_hold_s))
+				return cvs_bad(err, errlen, name, optarg,
+					       "seconds, 0 to 604800");
 			break;
 		case OPT_SNAT_PORTS:
 			if (cvs_parse_range(optarg, &c->snat_ports))
@@ -407,7 +465,7 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 		snprintf(err, errlen, "--guest-ip and --gateway-ip must differ");
 		return -EINVAL;
 	}
-	return 0;
+	return cvs_check_reserved(c, err, errlen);
 }
 
 int

@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <net/if.h>
 
+#include "cvs_common.h"	/* cvs_parse_u32 */
+
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
+#define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 
 struct cvs_range {
 	uint16_t lo;
@@ -21,6 +24,9 @@ struct cvs_config {
 	uint32_t api_addr;		/* network order */
 	uint16_t api_port;
 	struct cvs_range host_ports;
+	struct cvs_range reserved[CVS_MAX_RESERVED];	/* host ports never handed out */
+	uint32_t n_reserved;
+	uint32_t hostport_hold_s;	/* a deleted sandbox id keeps its host ports this long */
 	struct cvs_range snat_ports;
 	uint32_t sandbox_net;		/* network order */
 	uint8_t sandbox_prefix;
@@ -55,7 +61,8 @@ void cvs_config_usage(FILE *f, const char *prog);
 int cvs_parse_ipv4(const char *s, uint32_t *out);
 int cvs_parse_mac(const char *s, uint8_t mac[6]);
 int cvs_parse_range(const char *s, struct cvs_range *r);
-int cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+/* "P,LO-HI,..." appended to out[*n]; -EINVAL on a bad entry, -E2BIG past 'max' entries. */
+int cvs_parse_port_list(const char *s, struct cvs_range *out, uint32_t max, uint32_t *n);
 
 /*
  * Check the kernel's ephemeral port range against our port ranges. Returns 0 when disjoint,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -66,3 +67,33 @@ fail:
 	close(fd);
 	return ret;
 }
+
+/* An IPv4 address of an interface (the first, or 'want' if present) and its mask, or 0. */
+uint32_t
+hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask)
+{
+	struct ifaddrs *ifa, *p;
+	uint32_t ip = 0;
+
+	*mask = 0;
+	if (getifaddrs(&ifa))
+		return 0;
+	for (p = ifa; p; p = p->ifa_next) {
+		uint32_t a;
+
+		if (!p->ifa_addr || p->ifa_addr->sa_family != AF_INET ||
+		    strcmp(p->ifa_name, ifname))
+			continue;
+		a = ((struct sockaddr_in *)p->ifa_addr)->sin_addr.s_addr;
+		if (ip && want && a != want)
+			continue;
+		ip = a;
+		*mask = p->ifa_netmask ?
+			((struct sockaddr_in *)p->ifa_netmask)->sin_addr.s_addr : 0xffffffff;
+		if (!want || a == want)
+			break;
+	}
+	freeifaddrs(ifa);
+	return ip;
+}
+

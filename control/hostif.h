@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The kernel side of cube-dev: address, route (through the prefix) and link state. */
+/*
+ * Kernel interfaces: the kernel side of cube-dev (address, route through the prefix, link
+ * state), and the address of the world interface.
+ */
 #ifndef CVS_HOSTIF_H
 #define CVS_HOSTIF_H
 
@@ -9,5 +12,8 @@
 /* Give ifname addr/prefix and bring it up; read its MAC. Returns 0 or -errno with err set. */
 int hostif_configure(const char *ifname, uint32_t addr, uint8_t prefix, uint8_t mac[6],
 		     char *err, size_t errlen);
+
+/* An IPv4 address of ifname (the first, or 'want' if present) and its mask; 0 for none. */
+uint32_t hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask);
 
 #endif /* CVS_HOSTIF_H */

@@ -17,6 +17,7 @@ extern int cvs_log_api;
 #define CVS_LOG(level, type, fmt, ...) \
 	rte_log(RTE_LOG_##level, cvs_log_##type, "cvs." #type ": " fmt "\n", ##__VA_ARGS__)
 
+/* Register the log types (after EAL) and route libbpf and libxdp messages into cvs.xdp. */
 void cvs_log_init(void);
 
 #endif /* CVS_LOG_H */

@@ -21,54 +21,7 @@
 #define OBS_DUMP_MAX		1000u	/* largest page of /sessions */
 #define OBS_DUMP_BUDGET		65536u	/* table slots the worker looks at per mailbox call */
 #define OBS_SUMMARY_MS		10000u
-#define OBS_RETRY_MS		2000u
 #define OBS_WORKER_STALL_MS	1000u
-
-static const char *const obs_xsk_names[OBS_XSK_MAX] = {
-#define OBS_XSK_NAME(f, s, h) [OBS_XSK_##f] = "sandbox_" s,
-	OBS_XSK_COUNTERS(OBS_XSK_NAME)
-#undef OBS_XSK_NAME
-};
-static const char *const obs_xsk_keys[OBS_XSK_MAX] = {
-#define OBS_XSK_KEY(f, s, h) [OBS_XSK_##f] = s,
-	OBS_XSK_COUNTERS(OBS_XSK_KEY)
-#undef OBS_XSK_KEY
-};
-static const char *const obs_xsk_help[OBS_XSK_MAX] = {
-#define OBS_XSK_HELP(f, s, h) [OBS_XSK_##f] = "AF_XDP socket of the sandbox: " h,
-	OBS_XSK_COUNTERS(OBS_XSK_HELP)
-#undef OBS_XSK_HELP
-};
-static const char *const obs_eth_keys[OBS_ETH_MAX] = {
-#define OBS_ETH_KEY(f, s, h) [OBS_ETH_##f] = s,
-	OBS_ETH_COUNTERS(OBS_ETH_KEY)
-#undef OBS_ETH_KEY
-};
-static const char *const obs_eth_names[OBS_ETH_MAX] = {
-#define OBS_ETH_NAME(f, s, h) [OBS_ETH_##f] = "port_" s,
-	OBS_ETH_COUNTERS(OBS_ETH_NAME)
-#undef OBS_ETH_NAME
-};
-static const char *const obs_eth_help[OBS_ETH_MAX] = {
-#define OBS_ETH_HELP(f, s, h) [OBS_ETH_##f] = h,
-	OBS_ETH_COUNTERS(OBS_ETH_HELP)
-#undef OBS_ETH_HELP
-};
-static const char *const obs_xdp_names[CVS_XDP_MAX] = {
-#define OBS_XDP_NAME(e, s, h) [CVS_XDP_##e] = s,
-	CVS_XDP_COUNTERS(OBS_XDP_NAME)
-#undef OBS_XDP_NAME
-};
-static const char *const obs_port_names[CVS_PC_MAX] = {
-#define OBS_PC_NAME(n, s, h) [CVS_PC_##n] = "sandbox_port_" s,
-	CVS_PORT_COUNTERS(OBS_PC_NAME)
-#undef OBS_PC_NAME
-};
-
-static const char *const obs_tcp_states[] = {
-	"NONE", "SYN_SENT", "SYN_RECV", "ESTABLISHED", "FIN_WAIT", "CLOSE_WAIT", "LAST_ACK",
-	"TIME_WAIT", "CLOSE", "SYN_SENT2",
-};
 
 static uint64_t
 obs_now_ms(void)
@@ -133,21 +86,51 @@ obs_drop_summary(struct obs *o)
 			(unsigned long long)total, o->summary_period_ms / 1000, line);
 }
 
+static void
+obs_warn_unattached(void *arg, const struct sandbox *sb)
+{
+	if (!sb->dp)
+		CVS_LOG(WARNING, ctl, "sandbox %s is registered but not attached: %s", sb->id,
+			sb->why);
+}
+
 void
 obs_log_unattached(struct obs *o)
 {
-	struct registry *r = o->reg;
+	reg_foreach(o->reg, obs_warn_unattached, NULL);
+}
+
+/*
+ * A kernel service that starts listening on a host port already handed out is shadowed by
+ * the steering program: say so once when the set of such ports changes, not every tick.
+ */
+static void
+obs_log_conflicts(struct obs *o)
+{
+	struct reg_hostport_info hp;
+	char list[HOSTPORTS_MAX_CONFLICTS * 7 + 8];
+	size_t at = 0;
 	uint32_t i;
 
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++) {
-		const struct sandbox *sb = r->by_slot[i];
-
-		if (sb && !sb->dp)
-			CVS_LOG(WARNING, ctl, "sandbox %s is registered but not attached: %s",
-				sb->id, sb->why);
+	reg_hostport_info(o->reg, &hp);
+	if (hp.nconflicts == o->conflicts_logged &&
+	    !memcmp(hp.conflicts, o->conflict_ports, sizeof(hp.conflicts)))
+		return;
+	o->conflicts_logged = hp.nconflicts;
+	memcpy(o->conflict_ports, hp.conflicts, sizeof(hp.conflicts));
+	if (!hp.nconflicts) {
+		CVS_LOG(INFO, ctl, "no host port shadows a kernel listener any more");
+		return;
 	}
-	pthread_mutex_unlock(&r->lock);
+	list[0] = '\0';
+	for (i = 0; i < hp.nconflicts && i < HOSTPORTS_MAX_CONFLICTS; i++)
+		at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%u", i ? "," : "",
+				       hp.conflicts[i]);
+	CVS_LOG(WARNING, ctl, "%u host port(s) handed out to sandboxes now also have a kernel "
+		"listener on the node, which world clients cannot reach: %s%s (move the "
+		"service, or register the sandbox's port again: a port with a listener is "
+		"never handed out; --reserved-host-ports keeps a port out for good)",
+		hp.nconflicts, list, hp.nconflicts > HOSTPORTS_MAX_CONFLICTS ? ",..." : "");
 }
 
 void
@@ -168,63 +151,75 @@ obs_tick(struct obs *o)
 			oldest = o->moved_ms[k];
 	}
 	atomic_store(&o->worker_seen_ms, oldest == UINT64_MAX ? 0 : oldest);
+	obs_log_conflicts(o);
 	if (now >= o->next_summary_ms) {
 		obs_drop_summary(o);
 		o->next_summary_ms = now + o->summary_period_ms;
 	}
-	/* Sandboxes restored while their interface was missing are attached when it appears. */
-	if (atomic_load(&o->restored) && now >= o->next_retry_ms) {
-		uint32_t total, before, after;
+}
 
-		o->next_retry_ms = now + OBS_RETRY_MS;
-		reg_counts(o->reg, &total, &before);
-		if (before) {
-			after = reg_attach_pending(o->reg);
-			if (after < before)
-				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still "
-					"waiting", before - after, after);
-		}
+struct obs_sbx_walk {
+	const struct obs *o;
+	struct obs_snap *s;
+	uint32_t cap;
+};
+
+/* One registration into the snapshot (under the registry lock: copy, do not keep). */
+static void
+obs_sbx_one(void *arg, const struct sandbox *sb)
+{
+	struct obs_sbx_walk *v = arg;
+	struct obs_snap *s = v->s;
+	const struct xskport *xp = sb->dp;
+	struct xdp_statistics xs;
+	socklen_t len = sizeof(xs);
+	struct obs_sbx *e;
+
+	if (s->nsbx == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 64;
+		struct obs_sbx *grown = realloc(s->sbx, cap * sizeof(*s->sbx));
+
+		if (!grown)
+			return;
+		s->sbx = grown;
+		v->cap = cap;
+	}
+	e = &s->sbx[s->nsbx++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", sb->id);
+	e->attached = xp != NULL;
+	if (!xp) {
+		s->unattached++;
+		return;
+	}
+	if (v->o->w[0].slot_st)
+		memcpy(e->port, v->o->w[0].slot_st[sb->slot].c, sizeof(e->port));
+	memset(&xs, 0, sizeof(xs));
+	if (!getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
+#define OBS_XSK_COPY(f, str, h) e->xsk[OBS_XSK_##f] = xs.f;
+		OBS_XSK_COUNTERS(OBS_XSK_COPY)
+#undef OBS_XSK_COPY
 	}
 }
 
 static void
 obs_sbx_collect(struct obs *o, struct obs_snap *s)
 {
-	struct registry *r = o->reg;
-	uint32_t i, n = 0;
+	struct obs_sbx_walk v = { .o = o, .s = s, .cap = 0 };
+	struct reg_hostport_info hp;
 
-	pthread_mutex_lock(&r->lock);
-	s->sbx = calloc(r->count ? r->count : 1, sizeof(*s->sbx));
-	for (i = 0; s->sbx && i < r->max_sandboxes && n < r->count; i++) {
-		const struct sandbox *sb = r->by_slot[i];
-		struct obs_sbx *e;
-
-		if (!sb)
-			continue;
-		e = &s->sbx[n++];
-		snprintf(e->id, sizeof(e->id), "%s", sb->id);
-		e->attached = sb->dp != NULL;
-		if (!sb->dp) {
-			s->unattached++;
-			continue;
-		}
-		if (o->w[0].slot_st)
-			memcpy(e->port, o->w[0].slot_st[sb->slot].c, sizeof(e->port));
-		{
-			const struct xskport *xp = sb->dp;
-			struct xdp_statistics xs;
-			socklen_t len = sizeof(xs);
-
-			memset(&xs, 0, sizeof(xs));
-			if (!getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
-#define OBS_XSK_COPY(f, str, h) e->xsk[OBS_XSK_##f] = xs.f;
-				OBS_XSK_COUNTERS(OBS_XSK_COPY)
-#undef OBS_XSK_COPY
-			}
-		}
-	}
-	s->nsbx = n;
-	pthread_mutex_unlock(&r->lock);
+	reg_foreach(o->reg, obs_sbx_one, &v);
+	reg_hostport_info(o->reg, &hp);
+	s->hp_size = hp.size;
+	s->hp_used = hp.used;
+	s->hp_free = hp.free;
+	s->hp_listening = hp.listening;
+	s->hp_holds = hp.holds;
+	s->hp_conflicts = hp.nconflicts;
+	s->hp_holds_reused = hp.st.holds_reused;
+	s->hp_holds_expired = hp.st.holds_expired;
+	s->hp_holds_broken = hp.st.holds_broken;
+	s->hp_scan_errors = hp.st.scan_errors;
 }
 
 /*
@@ -304,244 +299,6 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 	obs_sbx_collect(o, s);
 }
 
-void
-obs_snap_free(struct obs_snap *s)
-{
-	free(s->sbx);
-	s->sbx = NULL;
-}
-
-/* ---- the one enumeration ---- */
-
-static void
-obs_emit(obs_visit_fn fn, void *arg, const char *family, const char *help, enum obs_kind kind,
-	 const char *label, const char *lvalue, const char *group, const char *key, uint64_t u)
-{
-	struct obs_metric m = {
-		.family = family, .help = help, .kind = kind, .label = label, .lvalue = lvalue,
-		.group = group, .key = key, .u = u, .d = (double)u,
-	};
-
-	fn(arg, &m);
-}
-
-static void
-obs_emit_f(obs_visit_fn fn, void *arg, const char *family, const char *help,
-	   const char *group, const char *key, double d)
-{
-	struct obs_metric m = {
-		.family = family, .help = help, .kind = OBS_GAUGE, .group = group, .key = key,
-		.is_float = true, .d = d, .u = (uint64_t)d,
-	};
-
-	fn(arg, &m);
-}
-
-void
-obs_enumerate(const struct obs_snap *s, obs_visit_fn fn, void *arg)
-{
-	uint64_t pkts;
-	uint32_t i, k;
-
-	obs_emit(fn, arg, "build_info", "version of the running cubevs-fp (always 1)", OBS_GAUGE,
-		 "version", CVS_VERSION, NULL, NULL, 1);
-	obs_emit_f(fn, arg, "uptime_seconds", "seconds since cubevs-fp started", "",
-		   "uptimeSeconds", s->uptime);
-	obs_emit(fn, arg, "ready", "1 when /readyz answers 200", OBS_GAUGE, NULL, NULL, "",
-		 "ready", s->ready);
-	for (i = 0; i < CVS_WC_MAX; i++)
-		obs_emit(fn, arg, cvs_wcounter_names[i], cvs_wcounter_help[i], OBS_COUNTER, NULL,
-			 NULL, "worker", cvs_wcounter_names[i], s->st.c[i]);
-	obs_emit(fn, arg, "worker_loops", "iterations of the worker loop", OBS_COUNTER, NULL,
-		 NULL, "worker", "loops", s->loops);
-	pkts = s->st.c[CVS_WC_WORLD_RX_PKTS] + s->st.c[CVS_WC_SBX_RX_PKTS] +
-	       s->st.c[CVS_WC_HOST_RX_PKTS];
-	obs_emit_f(fn, arg, "worker_cycles_per_packet",
-		   "busy cycles divided by packets received, since the start", "worker",
-		   "cycles_per_packet", pkts ? (double)s->st.c[CVS_WC_BUSY_CYCLES] / pkts : 0);
-	obs_emit_f(fn, arg, "worker_pipeline_cycles_per_packet",
-		   "pipeline cycles divided by pipeline packets, since the start", "worker",
-		   "pipeline_cycles_per_packet", s->st.c[CVS_WC_PIPE_PKTS] ?
-		   (double)s->st.c[CVS_WC_PIPE_CYCLES] / s->st.c[CVS_WC_PIPE_PKTS] : 0);
-	obs_emit(fn, arg, "tsc_hz", "TSC frequency: busy cycles per second", OBS_GAUGE, NULL,
-		 NULL, "worker", "tsc_hz", s->tsc_hz);
-	for (i = 0; i < CVS_DROP_MAX; i++)
-		obs_emit(fn, arg, "drops", "packets dropped by the worker, by reason", OBS_COUNTER,
-			 "reason", cvs_drop_names[i], "drops", cvs_drop_names[i], s->st.drop[i]);
-	for (i = 0; i < CVS_XDP_MAX; i++)
-		obs_emit(fn, arg, "xdp_verdicts",
-			 "verdicts of the XDP programs (per-CPU maps summed), by verdict",
-			 OBS_COUNTER, "verdict", obs_xdp_names[i], "xdp", obs_xdp_names[i],
-			 s->xdp_steer[i] + s->xdp_sbx[i]);
-	for (i = 0; i < CT_C_MAX; i++)
-		obs_emit(fn, arg, "sessions", "sessions in the table, by protocol/state class",
-			 OBS_GAUGE, "class", ct_class_names[i], "sessionsByClass",
-			 ct_class_names[i], s->cls[i]);
-	obs_emit(fn, arg, "session_table_used", "sessions in the table", OBS_GAUGE, NULL, NULL,
-		 "", "sessions", s->sessions);
-	obs_emit(fn, arg, "session_table_capacity", "session table capacity (--max-sessions)",
-		 OBS_GAUGE, NULL, NULL, "", "sessionCapacity", s->capacity);
-	obs_emit_f(fn, arg, "session_table_fill_ratio", "sessions / capacity", "", "sessionFill",
-		   s->capacity ? (double)s->sessions / s->capacity : 0);
-	obs_emit(fn, arg, "mbufs_in_use", "mbufs taken from the pool (rx rings, frames in flight)",
-		 OBS_GAUGE, NULL, NULL, "buffers", "mbufsInUse", s->mbufs_in_use);
-	obs_emit(fn, arg, "umem_frames", "UMEM frames of the attached sandbox ports", OBS_GAUGE,
-		 NULL, NULL, "buffers", "umemFrames", s->umem_frames);
-	obs_emit(fn, arg, "umem_frames_free",
-		 "UMEM frames free for transmit on the sandbox ports (the rest are the kernel's)",
-		 OBS_GAUGE, NULL, NULL, "buffers", "umemFramesFree", s->umem_free);
-	obs_emit(fn, arg, "parked_frames", "frames waiting for their next hop to be resolved",
-		 OBS_GAUGE, NULL, NULL, "buffers", "parkedFrames", s->parked);
-	for (k = 0; k < OBS_ETH_MAX; k++)
-		for (i = 0; i < OBS_PORT_MAX; i++) {
-			struct obs_metric m = {
-				.family = obs_eth_names[k], .help = obs_eth_help[k],
-				.kind = OBS_COUNTER, .label = "port",
-				.lvalue = i == OBS_PORT_WORLD ? "world" : "host", .group = "ports",
-				.key = obs_eth_keys[k], .nested = true, .u = s->eth[i][k],
-				.d = (double)s->eth[i][k],
-			};
-
-			if (s->have_port[i])
-				fn(arg, &m);
-		}
-	obs_emit(fn, arg, "sandboxes", "registered sandboxes", OBS_GAUGE, NULL, NULL, "registry",
-		 "sandboxes", s->nsbx);
-	obs_emit(fn, arg, "sandboxes_unattached",
-		 "registered sandboxes whose interface is not attached", OBS_GAUGE, NULL, NULL,
-		 "registry", "unattached", s->unattached);
-	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,
-		 NULL, NULL, "state", "writes", s->state_writes);
-	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,
-		 NULL, NULL, "state", "write_errors", s->state_write_errors);
-	for (k = 0; k < CVS_PC_MAX; k++)
-		for (i = 0; i < s->nsbx; i++) {
-			struct obs_metric m = {
-				.family = obs_port_names[k], .help = cvs_pcounter_help[k],
-				.kind = OBS_COUNTER, .label = "sandbox", .lvalue = s->sbx[i].id,
-				.group = "sandboxPorts", .key = cvs_pcounter_names[k],
-				.nested = true, .per_sandbox = true, .u = s->sbx[i].port[k],
-				.d = (double)s->sbx[i].port[k],
-			};
-
-			fn(arg, &m);
-		}
-	for (k = 0; k < OBS_XSK_MAX; k++)
-		for (i = 0; i < s->nsbx; i++) {
-			struct obs_metric m = {
-				.family = obs_xsk_names[k], .help = obs_xsk_help[k],
-				.kind = OBS_COUNTER, .label = "sandbox", .lvalue = s->sbx[i].id,
-				.group = "sandboxPorts", .key = obs_xsk_keys[k],
-				.nested = true, .per_sandbox = true, .u = s->sbx[i].xsk[k],
-				.d = (double)s->sbx[i].xsk[k],
-			};
-
-			fn(arg, &m);
-		}
-}
-
-/* ---- Prometheus text ---- */
-
-struct obs_prom {
-	FILE *f;
-	const char *last;
-};
-
-static void
-obs_prom_escape(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
-static void
-obs_prom_visit(void *arg, const struct obs_metric *m)
-{
-	struct obs_prom *p = arg;
-	const char *sfx = m->kind == OBS_COUNTER ? "_total" : "";
-
-	if (!p->last || strcmp(p->last, m->family)) {
-		fprintf(p->f, "# HELP cubevs_%s%s %s\n# TYPE cubevs_%s%s %s\n", m->family, sfx,
-			m->help, m->family, sfx, m->kind == OBS_COUNTER ? "counter" : "gauge");
-		p->last = m->family;
-	}
-	fprintf(p->f, "cubevs_%s%s", m->family, sfx);
-	if (m->label) {
-		fprintf(p->f, "{%s=\"", m->label);
-		obs_prom_escape(p->f, m->lvalue);
-		fputs("\"}", p->f);
-	}
-	if (m->is_float)
-		fprintf(p->f, " %.6g\n", m->d);
-	else
-		fprintf(p->f, " %llu\n", (unsigned long long)m->u);
-}
-
-char *
-obs_prometheus(const struct obs_snap *s, size_t *len)
-{
-	struct obs_prom p = { .last = NULL };
-	char *buf = NULL;
-
-	p.f = open_memstream(&buf, len);
-	if (!p.f)
-		return NULL;
-	obs_enumerate(s, obs_prom_visit, &p);
-	if (fclose(p.f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/* ---- /stats JSON ---- */
-
-static void
-obs_json_visit(void *arg, const struct obs_metric *m)
-{
-	json_t *root = arg, *obj = root, *v;
-
-	if (!m->group)
-		return;
-	if (*m->group) {
-		obj = json_object_get(root, m->group);
-		if (!obj) {
-			obj = json_object();
-			json_object_set_new(root, m->group, obj);
-		}
-	}
-	if (m->nested) {
-		json_t *sub = json_object_get(obj, m->lvalue);
-
-		if (!sub) {
-			sub = json_object();
-			json_object_set_new(obj, m->lvalue, sub);
-		}
-		obj = sub;
-	}
-	v = m->is_float ? json_real(m->d) : json_integer((json_int_t)m->u);
-	json_object_set_new(obj, m->key, v);
-}
-
-json_t *
-obs_stats_json(const struct obs_snap *s)
-{
-	json_t *root = json_object();
-
-	json_object_set_new(root, "version", json_string(CVS_VERSION));
-	obs_enumerate(s, obs_json_visit, root);
-	/* Every group exists even when it has no member (no sandboxes yet). */
-	if (!json_object_get(root, "sandboxPorts"))
-		json_object_set_new(root, "sandboxPorts", json_object());
-	return root;
-}
-
 /* ---- readiness ---- */
 
 void
@@ -570,122 +327,70 @@ obs_readiness(struct obs *o, struct obs_ready *r)
 
 /* ---- sessions ---- */
 
-static const char *
-obs_proto_name(uint8_t p)
+/* The filter and the position of a /sessions page, from the raw query values. */
+static int
+obs_dump_req(struct obs *o, const char *sandbox, const char *proto, const char *limit,
+	     const char *cursor, uint32_t max_limit, struct ct_dump_req *q, uint32_t *lim,
+	     uint64_t *cur, char *err, size_t errlen)
 {
-	return p == 6 ? "tcp" : p == 17 ? "udp" : p == 1 ? "icmp" : "other";
-}
+	char *end;
 
-static const char *
-obs_state_name(const struct ct_dump_entry *e)
-{
-	if (e->t[0].proto == 6)
-		return e->state < sizeof(obs_tcp_states) / sizeof(obs_tcp_states[0]) ?
-		       obs_tcp_states[e->state] : "INVALID";
-	return e->state == CT_REPLIED ? "REPLIED" : "UNREPLIED";
+	memset(q, 0, sizeof(*q));
+	*lim = max_limit < 100 ? max_limit : 100;
+	*cur = 0;
+	if (limit && cvs_parse_u32(limit, 1, max_limit, lim)) {
+		snprintf(err, errlen, "limit must be an integer 1..%u", max_limit);
+		return -EINVAL;
+	}
+	/* A cursor is worker << 32 | table index: each worker has its own table. */
+	if (cursor) {
+		errno = 0;
+		*cur = strtoull(cursor, &end, 10);
+		if (!*cursor || *end || errno || cursor[0] == '-' || (*cur >> 32) >= o->nw ||
+		    (uint32_t)*cur == CT_NIL) {
+			snprintf(err, errlen, "cursor must be the nextCursor of an earlier page");
+			return -EINVAL;
+		}
+	}
+	if (proto) {
+		q->proto = !strcmp(proto, "tcp") ? 6 : !strcmp(proto, "udp") ? 17 :
+			   !strcmp(proto, "icmp") ? 1 : 0;
+		if (!q->proto) {
+			snprintf(err, errlen, "proto must be tcp, udp or icmp");
+			return -EINVAL;
+		}
+	}
+	if (sandbox) {
+		q->zone = reg_zone_of(o->reg, sandbox);
+		if (!q->zone) {
+			snprintf(err, errlen, "sandbox %s not found", sandbox);
+			return -ENOENT;
+		}
+	}
+	return 0;
 }
 
 static bool
-obs_zone_is_sandbox(uint16_t zone)
+obs_zone_id(void *arg, uint16_t zone, char *buf, size_t len)
 {
-	return zone && zone != CVS_ZONE_HOST;
-}
-
-/* Zone → "world", "host" (cube-dev) or the sandbox id. Caller holds the registry lock. */
-static const char *
-obs_zone_name(struct registry *r, uint16_t zone)
-{
-	if (!zone)
-		return "world";
-	if (zone == CVS_ZONE_HOST)
-		return "host";
-	if (zone - 1u < r->max_sandboxes && r->by_slot[zone - 1])
-		return r->by_slot[zone - 1]->id;
-	return "gone";
-}
-
-static json_t *
-obs_tuple_json(struct registry *r, const struct ct_tuple *t)
-{
-	char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN], sa[32], da[32];
-
-	inet_ntop(AF_INET, &t->saddr, s, sizeof(s));
-	inet_ntop(AF_INET, &t->daddr, d, sizeof(d));
-	snprintf(sa, sizeof(sa), "%s:%u", s, ntohs(t->sport));
-	snprintf(da, sizeof(da), "%s:%u", d, ntohs(t->dport));
-	return json_pack("{s:s,s:s,s:s}", "src", sa, "dst", da, "port",
-			 obs_zone_name(r, t->zone));
-}
-
-static json_t *
-obs_session_json(struct registry *r, const struct ct_dump_entry *e)
-{
-	const struct ct_tuple *sbx = obs_zone_is_sandbox(e->t[0].zone) ? &e->t[0] :
-				     obs_zone_is_sandbox(e->t[1].zone) ? &e->t[1] : NULL;
-	json_t *j;
-
-	j = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:i}", "proto", obs_proto_name(e->t[0].proto),
-		      "state", obs_state_name(e), "class", ct_class_names[e->cls],
-		      "original", obs_tuple_json(r, &e->t[0]), "reply", obs_tuple_json(r, &e->t[1]),
-		      "idleSeconds", (json_int_t)e->idle, "expiresInSeconds",
-		      (json_int_t)e->expires);
-	json_object_set_new(j, "sandboxID", sbx ? json_string(obs_zone_name(r, sbx->zone)) :
-			    json_null());
-	return j;
+	return reg_zone_name(arg, zone, buf, len);
 }
 
 int
 obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *limit,
-	     const char *cursor, uint32_t max_limit, json_t **out)
+	     const char *cursor, uint32_t max_limit, json_t **out, char *err, size_t errlen)
 {
 	struct ct_dump_req q;
-	uint32_t lim = max_limit < 100 ? max_limit : 100, got = 0, i, wk = 0;
-	uint64_t cur = 0, total = 0;
+	uint32_t lim, got = 0, i, wk;
+	uint64_t cur, total = 0;
 	json_t *arr;
 	char next[24];
+	int ret;
 
-	memset(&q, 0, sizeof(q));
-	if (limit && cvs_parse_u32(limit, 1, max_limit, &lim)) {
-		*out = reg_error("limit must be an integer 1..%u", max_limit);
-		return 400;
-	}
-	/* A cursor is worker << 32 | table index: each worker has its own table. */
-	if (cursor) {
-		char *end;
-
-		errno = 0;
-		cur = strtoull(cursor, &end, 10);
-		if (!*cursor || *end || errno || cursor[0] == '-' || (cur >> 32) >= o->nw ||
-		    (uint32_t)cur == CT_NIL) {
-			*out = reg_error("cursor must be the nextCursor of an earlier page");
-			return 400;
-		}
-	}
-	if (proto) {
-		if (!strcmp(proto, "tcp"))
-			q.proto = 6;
-		else if (!strcmp(proto, "udp"))
-			q.proto = 17;
-		else if (!strcmp(proto, "icmp"))
-			q.proto = 1;
-		else {
-			*out = reg_error("proto must be tcp, udp or icmp");
-			return 400;
-		}
-	}
-	if (sandbox) {
-		struct registry *r = o->reg;
-
-		pthread_mutex_lock(&r->lock);
-		for (i = 0; i < r->max_sandboxes; i++)
-			if (r->by_slot[i] && !strcmp(r->by_slot[i]->id, sandbox))
-				q.zone = (uint16_t)(i + 1);
-		pthread_mutex_unlock(&r->lock);
-		if (!q.zone) {
-			*out = reg_error("sandbox %s not found", sandbox);
-			return 404;
-		}
-	}
+	ret = obs_dump_req(o, sandbox, proto, limit, cursor, max_limit, &q, &lim, &cur, err,
+			   errlen);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&o->dump_lock);
 	wk = (uint32_t)(cur >> 32);
 	q.cursor = (uint32_t)cur;
@@ -696,8 +401,8 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 		q.budget = OBS_DUMP_BUDGET;
 		if (worker_dump(&o->w[wk], &q, 2000)) {
 			pthread_mutex_unlock(&o->dump_lock);
-			*out = reg_error("worker %u did not answer", wk);
-			return 503;
+			snprintf(err, errlen, "worker %u did not answer", wk);
+			return -ETIMEDOUT;
 		}
 		got += q.n;
 		if (q.cursor == CT_NIL) {
@@ -706,10 +411,8 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 		}
 	}
 	arr = json_array();
-	pthread_mutex_lock(&o->reg->lock);
 	for (i = 0; i < got; i++)
-		json_array_append_new(arr, obs_session_json(o->reg, &o->dump_buf[i]));
-	pthread_mutex_unlock(&o->reg->lock);
+		json_array_append_new(arr, obs_session_json(&o->dump_buf[i], obs_zone_id, o->reg));
 	pthread_mutex_unlock(&o->dump_lock);
 	snprintf(next, sizeof(next), "%llu", (unsigned long long)wk << 32 | q.cursor);
 	for (i = 0; i < o->nw; i++)
@@ -717,103 +420,120 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 	*out = json_pack("{s:o,s:i,s:o,s:I}", "sessions", arr, "count", (json_int_t)got,
 			 "nextCursor", wk >= o->nw ? json_null() : json_string(next),
 			 "total", (json_int_t)total);
-	return 200;
+	return 0;
 }
 
 /* ---- routes ---- */
 
-static bool
-obs_only_get(const char *method, struct api_reply *rep)
-{
-	if (!strcmp(method, "GET"))
-		return true;
-	rep->status = 405;
-	rep->allow = "GET";
-	rep->json = reg_error("method not allowed; allowed: GET");
-	return false;
-}
-
 static json_t *
 obs_ready_json(struct obs *o, bool *ready)
 {
+	struct reg_hostport_info hp;
 	struct obs_ready r;
-	uint32_t total, unattached;
+	uint32_t total, unattached, i;
+	json_t *conflicts = json_array();
 
 	obs_readiness(o, &r);
 	reg_counts(o->reg, &total, &unattached);
+	reg_hostport_info(o->reg, &hp);
+	for (i = 0; i < hp.nconflicts && i < HOSTPORTS_MAX_CONFLICTS; i++)
+		json_array_append_new(conflicts, json_integer(hp.conflicts[i]));
+	/*
+	 * A shadowed node service is reported, not a reason to stop serving the sandboxes:
+	 * the operator decides which of the two moves.
+	 */
 	*ready = r.world_port_up && r.steering_attached && r.worker_polling && r.state_restored;
-	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b},s:i,s:i}", "ready", *ready, "checks",
-			 "worldPortUp", r.world_port_up, "steeringProgramAttached",
+	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b},s:i,s:i,s:i,s:o}", "ready", *ready,
+			 "checks", "worldPortUp", r.world_port_up, "steeringProgramAttached",
 			 r.steering_attached, "workerPolling", r.worker_polling, "stateRestored",
 			 r.state_restored, "sandboxes", (json_int_t)total, "unattachedSandboxes",
-			 (json_int_t)unattached);
+			 (json_int_t)unattached, "hostPortConflicts", (json_int_t)hp.nconflicts,
+			 "hostPortsShadowingListeners", conflicts);
 }
 
-bool
-obs_route(void *ctx, const char *method, const char *path, const struct api_query *q,
-	  struct api_reply *rep)
+static void
+obs_api_healthz(void *ctx, const struct api_request *rq, struct api_reply *rep)
 {
-	struct obs *o = ctx;
+	rep->json = json_pack("{s:s}", "status", "ok");
+}
+
+static void
+obs_api_readyz(void *ctx, const struct api_request *rq, struct api_reply *rep)
+{
+	bool ready;
+
+	rep->json = obs_ready_json(ctx, &ready);
+	rep->status = ready ? 200 : 503;
+}
+
+static void
+obs_api_metrics(void *ctx, const struct api_request *rq, struct api_reply *rep)
+{
 	struct obs_snap s;
 
-	if (!strcmp(path, "/healthz")) {
-		if (obs_only_get(method, rep))
-			rep->json = json_pack("{s:s}", "status", "ok");
-		return true;
+	obs_snapshot(ctx, &s);
+	rep->text = obs_prometheus(&s, &rep->text_len);
+	obs_snap_free(&s);
+	if (!rep->text) {
+		rep->status = 500;
+		rep->json = api_error("out of memory");
+		return;
 	}
-	if (!strcmp(path, "/readyz")) {
-		bool ready;
+	rep->ctype = "text/plain; version=0.0.4; charset=utf-8";
+}
 
-		if (obs_only_get(method, rep)) {
-			rep->json = obs_ready_json(o, &ready);
-			rep->status = ready ? 200 : 503;
-		}
-		return true;
-	}
-	if (!strcmp(path, "/metrics")) {
-		if (!obs_only_get(method, rep))
-			return true;
-		obs_snapshot(o, &s);
-		rep->text = obs_prometheus(&s, &rep->text_len);
-		obs_snap_free(&s);
-		if (!rep->text) {
-			rep->status = 500;
-			rep->json = reg_error("out of memory");
-			return true;
-		}
-		rep->ctype = "text/plain; version=0.0.4; charset=utf-8";
-		return true;
-	}
-	if (!strcmp(path, "/stats")) {
-		if (!obs_only_get(method, rep))
-			return true;
-		obs_snapshot(o, &s);
-		rep->json = obs_stats_json(&s);
-		obs_snap_free(&s);
-		return true;
-	}
-	if (!strcmp(path, "/sessions")) {
-		int i;
+static void
+obs_api_stats(void *ctx, const struct api_request *rq, struct api_reply *rep)
+{
+	struct obs_snap s;
 
-		if (!obs_only_get(method, rep))
-			return true;
-		for (i = 0; i < q->n; i++)
-			if (strcmp(q->key[i], "sandbox") && strcmp(q->key[i], "proto") &&
-			    strcmp(q->key[i], "limit") && strcmp(q->key[i], "cursor")) {
-				rep->status = 400;
-				rep->json = reg_error("unknown query parameter \"%.64s\"; known: "
-						      "sandbox, proto, limit, cursor", q->key[i]);
-				return true;
-			}
-		if (q->overflow) {
+	obs_snapshot(ctx, &s);
+	rep->json = obs_stats_json(&s);
+	obs_snap_free(&s);
+}
+
+static void
+obs_api_sessions(void *ctx, const struct api_request *rq, struct api_reply *rep)
+{
+	const struct api_query *q = rq->query;
+	char err[512];
+	int i, ret;
+
+	for (i = 0; i < q->n; i++)
+		if (strcmp(q->key[i], "sandbox") && strcmp(q->key[i], "proto") &&
+		    strcmp(q->key[i], "limit") && strcmp(q->key[i], "cursor")) {
 			rep->status = 400;
-			rep->json = reg_error("too many query parameters");
-			return true;
+			rep->json = api_error("unknown query parameter \"%.64s\"; known: sandbox, "
+					      "proto, limit, cursor", q->key[i]);
+			return;
 		}
-		rep->status = obs_sessions(o, api_query_get(q, "sandbox"),
-					   api_query_get(q, "proto"), api_query_get(q, "limit"),
-					   api_query_get(q, "cursor"), OBS_DUMP_MAX, &rep->json);
-		return true;
+	if (q->overflow) {
+		rep->status = 400;
+		rep->json = api_error("too many query parameters");
+		return;
 	}
-	return false;
+	ret = obs_sessions(ctx, api_query_get(q, "sandbox"), api_query_get(q, "proto"),
+			   api_query_get(q, "limit"), api_query_get(q, "cursor"), OBS_DUMP_MAX,
+			   &rep->json, err, sizeof(err));
+	if (ret) {
+		rep->status = ret == -ENOENT ? 404 : ret == -EINVAL ? 400 : 503;
+		rep->json = api_error("%s", err);
+	}
+}
+
+int
+obs_api_register(struct api_routes *t, struct obs *o)
+{
+	int ret;
+
+	ret = api_register(t, "GET", "/healthz", API_EXACT, obs_api_healthz, o);
+	if (!ret)
+		ret = api_register(t, "GET", "/readyz", API_EXACT, obs_api_readyz, o);
+	if (!ret)
+		ret = api_register(t, "GET", "/metrics", API_EXACT, obs_api_metrics, o);
+	if (!ret)
+		ret = api_register(t, "GET", "/stats", API_EXACT, obs_api_stats, o);
+	if (!ret)
+		ret = api_register(t, "GET", "/sessions", API_EXACT, obs_api_sessions, o);
+	return ret;
 }

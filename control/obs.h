@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Observability of a running node, on the control side. One enumeration of every metric,
- * expanded from the counter lists (dataplane/counters.h, xdp/cvs_xdp.h, dataplane/ct.h), feeds
- * /metrics, /stats, the DPDK telemetry commands, the ctl tool (through /stats) and the drop
- * summaries in the log, so the names never drift between surfaces.
+ * Observability of a running node, on the control side: collection. A snapshot reads the
+ * workers' counters, the ports, the XDP maps and (through reg_foreach()) the sandboxes; the one
+ * enumeration of obs_render.h turns it into /metrics, /stats, the DPDK telemetry commands, the
+ * ctl tool (through /stats) and the drop summaries in the log, so names never drift between
+ * surfaces. Also readiness, worker liveness and the bounded session dump.
  */
 #ifndef CVS_OBS_H
 #define CVS_OBS_H
@@ -17,112 +18,12 @@
 
 #include "api.h"
 #include "config.h"
-#include "counters.h"
-#include "ct.h"
-#include "cvs_xdp.h"
+#include "obs_render.h"
 #include "registry.h"
 
 struct worker;
 struct xdp_steer;
 struct xdp_sbx;
-
-/* Kernel AF_XDP socket statistics (struct xdp_statistics): _(field, "name", "help"). */
-#define OBS_XSK_COUNTERS(_) \
-	_(rx_dropped, "xsk_rx_dropped", "frames the kernel dropped for other reasons") \
-	_(rx_invalid_descs, "xsk_rx_invalid", "frames dropped for an invalid descriptor") \
-	_(tx_invalid_descs, "xsk_tx_invalid", "TX descriptors the kernel rejected") \
-	_(rx_ring_full, "xsk_rx_ring_full", "frames dropped because the RX ring was full") \
-	_(rx_fill_ring_empty_descs, "xsk_fill_ring_empty", \
-	  "times a frame arrived while the fill ring was empty") \
-	_(tx_ring_empty_descs, "xsk_tx_ring_empty", "times the kernel found the TX ring empty")
-
-enum obs_xsk {
-#define OBS_XSK_ENUM(f, s, h) OBS_XSK_##f,
-	OBS_XSK_COUNTERS(OBS_XSK_ENUM)
-#undef OBS_XSK_ENUM
-	OBS_XSK_MAX
-};
-
-/* Ethdev counters of the DPDK ports (world, cube-dev): _(field, "name", "help"). */
-#define OBS_ETH_COUNTERS(_) \
-	_(ipackets, "rx_packets", "frames the port's PMD received") \
-	_(opackets, "tx_packets", "frames the port's PMD sent") \
-	_(ibytes, "rx_bytes", "bytes the port's PMD received") \
-	_(obytes, "tx_bytes", "bytes the port's PMD sent") \
-	_(imissed, "rx_missed", "frames the NIC or kernel dropped before the port's queue") \
-	_(ierrors, "rx_errors", "receive errors of the port") \
-	_(oerrors, "tx_errors", "transmit errors of the port") \
-	_(rx_nombuf, "rx_nombuf", "receives that failed for lack of an mbuf")
-
-enum obs_eth {
-#define OBS_ETH_ENUM(f, s, h) OBS_ETH_##f,
-	OBS_ETH_COUNTERS(OBS_ETH_ENUM)
-#undef OBS_ETH_ENUM
-	OBS_ETH_MAX
-};
-
-/* The DPDK ports: the world port and, when there is one, cube-dev. */
-enum obs_port {
-	OBS_PORT_WORLD,
-	OBS_PORT_HOST,
-	OBS_PORT_MAX
-};
-
-/* Per registered sandbox, copied under the registry lock. */
-struct obs_sbx {
-	char id[CVS_ID_MAX + 1];
-	bool attached;
-	uint64_t port[CVS_PC_MAX];
-	uint64_t xsk[OBS_XSK_MAX];
-};
-
-/* Everything at one moment. Counters are read without stopping the worker. */
-struct obs_snap {
-	struct cvs_stats st;
-	uint64_t xdp_steer[CVS_XDP_MAX];
-	uint64_t xdp_sbx[CVS_XDP_MAX];
-	uint32_t cls[CT_C_MAX];
-	uint32_t sessions;
-	uint32_t capacity;
-	uint32_t mbufs_in_use;	/* taken from the pool: rx rings and frames in flight */
-	uint32_t umem_frames;	/* of every published sandbox port */
-	uint32_t umem_free;	/* on the ports' free lists (transmit side) */
-	uint32_t parked;	/* frames waiting for a next hop */
-	uint64_t eth[OBS_PORT_MAX][OBS_ETH_MAX];
-	bool have_port[OBS_PORT_MAX];
-	uint64_t loops;
-	uint64_t tsc_hz;
-	uint64_t state_writes;
-	uint64_t state_write_errors;
-	double uptime;
-	bool ready;
-	uint32_t nsbx;
-	uint32_t unattached;
-	struct obs_sbx *sbx;	/* nsbx entries, freed by obs_snap_free() */
-};
-
-enum obs_kind {
-	OBS_COUNTER,
-	OBS_GAUGE,
-};
-
-/* One sample of the enumeration. */
-struct obs_metric {
-	const char *family;	/* Prometheus name without "cubevs_" and "_total" */
-	const char *help;
-	enum obs_kind kind;
-	const char *label;	/* label name, NULL for none */
-	const char *lvalue;
-	const char *group;	/* object in /stats ("" = top level), telemetry key prefix */
-	const char *key;	/* name inside the group */
-	bool nested;		/* in /stats under group/label-value/key */
-	bool per_sandbox;	/* left out of the telemetry summary */
-	bool is_float;
-	uint64_t u;
-	double d;
-};
-
-typedef void (*obs_visit_fn)(void *arg, const struct obs_metric *m);
 
 /* Readiness: each condition that /readyz reports. */
 struct obs_ready {
@@ -157,9 +58,10 @@ struct obs {
 	struct timespec started;
 
 	uint64_t drops_logged[CVS_DROP_MAX];
+	uint32_t conflicts_logged;	/* the shadowed host ports last logged */
+	uint16_t conflict_ports[HOSTPORTS_MAX_CONFLICTS];
 	uint64_t next_summary_ms;
 	uint32_t summary_period_ms;
-	uint64_t next_retry_ms;
 
 	pthread_mutex_t dump_lock;	/* one session dump at a time through dump_buf */
 	struct ct_dump_entry *dump_buf;
@@ -168,7 +70,7 @@ struct obs {
 int obs_init(struct obs *o);
 void obs_fini(struct obs *o);
 
-/* Control-loop duty, about ten times a second: worker liveness, drop summaries, retries. */
+/* Control-loop duty, about ten times a second: worker liveness, drop summaries. */
 void obs_tick(struct obs *o);
 
 /* Log every registered sandbox that is not attached, with the reason. */
@@ -184,14 +86,14 @@ char *obs_prometheus(const struct obs_snap *s, size_t *len);
 json_t *obs_stats_json(const struct obs_snap *s);
 
 /*
- * A page of the session table, filtered: HTTP status and JSON. Arguments are the raw query
- * values (NULL when absent).
+ * A page of the session table, filtered, as JSON. Arguments are the raw query values (NULL
+ * when absent). 0, or with a message in err: -EINVAL for a bad argument, -ENOENT for an
+ * unknown sandbox, -ETIMEDOUT when a worker did not answer.
  */
 int obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *limit,
-		 const char *cursor, uint32_t max_limit, json_t **out);
+		 const char *cursor, uint32_t max_limit, json_t **out, char *err, size_t errlen);
 
-/* The API hook for /metrics, /healthz, /readyz, /stats and /sessions. */
-bool obs_route(void *ctx, const char *method, const char *path, const struct api_query *q,
-	       struct api_reply *rep);
+/* Register /healthz, /readyz, /metrics, /stats and /sessions. 0 or -errno. */
+int obs_api_register(struct api_routes *t, struct obs *o);
 
 #endif /* CVS_OBS_H */

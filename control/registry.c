@@ -4,35 +4,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include "config.h"
 #include "registry.h"
+#include "registry_int.h"
 
-json_t *
-reg_error(const char *fmt, ...)
+#define REG_RETRY_MS	2000u
+
+/* Fill err and return the status: the registry's one way to refuse. */
+static int __attribute__((format(printf, 4, 5)))
+reg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
-	json_t *j;
-	char *c;
-
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	j = json_pack("{s:s}", "error", buf);
-	if (j)
-		return j;
-	/*
-	 * The message quotes what the client sent (an id, a path), which may be invalid UTF-8 or
-	 * cut in the middle of a character; jansson refuses such strings, and the answer would
-	 * go out without its body. Keep the ASCII and mark the rest.
-	 */
-	for (c = buf; *c; c++)
-		if ((unsigned char)*c >= 0x80)
-			*c = '?';
-	return json_pack("{s:s}", "error", buf);
+	return status;
 }
 
 int
@@ -44,6 +34,7 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->persist_lock, NULL);
 	r->max_sandboxes = max_sandboxes;
 	r->node_ip = node_ip;
 	r->ops = ops;
@@ -52,7 +43,8 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 	if (!r->by_slot)
 		return -ENOMEM;
 	/* Network address, .1 (the host side, cube-dev) and broadcast are never handed out. */
-	ret = portalloc_init(&r->hostports, hp_lo, hp_hi);
+	ret = hostports_init(&r->hostports, (struct cvs_range){ hp_lo, hp_hi }, NULL, 0, node_ip,
+			     0);
 	if (!ret)
 		ret = portalloc_init(&r->ips, base + 2, base + size - 2);
 	if (!ret)
@@ -65,12 +57,13 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 void
 reg_fini(struct registry *r)
 {
-	portalloc_fini(&r->hostports);
+	hostports_fini(&r->hostports);
 	portalloc_fini(&r->ips);
 	portalloc_fini(&r->slots);
 	free(r->by_slot);
 	r->by_slot = NULL;
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->persist_lock);
 }
 
 bool
@@ -90,30 +83,31 @@ reg_id_valid(const char *id)
 	return true;
 }
 
-static struct sandbox *
-reg_find(struct registry *r, const char *id)
+int
+reg_id_check(const char *id, char *err, size_t errlen)
+{
+	if (reg_id_valid(id))
+		return REG_OK;
+	return reg_fail(err, errlen, REG_E_INVALID,
+			"invalid sandbox id: 1-%d characters of A-Z a-z 0-9 . _ -", CVS_ID_MAX);
+}
+
+struct sandbox *
+reg_lookup(struct registry *r, const char *id, const char *iface)
 {
 	uint32_t i;
 
-	for (i = 0; i < r->max_sandboxes; i++)
-		if (r->by_slot[i] && !strcmp(r->by_slot[i]->id, id))
-			return r->by_slot[i];
+	for (i = 0; i < r->max_sandboxes; i++) {
+		struct sandbox *sb = r->by_slot[i];
+
+		if (sb && !strcmp(id ? sb->id : sb->iface, id ? id : iface))
+			return sb;
+	}
 	return NULL;
 }
 
-static struct sandbox *
-reg_find_iface(struct registry *r, const char *iface)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->max_sandboxes; i++)
-		if (r->by_slot[i] && !strcmp(r->by_slot[i]->iface, iface))
-			return r->by_slot[i];
-	return NULL;
-}
-
-static void
-ip_str(uint32_t ip, char *buf)
+void
+reg_ip_str(uint32_t ip, char *buf)
 {
 	inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN);
 }
@@ -125,8 +119,8 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	json_t *ports = json_array(), *j;
 	uint32_t i;
 
-	ip_str(sb->ip, ip);
-	ip_str(r->node_ip, node);
+	reg_ip_str(sb->ip, ip);
+	reg_ip_str(r->node_ip, node);
 	for (i = 0; i < sb->nports; i++) {
 		snprintf(ep, sizeof(ep), "%s:%u", node, sb->ports[i].hport);
 		json_array_append_new(ports, json_pack("{s:i,s:i,s:s}",
@@ -142,96 +136,12 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	return j;
 }
 
-/* The parsed, validated body of a PUT. */
-struct reg_req {
-	const char *iface;
-	uint32_t ip;	/* 0 = allocate */
-	uint32_t nports;
-	uint16_t cports[CVS_MAX_EXPOSED];
-	struct reg_policy policy;	/* .set when the body had one */
-};
-
-static int
-reg_parse_body(struct registry *r, const char *body, size_t len, struct reg_req *q,
-	       json_t **root, json_t **out)
+bool
+reg_ip_usable(const struct registry *r, uint32_t ip)
 {
-	json_error_t jerr;
-	const char *key;
-	json_t *v;
-	size_t i, j;
+	uint32_t h = ntohl(ip);
 
-	memset(q, 0, sizeof(*q));
-	*root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*root) {
-		*out = reg_error("invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
-				 jerr.text);
-		return 400;
-	}
-	if (!json_is_object(*root)) {
-		*out = reg_error("body must be a JSON object");
-		return 400;
-	}
-	json_object_foreach(*root, key, v) {
-		if (!strcmp(key, "iface")) {
-			if (!json_is_string(v) || !json_string_length(v) ||
-			    json_string_length(v) >= IF_NAMESIZE) {
-				*out = reg_error("\"iface\" must be an interface name");
-				return 400;
-			}
-			q->iface = json_string_value(v);
-		} else if (!strcmp(key, "exposedPorts")) {
-			if (!json_is_array(v) || json_array_size(v) > CVS_MAX_EXPOSED) {
-				*out = reg_error("\"exposedPorts\" must be an array of at most %d "
-						 "ports", CVS_MAX_EXPOSED);
-				return 400;
-			}
-			for (i = 0; i < json_array_size(v); i++) {
-				json_t *p = json_array_get(v, i);
-				json_int_t n = json_is_integer(p) ? json_integer_value(p) : 0;
-
-				if (n < 1 || n > 65535) {
-					*out = reg_error("\"exposedPorts\"[%zu] must be an integer "
-							 "1..65535", i);
-					return 400;
-				}
-				for (j = 0; j < q->nports; j++)
-					if (q->cports[j] == n) {
-						*out = reg_error("port %d listed twice in "
-								 "\"exposedPorts\"", (int)n);
-						return 400;
-					}
-				q->cports[q->nports++] = (uint16_t)n;
-			}
-		} else if (!strcmp(key, "sandboxIP")) {
-			uint32_t h;
-
-			if (!json_is_string(v) || cvs_parse_ipv4(json_string_value(v), &q->ip)) {
-				*out = reg_error("\"sandboxIP\" must be an IPv4 address");
-				return 400;
-			}
-			h = ntohl(q->ip);
-			if (h < r->ips.lo || h > r->ips.hi) {
-				*out = reg_error("\"sandboxIP\" %s is outside the usable sandbox "
-						 "addresses", json_string_value(v));
-				return 400;
-			}
-		} else if (!strcmp(key, "policy")) {
-			char err[256];
-
-			if (policy_parse(v, &q->policy, err, sizeof(err))) {
-				*out = reg_error("%s", err);
-				return 400;
-			}
-		} else {
-			*out = reg_error("unknown field \"%s\"", key);
-			return 400;
-		}
-	}
-	if (!q->iface) {
-		*out = reg_error("\"iface\" is required");
-		return 400;
-	}
-	return 0;
+	return h >= r->ips.lo && h <= r->ips.hi;
 }
 
 static bool
@@ -250,12 +160,14 @@ reg_has_cport(const uint16_t *cports, uint32_t n, uint16_t p)
  * allocate new ones, free the rest. All or nothing.
  */
 static int
-reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, json_t **out)
+reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, char *err,
+	      size_t errlen)
 {
 	struct exposed_port next[CVS_MAX_EXPOSED];
 	bool fresh[CVS_MAX_EXPOSED] = { false };
+	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i, j, n = 0;
-	uint32_t hp;
+	bool scanned = false;
 
 	for (i = 0; i < q->nports; i++) {
 		next[n].cport = q->cports[i];
@@ -268,23 +180,33 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, j
 	for (i = 0; i < n; i++) {
 		if (next[i].hport)
 			continue;
-		if (portalloc_get(&r->hostports, &hp)) {
+		/*
+		 * Ask the kernel at allocation time, not from the last tick: a service may
+		 * have started listening a moment ago. A failed scan keeps the last view.
+		 */
+		if (!scanned)
+			hostports_scan(&r->hostports);
+		scanned = true;
+		if (hostports_get(&r->hostports, sb->id, next[i].cport, now, &next[i].hport)) {
 			for (j = 0; j < i; j++)
 				if (fresh[j])
-					portalloc_put(&r->hostports, next[j].hport);
-			*out = reg_error("host ports exhausted: %u of %u in use",
-					 r->hostports.used, r->hostports.hi - r->hostports.lo + 1);
-			return 503;
+					hostports_unget(&r->hostports, next[j].hport);
+			return reg_fail(err, errlen, REG_E_EXHAUSTED,
+					"host ports exhausted: %u of %u in use or kept back "
+					"(reserved, a kernel listener)",
+					hostports_size(&r->hostports) -
+					hostports_free(&r->hostports),
+					hostports_size(&r->hostports));
 		}
-		next[i].hport = (uint16_t)hp;
 		fresh[i] = true;
 	}
-	/* Commit: remove dropped ports, add new ones. */
+	/* Commit: remove dropped ports (held for this id), add new ones. */
 	for (j = 0; j < sb->nports; j++)
 		if (!reg_has_cport(q->cports, q->nports, sb->ports[j].cport)) {
 			if (sb->dp)
 				r->ops->hostport(r->ctx, sb, &sb->ports[j], false);
-			portalloc_put(&r->hostports, sb->ports[j].hport);
+			hostports_release(&r->hostports, sb->id, sb->ports[j].cport,
+					  sb->ports[j].hport, now);
 		}
 	for (i = 0; i < n; i++) {
 		bool had = false;
@@ -296,13 +218,13 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, j
 	}
 	memcpy(sb->ports, next, sizeof(next[0]) * n);
 	sb->nports = n;
-	return 0;
+	return REG_OK;
 }
 
 /* Publish a new policy; the old one stays in force when that fails. */
 static int
 reg_apply_policy(struct registry *r, struct sandbox *sb, const struct reg_policy *p,
-		 json_t **out)
+		 char *err, size_t errlen)
 {
 	struct reg_policy old = sb->policy;
 	int ret;
@@ -311,10 +233,10 @@ reg_apply_policy(struct registry *r, struct sandbox *sb, const struct reg_policy
 	ret = sb->dp ? r->ops->policy(r->ctx, sb) : 0;
 	if (ret) {
 		sb->policy = old;
-		*out = reg_error("cannot apply the policy: %s", strerror(-ret));
-		return 500;
+		return reg_fail(err, errlen, REG_E_FAILED, "cannot apply the policy: %s",
+				strerror(-ret));
 	}
-	return 0;
+	return REG_OK;
 }
 
 static bool
@@ -332,129 +254,136 @@ reg_same_ports(const struct sandbox *sb, const struct reg_req *q)
 
 static int reg_attach_one(struct registry *r, struct sandbox *sb);
 
-int
-reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t **out)
+/* PUT of a registered id: the same interface and address, maybe other ports or policy. */
+static int
+reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char *err,
+	   size_t errlen)
 {
-	struct sandbox *sb, *other;
-	struct reg_req q;
-	json_t *root = NULL;
-	char err[256];
-	uint32_t v;
+	int status;
+
+	if (strcmp(sb->iface, q->iface))
+		return reg_fail(err, errlen, REG_E_CONFLICT,
+				"sandbox %s is registered on interface %s, not %s", sb->id,
+				sb->iface, q->iface);
+	if (q->ip && q->ip != sb->ip)
+		return reg_fail(err, errlen, REG_E_CONFLICT,
+				"sandbox %s already has another sandboxIP", sb->id);
+	if (!reg_same_ports(sb, q) && (status = reg_set_ports(r, sb, q, err, errlen)))
+		return status;
+	if (q->policy.set && (status = reg_apply_policy(r, sb, &q->policy, err, errlen)))
+		return status;
+	/* A restored sandbox whose interface was missing: try again now. */
+	if (!sb->dp)
+		reg_attach_one(r, sb);
+	return REG_OK;
+}
+
+/* The slot and address of a new registration. */
+static int
+reg_take_slot_ip(struct registry *r, struct sandbox *sb, uint32_t ip, char *err,
+		 size_t errlen)
+{
+	uint32_t v = 0;
+	int status;
+
+	if (portalloc_get(&r->slots, &sb->slot))
+		return reg_fail(err, errlen, REG_E_EXHAUSTED, "sandbox limit reached (%u)",
+				r->max_sandboxes);
+	if (ip && portalloc_take(&r->ips, ntohl(ip))) {
+		status = reg_fail(err, errlen, REG_E_CONFLICT, "sandboxIP is already in use");
+	} else if (!ip && portalloc_get(&r->ips, &v)) {
+		status = reg_fail(err, errlen, REG_E_EXHAUSTED, "sandbox addresses exhausted");
+	} else {
+		sb->ip = ip ? ip : htonl(v);
+		return REG_OK;
+	}
+	portalloc_put(&r->slots, sb->slot);
+	return status;
+}
+
+/* A new registration: slot, address, host ports, then the data path. */
+static int
+reg_create(struct registry *r, const char *id, const struct reg_req *q, struct sandbox **out,
+	   char *err, size_t errlen)
+{
+	const struct reg_req none = { .nports = 0 };
+	struct sandbox *sb, *other = reg_find_iface(r, q->iface);
+	char why[256];
+	uint32_t i;
 	int status, ret;
 
-	if (!reg_id_valid(id)) {
-		*out = reg_error("invalid sandbox id: 1-%d characters of A-Z a-z 0-9 . _ -",
-				 CVS_ID_MAX);
-		return 400;
-	}
-	status = reg_parse_body(r, body, len, &q, &root, out);
-	if (status)
-		goto done;
-	pthread_mutex_lock(&r->lock);
-	sb = reg_find(r, id);
-	if (sb) {
-		if (strcmp(sb->iface, q.iface)) {
-			*out = reg_error("sandbox %s is registered on interface %s, not %s", id,
-					 sb->iface, q.iface);
-			status = 409;
-		} else if (q.ip && q.ip != sb->ip) {
-			*out = reg_error("sandbox %s already has another sandboxIP", id);
-			status = 409;
-		} else if (!reg_same_ports(sb, &q) && (status = reg_set_ports(r, sb, &q, out))) {
-			/* *out set */
-		} else if (q.policy.set && (status = reg_apply_policy(r, sb, &q.policy, out))) {
-			/* *out set */
-		} else {
-			/* A restored sandbox whose interface was missing: try again now. */
-			if (!sb->dp)
-				reg_attach_one(r, sb);
-			*out = reg_render(r, sb);
-			status = 200;
-		}
-		goto unlock;
-	}
-	other = reg_find_iface(r, q.iface);
-	if (other) {
-		*out = reg_error("interface %s is used by sandbox %s", q.iface, other->id);
-		status = 409;
-		goto unlock;
-	}
+	if (other)
+		return reg_fail(err, errlen, REG_E_CONFLICT, "interface %s is used by sandbox %s",
+				q->iface, other->id);
 	sb = calloc(1, sizeof(*sb));
-	if (!sb) {
-		*out = reg_error("out of memory");
-		status = 500;
-		goto unlock;
-	}
+	if (!sb)
+		return reg_fail(err, errlen, REG_E_FAILED, "out of memory");
 	snprintf(sb->id, sizeof(sb->id), "%s", id);
-	snprintf(sb->iface, sizeof(sb->iface), "%s", q.iface);
-	sb->ifindex = r->ops->ifindex(r->ctx, q.iface);
+	snprintf(sb->iface, sizeof(sb->iface), "%s", q->iface);
+	sb->ifindex = r->ops->ifindex(r->ctx, q->iface);
 	if (!sb->ifindex) {
-		*out = reg_error("unknown interface %s", q.iface);
-		status = 400;
+		status = reg_fail(err, errlen, REG_E_INVALID, "unknown interface %s", q->iface);
 		goto free_sb;
 	}
-	if (portalloc_get(&r->slots, &sb->slot)) {
-		*out = reg_error("sandbox limit reached (%u)", r->max_sandboxes);
-		status = 503;
+	status = reg_take_slot_ip(r, sb, q->ip, err, errlen);
+	if (status)
 		goto free_sb;
-	}
-	if (q.ip) {
-		ret = portalloc_take(&r->ips, ntohl(q.ip));
-		if (ret) {
-			*out = reg_error("sandboxIP is already in use");
-			status = 409;
-			goto put_slot;
-		}
-		sb->ip = q.ip;
-	} else {
-		if (portalloc_get(&r->ips, &v)) {
-			*out = reg_error("sandbox addresses exhausted");
-			status = 503;
-			goto put_slot;
-		}
-		sb->ip = htonl(v);
-	}
-	status = reg_set_ports(r, sb, &q, out);
+	status = reg_set_ports(r, sb, q, err, errlen);
 	if (status)
 		goto put_ip;
-	sb->policy = q.policy;
-	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
+	sb->policy = q->policy;
+	ret = r->ops->attach(r->ctx, sb, why, sizeof(why));
 	if (ret) {
-		struct reg_req none = { 0 };
-
-		*out = reg_error("%s", err);
-		status = ret == -EBUSY ? 409 : 500;
-		reg_set_ports(r, sb, &none, out);
+		status = reg_fail(err, errlen, ret == -EBUSY ? REG_E_CONFLICT : REG_E_FAILED, "%s",
+				  why);
+		reg_set_ports(r, sb, &none, why, sizeof(why));
 		goto put_ip;
 	}
-	for (v = 0; v < sb->nports; v++)
-		r->ops->hostport(r->ctx, sb, &sb->ports[v], true);
+	for (i = 0; i < sb->nports; i++)
+		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
 	r->by_slot[sb->slot] = sb;
 	r->count++;
-	*out = reg_render(r, sb);
-	status = 201;
-	goto unlock;
+	*out = sb;
+	return REG_CREATED;
 put_ip:
 	portalloc_put(&r->ips, ntohl(sb->ip));
-put_slot:
 	portalloc_put(&r->slots, sb->slot);
 free_sb:
 	free(sb);
-unlock:
+	return status;
+}
+
+int
+reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **out,
+	char *err, size_t errlen)
+{
+	struct sandbox *sb;
+	int status;
+
+	if (reg_id_check(id, err, errlen))
+		return REG_E_INVALID;
+	pthread_mutex_lock(&r->lock);
+	sb = reg_find(r, id);
+	if (sb)
+		status = reg_update(r, sb, q, err, errlen);
+	else
+		status = reg_create(r, id, q, &sb, err, errlen);
+	if (status >= 0 && out)
+		*out = reg_render(r, sb);
 	pthread_mutex_unlock(&r->lock);
-done:
-	json_decref(root);
 	return status;
 }
 
 static void
 reg_remove(struct registry *r, struct sandbox *sb)
 {
+	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i;
 
 	for (i = 0; i < sb->nports; i++) {
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], false);
-		portalloc_put(&r->hostports, sb->ports[i].hport);
+		hostports_release(&r->hostports, sb->id, sb->ports[i].cport, sb->ports[i].hport,
+				  now);
 	}
 	r->ops->detach(r->ctx, sb);
 	portalloc_put(&r->ips, ntohl(sb->ip));
@@ -465,20 +394,17 @@ reg_remove(struct registry *r, struct sandbox *sb)
 }
 
 int
-reg_delete(struct registry *r, const char *id, json_t **out)
+reg_delete(struct registry *r, const char *id, char *err, size_t errlen)
 {
 	struct sandbox *sb;
-	int status = 204;
+	int status = REG_OK;
 
-	*out = NULL;
 	pthread_mutex_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
-	if (!sb) {
-		*out = reg_error("sandbox %s not found", id);
-		status = 404;
-	} else {
+	if (!sb)
+		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
+	else
 		reg_remove(r, sb);
-	}
 	pthread_mutex_unlock(&r->lock);
 	return status;
 }
@@ -495,34 +421,33 @@ reg_clear(struct registry *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Answer with render(sb) for a known sandbox, 404 otherwise. */
+/* Answer with render(sb) for a known sandbox. */
 static int
 reg_show(struct registry *r, const char *id,
-	 json_t *(*render)(const struct registry *r, const struct sandbox *sb), json_t **out)
+	 json_t *(*render)(const struct registry *r, const struct sandbox *sb), json_t **out,
+	 char *err, size_t errlen)
 {
 	struct sandbox *sb;
-	int status = 200;
+	int status = REG_OK;
 
 	pthread_mutex_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
-	if (sb) {
+	if (sb)
 		*out = render(r, sb);
-	} else {
-		*out = reg_error("sandbox %s not found", id);
-		status = 404;
-	}
+	else
+		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
 	pthread_mutex_unlock(&r->lock);
 	return status;
 }
 
 int
-reg_get(struct registry *r, const char *id, json_t **out)
+reg_get(struct registry *r, const char *id, json_t **out, char *err, size_t errlen)
 {
-	return reg_show(r, id, reg_render, out);
+	return reg_show(r, id, reg_render, out, err, errlen);
 }
 
-int
-reg_list(struct registry *r, json_t **out)
+json_t *
+reg_list(struct registry *r)
 {
 	json_t *arr = json_array();
 	uint32_t i;
@@ -532,41 +457,34 @@ reg_list(struct registry *r, json_t **out)
 		if (r->by_slot[i])
 			json_array_append_new(arr, reg_render(r, r->by_slot[i]));
 	pthread_mutex_unlock(&r->lock);
-	*out = json_pack("{s:o}", "sandboxes", arr);
-	return 200;
+	return json_pack("{s:o}", "sandboxes", arr);
 }
 
 int
-reg_exposed(struct registry *r, const char *id, const char *port, json_t **out)
+reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, char *err,
+	    size_t errlen)
 {
 	char node[INET_ADDRSTRLEN], ep[INET_ADDRSTRLEN + 8];
 	struct sandbox *sb;
-	uint32_t p, i;
-	int status = 404;
+	int status = REG_OK;
+	uint32_t i;
 
-	if (cvs_parse_u32(port, 1, 65535, &p)) {
-		*out = reg_error("port must be an integer 1..65535, got \"%s\"", port);
-		return 400;
-	}
 	pthread_mutex_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
+	for (i = 0; sb && i < sb->nports && sb->ports[i].cport != port; i++)
+		;
 	if (!sb) {
-		*out = reg_error("sandbox %s not found", id);
-		goto out;
-	}
-	for (i = 0; i < sb->nports; i++) {
-		if (sb->ports[i].cport != p)
-			continue;
-		ip_str(r->node_ip, node);
+		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
+	} else if (i == sb->nports) {
+		status = reg_fail(err, errlen, REG_E_NOT_FOUND,
+				  "port %u of sandbox %s is not exposed", port, id);
+	} else {
+		reg_ip_str(r->node_ip, node);
 		snprintf(ep, sizeof(ep), "%s:%u", node, sb->ports[i].hport);
 		*out = json_pack("{s:s,s:i,s:s,s:s,s:s,s:i}", "sandboxID", sb->id,
-				 "containerPort", (int)p, "mode", "host_port", "endpoint", ep,
+				 "containerPort", (int)port, "mode", "host_port", "endpoint", ep,
 				 "hostIP", node, "hostPort", sb->ports[i].hport);
-		status = 200;
-		goto out;
 	}
-	*out = reg_error("port %u of sandbox %s is not exposed", p, id);
-out:
 	pthread_mutex_unlock(&r->lock);
 	return status;
 }
@@ -578,58 +496,92 @@ reg_render_policy(const struct registry *r, const struct sandbox *sb)
 }
 
 int
-reg_policy_get(struct registry *r, const char *id, json_t **out)
+reg_policy_get(struct registry *r, const char *id, json_t **out, char *err, size_t errlen)
 {
-	return reg_show(r, id, reg_render_policy, out);
+	return reg_show(r, id, reg_render_policy, out, err, errlen);
 }
 
 int
-reg_policy_put(struct registry *r, const char *id, const char *body, size_t len,
-	       json_t **out)
+reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,
+	       json_t **out, char *err, size_t errlen)
 {
-	struct reg_policy *p = malloc(sizeof(*p));
 	struct sandbox *sb;
-	json_error_t jerr;
-	json_t *root;
-	char err[256];
 	int status;
 
-	if (!p) {
-		*out = reg_error("out of memory");
-		return 500;
-	}
-	root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
-		*out = reg_error("invalid JSON at line %d column %d: %s", jerr.line, jerr.column,
-				 jerr.text);
-		free(p);
-		return 400;
-	}
-	if (policy_parse(root, p, err, sizeof(err))) {
-		*out = reg_error("%s", err);
-		json_decref(root);
-		free(p);
-		return 400;
-	}
-	json_decref(root);
 	pthread_mutex_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	if (!sb) {
-		*out = reg_error("sandbox %s not found", id);
-		status = 404;
+		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
 	} else {
-		status = reg_apply_policy(r, sb, p, out);
-		if (!status) {
+		status = reg_apply_policy(r, sb, p, err, errlen);
+		if (!status && out)
 			*out = policy_render(&sb->policy);
-			status = 200;
-		}
 	}
 	pthread_mutex_unlock(&r->lock);
-	free(p);
 	return status;
 }
 
-/* ---- state file support: restore with the same addresses and host ports ---- */
+/* ---- what the other modules may read ---- */
+
+void
+reg_foreach(struct registry *r, void (*fn)(void *arg, const struct sandbox *sb), void *arg)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->max_sandboxes; i++)
+		if (r->by_slot[i])
+			fn(arg, r->by_slot[i]);
+	pthread_mutex_unlock(&r->lock);
+}
+
+uint16_t
+reg_zone_of(struct registry *r, const char *id)
+{
+	const struct sandbox *sb;
+	uint16_t zone;
+
+	pthread_mutex_lock(&r->lock);
+	sb = reg_find(r, id);
+	zone = sb ? (uint16_t)(sb->slot + 1) : 0;
+	pthread_mutex_unlock(&r->lock);
+	return zone;
+}
+
+bool
+reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len)
+{
+	const struct sandbox *sb;
+
+	pthread_mutex_lock(&r->lock);
+	sb = zone && zone - 1u < r->max_sandboxes ? r->by_slot[zone - 1] : NULL;
+	if (sb)
+		snprintf(buf, len, "%s", sb->id);
+	pthread_mutex_unlock(&r->lock);
+	return sb != NULL;
+}
+
+/* ---- durability ---- */
+
+void
+reg_set_persist(struct registry *r, reg_persist_fn fn, void *ctx)
+{
+	r->persist = fn;
+	r->persist_ctx = ctx;
+}
+
+int
+reg_persist(struct registry *r, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!r->persist)
+		return 0;
+	pthread_mutex_lock(&r->persist_lock);
+	ret = r->persist(r->persist_ctx, err, errlen);
+	pthread_mutex_unlock(&r->persist_lock);
+	return ret;
+}
 
 /* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
 static int
@@ -653,161 +605,6 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 	for (i = 0; i < sb->nports; i++)
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
 	return 0;
-}
-
-json_t *
-reg_state(struct registry *r)
-{
-	json_t *arr = json_array();
-	uint32_t i, k;
-
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++) {
-		const struct sandbox *sb = r->by_slot[i];
-		char ip[INET_ADDRSTRLEN];
-		json_t *ports, *rec;
-
-		if (!sb)
-			continue;
-		ports = json_array();
-		for (k = 0; k < sb->nports; k++)
-			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
-				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
-		ip_str(sb->ip, ip);
-		rec = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
-				"sandboxIP", ip, "exposedPorts", ports);
-		if (sb->policy.set)
-			json_object_set_new(rec, "policy", policy_render(&sb->policy));
-		json_array_append_new(arr, rec);
-	}
-	pthread_mutex_unlock(&r->lock);
-	return arr;
-}
-
-static int
-reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, char *err,
-		  size_t errlen)
-{
-	size_t i, k;
-
-	if (!json_is_array(ports) || json_array_size(ports) > CVS_MAX_EXPOSED) {
-		snprintf(err, errlen, "\"exposedPorts\" must be an array of at most %d entries",
-			 CVS_MAX_EXPOSED);
-		return -EINVAL;
-	}
-	for (i = 0; i < json_array_size(ports); i++) {
-		json_int_t cp = -1, hp = -1;
-		int ret;
-
-		if (json_unpack(json_array_get(ports, i), "{s:I,s:I!}", "containerPort", &cp,
-				"hostPort", &hp) || cp < 1 || cp > 65535 || hp < 1 || hp > 65535) {
-			snprintf(err, errlen, "exposedPorts[%zu] must be {\"containerPort\": "
-				 "1..65535, \"hostPort\": 1..65535}", i);
-			return -EINVAL;
-		}
-		for (k = 0; k < sb->nports; k++)
-			if (sb->ports[k].cport == cp) {
-				snprintf(err, errlen, "container port %d listed twice", (int)cp);
-				return -EINVAL;
-			}
-		ret = portalloc_take(&r->hostports, (uint32_t)hp);
-		if (ret) {
-			snprintf(err, errlen, "host port %d %s", (int)hp, ret == -ERANGE ?
-				 "is outside --host-port-range" : "is used twice");
-			return -EINVAL;
-		}
-		sb->ports[sb->nports].cport = (uint16_t)cp;
-		sb->ports[sb->nports].hport = (uint16_t)hp;
-		sb->nports++;
-	}
-	return 0;
-}
-
-/* One record → an unattached sandbox holding its slot, address and host ports. */
-static int
-reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
-{
-	const char *id = NULL, *iface = NULL, *ip = NULL;
-	json_t *ports = NULL, *pol = NULL;
-	struct sandbox *sb;
-	uint32_t addr, k;
-	char why[160];
-	int ret;
-
-	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o!}", "sandboxID", &id, "iface",
-			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol)) {
-		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
-			 "exposedPorts and optionally policy, nothing else");
-		return -EINVAL;
-	}
-	if (!reg_id_valid(id) || reg_find(r, id)) {
-		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
-		return -EINVAL;
-	}
-	if (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface)) {
-		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
-			 iface);
-		return -EINVAL;
-	}
-	sb = calloc(1, sizeof(*sb));
-	if (!sb) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	snprintf(sb->id, sizeof(sb->id), "%s", id);
-	snprintf(sb->iface, sizeof(sb->iface), "%s", iface);
-	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
-		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
-			 "--sandbox-cidr or used twice", id, ip);
-		free(sb);
-		return -EINVAL;
-	}
-	addr = ntohl(sb->ip);
-	if (portalloc_get(&r->slots, &sb->slot)) {
-		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
-		ret = -EINVAL;
-		goto put_ip;
-	}
-	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
-	if (!ret && pol)
-		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "sandbox %s: %s", id, why);
-		for (k = 0; k < sb->nports; k++)
-			portalloc_put(&r->hostports, sb->ports[k].hport);
-		portalloc_put(&r->slots, sb->slot);
-		goto put_ip;
-	}
-	snprintf(sb->why, sizeof(sb->why), "restored, not attached yet");
-	r->by_slot[sb->slot] = sb;
-	r->count++;
-	return 0;
-put_ip:
-	portalloc_put(&r->ips, addr);
-	free(sb);
-	return ret;
-}
-
-int
-reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen)
-{
-	size_t i;
-	int ret = 0;
-
-	if (!json_is_array(sandboxes)) {
-		snprintf(err, errlen, "\"sandboxes\" must be an array");
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < json_array_size(sandboxes) && !ret; i++) {
-		char why[384];
-
-		ret = reg_restore_one(r, json_array_get(sandboxes, i), why, sizeof(why));
-		if (ret)
-			snprintf(err, errlen, "record %zu: %s", i, why);
-	}
-	pthread_mutex_unlock(&r->lock);
-	return ret;
 }
 
 uint32_t
@@ -838,4 +635,52 @@ reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached)
 	*total = r->count;
 	pthread_mutex_unlock(&r->lock);
 	*unattached = u;
+}
+
+uint32_t
+reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
+{
+	uint32_t total, before, after;
+
+	*waiting = 0;
+	if (now_ms < r->next_retry_ms)
+		return 0;
+	r->next_retry_ms = now_ms + REG_RETRY_MS;
+	/* Holds run out, and a listener that appeared on a handed-out port is seen. */
+	pthread_mutex_lock(&r->lock);
+	hostports_expire(&r->hostports, (uint64_t)time(NULL));
+	hostports_scan(&r->hostports);
+	pthread_mutex_unlock(&r->lock);
+	reg_counts(r, &total, &before);
+	if (!before)
+		return 0;
+	after = reg_attach_pending(r);
+	*waiting = after;
+	return after < before ? before - after : 0;
+}
+
+void
+reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
+			uint32_t hold_s)
+{
+	pthread_mutex_lock(&r->lock);
+	hostports_configure(&r->hostports, reserved, n, hold_s);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+reg_hostport_info(struct registry *r, struct reg_hostport_info *out)
+{
+	const struct hostports *h = &r->hostports;
+
+	pthread_mutex_lock(&r->lock);
+	out->size = hostports_size(h);
+	out->used = hostports_used(h) - h->nholds;
+	out->free = hostports_free(h);
+	out->listening = hostports_listening(h);
+	out->holds = h->nholds;
+	out->nconflicts = h->nconflicts;
+	memcpy(out->conflicts, h->conflicts, sizeof(out->conflicts));
+	out->st = h->st;
+	pthread_mutex_unlock(&r->lock);
 }

@@ -3,7 +3,9 @@
  * Sandbox registrations: ids, interfaces, sandbox addresses, exposed ports and their host
  * ports. Allocation and validation live here; what a registration does to the data path
  * (socket, XDP program, steering entries) is behind reg_ops, so this file runs in unit tests.
- * All functions take the registry lock themselves.
+ * It owns every struct sandbox: other modules read them through reg_foreach() and the
+ * lookups below, never through the slot table. All functions take the registry lock
+ * themselves.
  */
 #ifndef CVS_REGISTRY_H
 #define CVS_REGISTRY_H
@@ -15,6 +17,7 @@
 #include <jansson.h>
 
 #include "policy.h"
+#include "hostports.h"
 #include "portalloc.h"
 
 #define CVS_ID_MAX		64
@@ -43,7 +46,7 @@ struct sandbox {
 struct reg_ops {
 	/* Resolve an interface name; 0 when it does not exist. */
 	int (*ifindex)(void *ctx, const char *iface);
-	/* Attach the sandbox port; on failure fill err and return -errno. */
+	/* Attach the sandbox port; on failure fill err and return -errno (-EBUSY: taken). */
 	int (*attach)(void *ctx, struct sandbox *sb, char *err, size_t errlen);
 	void (*detach)(void *ctx, struct sandbox *sb);
 	/* Program or remove one host port → (slot, container port). */
@@ -51,24 +54,49 @@ struct reg_ops {
 			 bool add);
 	/* Publish sb->policy to the data path; -errno on failure. */
 	int (*policy)(void *ctx, struct sandbox *sb);
-	/*
-	 * Optional: make the registrations durable (the state file). The API calls it after
-	 * every successful change, before it answers; non-zero fails the request with 500.
-	 */
-	int (*persist)(void *ctx, char *err, size_t errlen);
 };
+
+/* Makes the registrations durable (the state file); non-zero with a message in err. */
+typedef int (*reg_persist_fn)(void *ctx, char *err, size_t errlen);
 
 struct registry {
 	pthread_mutex_t lock;
 	struct sandbox **by_slot;
 	uint32_t max_sandboxes;
 	uint32_t count;
-	struct portalloc hostports;
+	struct hostports hostports;
 	struct portalloc ips;	/* host-order addresses of the sandbox CIDR */
 	struct portalloc slots;
 	uint32_t node_ip;
 	const struct reg_ops *ops;
 	void *ctx;
+	pthread_mutex_t persist_lock;	/* one state-file writer at a time */
+	reg_persist_fn persist;
+	void *persist_ctx;
+	uint64_t next_retry_ms;	/* reg_tick(), control thread only */
+};
+
+/*
+ * What a registry call ended with. The registry knows nothing of HTTP: the API layer maps
+ * these to statuses (reg_api.c). Failures come with a message in err.
+ */
+enum reg_status {
+	REG_OK = 0,
+	REG_CREATED = 1,	/* reg_put() registered a new sandbox */
+	REG_E_INVALID = -1,	/* malformed or out of range */
+	REG_E_NOT_FOUND = -2,	/* no such sandbox, or the port is not exposed */
+	REG_E_CONFLICT = -3,	/* held by another registration, or the interface is taken */
+	REG_E_EXHAUSTED = -4,	/* host ports, sandbox addresses or slots */
+	REG_E_FAILED = -5,	/* the data path refused, or memory ran out */
+};
+
+/* A registration request (PUT /sandboxes/{id}), already parsed and checked for form. */
+struct reg_req {
+	char iface[IF_NAMESIZE];
+	uint32_t ip;	/* network order; 0 = allocate one */
+	uint32_t nports;
+	uint16_t cports[CVS_MAX_EXPOSED];
+	struct reg_policy policy;	/* .set when the request had one */
 };
 
 int reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp_hi,
@@ -76,19 +104,43 @@ int reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_
 void reg_fini(struct registry *r);
 
 /*
- * Handlers return an HTTP status and set *out to the JSON answer (an {"error": ...} object on
- * failure, NULL for 204).
+ * Requests. Each returns an enum reg_status; on success *out (when given) is the answer's
+ * JSON, which the caller frees; on failure err says why.
  */
-int reg_put(struct registry *r, const char *id, const char *body, size_t len, json_t **out);
-int reg_delete(struct registry *r, const char *id, json_t **out);
-int reg_get(struct registry *r, const char *id, json_t **out);
-int reg_list(struct registry *r, json_t **out);
-int reg_exposed(struct registry *r, const char *id, const char *port, json_t **out);
-int reg_policy_get(struct registry *r, const char *id, json_t **out);
-int reg_policy_put(struct registry *r, const char *id, const char *body, size_t len,
-		   json_t **out);
+int reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **out,
+	    char *err, size_t errlen);
+int reg_delete(struct registry *r, const char *id, char *err, size_t errlen);
+int reg_get(struct registry *r, const char *id, json_t **out, char *err, size_t errlen);
+json_t *reg_list(struct registry *r);
+int reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, char *err,
+		size_t errlen);
+int reg_policy_get(struct registry *r, const char *id, json_t **out, char *err,
+		   size_t errlen);
+int reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,
+		   json_t **out, char *err, size_t errlen);
 /* Remove every registration (shutdown). */
 void reg_clear(struct registry *r);
+
+/* Whether a sandbox address (network order) may be asked for: inside the CIDR, not reserved. */
+bool reg_ip_usable(const struct registry *r, uint32_t ip);
+
+/*
+ * Durability. reg_persist() runs the hook set by reg_set_persist(), one caller at a time, each
+ * with a fresh snapshot, so a later write never carries an older registry; 0 without a hook.
+ */
+void reg_set_persist(struct registry *r, reg_persist_fn fn, void *ctx);
+int reg_persist(struct registry *r, char *err, size_t errlen);
+
+/*
+ * Read access for the other modules. reg_foreach() calls fn for every registration in slot
+ * order, under the registry lock: fn must not call back into the registry. A zone of the data
+ * path is slot + 1: reg_zone_of() gives a sandbox's (0 when unknown), reg_zone_name() copies
+ * the id of the sandbox in a zone (false when none).
+ */
+void reg_foreach(struct registry *r, void (*fn)(void *arg, const struct sandbox *sb),
+		 void *arg);
+uint16_t reg_zone_of(struct registry *r, const char *id);
+bool reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len);
 
 /*
  * State file support. reg_state() renders every registration with its host ports (caller
@@ -99,11 +151,43 @@ void reg_clear(struct registry *r);
  */
 json_t *reg_state(struct registry *r);
 int reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen);
+/*
+ * The host-port holds for the state file, and back: restore them after reg_restore() (a port
+ * a restored record uses ends its hold). The clock is the wall clock, which a restart keeps.
+ */
+json_t *reg_holds_state(struct registry *r);
+int reg_holds_restore(struct registry *r, const json_t *holds, char *err, size_t errlen);
 uint32_t reg_attach_pending(struct registry *r);
 /* Registered and unattached sandbox counts. */
 void reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached);
 
+/*
+ * The registry's periodic duty, from the control loop (one thread): every 2 s, end the host
+ * port holds that ran out, look for kernel listeners on handed-out host ports, and attach the
+ * sandboxes whose interface was missing. Returns how many it attached; *waiting is how many
+ * are still unattached.
+ */
+uint32_t reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting);
+
+/* Host ports never handed out, and how long a deleted id keeps its ports (0 = not at all). */
+void reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
+			     uint32_t hold_s);
+
+/* Host ports for /stats, /metrics and /readyz. */
+struct reg_hostport_info {
+	uint32_t size;
+	uint32_t used;		/* by registered sandboxes */
+	uint32_t free;		/* may be handed out now */
+	uint32_t listening;	/* kept back: a kernel service listens there */
+	uint32_t holds;		/* kept back for a recently deleted sandbox id */
+	uint32_t nconflicts;	/* handed out, and a kernel service listens there too */
+	uint16_t conflicts[HOSTPORTS_MAX_CONFLICTS];
+	struct hostports_stats st;
+};
+void reg_hostport_info(struct registry *r, struct reg_hostport_info *out);
+
 bool reg_id_valid(const char *id);
-json_t *reg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* REG_OK, or REG_E_INVALID with the rule for ids in err. */
+int reg_id_check(const char *id, char *err, size_t errlen);
 
 #endif /* CVS_REGISTRY_H */

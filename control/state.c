@@ -9,8 +9,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "cvs_common.h"
 #include "state.h"
 
+#define HOLDS_KEY	"hostPortHolds"
 #define STATE_FORMAT	"cubevs-fp-state"
 #define STATE_MAX_BYTES	(64u << 20)
 
@@ -51,7 +53,7 @@ state_lock(const char *path, char *err, size_t errlen)
 }
 
 int
-state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
+state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size_t errlen)
 {
 	json_error_t jerr;
 	json_t *root, *arr, *ver;
@@ -60,6 +62,8 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 	json_t *v;
 
 	*sandboxes = NULL;
+	if (holds)
+		*holds = NULL;
 	if (stat(path, &st)) {
 		if (errno == ENOENT) {
 			*sandboxes = json_array();
@@ -99,11 +103,25 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 		json_decref(root);
 		return -EINVAL;
 	}
+	v = json_object_get(root, HOLDS_KEY);
+	if (v && !json_is_array(v)) {
+		snprintf(err, errlen, "state file %s: \"%s\" must be an array; it was left as it "
+			 "is", path, HOLDS_KEY);
+		json_decref(root);
+		return -EINVAL;
+	}
+	if (holds && v)
+		*holds = json_incref(v);
 	json_object_foreach(root, key, v) {
-		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes")) {
+		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes") &&
+		    strcmp(key, HOLDS_KEY)) {
 			snprintf(err, errlen, "state file %s has an unknown field \"%.64s\"; it "
 				 "was left as it is", path, key);
 			json_decref(root);
+			if (holds) {
+				json_decref(*holds);
+				*holds = NULL;
+			}
 			return -EINVAL;
 		}
 	}
@@ -112,70 +130,31 @@ state_load(const char *path, json_t **sandboxes, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-state_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
-state_save(const char *path, json_t *sandboxes, char *err, size_t errlen)
+state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen)
 {
-	char tmp[512], dir[512];
+	char *text, *file = NULL;
 	json_t *root;
-	char *text;
-	int fd, dfd, ret;
+	int ret;
 
 	root = json_pack("{s:s,s:i,s:O}", "format", STATE_FORMAT, "version", CVS_STATE_VERSION,
 			 "sandboxes", sandboxes);
+	/*
+	 * Written only when there are holds: a file without them stays readable by a build
+	 * from before holds existed, so a downgrade keeps its registrations.
+	 */
+	if (root && json_array_size(holds))
+		json_object_set(root, HOLDS_KEY, holds);
 	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
-	if (!text) {
+	/* A text file ends with a newline; json_dumps leaves it out. */
+	if (!text || asprintf(&file, "%s\n", text) < 0) {
+		free(text);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(-ret));
-		free(text);
-		return ret;
-	}
-	ret = state_write_all(fd, text, strlen(text));
-	if (!ret)
-		ret = state_write_all(fd, "\n", 1);
 	free(text);
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
-		unlink(tmp);
-		return ret;
-	}
-	/* The rename is durable only once the directory entry is on disk. */
-	state_dir_of(path, dir, sizeof(dir));
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot sync directory %s: %s", dir, strerror(-ret));
-	}
-	if (dfd >= 0)
-		close(dfd);
+	ret = cvs_file_replace(path, file, strlen(file), 0600, err, errlen);
+	free(file);
 	return ret;
 }

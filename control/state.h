@@ -20,11 +20,15 @@ int state_lock(const char *path, char *err, size_t errlen);
 /*
  * Read the state file. A missing file is a first start: *sandboxes is an empty array. A file
  * that cannot be read or parsed, or has an unknown version, is an error (-EINVAL and a message
- * telling the operator what to do); it is never touched.
+ * telling the operator what to do); it is never touched. *holds (when asked for) is the
+ * host-port holds array, NULL when the file has none.
  */
-int state_load(const char *path, json_t **sandboxes, char *err, size_t errlen);
+int state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size_t errlen);
 
-/* Write the registrations (an array as reg_state() renders it). Returns 0 or -errno. */
-int state_save(const char *path, json_t *sandboxes, char *err, size_t errlen);
+/*
+ * Write the registrations (an array as reg_state() renders it) and the host-port holds (as
+ * reg_holds_state() renders them; NULL or empty: none). Returns 0 or -errno.
+ */
+int state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen);
 
 #endif /* CVS_STATE_H */

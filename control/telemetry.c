@@ -118,6 +118,16 @@ tel_add_json(struct rte_tel_data *d, const char *key, json_t *v)
 	}
 }
 
+/* An error as the API words it (what the client sent, made valid UTF-8). */
+static void
+tel_add_error(struct rte_tel_data *d, const char *err)
+{
+	json_t *e = api_error("%s", err);
+
+	tel_add_json(d, "error", json_object_get(e, "error"));
+	json_decref(e);
+}
+
 static int
 tel_sandboxes_do(struct obs *o, const char *params, struct rte_tel_data *d)
 {
@@ -130,10 +140,10 @@ tel_sandboxes_do(struct obs *o, const char *params, struct rte_tel_data *d)
 	if (params && *params) {
 		struct tel_visit tv = { .d = d, .sandbox = params };
 		struct obs_snap s;
+		char err[512];
 
-		if (reg_get(o->reg, params, &j) != 200) {
-			tel_add_json(d, "error", json_object_get(j, "error"));
-			json_decref(j);
+		if (reg_get(o->reg, params, &j, err, sizeof(err)) != REG_OK) {
+			tel_add_error(d, err);
 			return 0;
 		}
 		json_object_foreach(j, key, v) {
@@ -169,7 +179,7 @@ tel_sandboxes_do(struct obs *o, const char *params, struct rte_tel_data *d)
 	reg_counts(o->reg, &total, &unattached);
 	rte_tel_data_add_dict_u64(d, "count", total);
 	rte_tel_data_add_dict_u64(d, "unattached", unattached);
-	reg_list(o->reg, &j);
+	j = reg_list(o->reg);
 	ids = rte_tel_data_alloc();
 	if (ids) {
 		json_t *list = json_object_get(j, "sandboxes");
@@ -220,8 +230,8 @@ tel_sessions_do(struct obs *o, const char *params, struct rte_tel_data *d)
 	struct rte_tel_data *arr;
 	char buf[256];
 	json_t *j, *list;
+	char err[512];
 	size_t i;
-	int status;
 
 	rte_tel_data_start_dict(d);
 	if (tel_parse_params(params, buf, sizeof(buf), kv)) {
@@ -229,10 +239,9 @@ tel_sessions_do(struct obs *o, const char *params, struct rte_tel_data *d)
 					     "icmp,limit=N,cursor=C");
 		return 0;
 	}
-	status = obs_sessions(o, kv[0], kv[1], kv[2], kv[3], TEL_SESSIONS_MAX, &j);
-	if (status != 200) {
-		tel_add_json(d, "error", json_object_get(j, "error"));
-		json_decref(j);
+	if (obs_sessions(o, kv[0], kv[1], kv[2], kv[3], TEL_SESSIONS_MAX, &j, err,
+			 sizeof(err))) {
+		tel_add_error(d, err);
 		return 0;
 	}
 	tel_add_json(d, "total", json_object_get(j, "total"));

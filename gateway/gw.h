@@ -18,6 +18,8 @@
 
 #include <jansson.h>
 
+#include "cvs_common.h"
+
 #define GW_DEFAULT_PORT		50005
 #define GW_DEFAULT_TIMEOUT_NS	(55LL * 1000000000LL)
 #define GW_TOKEN_FILE		"/etc/mcp-gateway/.token"
@@ -31,7 +33,6 @@
 #define GW_NAME_MAX		128
 
 /* ---- util.c ---------------------------------------------------------------------------- */
-int fd_write_all(int fd, const char *p, size_t len);
 
 struct strbuf {
 	char *buf;

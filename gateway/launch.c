@@ -281,7 +281,7 @@ launch_run(struct launch_opts *o, char *argv0)
 	msg = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
 	/* A failed write means serve died; the ready pipe then reports EOF. */
 	if (msg)
-		fd_write_all(cfgp[1], msg, strlen(msg));
+		cvs_write_all(cfgp[1], msg, strlen(msg));
 	close(cfgp[1]);
 	cfgp[1] = -1;
 

@@ -54,12 +54,12 @@ log_write(const char *level, const char *msg, const char *kvfmt, ...)
 		   level, msg, kv && *kv ? " " : "", kv ? kv : "");
 	pthread_mutex_lock(&log_lock);
 	if (log_mid)
-		fd_write_all(2, "\n", 1);
+		cvs_write_all(2, "\n", 1);
 	if (last_mid)
 		last_mid->mid_line = false;
 	last_mid = NULL;
 	log_mid = false;
-	fd_write_all(2, sb.buf, sb.len);
+	cvs_write_all(2, sb.buf, sb.len);
 	pthread_mutex_unlock(&log_lock);
 	free(kv);
 	sb_free(&sb);
@@ -99,7 +99,7 @@ prefixw_write(struct prefixw *w, const void *buf, size_t len)
 		w->mid_line = nl == NULL;
 		p = stop;
 	}
-	rc = fd_write_all(w->fd, sb.buf ? sb.buf : "", sb.len);
+	rc = cvs_write_all(w->fd, sb.buf ? sb.buf : "", sb.len);
 	if (w->fd == 2 && len) {
 		log_mid = w->mid_line;
 		last_mid = w->mid_line ? w : NULL;
@@ -160,7 +160,7 @@ pump_main(void *arg)
 	/* Finish an unterminated last line so the next log entry starts on its own line. */
 	pthread_mutex_lock(&log_lock);
 	if (p->pw.mid_line)
-		fd_write_all(p->pw.fd, "\n", 1);
+		cvs_write_all(p->pw.fd, "\n", 1);
 	p->pw.mid_line = false;
 	if (last_mid == &p->pw) {
 		last_mid = NULL;

@@ -107,7 +107,7 @@ msg_send(struct upstream *u, json_t *msg)
 	len = strlen(s);
 	s[len] = '\n';
 	pthread_mutex_lock(&u->wlock);
-	rc = u->in_fd < 0 ? -EPIPE : fd_write_all(u->in_fd, s, len + 1);
+	rc = u->in_fd < 0 ? -EPIPE : cvs_write_all(u->in_fd, s, len + 1);
 	pthread_mutex_unlock(&u->wlock);
 	free(s);
 	return rc;

@@ -329,24 +329,6 @@ num_format(double v)
 	return strdup(buf);
 }
 
-/* Write all of p, retrying after signals; 0 or -errno. */
-int
-fd_write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int
 rand_bytes(void *buf, size_t len)
 {
@@ -447,63 +429,18 @@ path_remove_all(const char *path)
 	return 0;
 }
 
-/* Temp file + rename so readers never see a partial token or pid. */
+/* cvs_file_replace, creating the parent directories, with the message as gateway errors are. */
 int
 file_write_atomic(const char *path, const void *data, size_t len, mode_t mode, mode_t dirmode,
 		  char **err)
 {
-	char *tmp = str_printf("%s.tmp-XXXXXX", path);
-	size_t off = 0;
-	int fd, rc;
+	char msg[512];
+	int rc = path_parent_make(path, dirmode);
 
-	if (tmp == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
-	rc = path_parent_make(path, dirmode);
-	if (rc) {
-		err_set(err, rc, "mkdir %s: %s", path, strerror(-rc));
-		goto out;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		err_set(err, rc, "open %s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (fchmod(fd, mode) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, (const char *)data + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) < 0) {
-		rc = -errno;
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	err_set(err, rc, "write %s: %s", path, strerror(-rc));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-out:
-	free(tmp);
-	return rc;
+	if (rc)
+		return err_set(err, rc, "mkdir %s: %s", path, strerror(-rc));
+	rc = cvs_file_replace(path, data, len, mode, msg, sizeof(msg));
+	return rc ? err_set(err, rc, "%s", msg) : 0;
 }
 
 char *

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the control API's request handlers (api_route: method, path, body) on a
+ * libFuzzer target: the control API's route table and the registry's handlers (api_dispatch:
+ * method, path, body) on a
  * registry holding two sandboxes, with data-path callbacks that only record. An input is up
  * to four requests:
  *
@@ -20,6 +21,7 @@
 #include "api.h"
 #include "fail.h"
 #include "fake_dp.h"
+#include "reg_api.h"
 #include "registry.h"
 
 #define FUZZ_SANDBOXES	8
@@ -33,10 +35,9 @@ static struct fake_dp fdp = { .prefix = "sb", .busy = "sb9" };
 static char *
 state_of(struct registry *r)
 {
-	json_t *j = NULL;
+	json_t *j = reg_list(r);
 	char *s;
 
-	reg_list(r, &j);
 	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(j);
 	return s;
@@ -62,7 +63,7 @@ counts_check(struct registry *r)
 		}
 	if (n != r->count || r->slots.used != n || r->ips.used != n)
 		fuzz_fail("slot or address count drifted");
-	if (r->hostports.used != ports || (uint32_t)fdp.hostports != ports)
+	if (hostports_used(&r->hostports) != ports || (uint32_t)fdp.hostports != ports)
 		fuzz_fail("host port count drifted");
 	if ((uint32_t)fdp.attached != n)
 		fuzz_fail("a registered sandbox is not attached, or a removed one still is");
@@ -75,20 +76,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const methods[] = { "GET", "PUT", "DELETE", "POST", "PATCH", "" };
 	static struct registry reg;
-	json_t *out;
-	const char *allow;
+	static struct api_routes routes;
+	struct api_reply rep;
+	struct reg_req q;
+	char err[512];
 	int k, status;
 
 	fdp.hostports = fdp.attached = 0;
 	if (reg_init(&reg, FUZZ_SANDBOXES, 20000, 20015, htonl(0xc0a80000), 26,
 		     htonl(0xc6120001), &fake_dp_ops, &fdp))
 		fuzz_fail("reg_init");
-	if (reg_put(&reg, "a", PRELOAD_A, strlen(PRELOAD_A), &out) != 201)
+	api_routes_init(&routes);
+	if (reg_api_register(&routes, &reg))
+		fuzz_fail("reg_api_register");
+	if (reg_req_parse(&reg, PRELOAD_A, strlen(PRELOAD_A), &q, err, sizeof(err)) ||
+	    reg_put(&reg, "a", &q, NULL, err, sizeof(err)) != REG_CREATED)
 		fuzz_fail("preload a");
-	json_decref(out);
-	if (reg_put(&reg, "b", PRELOAD_B, strlen(PRELOAD_B), &out) != 201)
+	if (reg_req_parse(&reg, PRELOAD_B, strlen(PRELOAD_B), &q, err, sizeof(err)) ||
+	    reg_put(&reg, "b", &q, NULL, err, sizeof(err)) != REG_CREATED)
 		fuzz_fail("preload b");
-	json_decref(out);
 	counts_check(&reg);
 
 	for (k = 0; k < 4 && size > 0; k++) {
@@ -117,26 +123,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= blen;
 
 		before = state_of(&reg);
-		status = api_route(&reg, NULL, NULL, m, path, blen ? body : NULL, blen, &out,
-				   &allow);
+		api_dispatch(&routes, m, path, blen ? body : NULL, blen, NULL, &rep);
+		status = rep.status;
 		after = state_of(&reg);
 		if (status < 200 || status > 599)
 			fuzz_fail("status out of range");
-		if (status >= 400 && !json_is_string(json_object_get(out, "error")))
+		if (status >= 400 && !json_is_string(json_object_get(rep.json, "error")))
 			fuzz_fail("error answer without an error message");
-		if (status == 405 && !allow)
-			fuzz_fail("405 without Allow");
+		if ((status == 405) != (rep.allow[0] != '\0'))
+			fuzz_fail("405 without Allow, or Allow without 405");
 		if (status >= 400 && status < 500 && strcmp(before, after))
 			fuzz_fail("a refused request changed the registry");
 		if (status == 200 || status == 201) {
-			char *text = json_dumps(out, JSON_COMPACT);
+			char *text = json_dumps(rep.json, JSON_COMPACT);
 
 			if (!text)
 				fuzz_fail("answer cannot be serialised");
 			free(text);
 		}
 		counts_check(&reg);
-		json_decref(out);
+		api_reply_free(&rep);
 		free(before);
 		free(after);
 		free(path);

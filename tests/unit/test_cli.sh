@@ -1,6 +1,8 @@
 #!/bin/bash
-# The command line without root, hugepages or EAL: --help, --version, bad values → exit 2.
+# The command line without root, hugepages or EAL: --help, --version, bad values → exit 2;
+# cubevs-fpctl's numbers parsed strictly, before it connects anywhere.
 FP=${CUBEVS_FP:?}
+FPCTL=${CUBEVS_FPCTL:?}
 fails=0
 expect() { # description, expected rc, pattern, command...
 	local what=$1 rc=$2 pat=$3 out got
@@ -35,4 +37,30 @@ one_line "one line per error (bad max-sessions)" "$FP" -- --max-sessions lots
 read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
 expect "ephemeral overlap names the sysctl" 2 "net.ipv4.ip_local_port_range" \
 	"$FP" -- --node-ip 198.18.0.1 --host-port-range "$lo-$lo" --snat-port-range 1-1
+
+# Port 1 on loopback refuses: a valid command line gets as far as connecting (exit 3), so an
+# exit 2 below is the parser's, not the network's.
+CTL=("$FPCTL" --api 127.0.0.1:1)
+expect "ctl: valid numbers reach the API" 3 "cannot connect to 127.0.0.1:1" \
+	"${CTL[@]}" --timeout 5 sessions --limit 5
+expect "ctl: valid ports reach the API" 3 "cannot connect" \
+	"${CTL[@]}" --timeout 3600 sandbox add s1 --iface x --port 1 --port 65535
+for t in 12x '' 0 3601 -1 +5 ' 5' 5.0 0x10 99999999999999999999; do
+	expect "ctl: --timeout '$t' refused" 2 \
+		"--timeout wants a whole number of seconds 1..3600, got '$t'" \
+		"${CTL[@]}" --timeout "$t" status
+done
+one_line "ctl: one line for a bad --timeout" "${CTL[@]}" --timeout 12x status
+for p in 12x '' 0 65536 -80 8080.5; do
+	expect "ctl: --port '$p' refused" 2 "--port wants a whole number 1..65535, got '$p'" \
+		"${CTL[@]}" sandbox add s1 --iface x --port 80 --port "$p"
+done
+one_line "ctl: one line for a bad --port" "${CTL[@]}" sandbox add s1 --iface x --port 8x
+for l in 5x '' 0 4294967296; do
+	expect "ctl: --limit '$l' refused" 2 "--limit wants a whole number 1..4294967295, got '$l'" \
+		"${CTL[@]}" sessions --limit "$l"
+done
+for a in 127.0.0.1:80x 127.0.0.1:70000 127.0.0.1:0 127.0.0.1: ':80' 'a/b:80' 'x@y:80'; do
+	expect "ctl: --api '$a' refused" 2 "--api wants ADDR:PORT, got '$a'" "$FPCTL" --api "$a" status
+done
 [ $fails = 0 ]

@@ -105,6 +105,25 @@ main(void)
 	CHECK_EQ(parse("--host-port-range 0-10", &c, err), -EINVAL);
 	CHECK_EQ(parse("--host-port-range 30000-30010", &c, err), -EINVAL);
 	CHECK(strstr(err, "overlaps") != NULL);
+	CHECK_EQ(parse("--reserved-host-ports 20000,20100-20199 --reserved-host-ports 29999",
+		       &c, err), 0);
+	CHECK_EQ(c.n_reserved, 3);
+	CHECK_EQ(c.reserved[0].lo, 20000);
+	CHECK_EQ(c.reserved[0].hi, 20000);
+	CHECK_EQ(c.reserved[1].lo, 20100);
+	CHECK_EQ(c.reserved[1].hi, 20199);
+	CHECK_EQ(c.reserved[2].lo, 29999);
+	CHECK_EQ(parse("--reserved-host-ports 20000,,20001", &c, err), -EINVAL);
+	CHECK(strstr(err, "--reserved-host-ports") != NULL);
+	CHECK_EQ(parse("--reserved-host-ports 20000,", &c, err), -EINVAL);
+	CHECK_EQ(parse("--reserved-host-ports 2x", &c, err), -EINVAL);
+	CHECK_EQ(parse("--reserved-host-ports 20010-20001", &c, err), -EINVAL);
+	CHECK_EQ(parse("--reserved-host-ports 30000", &c, err), -EINVAL);
+	CHECK(strstr(err, "outside --host-port-range") != NULL);
+	CHECK_EQ(parse("--host-port-hold 0", &c, err), 0);
+	CHECK_EQ(c.hostport_hold_s, 0);
+	CHECK_EQ(parse("--host-port-hold 1h", &c, err), -EINVAL);
+	CHECK_EQ(parse("--host-port-hold 604801", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions 12x", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions -1", &c, err), -EINVAL);
 	CHECK_EQ(parse("--node-ip 300.1.1.1", &c, err), -EINVAL);

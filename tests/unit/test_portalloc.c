@@ -42,6 +42,32 @@ main(void)
 	CHECK_EQ(portalloc_free_count(&pa), 1);
 	portalloc_fini(&pa);
 
+	/*
+	 * Skipped values (reserved ports, kernel listeners) are never handed out, are not
+	 * counted as free, and can still be taken explicitly (a port restored from state).
+	 */
+	CHECK_EQ(portalloc_init(&pa, 100, 103), 0);
+	portalloc_skip(&pa, 101, true);
+	portalloc_skip(&pa, 103, true);
+	portalloc_skip(&pa, 99, true);		/* outside: ignored */
+	CHECK(portalloc_is_skipped(&pa, 101));
+	CHECK(!portalloc_is_skipped(&pa, 102));
+	CHECK_EQ(portalloc_free_count(&pa), 2);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 100);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 102);
+	CHECK_EQ(portalloc_get(&pa, &v), -ENOSPC);
+	CHECK_EQ(portalloc_take(&pa, 103), 0);
+	CHECK_EQ(portalloc_free_count(&pa), 0);
+	portalloc_put(&pa, 103);
+	CHECK_EQ(portalloc_free_count(&pa), 0);	/* free again, but still skipped */
+	portalloc_skip(&pa, 101, false);
+	CHECK_EQ(portalloc_free_count(&pa), 1);
+	CHECK_EQ(portalloc_get(&pa, &v), 0);
+	CHECK_EQ(v, 101);
+	portalloc_fini(&pa);
+
 	/* The full 16-bit range. */
 	CHECK_EQ(portalloc_init(&pa, 1, 65535), 0);
 	for (i = 0; i < 65535; i++)

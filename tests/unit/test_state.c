@@ -13,6 +13,7 @@
 
 #include "t.h"
 #include "fake_dp.h"
+#include "reg_api.h"
 #include "registry.h"
 #include "state.h"
 
@@ -33,9 +34,14 @@ reg_new(struct registry *r)
 static int
 put(struct registry *r, const char *id, const char *body)
 {
+	struct reg_req q;
 	json_t *out = NULL;
-	int st = reg_put(r, id, body, strlen(body), &out);
+	char err[512];
+	int st;
 
+	if (reg_req_parse(r, body, strlen(body), &q, err, sizeof(err)))
+		return REG_E_INVALID;
+	st = reg_put(r, id, &q, &out, err, sizeof(err));
 	json_decref(out);
 	return st;
 }
@@ -70,35 +76,35 @@ test_file(const char *dir)
 	int fd, fd2;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK(json_is_array(arr) && json_array_size(arr) == 0);
 	json_decref(arr);
 
 	arr = json_pack("[{s:s}]", "sandboxID", "x");
-	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
 	json_decref(arr);
 	CHECK(access(path, F_OK) == 0);
 	snprintf(lock, sizeof(lock), "%s.tmp", path);
 	CHECK(access(lock, F_OK) != 0);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(json_array_size(arr), 1);
 	json_decref(arr);
 
 	/* Corrupt, wrong version, foreign, unknown field: refused, file untouched. */
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[");
 	snprintf(before, sizeof(before), "%s", slurp(path));
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "corrupt") && strstr(err, path));
 	CHECK(!strcmp(slurp(path), before));
 	spit(path, "");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":2,\"sandboxes\":[]}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "version 2") != NULL);
 	spit(path, "{\"sandboxes\":[]}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[],\"x\":1}");
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), -EINVAL);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "unknown field") != NULL);
 
 	/* One owner at a time, even within a process (flock is per open file). */
@@ -117,7 +123,7 @@ test_file(const char *dir)
 	CHECK(state_lock(path, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "create the directory") != NULL);
 	arr = json_array();
-	CHECK(state_save(path, arr, err, sizeof(err)) < 0);
+	CHECK(state_save(path, arr, NULL, err, sizeof(err)) < 0);
 	json_decref(arr);
 }
 
@@ -131,44 +137,45 @@ test_restore(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/reg.json", dir);
 	reg_new(&a);
-	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[80,443]}"), 201);
+	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[80,443]}"), REG_CREATED);
 	CHECK_EQ(put(&a, "s2", "{\"iface\":\"tap2\",\"exposedPorts\":[8080],"
-		     "\"sandboxIP\":\"192.168.0.77\"}"), 201);
+		     "\"sandboxIP\":\"192.168.0.77\"}"), REG_CREATED);
 	CHECK_EQ(put(&a, "s3", "{\"iface\":\"tap3\",\"exposedPorts\":[22],\"policy\":"
-		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"), 201);
+		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"),
+		 REG_CREATED);
 	/* Churn so restored host ports are not simply the first ones. */
-	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), 200);
+	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), REG_OK);
 	arr = reg_state(&a);
-	CHECK_EQ(state_save(path, arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
 	json_decref(arr);
-	reg_list(&a, &la);
+	la = reg_list(&a);
 
 	reg_new(&b);
-	CHECK_EQ(state_load(path, &arr, err, sizeof(err)), 0);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
 	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
 	json_decref(arr);
 	CHECK_EQ(reg_attach_pending(&b), 0);
-	reg_list(&b, &lb);
+	lb = reg_list(&b);
 	CHECK(json_equal(la, lb));
 	json_decref(la);
 	json_decref(lb);
 	/* The restored host ports are taken: a new registration gets another one. */
-	CHECK_EQ(put(&b, "s4", "{\"iface\":\"tap4\",\"exposedPorts\":[1]}"), 201);
+	CHECK_EQ(put(&b, "s4", "{\"iface\":\"tap4\",\"exposedPorts\":[1]}"), REG_CREATED);
 	{
 		json_t *o = NULL;
 		int hp;
 
-		reg_exposed(&b, "s4", "1", &o);
+		reg_exposed(&b, "s4", 1, &o, err, sizeof(err));
 		hp = (int)json_integer_value(json_object_get(o, "hostPort"));
 		json_decref(o);
-		reg_exposed(&b, "s1", "443", &o);
+		reg_exposed(&b, "s1", 443, &o, err, sizeof(err));
 		CHECK(hp != json_integer_value(json_object_get(o, "hostPort")));
 		json_decref(o);
 	}
 	{
 		json_t *o = NULL;
 
-		CHECK_EQ(reg_policy_get(&b, "s3", &o), 200);
+		CHECK_EQ(reg_policy_get(&b, "s3", &o, err, sizeof(err)), REG_OK);
 		CHECK(json_is_false(json_object_get(o, "allowInternetAccess")));
 		json_decref(o);
 	}
@@ -212,7 +219,7 @@ test_restore(const char *dir)
 		reg_counts(&b, &total, &un);
 		CHECK_EQ(total, un);
 		reg_clear(&b);
-		CHECK_EQ(b.hostports.used, 0);
+		CHECK_EQ(hostports_used(&b.hostports), 0);
 		CHECK_EQ(b.ips.used, 0);
 		reg_fini(&b);
 	}
@@ -228,16 +235,38 @@ test_restore(const char *dir)
 	{
 		json_t *o = NULL;
 
-		CHECK_EQ(reg_get(&b, "g", &o), 200);
+		CHECK_EQ(reg_get(&b, "g", &o, err, sizeof(err)), REG_OK);
 		CHECK(json_is_false(json_object_get(o, "attached")));
 		CHECK(strstr(json_string_value(json_object_get(o, "attachError")), "gone0"));
 		json_decref(o);
-		CHECK_EQ(reg_exposed(&b, "g", "80", &o), 200);
+		CHECK_EQ(reg_exposed(&b, "g", 80, &o, err, sizeof(err)), REG_OK);
 		CHECK_EQ(json_integer_value(json_object_get(o, "hostPort")), 20050);
 		json_decref(o);
 		arr = reg_state(&b);
 		CHECK_EQ(json_array_size(arr), 1);
 		json_decref(arr);
+	}
+	/* The registry's tick retries every 2 s: the interface appears, the sandbox attaches. */
+	{
+		uint32_t waiting = 99, total, un;
+		int hp0 = fdp.hostports;
+		json_t *o = NULL;
+
+		CHECK_EQ(reg_tick(&b, 10000, &waiting), 0);
+		CHECK_EQ(waiting, 1);
+		fdp.prefix = "gone";
+		CHECK_EQ(reg_tick(&b, 11000, &waiting), 0);	/* not due yet */
+		CHECK_EQ(reg_tick(&b, 12000, &waiting), 1);
+		CHECK_EQ(waiting, 0);
+		reg_counts(&b, &total, &un);
+		CHECK_EQ(total, 1);
+		CHECK_EQ(un, 0);
+		CHECK_EQ(fdp.hostports, hp0 + 1);
+		CHECK_EQ(reg_get(&b, "g", &o, err, sizeof(err)), REG_OK);
+		CHECK(json_is_true(json_object_get(o, "attached")));
+		CHECK(!json_object_get(o, "attachError"));
+		json_decref(o);
+		fdp.prefix = "tap";
 	}
 	reg_clear(&b);
 	reg_fini(&b);

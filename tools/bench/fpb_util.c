@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cvs_common.h"
 #include "fpb_util.h"
 #include "fpbench.h"
 
@@ -55,11 +56,9 @@ fpb_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", fpb_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cvs_verr(fpb_prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 

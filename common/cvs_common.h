@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers that cubevs-fp, cubevs-fpctl and mcp-gateway share: writing a file descriptor out,
+ * replacing a file atomically, one-line error messages and strict number parsing. libc only,
+ * no DPDK, so every binary of the project links it.
+ */
+#ifndef CVS_COMMON_H
+#define CVS_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Write all of BUF, going on after short writes and signals. Returns 0 or -errno. */
+int cvs_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Replace PATH by a file of MODE holding DATA, so that a reader, or the next start after a
+ * crash, finds the old content or the new one and never a part: a temp file beside PATH,
+ * fsync, rename over PATH, fsync of the directory. The directory must exist.
+ * Returns 0 or -errno, with a message naming the failed step and file in ERR.
+ */
+int cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
+		     char *err, size_t errlen);
+
+/* "PROG: message" and a newline on stderr, written at once so lines never interleave. */
+void cvs_err(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cvs_verr(const char *prog, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/*
+ * A decimal number in [LO, HI], all of S: no sign, no blanks, no trailing characters, not
+ * empty, no overflow. Returns 0 or -EINVAL (and leaves *OUT alone).
+ */
+int cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+
+#endif /* CVS_COMMON_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cvs_common.h"
+
+int
+cvs_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The rename is durable only once the directory entry is on disk. */
+static int
+dir_sync(const char *path, char *err, size_t errlen)
+{
+	char *copy = strdup(path);
+	const char *dir;
+	int dfd, ret = 0;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	dir = dirname(copy);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot sync directory %s: %s", dir, strerror(-ret));
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(copy);
+	return ret;
+}
+
+int
+cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
+		 char *err, size_t errlen)
+{
+	char *tmp = NULL;
+	int fd, ret;
+
+	/* A name of its own per writer: two writers never share a half-written temp file. */
+	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(-ret));
+		free(tmp);
+		return ret;
+	}
+	ret = fchmod(fd, mode) ? -errno : 0;
+	if (!ret)
+		ret = cvs_write_all(fd, data, len);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+		unlink(tmp);
+		free(tmp);
+		return ret;
+	}
+	free(tmp);
+	return dir_sync(path, err, errlen);
+}

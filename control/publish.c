@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include "api.h"
+#include "log.h"
+#include "publish.h"
+#include "xdpctl.h"
+#include "xskport.h"
+
+#define PUBLISH_CALL_MS		5000u	/* a worker that does not answer this soon is stuck */
+#define PUBLISH_CLOCK_MS	1000u
+
+int
+publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, uint8_t prefix)
+{
+	struct dp_shared *sh = calloc(1, sizeof(*sh));
+
+	p->sh = sh;
+	p->max_sandboxes = max_sandboxes;
+	p->sandbox_net = sandbox_net;
+	p->wp.ports = calloc(max_sandboxes, sizeof(*p->wp.ports));
+	p->slot_st = calloc(max_sandboxes, sizeof(*p->slot_st));
+	if (!sh)
+		return -ENOMEM;
+	sh->slot_alive = calloc(max_sandboxes, 1);
+	sh->policy = calloc(max_sandboxes, sizeof(*sh->policy));
+	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
+	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
+	sh->ip2slot_size = 1u << (32 - prefix);
+	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
+	sh->max_sandboxes = max_sandboxes;
+	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->ip2slot ||
+	    !p->wp.ports || !p->slot_st)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+publish_fini(struct publish *p)
+{
+	if (p->sh) {
+		free((void *)p->sh->slot_alive);
+		free((void *)p->sh->policy);
+		free((void *)p->sh->policy_ver);
+		free((void *)p->sh->slot_ip);
+		free((void *)p->sh->ip2slot);
+		free(p->sh);
+		p->sh = NULL;
+	}
+	free((void *)p->wp.ports);
+	p->wp.ports = NULL;
+	free(p->slot_st);
+	p->slot_st = NULL;
+}
+
+int
+publish_call(struct publish *p, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
+	     uint32_t *sum)
+{
+	uint32_t i, r;
+	int ret = 0;
+
+	if (sum)
+		*sum = 0;
+	if (!p->launched)
+		return 0;
+	for (i = 0; i < p->nw; i++) {
+		if (worker_call(&p->w[i], cmd, arg, timeout_ms, &r))
+			ret = -ETIMEDOUT;
+		else if (sum)
+			*sum += r;
+	}
+	return ret;
+}
+
+static uint32_t
+publish_ip_index(const struct publish *p, uint32_t ip)
+{
+	return ntohl(ip) - ntohl(p->sandbox_net);
+}
+
+int
+publish_policy(struct publish *p, uint32_t slot, const struct reg_policy *pol, const char *id)
+{
+	struct dp_policy *dpol = policy_compile(pol);
+	const struct dp_policy *old;
+
+	if (pol->set && !dpol)
+		return -ENOMEM;
+	old = atomic_exchange(&p->sh->policy[slot], dpol);
+	atomic_fetch_add_explicit(&p->sh->policy_ver[slot], 1, memory_order_release);
+	if (publish_call(p, WCMD_SYNC, 0, PUBLISH_CALL_MS, NULL))
+		CVS_LOG(ERR, ctl, "worker did not answer; keeping the old policy of %s allocated",
+			id);
+	else
+		free((void *)old);
+	return 0;
+}
+
+uint32_t
+publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *id)
+{
+	const struct dp_policy *old;
+	uint32_t flushed = 0;
+
+	atomic_store(&p->sh->slot_alive[slot], 0);
+	atomic_store(&p->sh->ip2slot[publish_ip_index(p, ip)], 0);
+	atomic_store(&p->sh->slot_ip[slot], 0);
+	worker_publish(&p->wp, slot, NULL);
+	old = atomic_exchange(&p->sh->policy[slot], NULL);
+	atomic_fetch_add(&p->sh->policy_ver[slot], 1);
+	/* Returns once every worker has passed a loop without this slot: then it is ours. */
+	if (publish_call(p, WCMD_FLUSH_ZONE, slot + 1, PUBLISH_CALL_MS, &flushed))
+		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", id);
+	free((void *)old);
+	return flushed;
+}
+
+int
+publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
+	     struct xskport *xp, const char *id)
+{
+	int ret;
+
+	atomic_store(&p->sh->slot_ip[slot], ip);
+	atomic_store(&p->sh->ip2slot[publish_ip_index(p, ip)], (uint16_t)(slot + 1));
+	atomic_store(&p->sh->slot_alive[slot], 1);
+	/* The slot may have served another sandbox: its counters start again from zero. */
+	memset(&p->slot_st[slot], 0, sizeof(p->slot_st[slot]));
+	ret = publish_policy(p, slot, pol, id);
+	if (ret) {
+		publish_retire_slot(p, slot, ip, id);
+		return ret;
+	}
+	/* Last: a worker that finds the socket finds the rest of the slot in place. */
+	worker_publish(&p->wp, slot, xp);
+	return 0;
+}
+
+void
+publish_hostport(struct publish *p, uint16_t hport, uint32_t slot, uint16_t cport, bool add)
+{
+	atomic_store_explicit(&p->sh->hostport[hport], add ? dp_hostport_entry(slot, cport) : 0,
+			      memory_order_release);
+}
+
+int64_t
+publish_clock_advance(struct publish *p, int64_t seconds)
+{
+	int64_t off = atomic_fetch_add(&p->sh->clock_offset, seconds) + seconds;
+
+	/* Let the workers run their expiry at the new time before answering. */
+	publish_call(p, WCMD_SYNC, 0, PUBLISH_CLOCK_MS, NULL);
+	publish_call(p, WCMD_SYNC, 0, PUBLISH_CLOCK_MS, NULL);
+	return off;
+}
+
+/* ---- reg_ops: what a registration does to the data path ---- */
+
+static int
+publish_op_ifindex(void *ctx, const char *iface)
+{
+	return (int)if_nametoindex(iface);
+}
+
+static int
+publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
+{
+	struct publish *p = ctx;
+	struct xskport *xp;
+	int ret;
+
+	if (sb->ifindex == p->world_ifindex) {
+		snprintf(err, errlen, "%s is the world interface", sb->iface);
+		return -EBUSY;
+	}
+	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, err, errlen);
+	if (!xp)
+		return -errno;
+	ret = xdpctl_sbx_attach(p->sbx, sb->ifindex, sb->iface, sb->slot, xp->fd, err, errlen);
+	if (!ret) {
+		ret = publish_slot(p, sb->slot, sb->ip, &sb->policy, xp, sb->id);
+		if (ret) {
+			snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
+			xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
+		}
+	}
+	if (ret) {
+		xskport_destroy(xp);
+		return ret;
+	}
+	sb->dp = xp;
+	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
+	return 0;
+}
+
+static void
+publish_op_detach(void *ctx, struct sandbox *sb)
+{
+	struct publish *p = ctx;
+	uint32_t flushed;
+
+	if (!sb->dp)
+		return;
+	flushed = publish_retire_slot(p, sb->slot, sb->ip, sb->id);
+	xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
+	xskport_destroy(sb->dp);
+	sb->dp = NULL;
+	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
+		flushed);
+}
+
+/* The table first when adding and last when removing: steered frames always find it. */
+static void
+publish_op_hostport(void *ctx, const struct sandbox *sb, const struct exposed_port *ep,
+		    bool add)
+{
+	struct publish *p = ctx;
+
+	if (add) {
+		publish_hostport(p, ep->hport, sb->slot, ep->cport, true);
+		if (p->steer && xdpctl_steer_port(p->steer, IPPROTO_TCP, ep->hport, true))
+			CVS_LOG(ERR, xdp, "cannot steer host port %u: %s", ep->hport,
+				strerror(errno));
+	} else {
+		if (p->steer)
+			xdpctl_steer_port(p->steer, IPPROTO_TCP, ep->hport, false);
+		publish_hostport(p, ep->hport, sb->slot, ep->cport, false);
+	}
+}
+
+static int
+publish_op_policy(void *ctx, struct sandbox *sb)
+{
+	return publish_policy(ctx, sb->slot, &sb->policy, sb->id);
+}
+
+const struct reg_ops publish_reg_ops = {
+	.ifindex = publish_op_ifindex,
+	.attach = publish_op_attach,
+	.detach = publish_op_detach,
+	.hostport = publish_op_hostport,
+	.policy = publish_op_policy,
+};
+
+/* ---- the test clock route ---- */
+
+static void
+publish_api_clock(void *ctx, const struct api_request *rq, struct api_reply *rep)
+{
+	json_error_t jerr;
+	json_t *j = json_loadb(rq->body ? rq->body : "", rq->len, 0, &jerr);
+	json_t *adv = j ? json_object_get(j, "advance") : NULL;
+
+	if (!json_is_integer(adv) || json_integer_value(adv) < 0 ||
+	    json_integer_value(adv) > 86400 * 365) {
+		rep->status = 400;
+		rep->json = api_error("body must be {\"advance\": seconds}");
+	} else {
+		rep->json = json_pack("{s:I}", "offset", (json_int_t)publish_clock_advance(ctx,
+					json_integer_value(adv)));
+	}
+	json_decref(j);
+}
+
+int
+publish_api_register(struct api_routes *t, struct publish *p)
+{
+	return api_register(t, "POST", "/debug/clock", API_EXACT, publish_api_clock, p);
+}

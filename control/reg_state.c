@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The registry's side of the state file: every registration with its address and host ports,
+ * and the host-port holds of recently deleted sandboxes, rendered and restored. A restore
+ * validates every record before it takes anything and refuses the whole file on the first bad
+ * one, so a restart never runs with half of the registrations.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "config.h"
+#include "registry.h"
+#include "registry_int.h"
+
+json_t *
+reg_state(struct registry *r)
+{
+	json_t *arr = json_array();
+	uint32_t i, k;
+
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < r->max_sandboxes; i++) {
+		const struct sandbox *sb = r->by_slot[i];
+		char ip[INET_ADDRSTRLEN];
+		json_t *ports, *rec;
+
+		if (!sb)
+			continue;
+		ports = json_array();
+		for (k = 0; k < sb->nports; k++)
+			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
+				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
+		reg_ip_str(sb->ip, ip);
+		rec = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
+				"sandboxIP", ip, "exposedPorts", ports);
+		if (sb->policy.set)
+			json_object_set_new(rec, "policy", policy_render(&sb->policy));
+		json_array_append_new(arr, rec);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return arr;
+}
+
+static int
+reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, char *err,
+		  size_t errlen)
+{
+	size_t i, k;
+
+	if (!json_is_array(ports) || json_array_size(ports) > CVS_MAX_EXPOSED) {
+		snprintf(err, errlen, "\"exposedPorts\" must be an array of at most %d entries",
+			 CVS_MAX_EXPOSED);
+		return -EINVAL;
+	}
+	for (i = 0; i < json_array_size(ports); i++) {
+		json_int_t cp = -1, hp = -1;
+		int ret;
+
+		if (json_unpack(json_array_get(ports, i), "{s:I,s:I!}", "containerPort", &cp,
+				"hostPort", &hp) || cp < 1 || cp > 65535 || hp < 1 || hp > 65535) {
+			snprintf(err, errlen, "exposedPorts[%zu] must be {\"containerPort\": "
+				 "1..65535, \"hostPort\": 1..65535}", i);
+			return -EINVAL;
+		}
+		for (k = 0; k < sb->nports; k++)
+			if (sb->ports[k].cport == cp) {
+				snprintf(err, errlen, "container port %d listed twice", (int)cp);
+				return -EINVAL;
+			}
+		ret = hostports_take(&r->hostports, (uint16_t)hp);
+		if (ret) {
+			snprintf(err, errlen, "host port %d %s", (int)hp, ret == -ERANGE ?
+				 "is outside --host-port-range" : "is used twice");
+			return -EINVAL;
+		}
+		sb->ports[sb->nports].cport = (uint16_t)cp;
+		sb->ports[sb->nports].hport = (uint16_t)hp;
+		sb->nports++;
+	}
+	return 0;
+}
+
+/* One record → an unattached sandbox holding its slot, address and host ports. */
+static int
+reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
+{
+	const char *id = NULL, *iface = NULL, *ip = NULL;
+	json_t *ports = NULL, *pol = NULL;
+	struct sandbox *sb;
+	uint32_t addr, k;
+	char why[160];
+	int ret;
+
+	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o!}", "sandboxID", &id, "iface",
+			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol)) {
+		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
+			 "exposedPorts and optionally policy, nothing else");
+		return -EINVAL;
+	}
+	if (!reg_id_valid(id) || reg_find(r, id)) {
+		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
+		return -EINVAL;
+	}
+	if (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface)) {
+		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
+			 iface);
+		return -EINVAL;
+	}
+	sb = calloc(1, sizeof(*sb));
+	if (!sb) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(sb->id, sizeof(sb->id), "%s", id);
+	snprintf(sb->iface, sizeof(sb->iface), "%s", iface);
+	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
+		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
+			 "--sandbox-cidr or used twice", id, ip);
+		free(sb);
+		return -EINVAL;
+	}
+	addr = ntohl(sb->ip);
+	if (portalloc_get(&r->slots, &sb->slot)) {
+		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
+		ret = -EINVAL;
+		goto put_ip;
+	}
+	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
+	if (!ret && pol)
+		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "sandbox %s: %s", id, why);
+		for (k = 0; k < sb->nports; k++)
+			hostports_unget(&r->hostports, sb->ports[k].hport);
+		portalloc_put(&r->slots, sb->slot);
+		goto put_ip;
+	}
+	snprintf(sb->why, sizeof(sb->why), "restored, not attached yet");
+	r->by_slot[sb->slot] = sb;
+	r->count++;
+	return 0;
+put_ip:
+	portalloc_put(&r->ips, addr);
+	free(sb);
+	return ret;
+}
+
+int
+reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen)
+{
+	size_t i;
+	int ret = 0;
+
+	if (!json_is_array(sandboxes)) {
+		snprintf(err, errlen, "\"sandboxes\" must be an array");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i < json_array_size(sandboxes) && !ret; i++) {
+		char why[384];
+
+		ret = reg_restore_one(r, json_array_get(sandboxes, i), why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "record %zu: %s", i, why);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+json_t *
+reg_holds_state(struct registry *r)
+{
+	json_t *arr;
+
+	pthread_mutex_lock(&r->lock);
+	hostports_expire(&r->hostports, (uint64_t)time(NULL));
+	arr = hostports_holds_json(&r->hostports);
+	pthread_mutex_unlock(&r->lock);
+	return arr;
+}
+
+int
+reg_holds_restore(struct registry *r, const json_t *holds, char *err, size_t errlen)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = hostports_holds_restore(&r->hostports, holds, (uint64_t)time(NULL), err, errlen);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the registry's own files (registry.c, reg_state.c) share and nobody else calls: the
+ * caller holds r->lock.
+ */
+#ifndef CVS_REGISTRY_INT_H
+#define CVS_REGISTRY_INT_H
+
+#include "registry.h"
+
+/* The registration with this id, or (id NULL) on this interface. */
+struct sandbox *reg_lookup(struct registry *r, const char *id, const char *iface);
+#define reg_find(r, id)			reg_lookup(r, id, NULL)
+#define reg_find_iface(r, iface)	reg_lookup(r, NULL, iface)
+
+void reg_ip_str(uint32_t ip, char *buf);
+
+#endif /* CVS_REGISTRY_INT_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Kernel listeners found through sock_diag, with real sockets on loopback addresses: which
+ * listeners would world traffic to the node IP reach (its own address, 0.0.0.0, dual-stack
+ * [::]) and which not (another address, a V6ONLY [::]).
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "t.h"
+#include "hostlisten.h"
+
+/* Listens on addr:0 and returns the fd, the kernel's port in *port. */
+static int
+listen_v4(const char *addr, uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len))
+		return -1;
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int
+listen_v6_any(int v6only, uint16_t *port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sa.sin6_port);
+	return fd;
+}
+
+static int
+found(uint32_t node_ip, uint16_t port)
+{
+	uint64_t bits[1] = { 0 };
+	int n = hostlisten_scan(node_ip, port, port, bits);
+
+	return n < 0 ? n : (int)(bits[0] & 1);
+}
+
+int
+main(void)
+{
+	uint32_t node, other;
+	uint16_t p_node, p_other, p_any, p_v6, p_v6only;
+	int f_node, f_other, f_any, f_v6, f_v6only;
+	uint64_t bits[2] = { 0, 0 };
+
+	inet_pton(AF_INET, "127.0.0.2", &node);
+	inet_pton(AF_INET, "127.0.0.3", &other);
+	f_node = listen_v4("127.0.0.2", &p_node);
+	f_other = listen_v4("127.0.0.3", &p_other);
+	f_any = listen_v4("0.0.0.0", &p_any);
+	CHECK(f_node >= 0 && f_other >= 0 && f_any >= 0);
+
+	CHECK_EQ(found(node, p_node), 1);
+	CHECK_EQ(found(node, p_other), 0);	/* another address of the host: not shadowed */
+	CHECK_EQ(found(other, p_other), 1);
+	CHECK_EQ(found(node, p_any), 1);
+	close(f_node);
+	CHECK_EQ(found(node, p_node), 0);	/* closed: the port is free again */
+
+	f_v6 = listen_v6_any(0, &p_v6);
+	f_v6only = listen_v6_any(1, &p_v6only);
+	if (f_v6 < 0 || f_v6only < 0) {
+		printf("SKIP IPv6 cases: no IPv6 on this host (%s)\n", strerror(errno));
+	} else {
+		CHECK_EQ(found(node, p_v6), 1);
+		CHECK_EQ(found(node, p_v6only), 0);
+		close(f_v6);
+		close(f_v6only);
+	}
+
+	/* A range: ports inside it are marked at their offset (other listeners may exist). */
+	{
+		uint16_t hi = p_other <= 65535 - 100 ? p_other + 100 : 65535;
+
+		CHECK(hostlisten_scan(other, p_other, hi, bits) >= 1);
+		CHECK(bits[0] & 1);
+		if (p_any > p_other && p_any <= hi)
+			CHECK((bits[(p_any - p_other) / 64] >> ((p_any - p_other) % 64)) & 1);
+	}
+	CHECK_EQ(hostlisten_scan(node, 10, 5, bits), -EINVAL);
+	close(f_other);
+	close(f_any);
+	return t_done("test_hostlisten");
+}
