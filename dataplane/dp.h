@@ -13,6 +13,7 @@
 
 #include "counters.h"
 #include "ct.h"
+#include "nhcache.h"
 #include "pkt.h"
 
 #define CVS_MAX_SANDBOXES_DEFAULT 4096
@@ -54,33 +55,6 @@ struct dp_policy {
 	uint16_t ndeny;
 	struct dp_cidr allow[DP_POLICY_MAX_CIDRS];
 	struct dp_cidr deny[DP_POLICY_MAX_CIDRS];
-};
-
-/*
- * Next-hop cache: destination IP → MAC, written by the control thread (which learns it from
- * the kernel over netlink), read by workers under a per-entry sequence lock. Key 0 holds the
- * default gateway. A worker that misses posts the destination to the request ring.
- */
-#define DP_NH_SIZE	4096	/* power of two */
-#define DP_NH_PROBE	8
-#define DP_NH_REQS	256	/* power of two */
-
-struct dp_nh_entry {
-	_Atomic uint32_t seq;	/* odd while being written */
-	_Atomic uint32_t ip;	/* 0 with valid == 0: empty */
-	_Atomic uint32_t valid;
-	uint8_t mac[6];
-};
-
-struct dp_nh {
-	struct dp_nh_entry e[DP_NH_SIZE];
-};
-
-/* Next-hop requests of one worker to the control thread (single producer, single consumer). */
-struct dp_nh_reqs {
-	_Atomic uint32_t head;	/* written by the worker */
-	_Atomic uint32_t tail;	/* written by the control thread */
-	_Atomic uint32_t req[DP_NH_REQS];
 };
 
 /*
@@ -155,14 +129,6 @@ void nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, 
 
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
-
-/* Next-hop cache, both sides. */
-bool dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6]);
-void dp_nh_request(struct dp_nh_reqs *q, uint32_t ip);
-void dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6]);
-void dp_nh_clear(struct dp_nh *nh);
-/* Control side: take one pending request; false when none. */
-bool dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip);
 
 /*
  * With several workers, each owns the sessions of its sandboxes (slot % n) and of its share of
