@@ -18,6 +18,7 @@
 
 #include "csum.h"
 #include "dp.h"
+#include "nat.h"
 
 #define ICMP_ECHOREPLY_		0
 #define ICMP_UNREACH_		3

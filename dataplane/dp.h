@@ -124,9 +124,6 @@ void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 
-/* Rewrite addresses and ports of a parsed IPv4 packet, updating checksums incrementally. */
-void nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport);
-
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Address and port rewriting with incremental checksum updates. Per packet. */
 #include "csum.h"
-#include "dp.h"
+#include "nat.h"
 
 /* One's-complement sum of 32-bit words, folded to 16 bits at the end. */
 static inline uint16_t
