@@ -18,13 +18,9 @@
 
 #include "csum.h"
 #include "dp.h"
+#include "icmperr.h"
 #include "nat.h"
 
-#define ICMP_ECHOREPLY_		0
-#define ICMP_UNREACH_		3
-#define ICMP_ECHO_		8
-#define ICMP_TIMXCEED_		11
-#define ICMP_PARAMPROB_		12
 #define SNAT_PROBES		64
 
 static inline void
@@ -44,19 +40,6 @@ dp_tuple_of(struct ct_tuple *t, const struct pkt *p, uint16_t zone)
 	t->dport = p->dport;
 	t->zone = zone;
 	t->proto = p->proto;
-	t->pad = 0;
-}
-
-static inline void
-dp_tuple(struct ct_tuple *t, uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone,
-	 uint8_t proto)
-{
-	t->saddr = s;
-	t->daddr = d;
-	t->sport = sp;
-	t->dport = dp;
-	t->zone = zone;
-	t->proto = proto;
 	t->pad = 0;
 }
 
@@ -376,122 +359,20 @@ dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 	r->len = ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
 }
 
-/* ---- ICMP errors ---- */
-
-static inline bool
-dp_icmp_is_error(const struct pkt *p)
-{
-	const struct icmp_hdr *ih = pkt_l4(p);
-
-	return p->proto == IPPROTO_ICMP_ && (ih->type == ICMP_UNREACH_ ||
-	       ih->type == ICMP_TIMXCEED_ || ih->type == ICMP_PARAMPROB_);
-}
-
-/*
- * An ICMP error quotes a packet of a tracked flow as it was on this side. Rewrite the quoted
- * packet to what the other side sent, the outer header to reach that side, and deliver it.
- */
+/* An ICMP error about a tracked flow goes on, translated, to the flow's other endpoint. */
 static void
 dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r)
 {
-	struct ip4_hdr *ip = pkt_ip(p), *in;
-	struct icmp_hdr *ih = pkt_l4(p);
-	uint8_t *q = (uint8_t *)ih + 8;	/* the quoted IP header follows the first 8 bytes */
-	uint32_t avail = p->len - p->l4_off - 8, ihl, old_dst, qlen;
-	uint16_t *isp, *idp, *l4sum = NULL;
-	const struct ct_tuple *o;
 	struct ct_session *s;
-	struct ct_tuple rt;
-	bool pseudo = true;
-	uint16_t qsum;
+	enum cvs_drop why;
 	int dir;
 
-	in = (struct ip4_hdr *)q;
-	if (avail < sizeof(*in) + 8 || (in->ver_ihl >> 4) != 4) {
-		dp_drop(x, r, CVS_DROP_L4_HEADER);
-		return;
-	}
-	ihl = (in->ver_ihl & 15) * 4u;
-	if (ihl < sizeof(*in) || avail < ihl + 8) {
-		dp_drop(x, r, CVS_DROP_L4_HEADER);
-		return;
-	}
-	isp = (uint16_t *)(q + ihl);
-	idp = (uint16_t *)(q + ihl + 2);
-	switch (in->proto) {
-	case IPPROTO_TCP_:
-		if (avail >= ihl + 18)
-			l4sum = (uint16_t *)(q + ihl + 16);
-		break;
-	case IPPROTO_UDP_:
-		if (*(uint16_t *)(q + ihl + 6))
-			l4sum = (uint16_t *)(q + ihl + 6);
-		break;
-	case IPPROTO_ICMP_:
-		/* A quoted echo: the id is both ports. */
-		isp = idp = (uint16_t *)(q + ihl + 4);
-		l4sum = (uint16_t *)(q + ihl + 2);
-		pseudo = false;
-		break;
-	default:
-		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
-		return;
-	}
-	/* The quoted packet went out from this side: its reverse is our tuple here. */
-	dp_tuple(&rt, in->daddr, in->saddr, *idp, *isp, zone, in->proto);
-	s = ct_lookup(x->ct, &rt, &dir);
+	s = icmperr_translate(x->ct, zone, p, &dir, &why);
 	if (!s) {
-		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
+		dp_drop(x, r, why);
 		return;
 	}
-	o = &s->t[dir ^ 1];
-	/*
-	 * Every byte the rewrite touches lies in the first ihl + 18 quoted bytes; their sum before
-	 * and after updates the ICMP checksum incrementally, so a wrong one stays wrong.
-	 */
-	qlen = avail < ihl + 18 ? avail : ihl + 18;
-	qsum = csum_fold(csum_partial(q, qlen, 0));
-	/* Quoted packet: as the other side's endpoint sent it. */
-	if (in->saddr != o->saddr) {
-		csum_replace4(&in->check, in->saddr, o->saddr);
-		if (l4sum && pseudo)
-			csum_replace4(l4sum, in->saddr, o->saddr);
-		in->saddr = o->saddr;
-	}
-	if (in->daddr != o->daddr) {
-		csum_replace4(&in->check, in->daddr, o->daddr);
-		if (l4sum && pseudo)
-			csum_replace4(l4sum, in->daddr, o->daddr);
-		old_dst = in->daddr;
-		in->daddr = o->daddr;
-	} else {
-		old_dst = in->daddr;
-	}
-	if (*isp != o->sport) {
-		if (l4sum)
-			csum_replace2(l4sum, *isp, o->sport);
-		*isp = o->sport;
-	}
-	if (idp != isp && *idp != o->dport) {
-		if (l4sum)
-			csum_replace2(l4sum, *idp, o->dport);
-		*idp = o->dport;
-	}
-	/* Outer: to that endpoint; an error the far endpoint made itself comes from our side. */
-	{
-		uint32_t saddr = ip->saddr == old_dst ? o->daddr : ip->saddr;
-
-		if (ip->saddr != saddr) {
-			csum_replace4(&ip->check, ip->saddr, saddr);
-			ip->saddr = saddr;
-		}
-		if (ip->daddr != o->saddr) {
-			csum_replace4(&ip->check, ip->daddr, o->saddr);
-			ip->daddr = o->saddr;
-		}
-		csum_replace2(&ih->check, qsum, csum_fold(csum_partial(q, qlen, 0)));
-	}
-	if (dp_l2(x, s, o->zone, p, r))
+	if (dp_l2(x, s, s->t[dir ^ 1].zone, p, r))
 		x->st->c[CVS_WC_ICMP_ERRORS]++;
 }
 
@@ -523,9 +404,9 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 						   memory_order_acquire);
 
 		if (hp) {
-			dp_tuple(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
-				 htons((uint16_t)(hp & 0xffff)), pre->p.sport, (uint16_t)(hp >> 16),
-				 pre->p.proto);
+			ct_tuple_set(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
+				     htons((uint16_t)(hp & 0xffff)), pre->p.sport,
+				     (uint16_t)(hp >> 16), pre->p.proto);
 			dp_pre_reply(x, pre);
 		}
 	}
@@ -539,7 +420,7 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 	struct ct_session *s;
 	int dir;
 
-	if (dp_icmp_is_error(p)) {
+	if (icmperr_is_error(p)) {
 		dp_icmp_error(x, 0, p, r);
 		return;
 	}
@@ -665,8 +546,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 
 	if (hp) {
 		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
-		dp_tuple(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
-			 (uint16_t)(hp >> 16), p->proto);
+		ct_tuple_set(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
+			     (uint16_t)(hp >> 16), p->proto);
 		kind = CVS_WC_HAIRPIN_FLOWS;
 	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
 		/* To the host stack through cube-dev, seen from the sandbox IP. */
@@ -676,15 +557,15 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
 			return;
 		}
-		dp_tuple(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport, p->sport,
-			 CVS_ZONE_HOST, p->proto);
+		ct_tuple_set(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport,
+			     p->sport, CVS_ZONE_HOST, p->proto);
 		kind = CVS_WC_HOST_FLOWS;
 	} else {
 		if (!dp_next_hop(x, p->daddr, mac)) {
 			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
 			return;
 		}
-		dp_tuple(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
+		ct_tuple_set(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
 		kind = CVS_WC_EGRESS_FLOWS;
 	}
 	/*
@@ -741,8 +622,8 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	 */
 	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
 	    pre->p.daddr != x->cfg->gw_ip) {
-		dp_tuple(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport, dp_snat_next(x), 0,
-			 IPPROTO_TCP_);
+		ct_tuple_set(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport,
+			     dp_snat_next(x), 0, IPPROTO_TCP_);
 		dp_pre_reply(x, pre);
 	}
 	return true;
@@ -754,7 +635,7 @@ dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_re
 	struct ct_session *s;
 	int dir;
 
-	if (dp_icmp_is_error(&pre->p)) {
+	if (icmperr_is_error(&pre->p)) {
 		dp_icmp_error(x, (uint16_t)(slot + 1), &pre->p, r);
 		return;
 	}
@@ -817,7 +698,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		dp_drop(x, r, (enum cvs_drop)p.drop);
 		return;
 	}
-	if (dp_icmp_is_error(&p)) {
+	if (icmperr_is_error(&p)) {
 		dp_icmp_error(x, CVS_ZONE_HOST, &p, r);
 		return;
 	}
@@ -846,7 +727,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	}
 	/* The guest sees the connection coming from its gateway address. */
 	dp_tuple_of(&t, &p, CVS_ZONE_HOST);
-	dp_tuple(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
+	ct_tuple_set(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
 	s = dp_open(x, &t, &rt, &p, r);
 	if (!s)
 		return;
@@ -898,7 +779,7 @@ dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, ui
 	if (nworkers <= 1 || pkt_parse(&p, (uint8_t *)frame, len) != PKT_IPV4)
 		return self;
 	port = p.dport;
-	if (dp_icmp_is_error(&p)) {
+	if (icmperr_is_error(&p)) {
 		const uint8_t *q = (const uint8_t *)pkt_l4(&p) + 8;
 		const struct ip4_hdr *in4 = (const struct ip4_hdr *)q;
 		uint32_t ihl, avail = p.len - p.l4_off - 8;
