@@ -20,6 +20,7 @@
 #include "dp.h"
 #include "icmperr.h"
 #include "nat.h"
+#include "reply.h"
 
 #define SNAT_PROBES		64
 
@@ -321,42 +322,15 @@ dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 	return false;
 }
 
-/* Turn a guest's SYN into a RST+ACK back to it, in place. */
+/* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */
 static void
 dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 {
-	struct eth_hdr *eth = pkt_eth(p);
-	struct ip4_hdr *ip = pkt_ip(p);
-	struct tcp_hdr *th = (struct tcp_hdr *)(p->data + ETH_HLEN_ + sizeof(*ip));
-	const struct tcp_hdr *in = pkt_l4(p);
-	uint32_t seq = ntohl(in->seq), saddr = p->saddr, daddr = p->daddr, sum;
-	uint16_t sport = in->sport, dport = in->dport, tmp;
+	uint32_t len = reply_rst(p, x->cfg->gw_mac);
 
-	memcpy(eth->dst, eth->src, 6);
-	memcpy(eth->src, x->cfg->gw_mac, 6);
-	memset(ip, 0, sizeof(*ip));
-	ip->ver_ihl = 0x45;
-	ip->tot_len = htons(sizeof(*ip) + sizeof(*th));
-	ip->ttl = 64;
-	ip->proto = IPPROTO_TCP_;
-	ip->saddr = daddr;
-	ip->daddr = saddr;
-	ip->check = (uint16_t)~csum_fold(csum_partial(ip, sizeof(*ip), 0));
-	memset(th, 0, sizeof(*th));
-	th->sport = dport;
-	th->dport = sport;
-	th->ack = htonl(seq + 1);
-	th->doff = 5 << 4;
-	th->flags = TCPF_RST | TCPF_ACK;
-	sum = csum_partial(&ip->saddr, 8, 0);
-	tmp = htons(IPPROTO_TCP_);
-	sum = csum_partial(&tmp, 2, sum);
-	tmp = htons(sizeof(*th));
-	sum = csum_partial(&tmp, 2, sum);
-	th->check = (uint16_t)~csum_fold(csum_partial(th, sizeof(*th), sum));
 	x->st->c[CVS_WC_RST_SENT]++;
 	r->action = DP_BACK;
-	r->len = ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
+	r->len = len;
 }
 
 /* An ICMP error about a tracked flow goes on, translated, to the flow's other endpoint. */
@@ -472,33 +446,15 @@ dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	dp_world_rx_burst(x, &frame, &len, 1, r);
 }
 
-/* Answer an ARP request for any address with 'mac', in place. */
+/* Answer an ARP request for any address with 'mac'. */
 static void
 dp_arp_reply(struct dp_ctx *x, struct pkt *p, const uint8_t mac[6], struct dp_result *r)
 {
-	struct eth_hdr *eth = pkt_eth(p);
-	struct arp_hdr *a = (struct arp_hdr *)(p->data + ETH_HLEN_);
-	uint32_t tpa = a->tpa;
+	uint32_t len = reply_arp(p, mac);
 
-	a->op = htons(2);
-	memcpy(a->tha, a->sha, 6);
-	a->tpa = a->spa;
-	memcpy(a->sha, mac, 6);
-	a->spa = tpa;
-	memcpy(eth->dst, a->tha, 6);
-	memcpy(eth->src, mac, 6);
 	x->st->c[CVS_WC_ARP_REPLIES]++;
 	r->action = DP_BACK;
-	r->len = ETH_HLEN_ + sizeof(*a);
-}
-
-static bool
-dp_arp_request(const struct pkt *p)
-{
-	const struct arp_hdr *a = (const struct arp_hdr *)(p->data + ETH_HLEN_);
-
-	return a->htype == htons(1) && a->ptype == htons(ETHTYPE_IPV4) && a->hlen == 6 &&
-	       a->plen == 4 && a->op == htons(1);
+	r->len = len;
 }
 
 /* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
@@ -600,7 +556,7 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 {
 	switch (pkt_parse(&pre->p, frame, len)) {
 	case PKT_ARP:
-		if (dp_arp_request(&pre->p))
+		if (reply_arp_is_request(&pre->p))
 			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
 		else
 			dp_drop(x, r, CVS_DROP_ARP);
@@ -687,7 +643,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		const struct arp_hdr *a = (const struct arp_hdr *)(frame + ETH_HLEN_);
 
 		/* The kernel resolves sandbox addresses on cube-dev: they are all behind us. */
-		if (dp_arp_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
+		if (reply_arp_is_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
 		    a->tpa != c->host_ip)
 			dp_arp_reply(x, &p, c->host_mac, r);
 		else
