@@ -102,13 +102,6 @@ struct dp_ctx {
 	uint16_t snat_hi;
 };
 
-/* Where a frame came from, for dp_owner(). */
-enum dp_origin {
-	DP_FROM_WORLD = 0,
-	DP_FROM_HOST,
-	DP_FROM_SANDBOX,
-};
-
 #define DP_BURST_MAX 32
 
 /*
@@ -126,17 +119,6 @@ void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result
 
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
-
-/*
- * With several workers, each owns the sessions of its sandboxes (slot % n) and of its share of
- * the SNAT range; a frame is processed by its owner. Returns the owning worker of a frame that
- * arrived from 'origin' (slot for sandbox frames). Stateless: ports and addresses only.
- */
-uint32_t dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
-		  uint32_t slot, const uint8_t *frame, uint32_t len, uint32_t nworkers);
-/* Worker k's share [*lo, *hi] of the SNAT range. */
-void dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
-		   uint16_t *hi);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)
