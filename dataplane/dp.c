@@ -12,11 +12,14 @@
  *   host → sbx    host   {hostip, sbxip, hport, port}      sandbox {guest, gw, port, hport}
  *   guest → gw    sandbox {guest, gw, id, id} (ICMP echo)  host   {hostip, sbxip, id, id}
  *   guest → node  sandbox {guest, node, gport, port}       host   {node, sbxip, port, gport}
+ *
+ * Beside it, also per packet: ICMP error translation (icmperr.c), the frames the worker answers
+ * itself (reply.h), the next-hop cache (nhcache.c) and the rewrite (nat.c); which worker runs
+ * a frame is decided before the pipeline (owner.c).
  */
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "csum.h"
 #include "dp.h"
 #include "icmperr.h"
 #include "nat.h"
@@ -188,10 +191,6 @@ dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struc
 	dp_l2(x, s, o->zone, p, r);
 }
 
-/*
- * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
- * session (and a fresh SNAT port), as a guest reusing a source port expects.
- */
 /* A parsed packet between the stages of a burst: its tuple and hash, its bucket prefetched. */
 struct dp_pre {
 	struct pkt p;
@@ -226,6 +225,10 @@ dp_pre_reply(struct dp_ctx *x, struct dp_pre *pre)
 	ct_prefetch_free(x->ct);
 }
 
+/*
+ * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
+ * session (and a fresh SNAT port), as a guest reusing a source port expects.
+ */
 static struct ct_session *
 dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 {

@@ -72,7 +72,7 @@ struct dp_shared {
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
-	struct dp_nh nh;
+	struct dp_nh nh;		/* the next-hop cache (nhcache.h) */
 };
 
 enum dp_action {
