@@ -35,7 +35,7 @@ owner_of_snat(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool 
 static inline uint32_t
 owner_of_zone(uint32_t zone, uint32_t nworkers)
 {
-	return (zone - 1u) % nworkers;
+	return dp_slot_owner(zone - 1u, nworkers);
 }
 
 /* A node-side port: a SNAT port by its share, a TCP host port by its sandbox; else 'self'. */
@@ -96,7 +96,7 @@ uint32_t
 dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, uint32_t slot,
 	 const uint8_t *frame, uint32_t len, uint32_t nworkers)
 {
-	uint32_t self = origin == DP_FROM_SANDBOX ? slot % nworkers : 0, own;
+	uint32_t self = origin == DP_FROM_SANDBOX ? dp_slot_owner(slot, nworkers) : 0, own;
 	struct pkt p;
 	bool in;
 

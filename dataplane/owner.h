@@ -19,6 +19,13 @@ enum dp_origin {
 	DP_FROM_SANDBOX,
 };
 
+/* The worker that owns sandbox slot 'slot': its sessions and the rings of its socket. */
+static inline uint32_t
+dp_slot_owner(uint32_t slot, uint32_t nworkers)
+{
+	return slot % nworkers;
+}
+
 /*
  * The owning worker of a frame that arrived from 'origin' (with its slot for sandbox frames).
  * Stateless: ports and addresses only, so it runs before the frame's session is looked up.

@@ -131,12 +131,12 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
 	struct xskport *xp;
 
-	if (unlikely(slot % w->nworkers != w->id)) {
+	if (unlikely(dp_slot_owner(slot, w->nworkers) != w->id)) {
 		/* Another worker owns that socket's rings: it transmits. */
 		struct rte_mbuf *m = worker_mbuf(w, data, len);
 
 		if (m)
-			worker_handoff(w, slot % w->nworkers, WH_TO_SANDBOX, slot, m);
+			worker_handoff(w, dp_slot_owner(slot, w->nworkers), WH_TO_SANDBOX, slot, m);
 		return;
 	}
 	xp = worker_port(w, slot);
