@@ -13,6 +13,7 @@
 
 #include "counters.h"
 #include "ct.h"
+#include "nhcache.h"
 #include "pkt.h"
 
 #define CVS_MAX_SANDBOXES_DEFAULT 4096
@@ -57,33 +58,6 @@ struct dp_policy {
 };
 
 /*
- * Next-hop cache: destination IP → MAC, written by the control thread (which learns it from
- * the kernel over netlink), read by workers under a per-entry sequence lock. Key 0 holds the
- * default gateway. A worker that misses posts the destination to the request ring.
- */
-#define DP_NH_SIZE	4096	/* power of two */
-#define DP_NH_PROBE	8
-#define DP_NH_REQS	256	/* power of two */
-
-struct dp_nh_entry {
-	_Atomic uint32_t seq;	/* odd while being written */
-	_Atomic uint32_t ip;	/* 0 with valid == 0: empty */
-	_Atomic uint32_t valid;
-	uint8_t mac[6];
-};
-
-struct dp_nh {
-	struct dp_nh_entry e[DP_NH_SIZE];
-};
-
-/* Next-hop requests of one worker to the control thread (single producer, single consumer). */
-struct dp_nh_reqs {
-	_Atomic uint32_t head;	/* written by the worker */
-	_Atomic uint32_t tail;	/* written by the control thread */
-	_Atomic uint32_t req[DP_NH_REQS];
-};
-
-/*
  * State written by the control thread, read by workers. Host-port entry = (slot + 1) << 16 |
  * container port, 0 when the host port is not registered. Slot-alive flags tell a worker that a
  * sandbox is being removed before its sessions are flushed.
@@ -98,7 +72,7 @@ struct dp_shared {
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
-	struct dp_nh nh;
+	struct dp_nh nh;		/* the next-hop cache (nhcache.h) */
 };
 
 enum dp_action {
@@ -128,13 +102,6 @@ struct dp_ctx {
 	uint16_t snat_hi;
 };
 
-/* Where a frame came from, for dp_owner(). */
-enum dp_origin {
-	DP_FROM_WORLD = 0,
-	DP_FROM_HOST,
-	DP_FROM_SANDBOX,
-};
-
 #define DP_BURST_MAX 32
 
 /*
@@ -150,30 +117,8 @@ void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 
-/* Rewrite addresses and ports of a parsed IPv4 packet, updating checksums incrementally. */
-void nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport);
-
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
-
-/* Next-hop cache, both sides. */
-bool dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6]);
-void dp_nh_request(struct dp_nh_reqs *q, uint32_t ip);
-void dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6]);
-void dp_nh_clear(struct dp_nh *nh);
-/* Control side: take one pending request; false when none. */
-bool dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip);
-
-/*
- * With several workers, each owns the sessions of its sandboxes (slot % n) and of its share of
- * the SNAT range; a frame is processed by its owner. Returns the owning worker of a frame that
- * arrived from 'origin' (slot for sandbox frames). Stateless: ports and addresses only.
- */
-uint32_t dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
-		  uint32_t slot, const uint8_t *frame, uint32_t len, uint32_t nworkers);
-/* Worker k's share [*lo, *hi] of the SNAT range. */
-void dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
-		   uint16_t *hi);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)

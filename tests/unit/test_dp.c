@@ -3,6 +3,7 @@
 #include "t.h"
 #include "pktgen.h"
 #include "dp.h"
+#include "owner.h"
 
 static struct dp_cfg cfg;
 static struct dp_shared sh;
