@@ -508,6 +508,7 @@ node_registry(struct node *n)
 	}
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);
+	reg_set_default_guest_mac(&n->reg, n->cfg.guest_mac);
 	reg_set_persist(&n->reg, node_persist, n);
 	n->obs.w = n->w;
 	n->obs.nw = n->nw;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Creation and teardown of sandbox AF_XDP sockets (control thread, not per packet). */
+/*
+ * Creation and teardown of sandbox AF_XDP sockets (control thread, not per packet). What the
+ * worker does with their rings per packet is in dataplane/xskport.h.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

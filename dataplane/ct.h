@@ -196,6 +196,19 @@ ct_prefetch(const void *p)
 #endif
 }
 
+static inline void
+ct_tuple_set(struct ct_tuple *t, uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone,
+	     uint8_t proto)
+{
+	t->saddr = s;
+	t->daddr = d;
+	t->sport = sp;
+	t->dport = dp;
+	t->zone = zone;
+	t->proto = proto;
+	t->pad = 0;
+}
+
 static inline bool
 ct_tuple_eq(const struct ct_tuple *a, const struct ct_tuple *b)
 {

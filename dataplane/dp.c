@@ -12,18 +12,19 @@
  *   host → sbx    host   {hostip, sbxip, hport, port}      sandbox {guest, gw, port, hport}
  *   guest → gw    sandbox {guest, gw, id, id} (ICMP echo)  host   {hostip, sbxip, id, id}
  *   guest → node  sandbox {guest, node, gport, port}       host   {node, sbxip, port, gport}
+ *
+ * Beside it, also per packet: ICMP error translation (icmperr.c), the frames the worker answers
+ * itself (reply.h), the next-hop cache (nhcache.c) and the rewrite (nat.c); which worker runs
+ * a frame is decided before the pipeline (owner.c).
  */
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "csum.h"
 #include "dp.h"
+#include "icmperr.h"
+#include "nat.h"
+#include "reply.h"
 
-#define ICMP_ECHOREPLY_		0
-#define ICMP_UNREACH_		3
-#define ICMP_ECHO_		8
-#define ICMP_TIMXCEED_		11
-#define ICMP_PARAMPROB_		12
 #define SNAT_PROBES		64
 
 static inline void
@@ -43,19 +44,6 @@ dp_tuple_of(struct ct_tuple *t, const struct pkt *p, uint16_t zone)
 	t->dport = p->dport;
 	t->zone = zone;
 	t->proto = p->proto;
-	t->pad = 0;
-}
-
-static inline void
-dp_tuple(struct ct_tuple *t, uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone,
-	 uint8_t proto)
-{
-	t->saddr = s;
-	t->daddr = d;
-	t->sport = sp;
-	t->dport = dp;
-	t->zone = zone;
-	t->proto = proto;
 	t->pad = 0;
 }
 
@@ -94,109 +82,6 @@ dp_policy_of(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
 {
 	*ver = atomic_load_explicit(&x->sh->policy_ver[slot], memory_order_acquire);
 	return atomic_load_explicit(&x->sh->policy[slot], memory_order_acquire);
-}
-
-/* ---- next-hop cache ---- */
-
-static inline uint32_t
-nh_slot(uint32_t ip)
-{
-	return (ip * 2654435761u) >> (32 - 12);
-}
-
-bool
-dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6])
-{
-	uint32_t i, h = nh_slot(ip);
-
-	for (i = 0; i < DP_NH_PROBE; i++) {
-		struct dp_nh_entry *e = &nh->e[(h + i) & (DP_NH_SIZE - 1)];
-		uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire), eip, valid;
-
-		if (s1 & 1)
-			return false;
-		eip = atomic_load_explicit(&e->ip, memory_order_relaxed);
-		valid = atomic_load_explicit(&e->valid, memory_order_relaxed);
-		if (!valid && !eip)
-			return false;
-		if (eip != ip || !valid)
-			continue;
-		memcpy(mac, e->mac, 6);
-		atomic_thread_fence(memory_order_acquire);
-		return atomic_load_explicit(&e->seq, memory_order_relaxed) == s1;
-	}
-	return false;
-}
-
-void
-dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6])
-{
-	uint32_t i, h = nh_slot(ip), pick = DP_NH_SIZE;
-
-	for (i = 0; i < DP_NH_PROBE; i++) {
-		uint32_t k = (h + i) & (DP_NH_SIZE - 1);
-		struct dp_nh_entry *e = &nh->e[k];
-
-		if (atomic_load(&e->ip) == ip && atomic_load(&e->valid)) {
-			pick = k;
-			break;
-		}
-		if (pick == DP_NH_SIZE && !atomic_load(&e->valid))
-			pick = k;
-	}
-	if (pick == DP_NH_SIZE)
-		pick = h & (DP_NH_SIZE - 1);	/* full run: replace the home entry */
-	{
-		struct dp_nh_entry *e = &nh->e[pick];
-
-		atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel);
-		atomic_thread_fence(memory_order_release);
-		atomic_store_explicit(&e->ip, ip, memory_order_relaxed);
-		memcpy(e->mac, mac, 6);
-		atomic_store_explicit(&e->valid, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
-	}
-}
-
-void
-dp_nh_clear(struct dp_nh *nh)
-{
-	uint32_t k;
-
-	for (k = 0; k < DP_NH_SIZE; k++) {
-		struct dp_nh_entry *e = &nh->e[k];
-
-		if (!atomic_load(&e->valid))
-			continue;
-		atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel);
-		/* Keep the ip so probe chains of other entries stay intact. */
-		atomic_store_explicit(&e->valid, 0, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
-	}
-}
-
-void
-dp_nh_request(struct dp_nh_reqs *q, uint32_t ip)
-{
-	uint32_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
-
-	if (head - tail >= DP_NH_REQS)
-		return;	/* the control thread is behind; the frame waits or the guest retries */
-	atomic_store_explicit(&q->req[head & (DP_NH_REQS - 1)], ip, memory_order_relaxed);
-	atomic_store_explicit(&q->head, head + 1, memory_order_release);
-}
-
-bool
-dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip)
-{
-	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-
-	if (tail == atomic_load_explicit(&q->head, memory_order_acquire))
-		return false;
-	*ip = atomic_load_explicit(&q->req[tail & (DP_NH_REQS - 1)], memory_order_relaxed);
-	atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
-	return true;
 }
 
 /* MAC of the next hop towards daddr on the world side, or false (and a request). */
@@ -259,7 +144,8 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
 			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
 			return false;
 		}
-		memcpy(eth->dst, c->guest_mac, 6);
+		dp_mac_put(eth->dst, atomic_load_explicit(&x->sh->slot_mac[zone - 1u],
+							  memory_order_relaxed));
 		memcpy(eth->src, c->gw_mac, 6);
 		r->action = DP_TO_SANDBOX;
 		r->slot = zone - 1u;
@@ -306,10 +192,6 @@ dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struc
 	dp_l2(x, s, o->zone, p, r);
 }
 
-/*
- * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
- * session (and a fresh SNAT port), as a guest reusing a source port expects.
- */
 /* A parsed packet between the stages of a burst: its tuple and hash, its bucket prefetched. */
 struct dp_pre {
 	struct pkt p;
@@ -344,6 +226,10 @@ dp_pre_reply(struct dp_ctx *x, struct dp_pre *pre)
 	ct_prefetch_free(x->ct);
 }
 
+/*
+ * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
+ * session (and a fresh SNAT port), as a guest reusing a source port expects.
+ */
 static struct ct_session *
 dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 {
@@ -440,160 +326,31 @@ dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
 	return false;
 }
 
-/* Turn a guest's SYN into a RST+ACK back to it, in place. */
+/* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */
 static void
 dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 {
-	struct eth_hdr *eth = pkt_eth(p);
-	struct ip4_hdr *ip = pkt_ip(p);
-	struct tcp_hdr *th = (struct tcp_hdr *)(p->data + ETH_HLEN_ + sizeof(*ip));
-	const struct tcp_hdr *in = pkt_l4(p);
-	uint32_t seq = ntohl(in->seq), saddr = p->saddr, daddr = p->daddr, sum;
-	uint16_t sport = in->sport, dport = in->dport, tmp;
+	uint32_t len = reply_rst(p, x->cfg->gw_mac);
 
-	memcpy(eth->dst, eth->src, 6);
-	memcpy(eth->src, x->cfg->gw_mac, 6);
-	memset(ip, 0, sizeof(*ip));
-	ip->ver_ihl = 0x45;
-	ip->tot_len = htons(sizeof(*ip) + sizeof(*th));
-	ip->ttl = 64;
-	ip->proto = IPPROTO_TCP_;
-	ip->saddr = daddr;
-	ip->daddr = saddr;
-	ip->check = (uint16_t)~csum_fold(csum_partial(ip, sizeof(*ip), 0));
-	memset(th, 0, sizeof(*th));
-	th->sport = dport;
-	th->dport = sport;
-	th->ack = htonl(seq + 1);
-	th->doff = 5 << 4;
-	th->flags = TCPF_RST | TCPF_ACK;
-	sum = csum_partial(&ip->saddr, 8, 0);
-	tmp = htons(IPPROTO_TCP_);
-	sum = csum_partial(&tmp, 2, sum);
-	tmp = htons(sizeof(*th));
-	sum = csum_partial(&tmp, 2, sum);
-	th->check = (uint16_t)~csum_fold(csum_partial(th, sizeof(*th), sum));
 	x->st->c[CVS_WC_RST_SENT]++;
 	r->action = DP_BACK;
-	r->len = ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
+	r->len = len;
 }
 
-/* ---- ICMP errors ---- */
-
-static inline bool
-dp_icmp_is_error(const struct pkt *p)
-{
-	const struct icmp_hdr *ih = pkt_l4(p);
-
-	return p->proto == IPPROTO_ICMP_ && (ih->type == ICMP_UNREACH_ ||
-	       ih->type == ICMP_TIMXCEED_ || ih->type == ICMP_PARAMPROB_);
-}
-
-/*
- * An ICMP error quotes a packet of a tracked flow as it was on this side. Rewrite the quoted
- * packet to what the other side sent, the outer header to reach that side, and deliver it.
- */
+/* An ICMP error about a tracked flow goes on, translated, to the flow's other endpoint. */
 static void
 dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r)
 {
-	struct ip4_hdr *ip = pkt_ip(p), *in;
-	struct icmp_hdr *ih = pkt_l4(p);
-	uint8_t *q = (uint8_t *)ih + 8;	/* the quoted IP header follows the first 8 bytes */
-	uint32_t avail = p->len - p->l4_off - 8, ihl, old_dst, qlen;
-	uint16_t *isp, *idp, *l4sum = NULL;
-	const struct ct_tuple *o;
 	struct ct_session *s;
-	struct ct_tuple rt;
-	bool pseudo = true;
-	uint16_t qsum;
+	enum cvs_drop why;
 	int dir;
 
-	in = (struct ip4_hdr *)q;
-	if (avail < sizeof(*in) + 8 || (in->ver_ihl >> 4) != 4) {
-		dp_drop(x, r, CVS_DROP_L4_HEADER);
-		return;
-	}
-	ihl = (in->ver_ihl & 15) * 4u;
-	if (ihl < sizeof(*in) || avail < ihl + 8) {
-		dp_drop(x, r, CVS_DROP_L4_HEADER);
-		return;
-	}
-	isp = (uint16_t *)(q + ihl);
-	idp = (uint16_t *)(q + ihl + 2);
-	switch (in->proto) {
-	case IPPROTO_TCP_:
-		if (avail >= ihl + 18)
-			l4sum = (uint16_t *)(q + ihl + 16);
-		break;
-	case IPPROTO_UDP_:
-		if (*(uint16_t *)(q + ihl + 6))
-			l4sum = (uint16_t *)(q + ihl + 6);
-		break;
-	case IPPROTO_ICMP_:
-		/* A quoted echo: the id is both ports. */
-		isp = idp = (uint16_t *)(q + ihl + 4);
-		l4sum = (uint16_t *)(q + ihl + 2);
-		pseudo = false;
-		break;
-	default:
-		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
-		return;
-	}
-	/* The quoted packet went out from this side: its reverse is our tuple here. */
-	dp_tuple(&rt, in->daddr, in->saddr, *idp, *isp, zone, in->proto);
-	s = ct_lookup(x->ct, &rt, &dir);
+	s = icmperr_translate(x->ct, zone, p, &dir, &why);
 	if (!s) {
-		dp_drop(x, r, CVS_DROP_ICMP_NO_FLOW);
+		dp_drop(x, r, why);
 		return;
 	}
-	o = &s->t[dir ^ 1];
-	/*
-	 * Every byte the rewrite touches lies in the first ihl + 18 quoted bytes; their sum before
-	 * and after updates the ICMP checksum incrementally, so a wrong one stays wrong.
-	 */
-	qlen = avail < ihl + 18 ? avail : ihl + 18;
-	qsum = csum_fold(csum_partial(q, qlen, 0));
-	/* Quoted packet: as the other side's endpoint sent it. */
-	if (in->saddr != o->saddr) {
-		csum_replace4(&in->check, in->saddr, o->saddr);
-		if (l4sum && pseudo)
-			csum_replace4(l4sum, in->saddr, o->saddr);
-		in->saddr = o->saddr;
-	}
-	if (in->daddr != o->daddr) {
-		csum_replace4(&in->check, in->daddr, o->daddr);
-		if (l4sum && pseudo)
-			csum_replace4(l4sum, in->daddr, o->daddr);
-		old_dst = in->daddr;
-		in->daddr = o->daddr;
-	} else {
-		old_dst = in->daddr;
-	}
-	if (*isp != o->sport) {
-		if (l4sum)
-			csum_replace2(l4sum, *isp, o->sport);
-		*isp = o->sport;
-	}
-	if (idp != isp && *idp != o->dport) {
-		if (l4sum)
-			csum_replace2(l4sum, *idp, o->dport);
-		*idp = o->dport;
-	}
-	/* Outer: to that endpoint; an error the far endpoint made itself comes from our side. */
-	{
-		uint32_t saddr = ip->saddr == old_dst ? o->daddr : ip->saddr;
-
-		if (ip->saddr != saddr) {
-			csum_replace4(&ip->check, ip->saddr, saddr);
-			ip->saddr = saddr;
-		}
-		if (ip->daddr != o->saddr) {
-			csum_replace4(&ip->check, ip->daddr, o->saddr);
-			ip->daddr = o->saddr;
-		}
-		csum_replace2(&ih->check, qsum, csum_fold(csum_partial(q, qlen, 0)));
-	}
-	if (dp_l2(x, s, o->zone, p, r))
+	if (dp_l2(x, s, s->t[dir ^ 1].zone, p, r))
 		x->st->c[CVS_WC_ICMP_ERRORS]++;
 }
 
@@ -625,9 +382,9 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 						   memory_order_acquire);
 
 		if (hp) {
-			dp_tuple(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
-				 htons((uint16_t)(hp & 0xffff)), pre->p.sport, (uint16_t)(hp >> 16),
-				 pre->p.proto);
+			ct_tuple_set(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
+				     htons((uint16_t)(hp & 0xffff)), pre->p.sport,
+				     (uint16_t)(hp >> 16), pre->p.proto);
 			dp_pre_reply(x, pre);
 		}
 	}
@@ -641,7 +398,7 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 	struct ct_session *s;
 	int dir;
 
-	if (dp_icmp_is_error(p)) {
+	if (icmperr_is_error(p)) {
 		dp_icmp_error(x, 0, p, r);
 		return;
 	}
@@ -693,33 +450,15 @@ dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	dp_world_rx_burst(x, &frame, &len, 1, r);
 }
 
-/* Answer an ARP request for any address with 'mac', in place. */
+/* Answer an ARP request for any address with 'mac'. */
 static void
 dp_arp_reply(struct dp_ctx *x, struct pkt *p, const uint8_t mac[6], struct dp_result *r)
 {
-	struct eth_hdr *eth = pkt_eth(p);
-	struct arp_hdr *a = (struct arp_hdr *)(p->data + ETH_HLEN_);
-	uint32_t tpa = a->tpa;
+	uint32_t len = reply_arp(p, mac);
 
-	a->op = htons(2);
-	memcpy(a->tha, a->sha, 6);
-	a->tpa = a->spa;
-	memcpy(a->sha, mac, 6);
-	a->spa = tpa;
-	memcpy(eth->dst, a->tha, 6);
-	memcpy(eth->src, mac, 6);
 	x->st->c[CVS_WC_ARP_REPLIES]++;
 	r->action = DP_BACK;
-	r->len = ETH_HLEN_ + sizeof(*a);
-}
-
-static bool
-dp_arp_request(const struct pkt *p)
-{
-	const struct arp_hdr *a = (const struct arp_hdr *)(p->data + ETH_HLEN_);
-
-	return a->htype == htons(1) && a->ptype == htons(ETHTYPE_IPV4) && a->hlen == 6 &&
-	       a->plen == 4 && a->op == htons(1);
+	r->len = len;
 }
 
 /* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
@@ -767,8 +506,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 
 	if (hp) {
 		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
-		dp_tuple(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
-			 (uint16_t)(hp >> 16), p->proto);
+		ct_tuple_set(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
+			     (uint16_t)(hp >> 16), p->proto);
 		kind = CVS_WC_HAIRPIN_FLOWS;
 	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
 		/* To the host stack through cube-dev, seen from the sandbox IP. */
@@ -778,15 +517,15 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
 			return;
 		}
-		dp_tuple(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport, p->sport,
-			 CVS_ZONE_HOST, p->proto);
+		ct_tuple_set(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport,
+			     p->sport, CVS_ZONE_HOST, p->proto);
 		kind = CVS_WC_HOST_FLOWS;
 	} else {
 		if (!dp_next_hop(x, p->daddr, mac)) {
 			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
 			return;
 		}
-		dp_tuple(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
+		ct_tuple_set(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
 		kind = CVS_WC_EGRESS_FLOWS;
 	}
 	/*
@@ -821,7 +560,7 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 {
 	switch (pkt_parse(&pre->p, frame, len)) {
 	case PKT_ARP:
-		if (dp_arp_request(&pre->p))
+		if (reply_arp_is_request(&pre->p))
 			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
 		else
 			dp_drop(x, r, CVS_DROP_ARP);
@@ -843,8 +582,8 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	 */
 	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
 	    pre->p.daddr != x->cfg->gw_ip) {
-		dp_tuple(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport, dp_snat_next(x), 0,
-			 IPPROTO_TCP_);
+		ct_tuple_set(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport,
+			     dp_snat_next(x), 0, IPPROTO_TCP_);
 		dp_pre_reply(x, pre);
 	}
 	return true;
@@ -856,7 +595,7 @@ dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_re
 	struct ct_session *s;
 	int dir;
 
-	if (dp_icmp_is_error(&pre->p)) {
+	if (icmperr_is_error(&pre->p)) {
 		dp_icmp_error(x, (uint16_t)(slot + 1), &pre->p, r);
 		return;
 	}
@@ -908,7 +647,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		const struct arp_hdr *a = (const struct arp_hdr *)(frame + ETH_HLEN_);
 
 		/* The kernel resolves sandbox addresses on cube-dev: they are all behind us. */
-		if (dp_arp_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
+		if (reply_arp_is_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
 		    a->tpa != c->host_ip)
 			dp_arp_reply(x, &p, c->host_mac, r);
 		else
@@ -919,7 +658,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		dp_drop(x, r, (enum cvs_drop)p.drop);
 		return;
 	}
-	if (dp_icmp_is_error(&p)) {
+	if (icmperr_is_error(&p)) {
 		dp_icmp_error(x, CVS_ZONE_HOST, &p, r);
 		return;
 	}
@@ -948,116 +687,10 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	}
 	/* The guest sees the connection coming from its gateway address. */
 	dp_tuple_of(&t, &p, CVS_ZONE_HOST);
-	dp_tuple(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
+	ct_tuple_set(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
 	s = dp_open(x, &t, &rt, &p, r);
 	if (!s)
 		return;
 	x->st->c[CVS_WC_HOST_FLOWS]++;
 	dp_open_forward(x, s, &p, r);
-}
-
-/* ---- ownership with several workers ---- */
-
-void
-dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
-	      uint16_t *hi)
-{
-	uint32_t span = (uint32_t)c->snat_hi - c->snat_lo + 1;
-
-	*lo = (uint16_t)(c->snat_lo + (uint64_t)span * k / nworkers);
-	*hi = (uint16_t)(c->snat_lo + (uint64_t)span * (k + 1) / nworkers - 1);
-}
-
-static inline uint32_t
-dp_snat_owner(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool *in)
-{
-	uint32_t p = ntohs(port_be), span = (uint32_t)c->snat_hi - c->snat_lo + 1;
-
-	/* The k with share k = [lo + span*k/n, lo + span*(k+1)/n - 1], rounding as dp_snat_share. */
-	*in = p >= c->snat_lo && p <= c->snat_hi;
-	return *in ? (uint32_t)(((uint64_t)(p - c->snat_lo + 1) * nworkers - 1) / span) : 0;
-}
-
-static inline uint32_t
-dp_slot_owner(uint32_t zone, uint32_t nworkers)
-{
-	return (zone - 1u) % nworkers;
-}
-
-/*
- * The node-side port of a packet that we sent or will send: for world frames the destination
- * port, for ICMP errors the source port of the quoted packet (which left from us).
- */
-uint32_t
-dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, uint32_t slot,
-	 const uint8_t *frame, uint32_t len, uint32_t nworkers)
-{
-	uint32_t self = origin == DP_FROM_SANDBOX ? slot % nworkers : 0, own;
-	uint16_t port;
-	struct pkt p;
-	bool in;
-
-	if (nworkers <= 1 || pkt_parse(&p, (uint8_t *)frame, len) != PKT_IPV4)
-		return self;
-	port = p.dport;
-	if (dp_icmp_is_error(&p)) {
-		const uint8_t *q = (const uint8_t *)pkt_l4(&p) + 8;
-		const struct ip4_hdr *in4 = (const struct ip4_hdr *)q;
-		uint32_t ihl, avail = p.len - p.l4_off - 8;
-
-		if (avail < sizeof(*in4) + 8)
-			return self;
-		ihl = (in4->ver_ihl & 15) * 4u;
-		if (ihl < sizeof(*in4) || avail < ihl + 8)
-			return self;
-		if (origin == DP_FROM_HOST) {
-			/* About a packet we sent to the host: from a sandbox address. */
-			uint32_t idx = ntohl(in4->saddr) - ntohl(c->sbx_net);
-
-			if ((in4->saddr & c->sbx_mask) != c->sbx_net || idx >= sh->ip2slot_size)
-				return self;
-			own = atomic_load_explicit(&sh->ip2slot[idx], memory_order_relaxed);
-			return own ? dp_slot_owner(own, nworkers) : self;
-		}
-		if (in4->saddr != c->node_ip)
-			return self;
-		port = in4->proto == IPPROTO_ICMP_ ? *(const uint16_t *)(q + ihl + 4) :
-		       *(const uint16_t *)(q + ihl);
-		own = dp_snat_owner(c, port, nworkers, &in);
-		if (in)
-			return own;
-		if (in4->proto == IPPROTO_TCP_) {
-			own = atomic_load_explicit(&sh->hostport[ntohs(port)], memory_order_relaxed);
-			return own ? dp_slot_owner(own >> 16, nworkers) : self;
-		}
-		return self;
-	}
-	switch (origin) {
-	case DP_FROM_WORLD:
-		own = dp_snat_owner(c, port, nworkers, &in);
-		if (in)
-			return own;
-		if (p.proto == IPPROTO_TCP_) {
-			own = atomic_load_explicit(&sh->hostport[ntohs(port)], memory_order_relaxed);
-			if (own)
-				return dp_slot_owner(own >> 16, nworkers);
-		}
-		return self;
-	case DP_FROM_HOST: {
-		uint32_t idx = ntohl(p.daddr) - ntohl(c->sbx_net);
-
-		if ((p.daddr & c->sbx_mask) != c->sbx_net || idx >= sh->ip2slot_size)
-			return self;
-		own = atomic_load_explicit(&sh->ip2slot[idx], memory_order_relaxed);
-		return own ? dp_slot_owner(own, nworkers) : self;
-	}
-	default:
-		/* A hairpin target answers to the node IP and the SNAT port of A's worker. */
-		if (p.daddr == c->node_ip && p.proto != IPPROTO_ICMP_) {
-			own = dp_snat_owner(c, port, nworkers, &in);
-			if (in)
-				return own;
-		}
-		return self;
-	}
 }

@@ -10,9 +10,11 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "counters.h"
 #include "ct.h"
+#include "nhcache.h"
 #include "pkt.h"
 
 #define CVS_MAX_SANDBOXES_DEFAULT 4096
@@ -57,33 +59,6 @@ struct dp_policy {
 };
 
 /*
- * Next-hop cache: destination IP → MAC, written by the control thread (which learns it from
- * the kernel over netlink), read by workers under a per-entry sequence lock. Key 0 holds the
- * default gateway. A worker that misses posts the destination to the request ring.
- */
-#define DP_NH_SIZE	4096	/* power of two */
-#define DP_NH_PROBE	8
-#define DP_NH_REQS	256	/* power of two */
-
-struct dp_nh_entry {
-	_Atomic uint32_t seq;	/* odd while being written */
-	_Atomic uint32_t ip;	/* 0 with valid == 0: empty */
-	_Atomic uint32_t valid;
-	uint8_t mac[6];
-};
-
-struct dp_nh {
-	struct dp_nh_entry e[DP_NH_SIZE];
-};
-
-/* Next-hop requests of one worker to the control thread (single producer, single consumer). */
-struct dp_nh_reqs {
-	_Atomic uint32_t head;	/* written by the worker */
-	_Atomic uint32_t tail;	/* written by the control thread */
-	_Atomic uint32_t req[DP_NH_REQS];
-};
-
-/*
  * State written by the control thread, read by workers. Host-port entry = (slot + 1) << 16 |
  * container port, 0 when the host port is not registered. Slot-alive flags tell a worker that a
  * sandbox is being removed before its sessions are flushed.
@@ -95,11 +70,43 @@ struct dp_shared {
 	_Atomic uint16_t *policy_ver;	/* per slot, bumped on every policy change */
 	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
 	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
+	_Atomic uint64_t *slot_mac;	/* slot → guest MAC, packed by dp_mac_pack() */
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
-	struct dp_nh nh;
+	struct dp_nh nh;		/* the next-hop cache (nhcache.h) */
 };
+
+/*
+ * A MAC in a 64-bit word, its six bytes in memory order: one atomic store publishes it (a
+ * changed guest MAC is never seen half old, half new) and a frame takes it with one copy.
+ */
+static inline uint64_t
+dp_mac_pack(const uint8_t mac[6])
+{
+	uint64_t v = 0;
+
+	memcpy(&v, mac, 6);
+	return v;
+}
+
+static inline void
+dp_mac_put(uint8_t *dst, uint64_t v)
+{
+	memcpy(dst, &v, 6);
+}
+
+/* The guest MAC a sandbox frame should carry as its source; false when it carries another. */
+static inline bool
+dp_guest_mac_ok(const struct dp_shared *sh, uint32_t slot, const uint8_t *frame, uint32_t len)
+{
+	uint64_t src = 0;
+
+	if (len < 12)
+		return true;	/* a runt: the parser drops it and counts why */
+	memcpy(&src, frame + 6, 6);
+	return src == atomic_load_explicit(&sh->slot_mac[slot], memory_order_relaxed);
+}
 
 enum dp_action {
 	DP_DROP = 0,
@@ -128,13 +135,6 @@ struct dp_ctx {
 	uint16_t snat_hi;
 };
 
-/* Where a frame came from, for dp_owner(). */
-enum dp_origin {
-	DP_FROM_WORLD = 0,
-	DP_FROM_HOST,
-	DP_FROM_SANDBOX,
-};
-
 #define DP_BURST_MAX 32
 
 /*
@@ -150,30 +150,8 @@ void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 
-/* Rewrite addresses and ports of a parsed IPv4 packet, updating checksums incrementally. */
-void nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint16_t dport);
-
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
-
-/* Next-hop cache, both sides. */
-bool dp_nh_lookup(struct dp_nh *nh, uint32_t ip, uint8_t mac[6]);
-void dp_nh_request(struct dp_nh_reqs *q, uint32_t ip);
-void dp_nh_store(struct dp_nh *nh, uint32_t ip, const uint8_t mac[6]);
-void dp_nh_clear(struct dp_nh *nh);
-/* Control side: take one pending request; false when none. */
-bool dp_nh_next_request(struct dp_nh_reqs *q, uint32_t *ip);
-
-/*
- * With several workers, each owns the sessions of its sandboxes (slot % n) and of its share of
- * the SNAT range; a frame is processed by its owner. Returns the owning worker of a frame that
- * arrived from 'origin' (slot for sandbox frames). Stateless: ports and addresses only.
- */
-uint32_t dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
-		  uint32_t slot, const uint8_t *frame, uint32_t len, uint32_t nworkers);
-/* Worker k's share [*lo, *hi] of the SNAT range. */
-void dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
-		   uint16_t *hi);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Address and port rewriting with incremental checksum updates. Per packet. */
 #include "csum.h"
-#include "dp.h"
+#include "nat.h"
 
 /* One's-complement sum of 32-bit words, folded to 16 bits at the end. */
 static inline uint16_t
@@ -54,7 +54,7 @@ nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint1
 		dports = (uint32_t)(uint16_t)~uh->sport + sport + (uint16_t)~uh->dport + dport;
 		uh->sport = sport;
 		uh->dport = dport;
-		/* A zero UDP checksum means "none" and must stay zero; a computed 0 is sent as ~0. */
+		/* A zero UDP checksum means "none" and stays zero; a computed 0 is sent as ~0. */
 		if (uh->check) {
 			nat_apply(&uh->check, nat_fold64(dip + dports));
 			if (!uh->check)

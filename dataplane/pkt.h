@@ -17,6 +17,11 @@
 #define IPPROTO_TCP_	6
 #define IPPROTO_UDP_	17
 
+#define ICMP_UNREACH_	3
+#define ICMP_ECHO_	8
+#define ICMP_TIMXCEED_	11
+#define ICMP_PARAMPROB_	12
+
 #define TCPF_FIN	0x01
 #define TCPF_SYN	0x02
 #define TCPF_RST	0x04

@@ -131,12 +131,12 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
 	struct xskport *xp;
 
-	if (unlikely(slot % w->nworkers != w->id)) {
+	if (unlikely(dp_slot_owner(slot, w->nworkers) != w->id)) {
 		/* Another worker owns that socket's rings: it transmits. */
 		struct rte_mbuf *m = worker_mbuf(w, data, len);
 
 		if (m)
-			worker_handoff(w, slot % w->nworkers, WH_TO_SANDBOX, slot, m);
+			worker_handoff(w, dp_slot_owner(slot, w->nworkers), WH_TO_SANDBOX, slot, m);
 		return;
 	}
 	xp = worker_port(w, slot);
@@ -320,28 +320,26 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	struct dp_result res[XSKP_BURST];
 	uint32_t idx, n, i, k = 0;
 	uint64_t bytes = 0;
+	uint32_t mismatch = 0;
 
-	n = xsk_ring_cons__peek(&xp->rx, XSKP_BURST, &idx);
-	if (!n) {
-		/* Copy mode: the kernel fills our ring only after a wakeup when it asks for one. */
-		if (xsk_ring_prod__needs_wakeup(&xp->fq))
-			recvfrom(xp->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	n = xskport_rx_peek(xp, XSKP_BURST, &idx);
+	if (!n)
 		return 0;
-	}
 	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xp->rx, idx + i);
-		uint8_t *p = xsk_umem__get_data(xp->area, d->addr);
+		uint32_t l;
+		uint8_t *p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
 
-		done[i] = xsk_umem__extract_addr(d->addr);
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
-		w->st.c[CVS_WC_SBX_RX_BYTES] += d->len;
-		bytes += d->len;
+		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
+		bytes += l;
+		/* Counted, not dropped: the guest still reaches the world, only replies miss it. */
+		mismatch += !dp_guest_mac_ok(w->ctx.sh, xp->slot, p, l);
 		if (w->nworkers > 1) {
 			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
-					       p, d->len, w->nworkers);
+					       p, l, w->nworkers);
 
 			if (to != w->id) {
-				struct rte_mbuf *m = worker_mbuf(w, p, d->len);
+				struct rte_mbuf *m = worker_mbuf(w, p, l);
 
 				if (m)
 					worker_handoff(w, to, WH_FROM_SANDBOX, xp->slot, m);
@@ -349,7 +347,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 			}
 		}
 		data[k] = p;
-		len[k++] = d->len;
+		len[k++] = l;
 	}
 	if (k) {
 		uint64_t t = rte_rdtsc();
@@ -363,13 +361,14 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		else
 			worker_emit(w, o, &res[i], data[i], NULL, (int)xp->slot);
 	}
-	xsk_ring_cons__release(&xp->rx, n);
-	if (unlikely(xsk_prod_nb_free(&xp->fq, n) < n))
+	xskport_rx_release(xp, n);
+	if (unlikely(xskport_fill_short(xp, n)))
 		w->st.c[CVS_WC_SBX_FILL_SHORT]++;
 	xskport_refill(xp, done, n);
 	if (w->slot_st) {
 		w->slot_st[xp->slot].c[CVS_PC_RX_PKTS] += n;
 		w->slot_st[xp->slot].c[CVS_PC_RX_BYTES] += bytes;
+		w->slot_st[xp->slot].c[CVS_PC_MAC_MISMATCH] += mismatch;
 	}
 	return n;
 }

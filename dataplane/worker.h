@@ -12,6 +12,7 @@
 
 #include "counters.h"
 #include "dp.h"
+#include "owner.h"
 #include "xskport.h"
 
 struct rte_mempool;

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A sandbox port: one AF_XDP socket on the sandbox's host-side interface, with its own small
- * UMEM. Created and destroyed by the control thread; between publish and unpublish only the
- * worker touches its rings and its free-frame stack.
+ * UMEM. Created and destroyed by the control thread (control/xskport.c); between publish and
+ * unpublish only the worker touches its rings and its free-frame stack, with the per-packet
+ * functions below: receive (rx_peek, rx_frame, rx_release, fill_short, refill) and transmit
+ * (tx_copy, kick, complete).
  */
 #ifndef CVS_XSKPORT_H
 #define CVS_XSKPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -32,6 +35,45 @@ struct xskport {
 	int fd;
 	uint64_t free[XSKP_NUM_FRAMES];
 };
+
+/*
+ * Up to 'max' received descriptors, from *idx on. With none, wake the kernel if it asks: in
+ * copy mode it fills our ring only after a wakeup.
+ */
+static inline uint32_t
+xskport_rx_peek(struct xskport *xp, uint32_t max, uint32_t *idx)
+{
+	uint32_t n = xsk_ring_cons__peek(&xp->rx, max, idx);
+
+	if (!n && xsk_ring_prod__needs_wakeup(&xp->fq))
+		recvfrom(xp->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	return n;
+}
+
+/* The received descriptor at idx: its frame's data and length, and its UMEM address in *addr. */
+static inline uint8_t *
+xskport_rx_frame(const struct xskport *xp, uint32_t idx, uint32_t *len, uint64_t *addr)
+{
+	const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xp->rx, idx);
+
+	*addr = xsk_umem__extract_addr(d->addr);
+	*len = d->len;
+	return xsk_umem__get_data(xp->area, d->addr);
+}
+
+/* Done with n received descriptors (their frames go back with xskport_refill()). */
+static inline void
+xskport_rx_release(struct xskport *xp, uint32_t n)
+{
+	xsk_ring_cons__release(&xp->rx, n);
+}
+
+/* The fill ring has fewer than n free slots: the kernel runs short of frames to receive into. */
+static inline bool
+xskport_fill_short(struct xskport *xp, uint32_t n)
+{
+	return xsk_prod_nb_free(&xp->fq, n) < n;
+}
 
 /* Reclaim transmitted frames. */
 static inline void
@@ -92,7 +134,11 @@ xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
 	xsk_ring_prod__submit(&xp->fq, n);
 }
 
-/* Control side. Returns NULL and sets errno; 'err' gets a readable reason. */
+/*
+ * Control thread, not per packet (control/xskport.c): create the socket on queue 0 of 'ifname'
+ * with its UMEM and a full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a
+ * readable reason.
+ */
 struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, char *err,
 			       size_t errlen);
 void xskport_destroy(struct xskport *xp);

@@ -40,7 +40,7 @@ struct cvs_xdp_cfg {
 
 #define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
 
-/* Verdict counters of both programs, one per-CPU array each. */
+/* Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it). */
 #define CVS_XDP_COUNTERS(_) \
 	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \

@@ -8,6 +8,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "cvs_verdict.bpf.h"
 #include "cvs_xdp.h"
 
 #ifndef CVS_SBX_MAX
@@ -28,35 +29,17 @@ struct {
 	__type(value, __u32);	/* slot */
 } cvs_sbx_slot SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CVS_XDP_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} cvs_stats SEC(".maps");
-
-static __always_inline int
-verdict(__u32 id, int action)
-{
-	__u64 *c = bpf_map_lookup_elem(&cvs_stats, &id);
-
-	if (c)
-		*c += 1;
-	return action;
-}
-
 SEC("xdp")
 int
 cvs_sbx_prog(struct xdp_md *ctx)
 {
 	__u32 ifindex = ctx->ingress_ifindex;
 	__u32 *slot = bpf_map_lookup_elem(&cvs_sbx_slot, &ifindex);
-	int act;
 
 	if (!slot)
-		return verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
-	act = bpf_redirect_map(&xsks_map, *slot, XDP_DROP);
-	return verdict(act == XDP_REDIRECT ? CVS_XDP_SBX_REDIRECT : CVS_XDP_SBX_NO_SOCKET, act);
+		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
+	return cvs_redirect(&xsks_map, *slot, XDP_DROP, CVS_XDP_SBX_REDIRECT,
+			    CVS_XDP_SBX_NO_SOCKET);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

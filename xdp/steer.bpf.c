@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "cvs_verdict.bpf.h"
 #include "cvs_xdp.h"
 
 #define ICMP_ECHOREPLY_ 0
@@ -50,23 +51,6 @@ struct {
 	__type(value, struct cvs_xdp_cfg);
 } cvs_cfg SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CVS_XDP_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} cvs_stats SEC(".maps");
-
-static __always_inline int
-verdict(__u32 id, int action)
-{
-	__u64 *c = bpf_map_lookup_elem(&cvs_stats, &id);
-
-	if (c)
-		*c += 1;
-	return action;
-}
-
 static __always_inline int
 in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
 {
@@ -78,9 +62,7 @@ in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
 static __always_inline int
 steer(struct xdp_md *ctx, __u32 id)
 {
-	int act = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
-
-	return verdict(act == XDP_REDIRECT ? id : CVS_XDP_PASS_NO_SOCKET, act);
+	return cvs_redirect(&xsks_map, ctx->rx_queue_index, XDP_PASS, id, CVS_XDP_PASS_NO_SOCKET);
 }
 
 /*
@@ -95,10 +77,10 @@ steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, voi
 	__u16 *ports;
 
 	if ((void *)(in + 1) > end || in->ihl != 5 || in->saddr != cfg->node_ip)
-		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 	ports = (void *)(in + 1);
 	if ((void *)(ports + 4) > end)
-		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 	switch (in->protocol) {
 	case IPPROTO_TCP:
 		key.port = ports[0];
@@ -116,7 +98,7 @@ steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, voi
 			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
 		break;
 	}
-	return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 }
 
 SEC("xdp")
@@ -133,16 +115,16 @@ cvs_steer_prog(struct xdp_md *ctx)
 	__u32 zero = 0;
 
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
-		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > end || ip->ihl < 5)
-		return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
 	if (!cfg || !(cfg->flags & CVS_CFG_F_ENABLED) || ip->daddr != cfg->node_ip)
-		return verdict(CVS_XDP_PASS_NOT_NODE, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_NOT_NODE, XDP_PASS);
 	/* Fragments carry no usable L4 header after the first; the kernel reassembles them. */
 	if (ip->frag_off & bpf_htons(0x3fff))
-		return verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
+		return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 	l4 = (void *)ip + ip->ihl * 4;
 
 	switch (ip->protocol) {
@@ -180,7 +162,7 @@ cvs_steer_prog(struct xdp_md *ctx)
 		break;
 	}
 	}
-	return verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

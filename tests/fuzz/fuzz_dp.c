@@ -18,6 +18,7 @@
 
 #include "dpbed.h"
 #include "fail.h"
+#include "owner.h"
 
 #define FUZZ_MAX_RECORDS	16
 #define FUZZ_FRAME_MAX		2048

@@ -2,7 +2,7 @@
 /* Incremental checksum updates checked against full recomputation on random packets. */
 #include "t.h"
 #include "pktgen.h"
-#include "dp.h"
+#include "nat.h"
 
 int
 main(void)

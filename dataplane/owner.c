@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ownership of frames with several workers (see owner.h). Per packet, before the pipeline.
+ *
+ * A frame's owner follows from the node-side end of its flow: a SNAT port belongs to the
+ * worker whose share holds it, a host port and a sandbox address to the worker of that
+ * sandbox. For an ICMP error that end is in the packet it quotes, which left from us.
+ */
+#include <stdbool.h>
+#include <arpa/inet.h>
+
+#include "icmperr.h"
+#include "owner.h"
+
+void
+dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *lo,
+	      uint16_t *hi)
+{
+	uint32_t span = (uint32_t)c->snat_hi - c->snat_lo + 1;
+
+	*lo = (uint16_t)(c->snat_lo + (uint64_t)span * k / nworkers);
+	*hi = (uint16_t)(c->snat_lo + (uint64_t)span * (k + 1) / nworkers - 1);
+}
+
+/* The k with share k = [lo + span*k/n, lo + span*(k+1)/n - 1], rounding as dp_snat_share. */
+static inline uint32_t
+owner_of_snat(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool *in)
+{
+	uint32_t p = ntohs(port_be), span = (uint32_t)c->snat_hi - c->snat_lo + 1;
+
+	*in = p >= c->snat_lo && p <= c->snat_hi;
+	return *in ? (uint32_t)(((uint64_t)(p - c->snat_lo + 1) * nworkers - 1) / span) : 0;
+}
+
+static inline uint32_t
+owner_of_zone(uint32_t zone, uint32_t nworkers)
+{
+	return dp_slot_owner(zone - 1u, nworkers);
+}
+
+/* A node-side port: a SNAT port by its share, a TCP host port by its sandbox; else 'self'. */
+static inline uint32_t
+owner_of_node_port(const struct dp_cfg *c, struct dp_shared *sh, uint16_t port, uint8_t proto,
+		   uint32_t nworkers, uint32_t self)
+{
+	uint32_t own;
+	bool in;
+
+	own = owner_of_snat(c, port, nworkers, &in);
+	if (in)
+		return own;
+	if (proto == IPPROTO_TCP_) {
+		own = atomic_load_explicit(&sh->hostport[ntohs(port)], memory_order_relaxed);
+		return own ? owner_of_zone(own >> 16, nworkers) : self;
+	}
+	return self;
+}
+
+/* A sandbox address (network order) by its sandbox; 'self' when it is no sandbox's. */
+static inline uint32_t
+owner_of_sandbox_ip(const struct dp_cfg *c, struct dp_shared *sh, uint32_t ip,
+		    uint32_t nworkers, uint32_t self)
+{
+	uint32_t idx = ntohl(ip) - ntohl(c->sbx_net), own;
+
+	if ((ip & c->sbx_mask) != c->sbx_net || idx >= sh->ip2slot_size)
+		return self;
+	own = atomic_load_explicit(&sh->ip2slot[idx], memory_order_relaxed);
+	return own ? owner_of_zone(own, nworkers) : self;
+}
+
+/* An ICMP error: by the source of the packet it quotes, which we sent. */
+static inline uint32_t
+owner_of_icmp_error(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
+		    const struct pkt *p, uint32_t nworkers, uint32_t self)
+{
+	const struct ip4_hdr *in4;
+	uint32_t ihl, avail;
+	const uint8_t *l4;
+
+	in4 = icmperr_quote(p, &ihl, &avail);
+	if (!in4)
+		return self;
+	/* To the host we send from sandbox addresses, elsewhere from the node IP. */
+	if (origin == DP_FROM_HOST)
+		return owner_of_sandbox_ip(c, sh, in4->saddr, nworkers, self);
+	if (in4->saddr != c->node_ip)
+		return self;
+	l4 = (const uint8_t *)in4 + ihl;
+	return owner_of_node_port(c, sh, in4->proto == IPPROTO_ICMP_ ?
+				  *(const uint16_t *)(l4 + 4) : *(const uint16_t *)l4,
+				  in4->proto, nworkers, self);
+}
+
+uint32_t
+dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, uint32_t slot,
+	 const uint8_t *frame, uint32_t len, uint32_t nworkers)
+{
+	uint32_t self = origin == DP_FROM_SANDBOX ? dp_slot_owner(slot, nworkers) : 0, own;
+	struct pkt p;
+	bool in;
+
+	if (nworkers <= 1 || pkt_parse(&p, (uint8_t *)frame, len) != PKT_IPV4)
+		return self;
+	if (icmperr_is_error(&p))
+		return owner_of_icmp_error(c, sh, origin, &p, nworkers, self);
+	switch (origin) {
+	case DP_FROM_WORLD:
+		return owner_of_node_port(c, sh, p.dport, p.proto, nworkers, self);
+	case DP_FROM_HOST:
+		return owner_of_sandbox_ip(c, sh, p.daddr, nworkers, self);
+	default:
+		/* A hairpin target answers to the node IP and the SNAT port of A's worker. */
+		if (p.daddr == c->node_ip && p.proto != IPPROTO_ICMP_) {
+			own = owner_of_snat(c, p.dport, nworkers, &in);
+			if (in)
+				return own;
+		}
+		return self;
+	}
+}
