@@ -224,28 +224,24 @@ struct tool_table {
 	size_t n;
 };
 
+/* What one table holds: the key field, whether clashes are renamed "<server>_<name>". */
+struct route_kind {
+	const char *what;
+	const char *key;
+	bool rename;
+	bool tools;		/* inputSchema checks */
+};
+
+extern const struct route_kind route_tools, route_prompts, route_resources, route_templates;
+
+int routes_build(const struct tool_source *src, size_t n, const struct route_kind *k,
+		 struct tool_table *t);
 int tools_build(const struct tool_source *src, size_t n, struct tool_table *t);
 const struct tool_route *tools_find(const struct tool_table *t, const char *name);
 void tools_free(struct tool_table *t);
 char *name_sanitise(const char *s);
 
-/* ---- upstream.c -------------------------------------------------------------------------- */
-
-struct upstream;
-
-struct upstream *upstream_new(const struct server_spec *spec, const char *version);
-int upstream_start(struct upstream *u, char **err);
-json_t *upstream_tools(struct upstream *u);
-int upstream_call(struct upstream *u, const char *method, json_t *params, json_t **result,
-		  json_t **rpc_error, char **err);
-void upstream_kill(struct upstream *u);
-/* Forwarded calls fail after this long (then notifications/cancelled); 0 waits forever. */
-void upstream_set_call_timeout(struct upstream *u, int64_t ns);
-void upstream_close(struct upstream *u);
-void upstream_free(struct upstream *u);
-const char *upstream_name(const struct upstream *u);
-/* One line of the server's output: match a response, answer a server request, or skip it. */
-void upstream_input(struct upstream *u, const char *line, size_t len);
+#include "upstream.h"
 
 /* ---- http.c ------------------------------------------------------------------------------ */
 
@@ -253,6 +249,15 @@ struct http_conf {
 	const char *token;
 	const char *version;
 	const struct tool_table *tools;
+	const struct tool_table *prompts;
+	const struct tool_table *resources;
+	const struct tool_table *templates;
+	struct upstream **ups;	/* every upstream, for requests no table routes */
+	size_t nups;
+	char **allowed_hosts;	/* NULL: the defaults (see host_allowed) */
+	char **allowed_origins;
+	int64_t call_timeout_ns;
+	int port;		/* the listen port: "<port>-<sandbox>.<domain>" Hosts are ours */
 	char **servers;		/* sorted names */
 	size_t page_size;
 	int64_t session_idle_ns;

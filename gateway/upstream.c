@@ -30,6 +30,7 @@ struct pending {
 	json_t *msg;
 	char *err;
 	bool done;
+	const struct up_link *link;	/* a relayed request: answers go there, not to msg */
 	struct pending *next;
 };
 
@@ -56,8 +57,13 @@ struct upstream {
 	int64_t next_id;
 	struct pending *pending;
 	json_t *tools;
-	int64_t call_timeout_ns;	/* 0: a forwarded call waits as long as the server lives */
+	json_t *lists[UP_LIST_COUNT];	/* prompts, resources, templates from start-up */
+	json_t *caps;			/* the server's capabilities from initialize */
+	up_event_fn on_event;		/* messages that belong to no request */
+	void *event_ctx;
 };
+
+static int ensure_running(struct upstream *u, char **err);
 
 static const char *const proto_versions[] = {
 	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL,
@@ -85,6 +91,9 @@ upstream_new(const struct server_spec *spec, const char *version)
 	pthread_mutex_init(&u->start_lock, NULL);
 	pthread_mutex_init(&u->wlock, NULL);
 	u->tools = json_array();
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		u->lists[i] = json_array();
+	u->caps = json_object();
 	return u;
 }
 
@@ -114,23 +123,198 @@ msg_send(struct upstream *u, json_t *msg)
 }
 
 static void
-server_request_answer(struct upstream *u, json_t *req)
+respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
 {
-	const char *method = json_string_value(json_object_get(req, "method"));
-	json_t *id = json_object_get(req, "id");
-	json_t *resp;
+	json_t *resp = json_pack("{s:s,s:O}", "jsonrpc", "2.0", "id", id);
 
-	if (strcmp(method, "ping") == 0)
-		resp = json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result");
-	else if (strcmp(method, "roots/list") == 0)
-		resp = json_pack("{s:s,s:O,s:{s:[]}}", "jsonrpc", "2.0", "id", id, "result",
-				 "roots");
+	if (resp == NULL)
+		return;
+	if (error)
+		json_object_set(resp, "error", error);
 	else
-		resp = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error",
-				 "code", -32601, "message", "method not found");
-	if (resp)
-		msg_send(u, resp);
+		json_object_set(resp, "result", result ? result : json_object());
+	msg_send(u, resp);
 	json_decref(resp);
+}
+
+void
+upstream_respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
+{
+	respond(u, id, result, error);
+}
+
+static void
+respond_error(struct upstream *u, json_t *id, int code, const char *msg)
+{
+	json_t *e = json_pack("{s:i,s:s}", "code", code, "message", msg);
+
+	respond(u, id, NULL, e);
+	json_decref(e);
+}
+
+/* The client capability a server request needs from whoever answers it. */
+static unsigned
+request_cap(const char *method, const char **name)
+{
+	static const struct {
+		const char *method;
+		const char *cap;
+		unsigned bit;
+	} caps[] = {
+		{"sampling/createMessage", "sampling", UP_CAP_SAMPLING},
+		{"elicitation/create", "elicitation", UP_CAP_ELICITATION},
+		{"roots/list", "roots", UP_CAP_ROOTS},
+	};
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		if (strcmp(method, caps[i].method) == 0) {
+			*name = caps[i].cap;
+			return caps[i].bit;
+		}
+	}
+	*name = NULL;
+	return 0;
+}
+
+/*
+ * With u->lock held. stdio carries no link between a server's message and the request that
+ * caused it, so a message without one belongs to the only relayed request in flight whose
+ * client has the capability it needs; *total counts relayed requests, *able those able.
+ */
+static struct pending *
+pending_sole(struct upstream *u, unsigned cap, int *total, int *able)
+{
+	struct pending *p, *found = NULL;
+
+	*total = 0;
+	*able = 0;
+	for (p = u->pending; p; p = p->next) {
+		if (p->link == NULL)
+			continue;
+		(*total)++;
+		if ((p->link->caps & cap) != cap)
+			continue;
+		(*able)++;
+		found = p;
+	}
+	return *able == 1 ? found : NULL;
+}
+
+static void
+server_request(struct upstream *u, json_t *req, const char *method)
+{
+	json_t *id = json_object_get(req, "id"), *reply = NULL;
+	const char *cap;
+	unsigned bit = request_cap(method, &cap);
+	struct pending *p = NULL;
+	int total = 0, able = 0;
+	char *m = NULL;
+
+	if (strcmp(method, "ping") == 0) {
+		respond(u, id, NULL, NULL);
+		return;
+	}
+	if (bit) {
+		pthread_mutex_lock(&u->lock);
+		p = pending_sole(u, bit, &total, &able);
+		if (p)
+			reply = p->link->relay(p->link, req);
+		pthread_mutex_unlock(&u->lock);
+	}
+	if (p) {
+		/* The relay refused it (no stream to carry it): its answer goes back. */
+		if (reply)
+			msg_send(u, reply);
+		json_decref(reply);
+		return;
+	}
+	if (bit == UP_CAP_ROOTS && total == 0) {
+		/* Asked at start-up or between calls: no client to ask, so no roots. */
+		json_t *r = json_pack("{s:[]}", "roots");
+
+		respond(u, id, r, NULL);
+		json_decref(r);
+		return;
+	}
+	if (bit == 0)
+		m = str_printf("mcp-gateway does not relay %s", method);
+	else if (total == 0)
+		m = str_printf("mcp-gateway: no client request is in flight to relay %s to",
+			       method);
+	else if (able == 0)
+		m = str_printf("mcp-gateway: the calling client does not support %s (it did not "
+			       "declare the %s capability)", method, cap);
+	else
+		m = str_printf("mcp-gateway: cannot relay %s: %d client requests are in flight "
+			       "on this server and stdio does not say which one it belongs to",
+			       method, able);
+	respond_error(u, id, able > 1 ? -32603 : -32601, m ? m : "not relayed");
+	free(m);
+}
+
+static void
+server_notification(struct upstream *u, json_t *msg, const char *method)
+{
+	json_t *params = json_object_get(msg, "params");
+	struct pending *p = NULL;
+	int total, able;
+
+	if (strcmp(method, "notifications/progress") == 0) {
+		json_t *tok = json_object_get(params, "progressToken");
+
+		/* Tokens we hand out are our request ids; anything else is not ours to route. */
+		if (!json_is_integer(tok))
+			return;
+		pthread_mutex_lock(&u->lock);
+		for (p = u->pending; p; p = p->next)
+			if (p->link && p->id == json_integer_value(tok))
+				break;
+		if (p)
+			p->link->relay(p->link, msg);
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	if (strcmp(method, "notifications/cancelled") == 0)
+		return;
+	if (strcmp(method, "notifications/message") == 0) {
+		pthread_mutex_lock(&u->lock);
+		p = pending_sole(u, 0, &total, &able);
+		if (p)
+			p->link->relay(p->link, msg);
+		pthread_mutex_unlock(&u->lock);
+		if (p)
+			return;
+	}
+	if (u->on_event)
+		u->on_event(u->event_ctx, u, msg);
+}
+
+/* A relayed request is answered: it leaves the table here and its link gets the answer. */
+static void
+response_match(struct upstream *u, int64_t id, json_t *msg)
+{
+	struct pending *p, **pp, *relayed = NULL;
+
+	pthread_mutex_lock(&u->lock);
+	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
+		p = *pp;
+		if (p->id != id || p->done)
+			continue;
+		if (p->link) {
+			*pp = p->next;
+			relayed = p;
+		} else {
+			p->msg = json_incref(msg);
+			p->done = true;
+			pthread_cond_broadcast(&u->cond);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (relayed) {
+		relayed->link->done(relayed->link, msg, NULL);
+		free(relayed);
+	}
 }
 
 void
@@ -138,7 +322,7 @@ upstream_input(struct upstream *u, const char *line, size_t len)
 {
 	json_error_t jerr;
 	json_t *msg = json_loadb(line, len, 0, &jerr), *id;
-	struct pending *p;
+	const char *method;
 
 	if (msg == NULL || !json_is_object(msg)) {
 		log_warn("skipping unparsable line from server", "server=%s error=\"%s\"",
@@ -147,27 +331,15 @@ upstream_input(struct upstream *u, const char *line, size_t len)
 		return;
 	}
 	id = json_object_get(msg, "id");
-	if (json_is_string(json_object_get(msg, "method"))) {
+	method = json_string_value(json_object_get(msg, "method"));
+	if (method) {
 		if (id && !json_is_null(id))
-			server_request_answer(u, msg);
-		json_decref(msg);
-		return;
+			server_request(u, msg, method);
+		else
+			server_notification(u, msg, method);
+	} else if (json_is_integer(id)) {
+		response_match(u, json_integer_value(id), msg);
 	}
-	if (!json_is_integer(id)) {
-		json_decref(msg);
-		return;
-	}
-	pthread_mutex_lock(&u->lock);
-	for (p = u->pending; p; p = p->next) {
-		if (p->id == json_integer_value(id) && !p->done) {
-			p->msg = msg;
-			msg = NULL;
-			p->done = true;
-			pthread_cond_broadcast(&u->cond);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&u->lock);
 	json_decref(msg);
 }
 
@@ -232,7 +404,8 @@ reader_main(void *arg)
 	struct line_framer fr;
 	char buf[65536], sbuf[64] = "";
 	const char *why = "server closed the connection";
-	struct pending *p;
+	struct pending *p, **pp, *relayed = NULL;
+	char gone[sizeof(u->gone)];
 	int status = 0;
 	bool reaped;
 
@@ -268,14 +441,28 @@ reader_main(void *arg)
 	pthread_mutex_lock(&u->lock);
 	u->alive = false;
 	snprintf(u->gone, sizeof(u->gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
-	for (p = u->pending; p; p = p->next) {
-		if (p->done)
+	for (pp = &u->pending; (p = *pp) != NULL; ) {
+		if (p->link) {
+			/* Relayed requests leave the table; their links hear why below. */
+			*pp = p->next;
+			p->next = relayed;
+			relayed = p;
 			continue;
-		p->err = str_printf("%s", u->gone);
-		p->done = true;
+		}
+		if (!p->done) {
+			p->err = str_printf("%s", u->gone);
+			p->done = true;
+		}
+		pp = &p->next;
 	}
+	snprintf(gone, sizeof(gone), "%s", u->gone);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
+	while ((p = relayed) != NULL) {
+		relayed = p->next;
+		p->link->done(p->link, NULL, gone);
+		free(p);
+	}
 	stdin_close(u);
 	/* MCP stdio shutdown: stdin closed, then SIGTERM, then SIGKILL. */
 	if (!reaped && !child_reap_wait(u, &status, UP_GRACE_MS)) {
@@ -305,120 +492,209 @@ reader_main(void *arg)
 	return NULL;
 }
 
-/* notifications/cancelled for a request we stopped waiting for. */
+/* notifications/cancelled: the server may stop working on a request nobody waits for. */
 static void
-cancel_send(struct upstream *u, int64_t id)
+cancel_send(struct upstream *u, int64_t id, const char *reason)
 {
 	json_t *n = json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
 			      "notifications/cancelled", "params", "requestId", (json_int_t)id,
-			      "reason", "the gateway's call timeout expired");
+			      "reason", reason);
 
 	if (n)
 		msg_send(u, n);
 	json_decref(n);
 }
 
-/* With u->lock held: until p is answered or 'ns' have passed (ns <= 0: no limit). */
 static void
-pending_wait(struct upstream *u, struct pending *p, int64_t ns)
+pending_unlink(struct upstream *u, struct pending *p)
 {
-	struct timespec ts;
+	struct pending **pp;
 
-	if (ns <= 0) {
-		while (!p->done)
-			pthread_cond_wait(&u->cond, &u->lock);
-		return;
-	}
-	time_deadline(&ts, ns);
-	while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
-		;
-}
-
-static int
-request_timed(struct upstream *u, const char *method, json_t *params, int64_t timeout_ns,
-	      json_t **msg, char **err)
-{
-	struct pending *p = calloc(1, sizeof(*p)), **pp;
-	bool timed_out = false;
-	json_t *req;
-	int rc;
-
-	if (p == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_lock(&u->lock);
-	if (!u->alive) {
-		/* A child that died before we asked says why, as it does to calls in flight. */
-		rc = err_set(err, -EPIPE, "%s", u->gone[0] ? u->gone : "server is not running");
-		pthread_mutex_unlock(&u->lock);
-		free(p);
-		return rc;
-	}
-	p->id = ++u->next_id;
-	p->next = u->pending;
-	u->pending = p;
-	pthread_mutex_unlock(&u->lock);
-
-	req = json_pack("{s:s,s:I,s:s}", "jsonrpc", "2.0", "id", (json_int_t)p->id, "method",
-			method);
-	if (params)
-		json_object_set(req, "params", params);
-	rc = req ? msg_send(u, req) : -ENOMEM;
-	json_decref(req);
-
-	pthread_mutex_lock(&u->lock);
-	if (rc == 0) {
-		pending_wait(u, p, timeout_ns);
-		timed_out = !p->done;
-	} else {
-		/*
-		 * A write fails when the child already exited; the reader is about to report
-		 * that with the exit status, which says more than "broken pipe".
-		 */
-		pending_wait(u, p, 1000000000LL);
-		if (p->done && p->err)
-			rc = 0;
-	}
 	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
-			break;
+			return;
 		}
 	}
-	pthread_mutex_unlock(&u->lock);
-	if (timed_out) {
-		char dur[32];
+}
 
-		/* The server may still be working on it: tell it to stop; a late answer is dropped. */
-		cancel_send(u, p->id);
-		dur_format(timeout_ns, dur, sizeof(dur));
-		log_warn("mcp server did not answer in time", "server=%s method=%s timeout=%s",
-			 u->spec->name, method, dur);
-		rc = err_set(err, -ETIMEDOUT, "server %s did not answer %s within %s",
-			     u->spec->name, method, dur);
-	} else if (rc)
-		err_set(err, rc, "write to server: %s", strerror(-rc));
-	else if (p->err) {
-		rc = err_set(err, -EPIPE, "%s", p->err);
-	} else {
-		*msg = p->msg;
-		p->msg = NULL;
+static bool
+pending_listed(struct upstream *u, struct pending *p)
+{
+	struct pending *q;
+
+	for (q = u->pending; q; q = q->next)
+		if (q == p)
+			return true;
+	return false;
+}
+
+/* With u->lock held: a new request id in the table, or NULL (err set) when the child is gone. */
+static struct pending *
+pending_add(struct upstream *u, const struct up_link *link, char **err)
+{
+	struct pending *p;
+
+	if (!u->alive) {
+		/* A child that died before we asked says why, as it does to calls in flight. */
+		err_set(err, -EPIPE, "%s", u->gone[0] ? u->gone : "server is not running");
+		return NULL;
 	}
-	json_decref(p->msg);
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		err_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	p->id = ++u->next_id;
+	p->link = link;
+	p->next = u->pending;
+	u->pending = p;
+	return p;
+}
+
+static json_t *
+request_msg(int64_t id, const char *method, json_t *params)
+{
+	json_t *req = json_pack("{s:s,s:I,s:s}", "jsonrpc", "2.0", "id", (json_int_t)id,
+				"method", method);
+
+	if (req && params)
+		json_object_set(req, "params", params);
+	return req;
+}
+
+/*
+ * With u->lock held. A write fails when the child already exited; the reader is about to
+ * report that with the exit status, which says more than "broken pipe": wait a moment.
+ */
+static void
+gone_wait(struct upstream *u)
+{
+	struct timespec ts;
+
+	time_deadline(&ts, 1000000000LL);
+	while (u->alive && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+		;
+}
+
+/* A request of the gateway's own (handshake, lists): waits for the answer. */
+static int
+request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+{
+	struct pending *p;
+	json_t *req;
+	int rc;
+
+	pthread_mutex_lock(&u->lock);
+	p = pending_add(u, NULL, err);
+	pthread_mutex_unlock(&u->lock);
+	if (p == NULL)
+		return -EPIPE;
+	req = request_msg(p->id, method, params);
+	rc = req ? msg_send(u, req) : -ENOMEM;
+	json_decref(req);
+	pthread_mutex_lock(&u->lock);
+	if (rc == 0) {
+		while (!p->done)
+			pthread_cond_wait(&u->cond, &u->lock);
+	} else {
+		gone_wait(u);
+	}
+	pending_unlink(u, p);
+	pthread_mutex_unlock(&u->lock);
+	if (p->err)
+		rc = err_set(err, -EPIPE, "%s", p->err);
+	else if (rc)
+		err_set(err, rc, "%s", u->gone[0] ? u->gone : strerror(-rc));
+	else
+		*msg = p->msg;
+	if (rc)
+		json_decref(p->msg);
 	free(p->err);
 	free(p);
 	return rc;
 }
 
-static int
-request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+/*
+ * The server sees our request id as the progress token: ids are unique per server, tokens
+ * of different clients may not be, and a notification then names its request.
+ */
+static json_t *
+params_token_swap(json_t *params, int64_t id)
 {
-	return request_timed(u, method, params, 0, msg, err);
+	json_t *meta = json_object_get(params, "_meta"), *out, *m;
+
+	if (!json_is_object(meta) || json_object_get(meta, "progressToken") == NULL)
+		return json_incref(params);
+	out = json_copy(params);
+	m = json_copy(meta);
+	if (out == NULL || m == NULL) {
+		json_decref(out);
+		json_decref(m);
+		return NULL;
+	}
+	json_object_set_new(m, "progressToken", json_integer((json_int_t)id));
+	json_object_set_new(out, "_meta", m);
+	return out;
 }
 
-void
-upstream_set_call_timeout(struct upstream *u, int64_t ns)
+int
+upstream_submit(struct upstream *u, const char *method, json_t *params,
+		const struct up_link *link, int64_t *idp, char **err)
 {
-	u->call_timeout_ns = ns > 0 ? ns : 0;
+	struct pending *p;
+	json_t *req, *fp = NULL;
+	bool mine;
+	int rc;
+
+	rc = ensure_running(u, err);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&u->lock);
+	p = pending_add(u, link, err);
+	pthread_mutex_unlock(&u->lock);
+	if (p == NULL)
+		return -EPIPE;
+	/* From the write on, the reader may answer and free p at any moment. */
+	*idp = p->id;
+	if (params)
+		fp = params_token_swap(params, p->id);
+	req = (fp || !params) ? request_msg(p->id, method, fp) : NULL;
+	json_decref(fp);
+	rc = req ? msg_send(u, req) : -ENOMEM;
+	json_decref(req);
+	if (rc == 0)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	gone_wait(u);
+	mine = pending_listed(u, p);
+	if (mine)
+		pending_unlink(u, p);
+	pthread_mutex_unlock(&u->lock);
+	/* The reader failed it already and told the link: that is the answer. */
+	if (!mine)
+		return 0;
+	free(p);
+	return err_set(err, rc, "%s", u->gone[0] ? u->gone : strerror(-rc));
+}
+
+bool
+upstream_cancel(struct upstream *u, int64_t id, const char *reason)
+{
+	struct pending *p;
+
+	pthread_mutex_lock(&u->lock);
+	for (p = u->pending; p; p = p->next)
+		if (p->link && p->id == id)
+			break;
+	if (p)
+		pending_unlink(u, p);
+	pthread_mutex_unlock(&u->lock);
+	if (p == NULL)
+		return false;
+	cancel_send(u, id, reason);
+	free(p);
+	return true;
 }
 
 static int
@@ -499,9 +775,11 @@ handshake(struct upstream *u, char **err)
 	const char *v;
 	int rc;
 
-	params = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s}}", "protocolVersion", "2025-06-18",
-			   "capabilities", "roots", "listChanged", 1, "clientInfo", "name",
-			   GW_CLIENT_NAME, "version", u->version);
+	/* What clients can have: the gateway relays each to the client whose call caused it. */
+	params = json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
+			   "2025-06-18", "capabilities", "roots", "listChanged", 1, "sampling",
+			   "elicitation", "clientInfo", "name", GW_CLIENT_NAME, "version",
+			   u->version);
 	rc = request(u, "initialize", params, &msg, err);
 	json_decref(params);
 	if (rc)
@@ -521,6 +799,12 @@ handshake(struct upstream *u, char **err)
 		rc = err_set(err, -EPROTO, "unsupported protocol version \"%s\"", v ? v : "");
 		json_decref(msg);
 		return rc;
+	}
+	if (json_is_object(json_object_get(res, "capabilities"))) {
+		pthread_mutex_lock(&u->lock);
+		json_decref(u->caps);
+		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
+		pthread_mutex_unlock(&u->lock);
 	}
 	json_decref(msg);
 	rc = notify(u, "notifications/initialized");
@@ -635,34 +919,35 @@ connect_child(struct upstream *u, char **err)
 	return rc;
 }
 
+/* Follows the pagination of one list method into arr (cleared first). */
 static int
-tools_fetch(struct upstream *u, char **err)
+list_fetch(struct upstream *u, const char *method, const char *key, json_t *arr, char **err)
 {
 	json_t *cursor = NULL;
 	int page, rc = 0;
 
-	json_array_clear(u->tools);
+	json_array_clear(arr);
 	for (page = 0; page < UP_MAX_PAGES; page++) {
-		json_t *params = json_object(), *msg = NULL, *res, *tools, *next;
+		json_t *params = json_object(), *msg = NULL, *res, *items, *next;
 
 		if (cursor)
 			json_object_set_new(params, "cursor", cursor);
 		cursor = NULL;
-		rc = request(u, "tools/list", params, &msg, err);
+		rc = request(u, method, params, &msg, err);
 		json_decref(params);
 		if (rc)
 			break;
 		res = json_object_get(msg, "result");
-		tools = json_object_get(res, "tools");
-		if (!json_is_array(tools)) {
+		items = json_object_get(res, key);
+		if (!json_is_array(items)) {
 			json_t *e = json_object_get(msg, "error");
 			const char *m = json_string_value(json_object_get(e, "message"));
 
-			rc = err_set(err, -EPROTO, "%s", m ? m : "malformed tools/list result");
+			rc = err_set(err, -EPROTO, "%s", m ? m : "malformed result");
 			json_decref(msg);
 			break;
 		}
-		json_array_extend(u->tools, tools);
+		json_array_extend(arr, items);
 		next = json_object_get(res, "nextCursor");
 		if (json_is_string(next) && *json_string_value(next))
 			cursor = json_incref(next);
@@ -671,14 +956,68 @@ tools_fetch(struct upstream *u, char **err)
 			break;
 	}
 	json_decref(cursor);
-	if (rc) {
-		char *m = *err;
-
-		*err = NULL;
-		err_set(err, rc, "list tools: %s", m ? m : "failed");
-		free(m);
-	}
 	return rc;
+}
+
+static int
+tools_fetch(struct upstream *u, char **err)
+{
+	char *m = NULL;
+	int rc = list_fetch(u, "tools/list", "tools", u->tools, &m);
+
+	if (rc)
+		err_set(err, rc, "list tools: %s", m ? m : "failed");
+	free(m);
+	return rc;
+}
+
+/*
+ * Prompts, resources and templates of a server that offers them. A server that offers them
+ * and then fails to list them still serves its tools: the failure is logged, the list empty.
+ */
+static void
+lists_fetch(struct upstream *u)
+{
+	static const struct {
+		const char *cap;
+		const char *method;
+		const char *key;
+	} l[UP_LIST_COUNT] = {
+		[UP_LIST_PROMPTS] = {"prompts", "prompts/list", "prompts"},
+		[UP_LIST_RESOURCES] = {"resources", "resources/list", "resources"},
+		[UP_LIST_TEMPLATES] = {"resources", "resources/templates/list",
+				       "resourceTemplates"},
+	};
+
+	for (int i = 0; i < UP_LIST_COUNT; i++) {
+		char *err = NULL;
+
+		if (json_object_get(u->caps, l[i].cap) == NULL)
+			continue;
+		if (list_fetch(u, l[i].method, l[i].key, u->lists[i], &err))
+			log_warn("cannot list, serving none", "server=%s method=%s error=\"%s\"",
+				 u->spec->name, l[i].method, err ? err : "");
+		free(err);
+	}
+}
+
+json_t *
+upstream_list(struct upstream *u, enum up_list which)
+{
+	return u->lists[which];
+}
+
+json_t *
+upstream_caps(struct upstream *u)
+{
+	return u->caps;
+}
+
+void
+upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx)
+{
+	u->on_event = fn;
+	u->event_ctx = ctx;
 }
 
 /* Runs a command with its output in the log, in its own group so a shutdown can kill it all. */
@@ -806,6 +1145,7 @@ upstream_start(struct upstream *u, char **err)
 		child_stop(u, false);
 		goto out;
 	}
+	lists_fetch(u);
 	pthread_mutex_lock(&u->lock);
 	u->was_ready = true;
 	pthread_mutex_unlock(&u->lock);
@@ -835,33 +1175,6 @@ ensure_running(struct upstream *u, char **err)
 			log_info("mcp server restarted", "server=%s", u->spec->name);
 	}
 	pthread_mutex_unlock(&u->start_lock);
-	return rc;
-}
-
-int
-upstream_call(struct upstream *u, const char *method, json_t *params, json_t **result,
-	      json_t **rpc_error, char **err)
-{
-	json_t *msg = NULL, *res, *e;
-	int rc;
-
-	*result = NULL;
-	*rpc_error = NULL;
-	rc = ensure_running(u, err);
-	if (rc)
-		return rc;
-	rc = request_timed(u, method, params, u->call_timeout_ns, &msg, err);
-	if (rc)
-		return rc;
-	res = json_object_get(msg, "result");
-	e = json_object_get(msg, "error");
-	if (json_is_object(e))
-		*rpc_error = json_incref(e);
-	else if (res)
-		*result = json_incref(res);
-	else
-		rc = err_set(err, -EPROTO, "malformed response from server");
-	json_decref(msg);
 	return rc;
 }
 
@@ -899,6 +1212,9 @@ upstream_free(struct upstream *u)
 	if (u == NULL)
 		return;
 	json_decref(u->tools);
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		json_decref(u->lists[i]);
+	json_decref(u->caps);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
 	pthread_mutex_destroy(&u->start_lock);

@@ -73,7 +73,8 @@ async function callTool(p) {
 	case "roundtrip": {
 		const ping = await ask("ping", {});
 		const roots = await ask("roots/list", {});
-		return text(JSON.stringify({ ping: ping.result, roots: roots.result }));
+		return text(JSON.stringify({ ping: ping.result, roots: roots.result,
+			rootsError: roots.error }));
 	}
 	default:
 		return null;

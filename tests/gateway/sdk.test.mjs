@@ -89,9 +89,20 @@ test("three real servers, a name clash, calls and /health through the SDK client
 			!n.startsWith("mem2_"));
 		assert.ok(everything.length >= 10, `everything has ${everything.length} tools`);
 
+		// Prompts and resources are aggregated too (memory has none, everything some).
+		const prompts = (await client.listPrompts()).prompts;
+		const resources = (await client.listResources()).resources;
+		const templates = (await client.listResourceTemplates()).resourceTemplates;
+		assert.ok(prompts.length > 0 && resources.length > 0, "everything's lists");
 		const h = await health(port);
 		assert.deepEqual(JSON.parse(h.text), { servers: ["everything", "mem", "mem2"],
-			status: "ok", tools: names.length });
+			status: "ok", tools: names.length, prompts: prompts.length,
+			resources: resources.length, resourceTemplates: templates.length });
+		const read = await client.readResource({ uri: resources[0].uri });
+		assert.equal(read.contents[0].uri, resources[0].uri);
+		const p0 = prompts.find((p) => !(p.arguments || []).some((a) => a.required));
+		const got = await client.getPrompt({ name: p0.name, arguments: {} });
+		assert.ok(got.messages.length > 0, `prompt ${p0.name}`);
 
 		assert.equal(text(await client.callTool({ name: "echo",
 			arguments: { message: "hi" } })), "Echo: hi");

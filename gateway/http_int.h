@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: what the HTTP side's files share (http.c: transport, sessions; mcp.c: MCP
+ * methods; relay.c: requests relayed to upstreams and the SSE streams that carry their
+ * traffic back). Locks: h->lock guards sessions and everything in them; a stream's own
+ * lock guards its queue. Order: an upstream's lock, then h->lock, then a stream's lock;
+ * nothing calls into an upstream while holding h->lock or a stream lock.
+ */
+#ifndef GW_HTTP_INT_H
+#define GW_HTTP_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "gw.h"
+
+#define SESSION_ID_LEN	26
+#define SREQ_MAX	256	/* server requests awaiting a client's answer, per session */
+#define EVENT_KEEP	64	/* GET stream events kept for Last-Event-ID replay */
+
+enum rpc_code {
+	RPC_PARSE = -32700,
+	RPC_INVALID_REQUEST = -32600,
+	RPC_METHOD_NOT_FOUND = -32601,
+	RPC_INVALID_PARAMS = -32602,
+	RPC_INTERNAL = -32603,
+};
+
+struct stream;
+
+/* A client request in flight on a session: its id (JSON text) and the stream relaying it. */
+struct inflight {
+	char *idtext;
+	struct stream *st;	/* NULL when answered by the gateway itself */
+	struct inflight *next;
+};
+
+/* A server request relayed to this session's client, until the client answers it. */
+struct sreq {
+	json_int_t cid;		/* the id the client sees */
+	struct upstream *u;
+	json_t *upid;		/* the id the server used */
+	struct sreq *next;
+};
+
+struct session {
+	char id[SESSION_ID_LEN + 1];
+	char version[16];
+	bool initialized;
+	bool closed;
+	int refs;		/* the table's reference plus one per request in flight */
+	int inflight;
+	int64_t last_used;
+	unsigned caps;		/* UP_CAP_* from initialize */
+	int log_level;		/* lowest level relayed (index into the syslog order) */
+	struct inflight *reqs;
+	struct sreq *sreqs;
+	size_t nsreqs;
+	json_int_t next_cid;
+	struct stream *get;	/* the GET /mcp stream, if one is open */
+	json_t *events;		/* recent GET events: [[id, json text], ...] for replay */
+	uint64_t event_seq;
+	json_t *subs;		/* subscribed resource URIs: object uri -> true */
+	struct session *next;
+};
+
+struct route_table;
+
+struct http_server {
+	struct http_conf conf;
+	struct MHD_Daemon *d;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct session *sessions;
+	size_t nsessions;
+	int active;		/* requests between first callback and completion */
+	char *health;
+};
+
+/* http.c */
+void session_unref_locked(struct session *s);
+/* CORS headers for the request this thread serves. */
+void http_decorate(struct MHD_Response *r);
+bool host_allowed(const struct http_conf *conf, const char *hostport);
+bool origin_allowed(const struct http_conf *conf, const char *origin);
+
+/* mcp.c: the gateway's own answers and which upstream gets the rest. */
+json_t *rpc_error(json_t *id, int code, const char *msg);
+json_t *rpc_result(json_t *id, json_t *result);
+int log_level_parse(const char *name);
+
+struct forward {
+	struct upstream *u;	/* NULL: answered here (see reply) */
+	char *method;
+	json_t *params;		/* what the upstream gets */
+	json_t *reply;		/* the gateway's own answer when u is NULL */
+	const char *what;	/* for error messages: "tools/call" */
+};
+
+void mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f);
+void forward_fini(struct forward *f);
+
+/* relay.c */
+struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, bool sse,
+			  int fd);
+void stream_unref(struct stream *st);
+struct stream *stream_hold(struct stream *st);
+/* No more events: the SSE stream ends once what is queued is out. */
+void stream_end(struct stream *st);
+void stream_set_id(struct stream *st, json_t *id);
+json_t *stream_wait_final(struct stream *st, bool *gone);
+/* Submits f; on failure the stream gets the error as its answer. */
+void stream_forward(struct stream *st, struct forward *f, int64_t timeout_ns);
+enum MHD_Result stream_reply(struct MHD_Connection *c, struct stream *st,
+			     const char *session_id);
+/* A client's notifications/cancelled for one of its requests. */
+void stream_cancel(struct stream *st, const char *reason);
+/* A client's answer to a server request: 0, or -ENOENT for an id we never sent. */
+int sreq_answer(struct http_server *h, struct session *s, json_t *msg);
+void sreqs_free_locked(struct session *s);
+/* Events that belong to no request, for every session that listens. */
+void relay_event(void *ctx, struct upstream *u, json_t *msg);
+enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
+			   const char *last_event_id);
+
+#endif /* GW_HTTP_INT_H */
