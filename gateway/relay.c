@@ -728,7 +728,6 @@ stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct stream *st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
-	bool busy;
 
 	if (st == NULL)
 		return MHD_NO;
@@ -736,26 +735,15 @@ stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 	/* How long a client should wait before it reconnects, and a first byte to flush. */
 	sb_appends(&st->out, "retry: 3000\n\n");
 	pthread_mutex_lock(&h->lock);
-	busy = s->get != NULL;
-	if (!busy) {
-		s->get = st;
-		if (last_event_id)
-			events_replay_locked(s, st, last_event_id);
-	}
+	/*
+	 * A client reconnects when it thinks its stream broke, possibly before we noticed:
+	 * the new stream takes over and the old one ends.
+	 */
+	if (s->get)
+		stream_end(s->get);
+	s->get = st;
+	if (last_event_id)
+		events_replay_locked(s, st, last_event_id);
 	pthread_mutex_unlock(&h->lock);
-	if (busy) {
-		static const char msg[] = "Conflict: only one GET stream per session\n";
-		struct MHD_Response *r = MHD_create_response_from_buffer(strlen(msg),
-			(void *)msg, MHD_RESPMEM_PERSISTENT);
-		enum MHD_Result ret;
-
-		stream_unref(st);
-		if (r == NULL)
-			return MHD_NO;
-		http_decorate(r);
-		ret = MHD_queue_response(c, MHD_HTTP_CONFLICT, r);
-		MHD_destroy_response(r);
-		return ret;
-	}
 	return stream_reply(c, st, NULL);
 }

@@ -25,6 +25,10 @@ const tools = [
 	{ name: "roundtrip", description: "server-to-client requests", inputSchema: {
 		type: "object" } },
 ];
+// later: answers at once, then sends a log message that belongs to no request.
+if (process.env.FAKE_LATER)
+	tools.push({ name: "later", description: "a notification after the answer",
+		inputSchema: { type: "object", properties: { text: { type: "string" } } } });
 if (process.env.FAKE_BAD_SCHEMA)
 	tools.push({ name: "badschema", inputSchema: { type: "string" } });
 if (process.env.FAKE_NO_SCHEMA)
@@ -70,6 +74,10 @@ async function callTool(p) {
 	case "sleep":
 		await new Promise((r) => setTimeout(r, Number(args.ms || 0)));
 		return text(`${name}:slept:${args.tag ?? ""}`);
+	case "later":
+		setTimeout(() => send({ jsonrpc: "2.0", method: "notifications/message",
+			params: { level: "warning", data: `later:${args.text}` } }), 100);
+		return text("soon");
 	case "roundtrip": {
 		const ping = await ask("ping", {});
 		const roots = await ask("roots/list", {});
