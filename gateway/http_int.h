@@ -81,10 +81,22 @@ struct http_server {
 	char *health;
 };
 
-/* http.c */
+/* session.c */
+struct session *session_new(void);
 void session_unref_locked(struct session *s);
+struct session *session_get(struct http_server *h, const char *id);
+void session_put(struct http_server *h, struct session *s);
+int session_insert(struct http_server *h, struct session *s);
+bool session_remove(struct http_server *h, const char *id);
+bool session_id_claim(struct http_server *h, struct session *s, const char *idtext);
+void session_id_release(struct http_server *h, struct session *s, const char *idtext);
+void session_cancel(struct http_server *h, struct session *s, json_t *params);
+
+/* http.c */
 /* CORS headers for the request this thread serves. */
 void http_decorate(struct MHD_Response *r);
+
+/* guard.c */
 bool host_allowed(const struct http_conf *conf, const char *hostport);
 bool origin_allowed(const struct http_conf *conf, const char *origin);
 
