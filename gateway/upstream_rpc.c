@@ -24,7 +24,7 @@ respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
 	if (error)
 		json_object_set(resp, "error", error);
 	else
-		json_object_set(resp, "result", result ? result : json_object());
+		json_object_set_new(resp, "result", result ? json_incref(result) : json_object());
 	msg_send(u, resp);
 	json_decref(resp);
 }

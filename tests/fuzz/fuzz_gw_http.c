@@ -120,7 +120,8 @@ post(uint8_t flags, const uint8_t *body, size_t blen, char *out, size_t outlen)
 
 	out[0] = '\0';
 	snprintf(head, sizeof(head),
-		 "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %zu\r\n"
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+		 "Content-Length: %zu\r\n"
 		 "Content-Type: %s\r\nAccept: %s\r\n%s%s%s%s%s%s\r\n", blen,
 		 flags & 16 ? "text/plain" : "application/json",
 		 flags & 8 ? "application/json" : "application/json, text/event-stream",

@@ -236,7 +236,8 @@ test("8b: serve reports a busy port", async () => {
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /address already in use/i);
 		const h = JSON.parse((await health(port)).text);
-		assert.deepEqual(h, { prompts: 0, resourceTemplates: 0, resources: 0, servers: [], status: "ok", tools: 0 });
+		assert.deepEqual(h, { prompts: 0, resourceTemplates: 0, resources: 0, servers: [],
+			status: "ok", tools: 0 });
 	} finally {
 		await g.stop();
 	}
