@@ -270,6 +270,8 @@ struct http_server;
 struct http_server *http_start(const struct http_conf *conf, int listen_fd, char **err);
 void http_quiesce(struct http_server *h, int grace_ms);
 void http_stop(struct http_server *h);
+/* The /health body: servers and counts of the merged lists. */
+char *http_health(struct http_server *h);
 bool token_equal(const char *header, const char *token);
 const char *proto_negotiate(const char *requested);
 bool proto_supported(const char *v);

@@ -603,9 +603,14 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 			return MHD_NO;
 		return MHD_YES;
 	}
-	if (strcmp(url, "/health") == 0)
-		return reply(c, MHD_HTTP_OK, "application/json", h->health, strlen(h->health),
-			     false, NULL, NULL);
+	if (strcmp(url, "/health") == 0) {
+		char *body = lists_health(h);
+
+		if (body == NULL)
+			return MHD_NO;
+		return reply(c, MHD_HTTP_OK, "application/json", body, strlen(body), true, NULL,
+			     NULL);
+	}
 	if (!mcp)
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
 	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
@@ -639,28 +644,6 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&h->lock);
 }
 
-static char *
-health_body(const struct http_conf *conf)
-{
-	json_t *servers = json_array(), *o;
-	char *s, *out;
-	size_t i;
-
-	for (i = 0; conf->servers && conf->servers[i]; i++)
-		json_array_append_new(servers, json_string(conf->servers[i]));
-	o = json_pack("{s:o,s:s,s:I,s:I,s:I,s:I}", "servers", servers, "status", "ok", "tools",
-		      (json_int_t)conf->tools->n, "prompts", (json_int_t)conf->prompts->n,
-		      "resources", (json_int_t)conf->resources->n, "resourceTemplates",
-		      (json_int_t)conf->templates->n);
-	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(o);
-	out = s ? str_printf("%s\n", s) : NULL;
-	free(s);
-	return out;
-}
-
-static const struct tool_table empty_table;
-
 struct http_server *
 http_start(const struct http_conf *conf, int listen_fd, char **err)
 {
@@ -672,17 +655,16 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 		return NULL;
 	}
 	h->conf = *conf;
-	if (h->conf.prompts == NULL)
-		h->conf.prompts = &empty_table;
-	if (h->conf.resources == NULL)
-		h->conf.resources = &empty_table;
-	if (h->conf.templates == NULL)
-		h->conf.templates = &empty_table;
 	if (h->conf.port == 0)
 		h->conf.port = GW_DEFAULT_PORT;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	h->health = health_body(&h->conf);
+	if (lists_start(h)) {
+		lists_stop(h);
+		err_set(err, -ENOMEM, "build the aggregated lists: out of memory");
+		free(h);
+		return NULL;
+	}
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], relay_event, h);
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
@@ -697,7 +679,7 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 		for (i = 0; i < h->conf.nups; i++)
 			upstream_set_events(h->conf.ups[i], NULL, NULL);
 		err_set(err, -EIO, "start HTTP server failed");
-		free(h->health);
+		lists_stop(h);
 		free(h);
 		return NULL;
 	}
@@ -746,7 +728,7 @@ http_stop(struct http_server *h)
 		h->sessions = s->next;
 		session_unref_locked(s);
 	}
-	free(h->health);
+	lists_stop(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
 	free(h);

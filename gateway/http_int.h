@@ -68,18 +68,37 @@ struct session {
 	struct session *next;
 };
 
-struct route_table;
+enum tab_kind {
+	TAB_TOOLS,
+	TAB_PROMPTS,
+	TAB_RESOURCES,
+	TAB_TEMPLATES,
+	TAB_COUNT,
+};
 
 struct http_server {
-	struct http_conf conf;
+	struct http_conf conf;	/* conf.tools .. conf.templates point into tabs */
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct session *sessions;
 	size_t nsessions;
 	int active;		/* requests between first callback and completion */
+	pthread_rwlock_t tlock;	/* tabs and health: readers route, the refresher swaps */
+	struct tool_table tabs[TAB_COUNT];
 	char *health;
+	pthread_t refresher;
+	bool refresher_on;
+	bool refresh_stop;	/* under lock, like stale */
+	bool *stale;		/* per upstream: list it again */
+	pthread_cond_t rcond;
 };
+
+/* lists.c */
+int lists_start(struct http_server *h);
+void lists_stop(struct http_server *h);
+void lists_stale_locked(struct http_server *h, struct upstream *u);
+char *lists_health(struct http_server *h);
 
 /* session.c */
 struct session *session_new(void);
@@ -136,6 +155,8 @@ int sreq_answer(struct http_server *h, struct session *s, json_t *msg);
 void sreqs_free_locked(struct session *s);
 /* Events that belong to no request, for every session that listens. */
 void relay_event(void *ctx, struct upstream *u, json_t *msg);
+/* One notification of the gateway's own to every session that wants it. */
+void relay_broadcast(struct http_server *h, json_t *msg);
 enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 			   const char *last_event_id);
 

@@ -320,8 +320,8 @@ set_level(struct http_server *h, struct session *s, json_t *id, json_t *params)
 	return rpc_result(id, json_object());
 }
 
-void
-mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f)
+static void
+route_locked(struct http_server *h, struct session *s, json_t *req, struct forward *f)
 {
 	const char *method = json_string_value(json_object_get(req, "method"));
 	json_t *id = json_object_get(req, "id");
@@ -367,6 +367,15 @@ mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward 
 		route_complete(h, id, params, f);
 	else
 		f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+}
+
+/* Everything routing reads of the tables is copied out before the read lock goes. */
+void
+mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f)
+{
+	pthread_rwlock_rdlock(&h->tlock);
+	route_locked(h, s, req, f);
+	pthread_rwlock_unlock(&h->tlock);
 }
 
 void

@@ -672,11 +672,29 @@ relay_event(void *ctx, struct upstream *u, json_t *msg)
 {
 	struct http_server *h = ctx;
 	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (method == NULL)
+		return;
+	/* The merged lists change, not the server's: the gateway lists it and tells. */
+	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
+	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
+	    strcmp(method, "notifications/resources/list_changed") == 0) {
+		pthread_mutex_lock(&h->lock);
+		lists_stale_locked(h, u);
+		pthread_mutex_unlock(&h->lock);
+		return;
+	}
+	relay_broadcast(h, msg);
+}
+
+void
+relay_broadcast(struct http_server *h, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
 	json_t *params = json_object_get(msg, "params");
 	struct session *s;
 	char *js = json_dumps(msg, JSON_COMPACT);
 
-	(void)u;
 	if (js == NULL || method == NULL) {
 		free(js);
 		return;

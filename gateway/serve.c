@@ -323,46 +323,11 @@ strv_split(const char *list)
 	return v;
 }
 
-/* Tools, prompts, resources and templates of every server, merged in name order. */
-static int
-tables_build(const struct server_list *list, struct tool_source *src, struct tool_table *tools,
-	     struct tool_table *prompts, struct tool_table *resources,
-	     struct tool_table *templates)
-{
-	static const struct {
-		const struct route_kind *kind;
-		int list;	/* enum up_list, or -1 for tools */
-	} k[] = {
-		{&route_tools, -1},
-		{&route_prompts, UP_LIST_PROMPTS},
-		{&route_resources, UP_LIST_RESOURCES},
-		{&route_templates, UP_LIST_TEMPLATES},
-	};
-	struct tool_table *out[] = {tools, prompts, resources, templates};
-	size_t i, j;
-	int rc;
-
-	for (j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
-		for (i = 0; i < list->n; i++) {
-			src[i].server = list->v[i].name;
-			src[i].tools = k[j].list < 0 ? upstream_tools(sv.ups[i]) :
-				upstream_list(sv.ups[i], (enum up_list)k[j].list);
-			src[i].ctx = sv.ups[i];
-		}
-		rc = routes_build(src, list->n, k[j].kind, out[j]);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 static int
 serve_run(struct serve_opts *o, int ready_fd)
 {
 	struct server_list list = {0};
-	struct tool_table tools = {0}, prompts = {0}, resources = {0}, templates = {0};
 	char **hosts = NULL, **origins = NULL;
-	struct tool_source *src = NULL;
 	struct start_job *jobs = NULL;
 	struct http_server *http = NULL;
 	struct strbuf errs = {0};
@@ -403,9 +368,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
 	jobs = calloc(list.n + 1, sizeof(*jobs));
-	src = calloc(list.n + 1, sizeof(*src));
 	names = calloc(list.n + 1, sizeof(*names));
-	if (!sv.ups || !jobs || !src || !names) {
+	if (!sv.ups || !jobs || !names) {
 		rc = err_set(&err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -452,11 +416,6 @@ serve_run(struct serve_opts *o, int ready_fd)
 		err = sb_steal(&errs);
 		goto fail;
 	}
-	rc = tables_build(&list, src, &tools, &prompts, &resources, &templates);
-	if (rc) {
-		err_set(&err, rc, "out of memory");
-		goto fail;
-	}
 	hosts = strv_split(o->allowed_hosts);
 	origins = strv_split(o->allowed_origins);
 	if (o->pid_file && *o->pid_file) {
@@ -476,10 +435,6 @@ serve_run(struct serve_opts *o, int ready_fd)
 		struct http_conf hc = {
 			.token = token,
 			.version = CVS_VERSION,
-			.tools = &tools,
-			.prompts = &prompts,
-			.resources = &resources,
-			.templates = &templates,
 			.ups = sv.ups,
 			.nups = sv.nups,
 			.allowed_hosts = hosts,
@@ -503,9 +458,15 @@ serve_run(struct serve_opts *o, int ready_fd)
 		/* The HTTP server owns the socket now: quiesce hands it back and closes it. */
 		lfd = -1;
 	}
-	log_info("mcp gateway listening", "port=%lld servers=%zu tools=%zu prompts=%zu "
-		 "resources=%zu templates=%zu", o->port, list.n, tools.n, prompts.n, resources.n,
-		 templates.n);
+	{
+		char *hb = http_health(http);
+
+		if (hb && *hb)
+			hb[strlen(hb) - 1] = '\0';
+		log_info("mcp gateway listening", "port=%lld servers=%zu lists=%s", o->port, list.n,
+			 hb ? hb : "");
+		free(hb);
+	}
 	pthread_mutex_lock(&sv.lock);
 	sv.phase = PHASE_RUNNING;
 	pthread_mutex_unlock(&sv.lock);
@@ -544,14 +505,9 @@ out:
 	free(sv.ups);
 	sv.ups = NULL;
 	sv.nups = 0;
-	tools_free(&tools);
-	tools_free(&prompts);
-	tools_free(&resources);
-	tools_free(&templates);
 	strv_free(hosts);
 	strv_free(origins);
 	free(jobs);
-	free(src);
 	free(names);
 	sb_free(&errs);
 	server_list_free(&list);

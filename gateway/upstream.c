@@ -334,7 +334,8 @@ handshake(struct upstream *u, char **err)
 		json_decref(msg);
 		return rc;
 	}
-	if (json_is_object(json_object_get(res, "capabilities"))) {
+	/* Kept from the first start: readers hold the object without a lock. */
+	if (!u->was_ready && json_is_object(json_object_get(res, "capabilities"))) {
 		pthread_mutex_lock(&u->lock);
 		json_decref(u->caps);
 		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
@@ -489,14 +490,31 @@ list_fetch(struct upstream *u, const char *method, const char *key, json_t *arr,
 	return rc;
 }
 
+/* Readers take snapshots under u->lock: a list is replaced whole, never edited in place. */
+static void
+list_swap(struct upstream *u, json_t **slot, json_t *arr)
+{
+	json_t *old;
+
+	pthread_mutex_lock(&u->lock);
+	old = *slot;
+	*slot = arr;
+	pthread_mutex_unlock(&u->lock);
+	json_decref(old);
+}
+
 static int
 tools_fetch(struct upstream *u, char **err)
 {
+	json_t *arr = json_array();
 	char *m = NULL;
-	int rc = list_fetch(u, "tools/list", "tools", u->tools, &m);
+	int rc = arr ? list_fetch(u, "tools/list", "tools", arr, &m) : -ENOMEM;
 
 	if (rc)
 		err_set(err, rc, "list tools: %s", m ? m : "failed");
+	else
+		list_swap(u, &u->tools, json_incref(arr));
+	json_decref(arr);
 	free(m);
 	return rc;
 }
@@ -522,11 +540,15 @@ lists_fetch(struct upstream *u)
 	for (int i = 0; i < UP_LIST_COUNT; i++) {
 		char *err = NULL;
 
+		json_t *arr;
+
 		if (json_object_get(u->caps, l[i].cap) == NULL)
 			continue;
-		if (list_fetch(u, l[i].method, l[i].key, u->lists[i], &err))
+		arr = json_array();
+		if (arr && list_fetch(u, l[i].method, l[i].key, arr, &err))
 			log_warn("cannot list, serving none", "server=%s method=%s error=\"%s\"",
 				 u->spec->name, l[i].method, err ? err : "");
+		list_swap(u, &u->lists[i], arr);
 		free(err);
 	}
 }
@@ -535,6 +557,37 @@ json_t *
 upstream_list(struct upstream *u, enum up_list which)
 {
 	return u->lists[which];
+}
+
+json_t *
+upstream_snapshot(struct upstream *u, int which)
+{
+	json_t *copy;
+
+	pthread_mutex_lock(&u->lock);
+	copy = json_deep_copy(which < 0 ? u->tools : u->lists[which]);
+	pthread_mutex_unlock(&u->lock);
+	return copy;
+}
+
+int
+upstream_refresh(struct upstream *u, char **err)
+{
+	int rc = -ESRCH;
+
+	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->lock);
+	if (u->state == UP_RUNNING)
+		rc = 0;
+	pthread_mutex_unlock(&u->lock);
+	if (rc == 0)
+		rc = tools_fetch(u, err);
+	else
+		err_set(err, rc, "server is not running");
+	if (rc == 0)
+		lists_fetch(u);
+	pthread_mutex_unlock(&u->start_lock);
+	return rc;
 }
 
 json_t *
@@ -691,7 +744,7 @@ out:
 int
 ensure_running(struct upstream *u, char **err)
 {
-	bool alive;
+	bool alive, restarted = false;
 	int rc = 0;
 
 	pthread_mutex_lock(&u->start_lock);
@@ -701,10 +754,24 @@ ensure_running(struct upstream *u, char **err)
 	if (!alive) {
 		reader_join(u);
 		rc = connect_child(u, err);
-		if (rc == 0)
+		if (rc == 0) {
 			log_info("mcp server restarted", "server=%s", u->spec->name);
+			restarted = true;
+		}
 	}
 	pthread_mutex_unlock(&u->start_lock);
+	/*
+	 * A new process may list other tools: the event hook has them listed again, as if
+	 * the server had said so itself.
+	 */
+	if (restarted && u->on_event) {
+		json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+				      "notifications/tools/list_changed");
+
+		if (n)
+			u->on_event(u->event_ctx, u, n);
+		json_decref(n);
+	}
 	return rc;
 }
 

@@ -50,6 +50,10 @@ struct upstream *upstream_new(const struct server_spec *spec, const char *versio
 int upstream_start(struct upstream *u, char **err);
 json_t *upstream_tools(struct upstream *u);
 json_t *upstream_list(struct upstream *u, enum up_list which);
+/* A copy of the tools (which < 0) or of one enum up_list, safe against a refresh. */
+json_t *upstream_snapshot(struct upstream *u, int which);
+/* Lists tools, prompts, resources and templates again (after a list_changed). */
+int upstream_refresh(struct upstream *u, char **err);
 /* The server's capabilities from its initialize answer. */
 json_t *upstream_caps(struct upstream *u);
 void upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx);

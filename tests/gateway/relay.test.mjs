@@ -58,17 +58,20 @@ function raw(port, { method = "POST", headers = {}, body } = {}) {
 }
 
 // Reads an SSE response until pred(text so far) holds; bounded by count of chunks read.
+// Later calls on the same response go on where the last one stopped; all text is returned.
+const readers = new WeakMap();
 async function readUntil(res, pred) {
-	const reader = res.body.getReader();
+	if (!readers.has(res))
+		readers.set(res, { reader: res.body.getReader(), buf: "" });
+	const r = readers.get(res);
 	const dec = new TextDecoder();
-	let buf = "";
-	for (let i = 0; i < 1000 && !pred(buf); i++) {
-		const { value, done } = await reader.read();
+	for (let i = 0; i < 1000 && !pred(r.buf); i++) {
+		const { value, done } = await r.reader.read();
 		if (done)
 			break;
-		buf += dec.decode(value);
+		r.buf += dec.decode(value);
 	}
-	return buf;
+	return r.buf;
 }
 
 describe("relaying through mcp-gateway", { skip: available ? false :
@@ -89,6 +92,7 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 			hostile: { runCmd: `HOSTILE_TOKEN_FILE=/nonexistent exec ${shq(NODE)} ` +
 				shq(HOSTILE) },
 			later: { runCmd: fakeCmd("later", { FAKE_LATER: "1" }) },
+			gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) },
 		}, { dir, port, token: TOKEN, extra: ["--allowed-hosts", "mcp.example.org",
 			"--allowed-origins", "https://app.example.org"] });
 		url = g.url;
@@ -214,6 +218,36 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		ac2.abort();
 		assert.match(replay, new RegExp(`id: ${id}\\nevent: message\\ndata: .*later:ev1`));
 	});
+
+	test("tools/list_changed: a restarted server lists other tools, or says so itself",
+		async () => {
+			const rc = new RawClient(url, TOKEN);
+			await rc.initialize();
+			const before = await rc.listTools();
+			assert.ok(before.includes("gen1"), before.join());
+			const ac = new AbortController();
+			const get = await fetch(url, { headers: rc.headers({
+				Accept: "text/event-stream" }), signal: ac.signal });
+			// The crash, then a call that starts the server again: its second start.
+			const crash = await rc.call("gen_crash", {});
+			assert.ok(crash.error, "crash answered");
+			assert.equal(await rc.callText("echo", { text: "back" }), "gen:back");
+			const seen = await readUntil(get, (t) => t.includes("tools/list_changed"));
+			assert.match(seen, /"method":"notifications\/tools\/list_changed"/);
+			let now = await rc.listTools();
+			assert.ok(now.includes("gen2") && !now.includes("gen1"), now.join());
+			// The server's own notifications/tools/list_changed is followed too.
+			assert.equal(await rc.callText("grow", {}), "grown");
+			const more = await readUntil(get, (t) =>
+				t.split("tools/list_changed").length > 2);
+			ac.abort();
+			assert.ok(more.split("tools/list_changed").length > 2, more);
+			now = await rc.listTools();
+			assert.ok(now.some((n) => n.startsWith("grown")), now.join());
+			const h = JSON.parse(await (await fetch(
+				`http://127.0.0.1:${port}/health`)).text());
+			assert.equal(h.tools, now.length, "/health follows");
+		});
 
 	test("JSON-only clients get plain JSON for relayed calls", async () => {
 		const rc = new RawClient(url, TOKEN);
