@@ -210,6 +210,7 @@ struct post {
 	struct session *s;
 	bool fresh;		/* s is new: only an initialize may create one */
 	bool json_only;		/* the client accepts application/json, not SSE */
+	bool modern;		/* MCP-Protocol-Version 2026-07-28: stateless */
 };
 
 /* A response or a notification from the client: nothing goes back but 202. */
@@ -285,6 +286,8 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 	if (f.reply) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
+		if (p->s->modern)
+			modern_result(f.reply, json_string_value(json_object_get(msg, "method")));
 		ret = post_own_reply(h, p, msg, json_incref(f.reply));
 		forward_fini(&f);
 		return ret;
@@ -369,6 +372,81 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
 }
 
+/* The name a 2026-07-28 request's Mcp-Name header must repeat, if its method has one. */
+static const char *
+modern_name(json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		return json_string_value(json_object_get(params, "name"));
+	if (strncmp(method, "resources/", 10) == 0 && strcmp(method, "resources/list") != 0 &&
+	    strcmp(method, "resources/templates/list") != 0)
+		return json_string_value(json_object_get(params, "uri"));
+	return NULL;
+}
+
+/*
+ * A 2026-07-28 request: no session, its version and capabilities in _meta, its method (and
+ * name) repeated in headers so that proxies can route without reading the body. Returns
+ * MHD_YES with p->s set to a one-request session, or the refusal already queued.
+ */
+static enum MHD_Result
+modern_check(struct http_server *h, struct post *p, json_t *msg, bool *refused)
+{
+	struct MHD_Connection *c = p->c;
+	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
+	const char *hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	json_t *id = json_object_get(msg, "id");
+	const char *v = json_string_value(json_object_get(meta, META_VERSION));
+	const char *name, *lvl;
+	json_t *e;
+
+	*refused = true;
+	(void)h;
+	if (!json_is_object(msg))
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: 2026-07-28 has no batches");
+	if (method && (hm == NULL || strcmp(hm, method) != 0))
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Bad Request: the Mcp-Method header must name the body's "
+				       "method");
+	name = method ? modern_name(msg) : NULL;
+	/* "=?base64?...?=" carries names a header cannot: taken as given. */
+	if (name && (hn == NULL || (strcmp(hn, name) != 0 && strncmp(hn, "=?", 2) != 0)))
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Bad Request: the Mcp-Name header must repeat the body's "
+				       "name or uri");
+	if (method && id) {
+		if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
+			return reply_json(c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
+				"_meta must carry " META_VERSION " and " META_CAPS), NULL);
+		if (strcmp(v, MODERN_VERSION) != 0) {
+			e = rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
+			json_object_set_new(json_object_get(e, "error"), "data", json_pack(
+				"{s:[s],s:s}", "supported", MODERN_VERSION, "requested", v));
+			return reply_json(c, MHD_HTTP_OK, e, NULL);
+		}
+	}
+	p->s = session_new();
+	if (p->s == NULL)
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	p->s->inflight = 1;
+	p->fresh = true;
+	p->s->modern = true;
+	p->s->initialized = true;
+	snprintf(p->s->version, sizeof(p->s->version), "%s", MODERN_VERSION);
+	p->s->caps = client_caps(json_object_get(meta, META_CAPS));
+	/* Log messages are an opt-in per request. */
+	lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
+	p->s->log_level = lvl ? log_level_parse(lvl) : 8;
+	*refused = false;
+	return MHD_YES;
+}
+
 static enum MHD_Result
 post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq,
 	     struct post *p)
@@ -394,7 +472,15 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	}
 	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
 	       strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0;
-	if (sid) {
+	if (p->modern) {
+		bool refused;
+
+		ret = modern_check(h, p, body, &refused);
+		if (refused) {
+			json_decref(body);
+			return ret;
+		}
+	} else if (sid) {
 		p->s = session_get(h, sid);
 		if (p->s == NULL) {
 			json_decref(body);
@@ -446,7 +532,8 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 	struct accept_scan acc = {false, false};
 	struct post p = { .c = c };
 
-	if (pv && !proto_supported(pv))
+	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
+	if (pv && !p.modern && !proto_supported(pv))
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
 				  "version (supported versions: 2024-11-05, 2025-03-26, "
 				  "2025-06-18, 2025-11-25)\n");

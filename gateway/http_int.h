@@ -21,6 +21,13 @@
 #define SESSION_ID_LEN	26
 #define SREQ_MAX	256	/* server requests awaiting a client's answer, per session */
 #define EVENT_KEEP	64	/* GET stream events kept for Last-Event-ID replay */
+/* The stateless revision: every request carries its version and capabilities in _meta. */
+#define MODERN_VERSION	"2026-07-28"
+#define META_VERSION	"io.modelcontextprotocol/protocolVersion"
+#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
+#define META_INFO	"io.modelcontextprotocol/clientInfo"
+#define META_LOG_LEVEL	"io.modelcontextprotocol/logLevel"
+#define RPC_UNSUPPORTED_VERSION	(-32022)
 
 enum rpc_code {
 	RPC_PARSE = -32700,
@@ -52,6 +59,7 @@ struct session {
 	char version[16];
 	bool initialized;
 	bool closed;
+	bool modern;		/* a one-request session of a 2026-07-28 client */
 	int refs;		/* the table's reference plus one per request in flight */
 	int inflight;
 	int64_t last_used;
@@ -123,6 +131,9 @@ bool origin_allowed(const struct http_conf *conf, const char *origin);
 json_t *rpc_error(json_t *id, int code, const char *msg);
 json_t *rpc_result(json_t *id, json_t *result);
 int log_level_parse(const char *name);
+unsigned client_caps(json_t *caps);
+/* A 2026-07-28 result: resultType, and cache hints on lists (in place). */
+void modern_result(json_t *msg, const char *method);
 
 struct forward {
 	struct upstream *u;	/* NULL: answered here (see reply) */

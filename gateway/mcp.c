@@ -69,7 +69,7 @@ any_upstream_has(struct http_server *h, const char *cap, const char *sub)
 	return false;
 }
 
-static unsigned
+unsigned
 client_caps(json_t *caps)
 {
 	unsigned bits = 0;
@@ -84,17 +84,15 @@ client_caps(json_t *caps)
 }
 
 static json_t *
-mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *params)
+server_caps(struct http_server *h, bool modern)
 {
-	const char *req = json_string_value(json_object_get(params, "protocolVersion"));
-	const char *v = proto_negotiate(req);
 	json_t *caps;
 
-	snprintf(s->version, sizeof(s->version), "%s", v);
-	s->initialized = true;
-	s->caps = client_caps(json_object_get(params, "capabilities"));
-	/* listChanged is delivered on the session's GET stream. */
-	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
+	/*
+	 * listChanged is delivered on the session's GET stream, which 2026-07-28 clients do
+	 * not have (subscriptions/listen is not served).
+	 */
+	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", !modern);
 	if (h->conf.prompts->n || any_upstream_has(h, "prompts", NULL))
 		json_object_set_new(caps, "prompts", json_object());
 	if (h->conf.resources->n || h->conf.templates->n || any_upstream_has(h, "resources",
@@ -103,9 +101,51 @@ mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *par
 				    any_upstream_has(h, "resources", "subscribe")));
 	if (any_upstream_has(h, "completions", NULL))
 		json_object_set_new(caps, "completions", json_object());
+	return caps;
+}
+
+static json_t *
+mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *params)
+{
+	const char *req = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *v = proto_negotiate(req);
+
+	snprintf(s->version, sizeof(s->version), "%s", v);
+	s->initialized = true;
+	s->caps = client_caps(json_object_get(params, "capabilities"));
 	return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", v,
-					"capabilities", caps, "serverInfo", "name",
-					GW_CLIENT_NAME, "version", h->conf.version));
+					"capabilities", server_caps(h, false), "serverInfo",
+					"name", GW_CLIENT_NAME, "version", h->conf.version));
+}
+
+/* 2026-07-28: what initialize told, for a client that sends no initialize. */
+static json_t *
+mcp_discover(struct http_server *h, json_t *id)
+{
+	return rpc_result(id, json_pack("{s:[s,s,s,s,s],s:o,s:{s:s,s:s},s:i,s:s}",
+		"supportedVersions", MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26",
+		"2024-11-05", "capabilities", server_caps(h, true), "serverInfo", "name",
+		GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
+		"private"));
+}
+
+void
+modern_result(json_t *msg, const char *method)
+{
+	json_t *res = json_object_get(msg, "result");
+
+	if (!json_is_object(res))
+		return;
+	json_object_set_new(res, "resultType", json_string("complete"));
+	/*
+	 * Lists and reads are cacheable results; they may change under a client that cannot
+	 * hear it (no subscriptions/listen here), so: do not cache.
+	 */
+	if (method && (strstr(method, "/list") || strcmp(method, "resources/read") == 0) &&
+	    !json_object_get(res, "ttlMs")) {
+		json_object_set_new(res, "ttlMs", json_integer(0));
+		json_object_set_new(res, "cacheScope", json_string("private"));
+	}
 }
 
 /* One page of an aggregated list, with an opaque cursor to the next. */
@@ -328,6 +368,18 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 	json_t *params = json_object_get(req, "params");
 
 	memset(f, 0, sizeof(*f));
+	if (s->modern) {
+		/* The stateless revision has no handshake, no ping and no setLevel. */
+		if (strcmp(method, "server/discover") == 0) {
+			f->reply = mcp_discover(h, id);
+			return;
+		}
+		if (strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
+		    strcmp(method, "logging/setLevel") == 0) {
+			f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+			return;
+		}
+	}
 	if (strcmp(method, "initialize") == 0) {
 		f->reply = mcp_initialize(h, s, id, params);
 		return;

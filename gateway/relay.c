@@ -230,6 +230,8 @@ link_done(const struct up_link *l, json_t *msg, const char *err)
 	} else {
 		out = answer_error(st, err ? err : "no answer");
 	}
+	if (st->s->modern)
+		modern_result(out, st->what);
 	unlink_take(st);
 	stream_finish(st, out);
 	json_decref(out);
@@ -256,6 +258,11 @@ relay_request(struct stream *st, json_t *msg)
 		return server_request_refuse(id, "mcp-gateway: the calling client accepts only "
 					     "application/json responses, which cannot carry "
 					     "server requests");
+	if (s->modern)
+		return server_request_refuse(id, "mcp-gateway: the calling client speaks "
+					     "2026-07-28, where servers send no requests, and the "
+					     "gateway does not turn them into input_required "
+					     "results");
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return server_request_refuse(id, "mcp-gateway: out of memory");

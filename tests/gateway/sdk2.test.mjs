@@ -64,6 +64,80 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 		return { client, transport, logs };
 	}
 
+	for (const mode of [{ pin: "2026-07-28" }, "auto"]) {
+		test(`2026-07-28, stateless (${JSON.stringify(mode)})`, async () => {
+			const transport = new v2.StreamableHTTPClientTransport(new URL(g.url),
+				{ requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+			const client = new v2.Client({ name: "gw-sdk2-modern", version: "0" },
+				{ capabilities: { sampling: {} }, versionNegotiation: { mode } });
+			await client.connect(transport);
+			assert.equal(transport.protocolVersion, "2026-07-28");
+			assert.equal(transport.sessionId, undefined, "no session in 2026-07-28");
+			const tools = (await client.listTools()).tools.map((t) => t.name);
+			assert.ok(tools.includes("test_simple_text"));
+			const seen = [];
+			await client.callTool({ name: "test_tool_with_progress", arguments: {} },
+				{ onprogress: (p) => seen.push(p.progress) });
+			assert.deepEqual(seen, [0, 50, 100]);
+			// Server requests are not bridged into input_required results: a clear error.
+			const s = await client.callTool({ name: "test_sampling",
+				arguments: { prompt: "x" } });
+			assert.match(text(s), /speaks 2026-07-28/);
+			const p = await client.getPrompt({ name: "test_simple_prompt" });
+			assert.ok(p.messages.length > 0);
+			const r = await client.readResource({ uri: "test://static-text" });
+			assert.match(r.contents[0].text, /static text resource/);
+			await client.close();
+		});
+	}
+
+	test("2026-07-28 on the wire: headers and _meta are checked", async () => {
+		const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": {} };
+		const post = async (body, headers) => {
+			const r = await fetch(g.url, { method: "POST", body: JSON.stringify(body),
+				headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json",
+					Accept: "application/json, text/event-stream",
+					"MCP-Protocol-Version": "2026-07-28", ...headers } });
+			return { status: r.status, headers: r.headers, body: await r.text() };
+		};
+		const parse = (b) => JSON.parse(b.replace(/^event: message\ndata: /, "").trim());
+		let r = await post({ jsonrpc: "2.0", id: 1, method: "server/discover",
+			params: { _meta: meta } }, { "Mcp-Method": "server/discover" });
+		assert.equal(r.status, 200);
+		assert.equal(r.headers.get("mcp-session-id"), null);
+		const d = parse(r.body).result;
+		assert.ok(d.supportedVersions.includes("2026-07-28"));
+		assert.ok(d.supportedVersions.includes("2025-11-25"));
+		assert.equal(d.resultType, "complete");
+		assert.equal(d.serverInfo.name, "cube-mcp-gateway");
+		r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: meta } },
+			{ "Mcp-Method": "prompts/list" });
+		assert.equal(r.status, 400, "Mcp-Method differs from the body");
+		r = await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: {
+			name: "test_simple_text", arguments: {}, _meta: meta } },
+		{ "Mcp-Method": "tools/call", "Mcp-Name": "other" });
+		assert.equal(r.status, 400, "Mcp-Name differs from the body");
+		r = await post({ jsonrpc: "2.0", id: 4, method: "tools/list", params: {} },
+			{ "Mcp-Method": "tools/list" });
+		assert.equal(parse(r.body).error.code, -32602, "no _meta");
+		r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { _meta: {
+			...meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } },
+		{ "Mcp-Method": "tools/list" });
+		const e = parse(r.body).error;
+		assert.equal(e.code, -32022);
+		assert.deepEqual(e.data.supported, ["2026-07-28"]);
+		r = await post({ jsonrpc: "2.0", id: 6, method: "tools/call", params: {
+			name: "test_simple_text", arguments: {}, _meta: meta } },
+		{ "Mcp-Method": "tools/call", "Mcp-Name": "test_simple_text" });
+		const ok = parse(r.body).result;
+		assert.equal(ok.resultType, "complete");
+		assert.match(ok.content[0].text, /simple text/);
+		r = await post({ jsonrpc: "2.0", id: 7, method: "ping", params: { _meta: meta } },
+			{ "Mcp-Method": "ping" });
+		assert.equal(parse(r.body).error.code, -32601, "no ping in 2026-07-28");
+	});
+
 	for (const version of [undefined, "2025-06-18", "2025-03-26"]) {
 		test(`protocol ${version ?? "latest the client offers"}`, async () => {
 			const { client, transport, logs } = await connect(version);
