@@ -282,6 +282,16 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
 				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
 	}
+	if (p->s->modern && json_object_get(json_object_get(msg, "params"), "requestState")) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		st = park_resume(h, json_object_get(msg, "params"), id, conn_fd(p->c),
+				 !p->json_only);
+		if (st == NULL)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
+					  "unknown or expired requestState"), NULL);
+		return stream_reply(p->c, st, NULL);
+	}
 	mcp_route(h, p->s, msg, &f);
 	if (f.reply) {
 		session_id_release(h, p->s, idtext);
@@ -811,6 +821,7 @@ http_stop(struct http_server *h)
 	MHD_stop_daemon(h->d);
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], NULL, NULL);
+	parks_free(h);
 	while ((s = h->sessions) != NULL) {
 		h->sessions = s->next;
 		session_unref_locked(s);

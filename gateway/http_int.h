@@ -51,6 +51,7 @@ struct sreq {
 	json_int_t cid;		/* the id the client sees */
 	struct upstream *u;
 	json_t *upid;		/* the id the server used */
+	json_t *ask;		/* 2026-07-28: {method, params} for inputRequests */
 	struct sreq *next;
 };
 
@@ -100,6 +101,8 @@ struct http_server {
 	bool refresh_stop;	/* under lock, like stale */
 	bool *stale;		/* per upstream: list it again */
 	pthread_cond_t rcond;
+	struct park *parks;	/* 2026-07-28 requests waiting for input, under lock */
+	json_int_t next_park_key;
 };
 
 /* lists.c */
@@ -168,6 +171,10 @@ void sreqs_free_locked(struct session *s);
 void relay_event(void *ctx, struct upstream *u, json_t *msg);
 /* One notification of the gateway's own to every session that wants it. */
 void relay_broadcast(struct http_server *h, json_t *msg);
+/* 2026-07-28 retries: the parked stream that answers, or NULL for an unknown requestState. */
+struct stream *park_resume(struct http_server *h, json_t *params, json_t *id, int fd,
+			   bool sse);
+void parks_free(struct http_server *h);
 enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 			   const char *last_event_id);
 

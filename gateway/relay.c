@@ -17,40 +17,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "http_int.h"
+#include "stream_int.h"
 
 #define SSE_BLOCK	(64 * 1024)
-
-enum wait_result {
-	WAIT_READY,
-	WAIT_GONE,
-	WAIT_TIMEOUT,
-};
-
-struct stream {
-	pthread_mutex_t lock;	/* refs and everything below */
-	int refs;
-	int efd;		/* readable while something waits in out, or once done */
-	int fd;			/* the client's socket, watched for hang-ups; -1 stops that */
-	struct strbuf out;	/* SSE text not handed out yet */
-	size_t off;
-	bool done;		/* nothing more will be queued */
-	bool sse;
-	bool get;		/* the session's GET stream */
-	bool linked;		/* the upstream still references the link */
-	json_t *final;		/* the answer, for JSON-only clients */
-	struct http_server *h;
-	struct session *s;	/* referenced, and counted as in flight */
-	char *idtext;		/* the client's request id, claimed on the session */
-	json_t *cid;
-	json_t *token;		/* the client's progress token */
-	struct upstream *u;
-	int64_t upid;
-	int64_t deadline;	/* monotonic ns; 0: none */
-	int64_t timeout_ns;
-	char what[48];
-	struct up_link link;
-};
 
 static struct stream *
 link_stream(const struct up_link *l)
@@ -58,7 +27,7 @@ link_stream(const struct up_link *l)
 	return (struct stream *)((char *)l - offsetof(struct stream, link));
 }
 
-static void
+void
 stream_wake(struct stream *st)
 {
 	uint64_t one = 1;
@@ -68,7 +37,7 @@ stream_wake(struct stream *st)
 }
 
 /* With st->lock held. */
-static void
+void
 push_locked(struct stream *st, json_t *msg, const char *evid)
 {
 	char *js;
@@ -86,7 +55,7 @@ push_locked(struct stream *st, json_t *msg, const char *evid)
 	free(js);
 }
 
-static void
+void
 stream_push(struct stream *st, json_t *msg, const char *evid)
 {
 	pthread_mutex_lock(&st->lock);
@@ -97,7 +66,7 @@ stream_push(struct stream *st, json_t *msg, const char *evid)
 }
 
 /* The last message: the answer (NULL for a request the client cancelled). */
-static void
+void
 stream_finish(struct stream *st, json_t *final)
 {
 	pthread_mutex_lock(&st->lock);
@@ -150,6 +119,7 @@ stream_unref(struct stream *st)
 	close(st->efd);
 	sb_free(&st->out);
 	json_decref(st->final);
+	json_decref(st->held);
 	json_decref(st->cid);
 	json_decref(st->token);
 	free(st->idtext);
@@ -157,7 +127,7 @@ stream_unref(struct stream *st)
 	free(st);
 }
 
-static void
+void
 stream_ref(struct stream *st)
 {
 	pthread_mutex_lock(&st->lock);
@@ -233,12 +203,19 @@ link_done(const struct up_link *l, json_t *msg, const char *err)
 	if (st->s->modern)
 		modern_result(out, st->what);
 	unlink_take(st);
+	pthread_mutex_lock(&st->lock);
+	if (st->parked) {
+		/* The retry that takes the stream over delivers it. */
+		json_decref(st->held);
+		st->held = json_incref(out);
+	}
+	pthread_mutex_unlock(&st->lock);
 	stream_finish(st, out);
 	json_decref(out);
 	stream_unref(st);
 }
 
-static json_t *
+json_t *
 server_request_refuse(json_t *id, const char *why)
 {
 	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
@@ -259,10 +236,7 @@ relay_request(struct stream *st, json_t *msg)
 					     "application/json responses, which cannot carry "
 					     "server requests");
 	if (s->modern)
-		return server_request_refuse(id, "mcp-gateway: the calling client speaks "
-					     "2026-07-28, where servers send no requests, and the "
-					     "gateway does not turn them into input_required "
-					     "results");
+		return park_request(st, msg);
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return server_request_refuse(id, "mcp-gateway: out of memory");
@@ -400,7 +374,7 @@ stream_wait(struct stream *st)
 }
 
 /* No answer will be waited for: tell the server, if it still has the request. */
-static void
+void
 stream_abandon(struct stream *st, const char *reason)
 {
 	if (st->u == NULL || !upstream_cancel(st->u, st->upid, reason))
@@ -614,7 +588,7 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 	return ret;
 }
 
-/* ---- server requests and session-wide events ---------------------------------------------- */
+/* ---- server requests ---------------------------------------------------------------------- */
 
 int
 sreq_answer(struct http_server *h, struct session *s, json_t *msg)
@@ -652,123 +626,9 @@ sreqs_free_locked(struct session *s)
 	while ((r = s->sreqs) != NULL) {
 		s->sreqs = r->next;
 		json_decref(r->upid);
+		json_decref(r->ask);
 		free(r);
 	}
 	s->nsreqs = 0;
 }
 
-/* With h->lock held: whether session s wants this event. */
-static bool
-event_wanted(struct session *s, const char *method, json_t *params)
-{
-	if (!s->initialized || s->closed)
-		return false;
-	if (strcmp(method, "notifications/resources/updated") == 0) {
-		const char *uri = json_string_value(json_object_get(params, "uri"));
-
-		return uri && json_object_get(s->subs, uri) != NULL;
-	}
-	if (strcmp(method, "notifications/message") == 0)
-		return log_level_parse(json_string_value(json_object_get(params, "level"))) >=
-		       s->log_level;
-	return true;
-}
-
-void
-relay_event(void *ctx, struct upstream *u, json_t *msg)
-{
-	struct http_server *h = ctx;
-	const char *method = json_string_value(json_object_get(msg, "method"));
-
-	if (method == NULL)
-		return;
-	/* The merged lists change, not the server's: the gateway lists it and tells. */
-	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
-	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
-	    strcmp(method, "notifications/resources/list_changed") == 0) {
-		pthread_mutex_lock(&h->lock);
-		lists_stale_locked(h, u);
-		pthread_mutex_unlock(&h->lock);
-		return;
-	}
-	relay_broadcast(h, msg);
-}
-
-void
-relay_broadcast(struct http_server *h, json_t *msg)
-{
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *params = json_object_get(msg, "params");
-	struct session *s;
-	char *js = json_dumps(msg, JSON_COMPACT);
-
-	if (js == NULL || method == NULL) {
-		free(js);
-		return;
-	}
-	pthread_mutex_lock(&h->lock);
-	for (s = h->sessions; s; s = s->next) {
-		char evid[32];
-
-		if (!event_wanted(s, method, params))
-			continue;
-		snprintf(evid, sizeof(evid), "%llu", (unsigned long long)++s->event_seq);
-		/* Kept for a client that reconnects with Last-Event-ID. */
-		if (s->events == NULL)
-			s->events = json_array();
-		json_array_append_new(s->events, json_pack("[s,s]", evid, js));
-		if (json_array_size(s->events) > EVENT_KEEP)
-			json_array_remove(s->events, 0);
-		if (s->get)
-			stream_push(s->get, msg, evid);
-	}
-	pthread_mutex_unlock(&h->lock);
-	free(js);
-}
-
-/* With h->lock held: the events after last_event_id, in order, onto st. */
-static void
-events_replay_locked(struct session *s, struct stream *st, const char *last)
-{
-	unsigned long long after = strtoull(last, NULL, 10);
-	size_t i;
-	json_t *e;
-
-	pthread_mutex_lock(&st->lock);
-	json_array_foreach(s->events, i, e) {
-		const char *id = json_string_value(json_array_get(e, 0));
-
-		if (strtoull(id, NULL, 10) <= after)
-			continue;
-		sb_appendf(&st->out, "id: %s\nevent: message\ndata: %s\n\n", id,
-			   json_string_value(json_array_get(e, 1)));
-	}
-	pthread_mutex_unlock(&st->lock);
-}
-
-enum MHD_Result
-stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
-	   const char *last_event_id)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct stream *st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
-
-	if (st == NULL)
-		return MHD_NO;
-	st->get = true;
-	/* How long a client should wait before it reconnects, and a first byte to flush. */
-	sb_appends(&st->out, "retry: 3000\n\n");
-	pthread_mutex_lock(&h->lock);
-	/*
-	 * A client reconnects when it thinks its stream broke, possibly before we noticed:
-	 * the new stream takes over and the old one ends.
-	 */
-	if (s->get)
-		stream_end(s->get);
-	s->get = st;
-	if (last_event_id)
-		events_replay_locked(s, st, last_event_id);
-	pthread_mutex_unlock(&h->lock);
-	return stream_reply(c, st, NULL);
-}

@@ -69,7 +69,16 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			const transport = new v2.StreamableHTTPClientTransport(new URL(g.url),
 				{ requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
 			const client = new v2.Client({ name: "gw-sdk2-modern", version: "0" },
-				{ capabilities: { sampling: {} }, versionNegotiation: { mode } });
+				{ capabilities: { sampling: {}, elicitation: {} },
+					versionNegotiation: { mode } });
+			const asked = [];
+			client.setRequestHandler("sampling/createMessage", (req) => {
+				asked.push(req.params.messages[0].content.text);
+				return { model: "m", role: "assistant",
+					content: { type: "text", text: "modern" } };
+			});
+			client.setRequestHandler("elicitation/create",
+				() => ({ action: "accept", content: { response: "modern" } }));
 			await client.connect(transport);
 			assert.equal(transport.protocolVersion, "2026-07-28");
 			assert.equal(transport.sessionId, undefined, "no session in 2026-07-28");
@@ -79,10 +88,17 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			await client.callTool({ name: "test_tool_with_progress", arguments: {} },
 				{ onprogress: (p) => seen.push(p.progress) });
 			assert.deepEqual(seen, [0, 50, 100]);
-			// Server requests are not bridged into input_required results: a clear error.
+			// The server's sampling request reaches the client as an input_required
+			// result; the SDK answers it and retries with the requestState.
 			const s = await client.callTool({ name: "test_sampling",
 				arguments: { prompt: "x" } });
-			assert.match(text(s), /speaks 2026-07-28/);
+			assert.deepEqual(asked, ["x"], "the sampling handler was asked");
+			// The fixture checks the result for a "method" key, which the 2026-era SDK
+			// strips from a sampling result: its own error proves our answer reached it.
+			assert.match(text(s), /expected \\"sampling\/createMessage\\"/);
+			const e = await client.callTool({ name: "test_elicitation",
+				arguments: { message: "m" } });
+			assert.match(text(e), /action=accept, content=\{"response":"modern"\}/);
 			const p = await client.getPrompt({ name: "test_simple_prompt" });
 			assert.ok(p.messages.length > 0);
 			const r = await client.readResource({ uri: "test://static-text" });
@@ -136,6 +152,28 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 		r = await post({ jsonrpc: "2.0", id: 7, method: "ping", params: { _meta: meta } },
 			{ "Mcp-Method": "ping" });
 		assert.equal(parse(r.body).error.code, -32601, "no ping in 2026-07-28");
+		// A server request becomes input_required; the retry carries the answer.
+		const em = { ...meta, "io.modelcontextprotocol/clientCapabilities": {
+			elicitation: {} } };
+		const call = { name: "test_elicitation", arguments: { message: "wire" }, _meta: em };
+		const hdr = { "Mcp-Method": "tools/call", "Mcp-Name": "test_elicitation" };
+		r = await post({ jsonrpc: "2.0", id: 8, method: "tools/call", params: call }, hdr);
+		const ir = parse(r.body);
+		assert.equal(ir.id, 8);
+		assert.equal(ir.result.resultType, "input_required");
+		const [key, ask] = Object.entries(ir.result.inputRequests)[0];
+		assert.equal(ask.method, "elicitation/create");
+		assert.equal(ask.params.message, "wire");
+		r = await post({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { ...call,
+			requestState: ir.result.requestState,
+			inputResponses: { [key]: { action: "decline" } } } }, hdr);
+		const done = parse(r.body);
+		assert.equal(done.id, 9);
+		assert.equal(done.result.resultType, "complete");
+		assert.match(done.result.content[0].text, /action=decline/);
+		r = await post({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { ...call,
+			requestState: ir.result.requestState, inputResponses: {} } }, hdr);
+		assert.equal(parse(r.body).error.code, -32602, "a requestState is used once");
 	});
 
 	for (const version of [undefined, "2025-06-18", "2025-03-26"]) {
