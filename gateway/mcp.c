@@ -198,7 +198,7 @@ params_with(json_t *params, const char *key, const char *value)
  * Literal text must match; "{var}" matches a non-empty run without '/', any other
  * expression ({+var}, {/var}, {?q}, ...) matches whatever is left of that stretch.
  */
-static bool
+bool
 template_match(const char *tpl, const char *uri)
 {
 	while (*tpl) {

@@ -32,6 +32,7 @@ struct route_kind {
 	const char *key;
 	bool rename;
 	bool tools;		/* inputSchema checks */
+	const char *dup_msg;	/* the warning for an item skipped as a duplicate */
 };
 
 extern const struct route_kind route_tools, route_prompts, route_resources, route_templates;
@@ -42,5 +43,7 @@ int tools_build(const struct tool_source *src, size_t n, struct tool_table *t);
 const struct tool_route *tools_find(const struct tool_table *t, const char *name);
 void tools_free(struct tool_table *t);
 char *name_sanitise(const char *s);
+/* Whether uri is an expansion of the RFC 6570 template tpl, as far as routing needs (mcp.c). */
+bool template_match(const char *tpl, const char *uri);
 
 #endif /* GW_ROUTES_H */

@@ -73,10 +73,13 @@ table_add(struct tool_table *t, const struct route_kind *k, const char *name,
 	return 0;
 }
 
-const struct route_kind route_tools = {"tool", "name", true, true};
-const struct route_kind route_prompts = {"prompt", "name", true, false};
-const struct route_kind route_resources = {"resource", "uri", false, false};
-const struct route_kind route_templates = {"resource template", "uriTemplate", false, false};
+const struct route_kind route_tools = {"tool", "name", true, true, "skipping duplicate tool"};
+const struct route_kind route_prompts = {"prompt", "name", true, false,
+					 "skipping duplicate prompt"};
+const struct route_kind route_resources = {"resource", "uri", false, false,
+					   "skipping duplicate URI"};
+const struct route_kind route_templates = {"resource template", "uriTemplate", false, false,
+					   "skipping duplicate URI template"};
 
 /* The exported name of one item, or NULL to skip it (alt holds a malloc'd new name). */
 static const char *
@@ -94,8 +97,7 @@ route_name(const struct tool_table *t, const struct route_kind *k, const char *s
 		*alt = NULL;
 	}
 	/* URIs name the same thing everywhere: the first server (in name order) keeps it. */
-	log_warn(k->rename ? "skipping duplicate name" : "skipping duplicate URI",
-		 "kind=%s server=%s name=%s", k->what, server, orig);
+	log_warn(k->dup_msg, "server=%s %s=%s", server, k->key, orig);
 	return NULL;
 }
 
