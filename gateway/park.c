@@ -87,7 +87,7 @@ park_request(struct stream *st, json_t *msg)
 {
 	struct http_server *h = st->h;
 	struct sreq *r = calloc(1, sizeof(*r));
-	struct park *pk, *dead = NULL;
+	struct park *pk;
 	unsigned char rnd[SESSION_ID_LEN];
 	json_t *out = NULL;
 	bool first;
@@ -100,8 +100,11 @@ park_request(struct stream *st, json_t *msg)
 	r->ask = json_pack("{s:O,s:O}", "method", json_object_get(msg, "method"), "params",
 			   json_object_get(msg, "params") ? json_object_get(msg, "params") :
 			   json_object());
+	/*
+	 * This runs on the server's reader with its lock held: nothing here may cancel a
+	 * request (that takes the lock again), so expiry happens on the client side.
+	 */
 	pthread_mutex_lock(&h->lock);
-	parks_expire_locked(h, &dead);
 	for (pk = h->parks; pk && pk->st != st; pk = pk->next)
 		;
 	first = pk == NULL;
@@ -131,12 +134,6 @@ park_request(struct stream *st, json_t *msg)
 		pthread_mutex_unlock(&st->lock);
 	}
 	pthread_mutex_unlock(&h->lock);
-	while (dead) {
-		struct park *next = dead->next;
-
-		park_free(dead, true);
-		dead = next;
-	}
 	if (r) {
 		json_t *id = json_incref(r->upid);
 
@@ -164,13 +161,14 @@ park_resume(struct http_server *h, json_t *params, json_t *id, int fd, bool sse)
 {
 	const char *state = json_string_value(json_object_get(params, "requestState"));
 	json_t *answers = json_object_get(params, "inputResponses"), *again = NULL;
-	struct park **pp, *pk = NULL;
+	struct park **pp, *pk = NULL, *dead = NULL;
 	struct sreq **rp, *r;
 	struct stream *st;
 
 	if (state == NULL)
 		return NULL;
 	pthread_mutex_lock(&h->lock);
+	parks_expire_locked(h, &dead);
 	for (pp = &h->parks; *pp; pp = &(*pp)->next) {
 		if (strcmp((*pp)->state, state) == 0) {
 			pk = *pp;
@@ -179,6 +177,12 @@ park_resume(struct http_server *h, json_t *params, json_t *id, int fd, bool sse)
 		}
 	}
 	pthread_mutex_unlock(&h->lock);
+	while (dead) {
+		struct park *next = dead->next;
+
+		park_free(dead, true);
+		dead = next;
+	}
 	if (pk == NULL)
 		return NULL;
 	for (rp = &pk->reqs; (r = *rp) != NULL; ) {
