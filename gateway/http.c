@@ -382,77 +382,29 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
 }
 
-/* The name a 2026-07-28 request's Mcp-Name header must repeat, if its method has one. */
-static const char *
-modern_name(json_t *msg)
-{
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *params = json_object_get(msg, "params");
-
-	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-		return json_string_value(json_object_get(params, "name"));
-	if (strncmp(method, "resources/", 10) == 0 && strcmp(method, "resources/list") != 0 &&
-	    strcmp(method, "resources/templates/list") != 0)
-		return json_string_value(json_object_get(params, "uri"));
-	return NULL;
-}
-
 /*
  * A 2026-07-28 request: no session, its version and capabilities in _meta, its method (and
- * name) repeated in headers so that proxies can route without reading the body. Returns
- * MHD_YES with p->s set to a one-request session, or the refusal already queued.
+ * name) repeated in headers. Returns MHD_YES with p->s set to a one-request session, or the
+ * refusal already queued.
  */
 static enum MHD_Result
-modern_check(struct http_server *h, struct post *p, json_t *msg, bool *refused)
+modern_check(struct post *p, json_t *msg, bool *refused)
 {
 	struct MHD_Connection *c = p->c;
-	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
-	const char *hn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name");
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-	json_t *id = json_object_get(msg, "id");
-	const char *v = json_string_value(json_object_get(meta, META_VERSION));
-	const char *name, *lvl;
-	json_t *e;
+	unsigned int status = MHD_HTTP_OK;
+	json_t *e = modern_envelope(msg,
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), &status);
 
 	*refused = true;
-	(void)h;
-	if (!json_is_object(msg))
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-				       "Invalid Request: 2026-07-28 has no batches");
-	if (method && (hm == NULL || strcmp(hm, method) != 0))
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-				       "Bad Request: the Mcp-Method header must name the body's "
-				       "method");
-	name = method ? modern_name(msg) : NULL;
-	/* "=?base64?...?=" carries names a header cannot: taken as given. */
-	if (name && (hn == NULL || (strcmp(hn, name) != 0 && strncmp(hn, "=?", 2) != 0)))
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-				       "Bad Request: the Mcp-Name header must repeat the body's "
-				       "name or uri");
-	if (method && id) {
-		if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
-			return reply_json(c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
-				"_meta must carry " META_VERSION " and " META_CAPS), NULL);
-		if (strcmp(v, MODERN_VERSION) != 0) {
-			e = rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
-			json_object_set_new(json_object_get(e, "error"), "data", json_pack(
-				"{s:[s],s:s}", "supported", MODERN_VERSION, "requested", v));
-			return reply_json(c, MHD_HTTP_OK, e, NULL);
-		}
-	}
+	if (e)
+		return reply_json(c, status, e, NULL);
 	p->s = session_new();
 	if (p->s == NULL)
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	p->s->inflight = 1;
 	p->fresh = true;
-	p->s->modern = true;
-	p->s->initialized = true;
-	snprintf(p->s->version, sizeof(p->s->version), "%s", MODERN_VERSION);
-	p->s->caps = client_caps(json_object_get(meta, META_CAPS));
-	/* Log messages are an opt-in per request. */
-	lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
-	p->s->log_level = lvl ? log_level_parse(lvl) : 8;
+	modern_session(p->s, msg);
 	*refused = false;
 	return MHD_YES;
 }
@@ -485,7 +437,7 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	if (p->modern) {
 		bool refused;
 
-		ret = modern_check(h, p, body, &refused);
+		ret = modern_check(p, body, &refused);
 		if (refused) {
 			json_decref(body);
 			return ret;

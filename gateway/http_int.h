@@ -137,6 +137,11 @@ int log_level_parse(const char *name);
 unsigned client_caps(json_t *caps);
 /* A 2026-07-28 result: resultType, and cache hints on lists (in place). */
 void modern_result(json_t *msg, const char *method);
+/* 2026-07-28 headers and _meta: NULL when fine, else the error to answer with *status. */
+json_t *modern_envelope(json_t *msg, const char *hmethod, const char *hname,
+			unsigned int *status);
+/* A one-request session from a 2026-07-28 request's _meta. */
+void modern_session(struct session *s, json_t *msg);
 
 struct forward {
 	struct upstream *u;	/* NULL: answered here (see reply) */

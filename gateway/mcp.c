@@ -129,6 +129,70 @@ mcp_discover(struct http_server *h, json_t *id)
 		"private"));
 }
 
+/* The name a 2026-07-28 request's Mcp-Name header must repeat, if its method has one. */
+static const char *
+modern_name(json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		return json_string_value(json_object_get(params, "name"));
+	if (strncmp(method, "resources/", 10) == 0 && strcmp(method, "resources/list") != 0 &&
+	    strcmp(method, "resources/templates/list") != 0)
+		return json_string_value(json_object_get(params, "uri"));
+	return NULL;
+}
+
+json_t *
+modern_envelope(json_t *msg, const char *hmethod, const char *hname, unsigned int *status)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	json_t *id = json_object_get(msg, "id"), *e;
+	const char *v = json_string_value(json_object_get(meta, META_VERSION));
+	const char *name;
+
+	*status = 400;
+	if (!json_is_object(msg))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: 2026-07-28 has no "
+				 "batches");
+	if (method && (hmethod == NULL || strcmp(hmethod, method) != 0))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Method header "
+				 "must name the body's method");
+	name = method ? modern_name(msg) : NULL;
+	/* "=?base64?...?=" carries names a header cannot: taken as given. */
+	if (name && (hname == NULL || (strcmp(hname, name) != 0 && strncmp(hname, "=?", 2) != 0)))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Name header "
+				 "must repeat the body's name or uri");
+	*status = 200;
+	if (method == NULL || id == NULL)
+		return NULL;
+	if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
+		return rpc_error(id, RPC_INVALID_PARAMS, "_meta must carry " META_VERSION " and "
+				 META_CAPS);
+	if (strcmp(v, MODERN_VERSION) == 0)
+		return NULL;
+	e = rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
+	json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:[s],s:s}",
+			    "supported", MODERN_VERSION, "requested", v));
+	return e;
+}
+
+void
+modern_session(struct session *s, json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	const char *lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
+
+	s->modern = true;
+	s->initialized = true;
+	snprintf(s->version, sizeof(s->version), "%s", MODERN_VERSION);
+	s->caps = client_caps(json_object_get(meta, META_CAPS));
+	/* Log messages are an opt-in per request. */
+	s->log_level = lvl ? log_level_parse(lvl) : 8;
+}
+
 void
 modern_result(json_t *msg, const char *method)
 {

@@ -61,6 +61,10 @@ struct upstream {
 	void *event_ctx;
 };
 
+/* install.c: a command with its output in the log; the clone of a GitHub server. */
+int run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
+int repo_clone(struct upstream *u, char **err);
+
 /* Writes one message as one line on the child's stdin. */
 int msg_send(struct upstream *u, json_t *msg);
 /* Restarts a child that exited; called with no lock held. */
