@@ -282,6 +282,15 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
 				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
 	}
+	if (p->s->modern && strcmp(json_string_value(json_object_get(msg, "method")),
+				   "subscriptions/listen") == 0) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		if (p->json_only)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
+					  "subscriptions/listen needs text/event-stream"), NULL);
+		return listen_start(h, p->c, p->s, msg, conn_fd(p->c));
+	}
 	if (p->s->modern && json_object_get(json_object_get(msg, "params"), "requestState")) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
@@ -475,7 +484,8 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	json_decref(body);
 	if (p->fresh) {
 		pthread_mutex_lock(&h->lock);
-		p->s->inflight = 0;
+		/* Streams that outlive this POST count themselves. */
+		p->s->inflight--;
 		p->s->last_used = time_mono_ns();
 		session_unref_locked(p->s);
 		pthread_mutex_unlock(&h->lock);
@@ -740,7 +750,6 @@ void
 http_quiesce(struct http_server *h, int grace_ms)
 {
 	int64_t deadline = time_mono_ns() + (int64_t)grace_ms * 1000000;
-	struct session *s;
 	MHD_socket fd;
 
 	if (h == NULL)
@@ -749,10 +758,8 @@ http_quiesce(struct http_server *h, int grace_ms)
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	pthread_mutex_lock(&h->lock);
-	/* GET streams never end by themselves. */
-	for (s = h->sessions; s; s = s->next)
-		if (s->get)
-			stream_end(s->get);
+	/* GET and listen streams never end by themselves. */
+	streams_close_locked(h);
 	while (h->active > 0 && time_mono_ns() < deadline) {
 		struct timespec ts;
 

@@ -28,6 +28,11 @@
 #define META_INFO	"io.modelcontextprotocol/clientInfo"
 #define META_LOG_LEVEL	"io.modelcontextprotocol/logLevel"
 #define RPC_UNSUPPORTED_VERSION	(-32022)
+#define META_SUB_ID	"io.modelcontextprotocol/subscriptionId"
+#define LISTEN_TOOLS		1u
+#define LISTEN_PROMPTS		2u
+#define LISTEN_RESOURCES	4u
+#define LISTEN_ON		8u	/* set for every listener, whatever it asked for */
 
 enum rpc_code {
 	RPC_PARSE = -32700,
@@ -61,6 +66,8 @@ struct session {
 	bool initialized;
 	bool closed;
 	bool modern;		/* a one-request session of a 2026-07-28 client */
+	unsigned listen;	/* LISTEN_*: a subscriptions/listen stream, in the table */
+	json_t *listen_id;	/* its request id, the subscription id */
 	int refs;		/* the table's reference plus one per request in flight */
 	int inflight;
 	int64_t last_used;
@@ -121,6 +128,8 @@ bool session_remove(struct http_server *h, const char *id);
 bool session_id_claim(struct http_server *h, struct session *s, const char *idtext);
 void session_id_release(struct http_server *h, struct session *s, const char *idtext);
 void session_cancel(struct http_server *h, struct session *s, json_t *params);
+/* With h->lock held: a listener's session leaves the table when its stream ends. */
+void session_unlist_locked(struct http_server *h, struct session *s);
 
 /* http.c */
 /* CORS headers for the request this thread serves. */
@@ -182,5 +191,10 @@ struct stream *park_resume(struct http_server *h, json_t *params, json_t *id, in
 void parks_free(struct http_server *h);
 enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 			   const char *last_event_id);
+/* 2026-07-28 subscriptions/listen: s (a one-request session) becomes a listener. */
+enum MHD_Result listen_start(struct http_server *h, struct MHD_Connection *c,
+			     struct session *s, json_t *msg, int fd);
+/* At shutdown: listeners get their final result, GET streams just end. */
+void streams_close_locked(struct http_server *h);
 
 #endif /* GW_HTTP_INT_H */

@@ -88,11 +88,9 @@ server_caps(struct http_server *h, bool modern)
 {
 	json_t *caps;
 
-	/*
-	 * listChanged is delivered on the session's GET stream, which 2026-07-28 clients do
-	 * not have (subscriptions/listen is not served).
-	 */
-	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", !modern);
+	/* listChanged goes out on GET streams, and on subscriptions/listen streams. */
+	(void)modern;
+	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
 	if (h->conf.prompts->n || any_upstream_has(h, "prompts", NULL))
 		json_object_set_new(caps, "prompts", json_object());
 	if (h->conf.resources->n || h->conf.templates->n || any_upstream_has(h, "resources",

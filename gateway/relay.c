@@ -112,6 +112,8 @@ stream_unref(struct stream *st)
 		inflight_release_locked(st->s, st->idtext);
 	if (st->s->get == st)
 		st->s->get = NULL;
+	if (st->s->listen && !st->s->closed)
+		session_unlist_locked(h, st->s);
 	st->s->inflight--;
 	st->s->last_used = time_mono_ns();
 	session_unref_locked(st->s);

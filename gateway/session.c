@@ -46,6 +46,7 @@ session_unref_locked(struct session *s)
 	sreqs_free_locked(s);
 	json_decref(s->events);
 	json_decref(s->subs);
+	json_decref(s->listen_id);
 	free(s);
 }
 
@@ -61,6 +62,22 @@ session_drop_locked(struct http_server *h, struct session **pp)
 	if (s->get)
 		stream_end(s->get);
 	session_unref_locked(s);
+}
+
+void
+session_unlist_locked(struct http_server *h, struct session *s)
+{
+	struct session **pp;
+
+	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			s->closed = true;
+			h->nsessions--;
+			session_unref_locked(s);
+			return;
+		}
+	}
 }
 
 /* Sessions idle past the limit go; one with a request in flight is never idle. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { freePort, serve, shq, tmpdir } from "./lib.mjs";
+import { fakeCmd, freePort, serve, shq, tmpdir } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
@@ -27,9 +27,11 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 
 	before(async () => {
 		v2 = await import("@modelcontextprotocol/client");
+		const dir = tmpdir("gw-sdk2");
 		g = await serve({ conf: { runCmd: `exec ${shq(NODE22)} ` +
-			`--disable-warning=ExperimentalWarning ${shq(EVERYTHING)}` } },
-		{ dir: tmpdir("gw-sdk2"), port: await freePort(), token: TOKEN });
+			`--disable-warning=ExperimentalWarning ${shq(EVERYTHING)}` },
+		gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) } },
+		{ dir, port: await freePort(), token: TOKEN });
 	});
 
 	after(async () => {
@@ -152,6 +154,40 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 		r = await post({ jsonrpc: "2.0", id: 7, method: "ping", params: { _meta: meta } },
 			{ "Mcp-Method": "ping" });
 		assert.equal(parse(r.body).error.code, -32601, "no ping in 2026-07-28");
+		// subscriptions/listen: an acknowledgement, then only the list changes asked for,
+		// each naming the subscription.
+		const ac = new AbortController();
+		const listen = await fetch(g.url, { method: "POST", signal: ac.signal,
+			headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json",
+				Accept: "application/json, text/event-stream",
+				"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen" },
+			body: JSON.stringify({ jsonrpc: "2.0", id: "sub-1", method: "subscriptions/listen",
+				params: { notifications: { toolsListChanged: true }, _meta: meta } }) });
+		assert.equal(listen.status, 200);
+		const reader = listen.body.getReader();
+		let events = "";
+		const until = async (re) => {
+			for (let i = 0; i < 200 && !re.test(events); i++) {
+				const { value, done } = await reader.read();
+				if (done)
+					break;
+				events += new TextDecoder().decode(value);
+			}
+			return events;
+		};
+		await until(/subscriptions\/acknowledged/);
+		const ack = JSON.parse(events.match(/data: (.*acknowledged.*)/)[1]);
+		assert.deepEqual(ack.params.notifications, { toolsListChanged: true });
+		assert.equal(ack.params._meta["io.modelcontextprotocol/subscriptionId"], "sub-1");
+		r = await post({ jsonrpc: "2.0", id: 11, method: "tools/call", params: {
+			name: "grow", arguments: {}, _meta: meta } },
+		{ "Mcp-Method": "tools/call", "Mcp-Name": "grow" });
+		assert.match(parse(r.body).result.content[0].text, /grown/);
+		await until(/tools\/list_changed/);
+		ac.abort();
+		const ch = JSON.parse(events.match(/data: (.*tools\/list_changed.*)/)[1]);
+		assert.equal(ch.params._meta["io.modelcontextprotocol/subscriptionId"], "sub-1");
+
 		// A server request becomes input_required; the retry carries the answer.
 		const em = { ...meta, "io.modelcontextprotocol/clientCapabilities": {
 			elicitation: {} } };
