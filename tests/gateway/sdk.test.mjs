@@ -144,6 +144,53 @@ test("three real servers, a name clash, calls and /health through the SDK client
 	}
 });
 
+// server-everything's own tools for each kind of server-to-client traffic, through the gateway.
+test("server-everything: progress, sampling, elicitation, roots round trips", async () => {
+	const dir = tmpdir("gw-sdk");
+	const port = await freePort();
+	const r = await launch({ everything: { runCmd: `exec ${shq(process.execPath)} ` +
+		shq(EVERYTHING) } }, { dir, port, token: "ev-token" });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } =
+			await import("@modelcontextprotocol/sdk/types.js");
+		const transport = new StreamableHTTPClientTransport(
+			new URL(`http://127.0.0.1:${port}/mcp`),
+			{ requestInit: { headers: { Authorization: "Bearer ev-token" } } });
+		const client = new Client({ name: "gw-sdk-ev", version: "0" },
+			{ capabilities: { sampling: {}, elicitation: {}, roots: {} } });
+		const asked = [];
+		client.setRequestHandler(CreateMessageRequestSchema, (req) => {
+			asked.push(req.params.messages[0].content.text);
+			return { model: "gw-test", role: "assistant",
+				content: { type: "text", text: "sampled by the test" } };
+		});
+		client.setRequestHandler(ElicitRequestSchema,
+			() => ({ action: "accept", content: {} }));
+		client.setRequestHandler(ListRootsRequestSchema,
+			() => ({ roots: [{ uri: "file:///gw-test-root", name: "test root" }] }));
+		await client.connect(transport);
+		const seen = [];
+		await client.callTool({ name: "trigger-long-running-operation",
+			arguments: { duration: 1, steps: 3 } }, undefined,
+		{ onprogress: (p) => seen.push(p.progress) });
+		assert.deepEqual(seen, [1, 2, 3]);
+		const s = await client.callTool({ name: "trigger-sampling-request",
+			arguments: { prompt: "through the gateway" } });
+		assert.match(text(s), /sampled by the test/);
+		assert.equal(asked.length, 1);
+		assert.match(asked[0], /through the gateway/);
+		const e = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+		assert.match(JSON.stringify(e), /accept/);
+		const roots = await client.callTool({ name: "get-roots-list", arguments: {} });
+		assert.match(text(roots), /gw-test-root/);
+		await transport.terminateSession();
+		await client.close();
+	} finally {
+		await stop(r.pid);
+	}
+});
+
 test("catalog entries from the override file start real servers", async () => {
 	const dir = tmpdir("gw-sdk");
 	const port = await freePort();
