@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,185 +279,201 @@ cvs_check_reserved(const struct cvs_config *c, char *err, size_t errlen)
 	return 0;
 }
 
-int
-cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t errlen)
+/* Options that set a number in a range, a flag, an address or a MAC: one row each. */
+struct cvs_num_opt {
+	int opt;
+	size_t off;
+	uint32_t lo, hi;
+	const char *want;
+};
+
+#define CVS_AT(f)	offsetof(struct cvs_config, f)
+
+static const struct cvs_num_opt cvs_num_opts[] = {
+	{ OPT_MAX_SESSIONS, CVS_AT(max_sessions), 16, 1u << 28, "an integer 16..268435456" },
+	{ OPT_MAX_SANDBOXES, CVS_AT(max_sandboxes), 1, 65534, "an integer 1..65534" },
+	{ OPT_WORKERS, CVS_AT(workers), 1, 16, "an integer 1..16" },
+	{ OPT_WORLD_QUEUES, CVS_AT(world_queues), 1, 16, "an integer 1..16" },
+	{ OPT_IDLE_SLEEP, CVS_AT(idle_sleep_us), 0, 100000, "microseconds 0..100000" },
+	{ OPT_HOSTPORT_HOLD, CVS_AT(hostport_hold_s), 0, 86400 * 7, "seconds, 0 to 604800" },
+};
+
+static const struct { int opt; size_t off; } cvs_flag_opts[] = {
+	{ OPT_SET_EPHEMERAL, CVS_AT(set_ephemeral) },
+	{ OPT_TEST_CLOCK, CVS_AT(test_clock) },
+	{ OPT_TCP_LIBERAL, CVS_AT(tcp_liberal) },
+	{ 'h', CVS_AT(help) },
+	{ OPT_VERSION, CVS_AT(version) },
+};
+
+static const struct { int opt; size_t off; bool mac; const char *want; } cvs_addr_opts[] = {
+	{ OPT_GUEST_IP, CVS_AT(guest_ip), false, "an IPv4 address" },
+	{ OPT_GW_IP, CVS_AT(gw_ip), false, "an IPv4 address" },
+	{ OPT_GUEST_MAC, CVS_AT(guest_mac), true, "a MAC like 20:90:6f:fc:fc:fc" },
+	{ OPT_GW_MAC, CVS_AT(gw_mac), true, "a MAC like 20:90:6f:cf:cf:cf" },
+};
+
+#define CVS_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* A row of the tables above: 0, -EINVAL with the message, -ENOENT when not one of them. */
+static int
+cvs_opt_table(struct cvs_config *c, int opt, const char *name, const char *arg, char *err,
+	      size_t errlen)
 {
-	int opt, idx;
+	char *base = (char *)c;
+	size_t i;
 
-	cvs_config_defaults(c);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", cvs_long_opts, &idx)) != -1) {
-		const char *name = NULL;
-		int i;
-
-		for (i = 0; cvs_long_opts[i].name; i++)
-			if (cvs_long_opts[i].val == opt)
-				name = cvs_long_opts[i].name;
-		switch (opt) {
-		case OPT_WORLD_IFACE:
-			if (!*optarg || strlen(optarg) >= IF_NAMESIZE || strchr(optarg, '/') ||
-			    strchr(optarg, ','))
-				return cvs_bad(err, errlen, name, optarg, "an interface name");
-			strcpy(c->world_iface, optarg);
-			break;
-		case OPT_NODE_IP:
-			if (cvs_parse_ipv4(optarg, &c->node_ip) || !c->node_ip)
-				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
-			break;
-		case OPT_API_LISTEN: {
-			char buf[64], *colon;
-			uint32_t port;
-
-			if (strlen(optarg) >= sizeof(buf))
-				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
-			strcpy(buf, optarg);
-			colon = strrchr(buf, ':');
-			if (!colon)
-				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
-			*colon = '\0';
-			if (cvs_parse_ipv4(buf, &c->api_addr) ||
-			    cvs_parse_u32(colon + 1, 1, 65535, &port))
-				return cvs_bad(err, errlen, name, optarg, "ADDR:PORT");
-			c->api_port = (uint16_t)port;
-			break;
+	for (i = 0; i < CVS_NELEM(cvs_num_opts); i++)
+		if (cvs_num_opts[i].opt == opt)
+			return cvs_parse_u32(arg, cvs_num_opts[i].lo, cvs_num_opts[i].hi,
+					     (uint32_t *)(base + cvs_num_opts[i].off)) ?
+			       cvs_bad(err, errlen, name, arg, cvs_num_opts[i].want) : 0;
+	for (i = 0; i < CVS_NELEM(cvs_flag_opts); i++)
+		if (cvs_flag_opts[i].opt == opt) {
+			*(bool *)(base + cvs_flag_opts[i].off) = true;
+			return 0;
 		}
-		case OPT_HOST_PORTS:
-			if (cvs_parse_range(optarg, &c->host_ports))
-				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");
-			break;
-		case OPT_RESERVED_PORTS: {
-			int r = cvs_parse_port_list(optarg, c->reserved, CVS_MAX_RESERVED,
-						    &c->n_reserved);
+	for (i = 0; i < CVS_NELEM(cvs_addr_opts); i++) {
+		void *at = base + cvs_addr_opts[i].off;
 
-			if (r == -E2BIG)
-				return cvs_bad(err, errlen, name, optarg,
-					       "at most 64 ports or ranges in all");
-			if (r)
-				return cvs_bad(err, errlen, name, optarg,
-					       "P or LO-HI within 1-65535, separated by commas");
-			break;
-		}
-		case OPT_HOSTPORT_HOLD:
-			if (cvs_parse_u32(optarg, 0, 86400 * 7, &c->hostport_hold_s))
-				return cvs_bad(err, errlen, name, optarg,
-					       "seconds, 0 to 604800");
-			break;
-		case OPT_SNAT_PORTS:
-			if (cvs_parse_range(optarg, &c->snat_ports))
-				return cvs_bad(err, errlen, name, optarg, "LO-HI within 1-65535");
-			break;
-		case OPT_SANDBOX_CIDR:
-			if (cvs_parse_cidr(optarg, &c->sandbox_net, &c->sandbox_prefix))
-				return cvs_bad(err, errlen, name, optarg,
-					       "NET/LEN with LEN 16..24 and no host bits");
-			break;
-		case OPT_MAX_SESSIONS:
-			if (cvs_parse_u32(optarg, 16, 1u << 28, &c->max_sessions))
-				return cvs_bad(err, errlen, name, optarg, "an integer 16..268435456");
-			break;
-		case OPT_MAX_SANDBOXES:
-			if (cvs_parse_u32(optarg, 1, 65534, &c->max_sandboxes))
-				return cvs_bad(err, errlen, name, optarg, "an integer 1..65534");
-			break;
-		case OPT_GUEST_IP:
-			if (cvs_parse_ipv4(optarg, &c->guest_ip))
-				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
-			break;
-		case OPT_GW_IP:
-			if (cvs_parse_ipv4(optarg, &c->gw_ip))
-				return cvs_bad(err, errlen, name, optarg, "an IPv4 address");
-			break;
-		case OPT_GUEST_MAC:
-			if (cvs_parse_mac(optarg, c->guest_mac))
-				return cvs_bad(err, errlen, name, optarg, "a MAC like 20:90:6f:fc:fc:fc");
-			break;
-		case OPT_GW_MAC:
-			if (cvs_parse_mac(optarg, c->gw_mac))
-				return cvs_bad(err, errlen, name, optarg, "a MAC like 20:90:6f:cf:cf:cf");
-			break;
-		case OPT_SET_EPHEMERAL:
-			c->set_ephemeral = true;
-			break;
-		case OPT_HOST_IFACE:
-			if (!strcmp(optarg, "none")) {
-				c->host_iface[0] = '\0';
-				break;
-			}
-			if (!*optarg || strlen(optarg) >= IF_NAMESIZE || strchr(optarg, '/') ||
-			    strchr(optarg, ','))
-				return cvs_bad(err, errlen, name, optarg, "an interface name or none");
-			strcpy(c->host_iface, optarg);
-			break;
-		case OPT_NH_MAC:
-			if (cvs_parse_mac(optarg, c->nh_fallback))
-				return cvs_bad(err, errlen, name, optarg, "a MAC address");
-			c->have_nh_fallback = true;
-			break;
-		case OPT_WORKERS:
-			if (cvs_parse_u32(optarg, 1, 16, &c->workers))
-				return cvs_bad(err, errlen, name, optarg, "an integer 1..16");
-			break;
-		case OPT_WORLD_QUEUES:
-			if (cvs_parse_u32(optarg, 1, 16, &c->world_queues))
-				return cvs_bad(err, errlen, name, optarg, "an integer 1..16");
-			break;
-		case OPT_IDLE_SLEEP:
-			if (cvs_parse_u32(optarg, 0, 100000, &c->idle_sleep_us))
-				return cvs_bad(err, errlen, name, optarg, "microseconds 0..100000");
-			break;
-		case OPT_TEST_CLOCK:
-			c->test_clock = true;
-			break;
-		case OPT_TCP_LIBERAL:
-			c->tcp_liberal = true;
-			break;
-		case OPT_CT_TIMEOUT: {
-			const char *eq = strchr(optarg, '=');
-			uint32_t sec;
-			int k;
-
-			for (k = 0; eq && k < CT_C_MAX; k++)
-				if (strlen(ct_class_names[k]) == (size_t)(eq - optarg) &&
-				    !strncmp(ct_class_names[k], optarg, (size_t)(eq - optarg)))
-					break;
-			if (!eq || k == CT_C_MAX || cvs_parse_u32(eq + 1, 1, 86400 * 7, &sec))
-				return cvs_bad(err, errlen, name, optarg,
-					       "CLASS=SECONDS with a known class (see --help)");
-			c->timeouts[k] = sec;
-			break;
-		}
-		case OPT_STATE_FILE:
-			if (!strcmp(optarg, "none")) {
-				c->state_file[0] = '\0';
-				break;
-			}
-			if (optarg[0] != '/' || strlen(optarg) >= sizeof(c->state_file) ||
-			    optarg[strlen(optarg) - 1] == '/')
-				return cvs_bad(err, errlen, name, optarg,
-					       "an absolute file path (under 256 bytes) or 'none'");
-			strcpy(c->state_file, optarg);
-			break;
-		case 'h':
-			c->help = true;
-			break;
-		case OPT_VERSION:
-			c->version = true;
-			break;
-		case ':':
-			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
-		return -EINVAL;
-	}
-	if (c->help || c->version)
+		if (cvs_addr_opts[i].opt != opt)
+			continue;
+		if (cvs_addr_opts[i].mac ? cvs_parse_mac(arg, at) : cvs_parse_ipv4(arg, at))
+			return cvs_bad(err, errlen, name, arg, cvs_addr_opts[i].want);
 		return 0;
+	}
+	return -ENOENT;
+}
+
+/* An interface name option; 'none' empties it when allowed. */
+static int
+cvs_opt_iface(char *dst, bool none_ok, const char *name, const char *arg, char *err,
+	      size_t errlen)
+{
+	if (none_ok && !strcmp(arg, "none")) {
+		dst[0] = '\0';
+		return 0;
+	}
+	if (!*arg || strlen(arg) >= IF_NAMESIZE || strchr(arg, '/') || strchr(arg, ','))
+		return cvs_bad(err, errlen, name, arg,
+			       none_ok ? "an interface name or none" : "an interface name");
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int
+cvs_opt_api_listen(struct cvs_config *c, const char *name, const char *arg, char *err,
+		   size_t errlen)
+{
+	char buf[64], *colon;
+	uint32_t port;
+
+	if (strlen(arg) >= sizeof(buf))
+		return cvs_bad(err, errlen, name, arg, "ADDR:PORT");
+	strcpy(buf, arg);
+	colon = strrchr(buf, ':');
+	if (!colon)
+		return cvs_bad(err, errlen, name, arg, "ADDR:PORT");
+	*colon = '\0';
+	if (cvs_parse_ipv4(buf, &c->api_addr) || cvs_parse_u32(colon + 1, 1, 65535, &port))
+		return cvs_bad(err, errlen, name, arg, "ADDR:PORT");
+	c->api_port = (uint16_t)port;
+	return 0;
+}
+
+static int
+cvs_opt_ct_timeout(struct cvs_config *c, const char *name, const char *arg, char *err,
+		   size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	uint32_t sec;
+	int k;
+
+	for (k = 0; eq && k < CT_C_MAX; k++)
+		if (strlen(ct_class_names[k]) == (size_t)(eq - arg) &&
+		    !strncmp(ct_class_names[k], arg, (size_t)(eq - arg)))
+			break;
+	if (!eq || k == CT_C_MAX || cvs_parse_u32(eq + 1, 1, 86400 * 7, &sec))
+		return cvs_bad(err, errlen, name, arg,
+			       "CLASS=SECONDS with a known class (see --help)");
+	c->timeouts[k] = sec;
+	return 0;
+}
+
+static int
+cvs_opt_state_file(struct cvs_config *c, const char *name, const char *arg, char *err,
+		   size_t errlen)
+{
+	if (!strcmp(arg, "none")) {
+		c->state_file[0] = '\0';
+		return 0;
+	}
+	if (arg[0] != '/' || strlen(arg) >= sizeof(c->state_file) || arg[strlen(arg) - 1] == '/')
+		return cvs_bad(err, errlen, name, arg,
+			       "an absolute file path (under 256 bytes) or 'none'");
+	strcpy(c->state_file, arg);
+	return 0;
+}
+
+static int
+cvs_opt_reserved(struct cvs_config *c, const char *name, const char *arg, char *err,
+		 size_t errlen)
+{
+	int r = cvs_parse_port_list(arg, c->reserved, CVS_MAX_RESERVED, &c->n_reserved);
+
+	if (r == -E2BIG)
+		return cvs_bad(err, errlen, name, arg, "at most 64 ports or ranges in all");
+	if (r)
+		return cvs_bad(err, errlen, name, arg,
+			       "P or LO-HI within 1-65535, separated by commas");
+	return 0;
+}
+
+/* Every option that is not a row of the tables; -ENOENT for an unknown one. */
+static int
+cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, char *err,
+	      size_t errlen)
+{
+	switch (opt) {
+	case OPT_WORLD_IFACE:
+		return cvs_opt_iface(c->world_iface, false, name, arg, err, errlen);
+	case OPT_HOST_IFACE:
+		return cvs_opt_iface(c->host_iface, true, name, arg, err, errlen);
+	case OPT_NODE_IP:
+		if (cvs_parse_ipv4(arg, &c->node_ip) || !c->node_ip)
+			return cvs_bad(err, errlen, name, arg, "an IPv4 address");
+		return 0;
+	case OPT_API_LISTEN:
+		return cvs_opt_api_listen(c, name, arg, err, errlen);
+	case OPT_HOST_PORTS:
+	case OPT_SNAT_PORTS:
+		if (cvs_parse_range(arg, opt == OPT_HOST_PORTS ? &c->host_ports : &c->snat_ports))
+			return cvs_bad(err, errlen, name, arg, "LO-HI within 1-65535");
+		return 0;
+	case OPT_RESERVED_PORTS:
+		return cvs_opt_reserved(c, name, arg, err, errlen);
+	case OPT_SANDBOX_CIDR:
+		if (cvs_parse_cidr(arg, &c->sandbox_net, &c->sandbox_prefix))
+			return cvs_bad(err, errlen, name, arg,
+				       "NET/LEN with LEN 16..24 and no host bits");
+		return 0;
+	case OPT_NH_MAC:
+		if (cvs_parse_mac(arg, c->nh_fallback))
+			return cvs_bad(err, errlen, name, arg, "a MAC address");
+		c->have_nh_fallback = true;
+		return 0;
+	case OPT_CT_TIMEOUT:
+		return cvs_opt_ct_timeout(c, name, arg, err, errlen);
+	case OPT_STATE_FILE:
+		return cvs_opt_state_file(c, name, arg, err, errlen);
+	}
+	return -ENOENT;
+}
+
+/* What no single option can say wrong: combinations. */
+static int
+cvs_config_check(struct cvs_config *c, char *err, size_t errlen)
+{
 	if (!c->world_queues)
 		c->world_queues = c->workers;
 	if (c->world_queues > c->workers) {
@@ -474,6 +491,44 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 		return -EINVAL;
 	}
 	return cvs_check_reserved(c, err, errlen);
+}
+
+int
+cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	int opt, idx, ret;
+
+	cvs_config_defaults(c);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", cvs_long_opts, &idx)) != -1) {
+		const char *name = NULL;
+		int i;
+
+		if (opt == ':') {
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		}
+		for (i = 0; cvs_long_opts[i].name; i++)
+			if (cvs_long_opts[i].val == opt)
+				name = cvs_long_opts[i].name;
+		ret = cvs_opt_table(c, opt, name, optarg, err, errlen);
+		if (ret == -ENOENT)
+			ret = cvs_opt_other(c, opt, name, optarg, err, errlen);
+		if (ret == -ENOENT) {
+			snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (c->help || c->version)
+		return 0;
+	return cvs_config_check(c, err, errlen);
 }
 
 int
