@@ -11,24 +11,10 @@
 #include <sys/socket.h>
 
 #include "t.h"
+#include "tlisten.h"
 #include "hostlisten.h"
 
 /* Listens on addr:0 and returns the fd, the kernel's port in *port. */
-static int
-listen_v4(const char *addr, uint16_t *port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	inet_pton(AF_INET, addr, &sa.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len))
-		return -1;
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
 static int
 listen_v6_any(int v6only, uint16_t *port)
 {
@@ -67,9 +53,9 @@ main(void)
 
 	inet_pton(AF_INET, "127.0.0.2", &node);
 	inet_pton(AF_INET, "127.0.0.3", &other);
-	f_node = listen_v4("127.0.0.2", &p_node);
-	f_other = listen_v4("127.0.0.3", &p_other);
-	f_any = listen_v4("0.0.0.0", &p_any);
+	f_node = t_listen_v4("127.0.0.2", &p_node);
+	f_other = t_listen_v4("127.0.0.3", &p_other);
+	f_any = t_listen_v4("0.0.0.0", &p_any);
 	CHECK(f_node >= 0 && f_other >= 0 && f_any >= 0);
 
 	CHECK_EQ(found(node, p_node), 1);

@@ -11,22 +11,8 @@
 #include <sys/socket.h>
 
 #include "t.h"
+#include "tlisten.h"
 #include "hostports.h"
-
-static int
-listen_on(const char *addr, uint16_t *port)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	inet_pton(AF_INET, addr, &sa.sin_addr);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &len))
-		return -1;
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
 
 static void
 test_reserved_and_holds(void)
@@ -140,7 +126,7 @@ test_listener(void)
 	int fd, i;
 
 	inet_pton(AF_INET, "127.0.0.2", &node);
-	fd = listen_on("127.0.0.2", &p);
+	fd = t_listen_v4("127.0.0.2", &p);
 	CHECK(fd >= 0);
 	r = (struct cvs_range){ (uint16_t)(p - 1), (uint16_t)(p + 1) };
 	CHECK_EQ(hostports_init(&h, r, NULL, 0, node, 60), 0);
