@@ -33,6 +33,7 @@ enum {
 	OPT_WORLD_QUEUES,
 	OPT_IDLE_SLEEP,
 	OPT_STATE_FILE,
+	OPT_RUNTIME_DIR,
 	OPT_VERSION,
 };
 
@@ -60,6 +61,7 @@ static const struct option cvs_long_opts[] = {
 	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
 	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
+	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -109,6 +111,8 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
 		"  --state-file PATH         registrations are kept here across restarts, 'none'\n"
 		"                            keeps nothing [" CVS_STATE_FILE_DEFAULT "]\n"
+		"  --runtime-dir DIR         sessions are kept here (shared memory) across restarts,\n"
+		"                            'none' keeps nothing [" CVS_RUNTIME_DIR_DEFAULT "]\n"
 		"  -h, --help                this text\n"
 		"  --version                 print the version\n"
 		"\n"
@@ -141,6 +145,7 @@ cvs_config_defaults(struct cvs_config *c)
 	c->workers = 1;
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CVS_STATE_FILE_DEFAULT);
+	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", CVS_RUNTIME_DIR_DEFAULT);
 }
 
 int
@@ -427,6 +432,16 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 				return cvs_bad(err, errlen, name, optarg,
 					       "an absolute file path (under 256 bytes) or 'none'");
 			strcpy(c->state_file, optarg);
+			break;
+		case OPT_RUNTIME_DIR:
+			if (!strcmp(optarg, "none")) {
+				c->runtime_dir[0] = '\0';
+				break;
+			}
+			if (optarg[0] != '/' || strlen(optarg) >= sizeof(c->runtime_dir))
+				return cvs_bad(err, errlen, name, optarg,
+					       "an absolute directory (under 200 bytes) or 'none'");
+			strcpy(c->runtime_dir, optarg);
 			break;
 		case 'h':
 			c->help = true;

@@ -11,6 +11,7 @@
 #include "cvs_common.h"	/* cvs_parse_u32 */
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
+#define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 
 struct cvs_range {
@@ -46,6 +47,7 @@ struct cvs_config {
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
+	char runtime_dir[200];		/* the session region lives here; "" = not kept */
 	bool help;
 	bool version;
 };
