@@ -323,7 +323,12 @@ region_create(struct region *rg, const char *path, const struct region_want *w, 
 static void
 region_aside(const char *path, char *to, size_t len)
 {
-	snprintf(to, len, "%s.refused-%lld", path, (long long)time(NULL));
+	struct stat st;
+	int k = 0;
+
+	do
+		snprintf(to, len, "%s.refused-%lld-%d", path, (long long)time(NULL), k++);
+	while (!lstat(to, &st) && k < 1000);
 	if (rename(path, to))
 		snprintf(to, len, "(could not move it: %s)", strerror(errno));
 }
