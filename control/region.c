@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -352,6 +353,18 @@ region_open(struct region *rg, const char *dir, const char *name,
 	if (ret)
 		return ret;
 	snprintf(rg->info.path, sizeof(rg->info.path), "%s/%s", dir, name);
+	/* One process per region: a second instance on the same interface and directory. */
+	snprintf(aside, sizeof(aside), "%s.lock", rg->info.path);
+	rg->lock_fd = open(aside, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (rg->lock_fd < 0 || flock(rg->lock_fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen, "%s: %s", aside, errno == EWOULDBLOCK ?
+			 "another cubevs-fp uses this session region" : strerror(errno));
+		ret = -errno;
+		if (rg->lock_fd >= 0)
+			close(rg->lock_fd);
+		rg->lock_fd = -1;
+		return ret;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = open(rg->info.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno != ENOENT) {
@@ -371,8 +384,11 @@ region_open(struct region *rg, const char *dir, const char *name,
 		snprintf(rg->info.aside, sizeof(rg->info.aside), "%s", aside);
 	}
 	ret = region_create(rg, rg->info.path, w, err, errlen);
-	if (ret)
+	if (ret) {
+		close(rg->lock_fd);
+		rg->lock_fd = -1;
 		return ret;
+	}
 done:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	rg->info.adopt_us = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
@@ -393,6 +409,9 @@ region_close(struct region *rg)
 	region_unmap(rg);
 	free(rg->old_slots);
 	rg->old_slots = NULL;
+	if (rg->lock_fd > 0)
+		close(rg->lock_fd);
+	rg->lock_fd = -1;
 }
 
 void

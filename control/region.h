@@ -60,6 +60,7 @@ struct region {
 	struct region_slot *slots;	/* in the region: kept current */
 	struct region_slot *old_slots;	/* as adopted, for region_slots_gone() */
 	uint32_t nzones;
+	int lock_fd;		/* flock of PATH.lock while we use the region */
 	struct region_info info;
 };
 

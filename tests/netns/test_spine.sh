@@ -177,7 +177,7 @@ case_foreign() {
 	ip netns exec "$NS_N" ip link set dev nic0 xdp obj "$XDP_PASS_OBJ" sec xdp
 	local out rc
 	out=$(ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
-		-- --world-iface nic0 --state-file none 2>&1)
+		-- --world-iface nic0 --state-file none --runtime-dir none 2>&1)
 	rc=$?
 	check "start refused on a world interface with a foreign program (rc $rc)" test $rc -ne 0
 	check "the message names the program" contains "$out" "which is not ours"
@@ -202,7 +202,7 @@ case_explicit() {
 	tb_sandbox_server 1 8080
 	ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
 		--vdev "net_af_xdp0,iface=nic0,xdp_prog=$STEER_OBJ" -- \
-		--state-file "$TB_DIR/state.json" >"$TB_DIR/fp.log" 2>&1 &
+		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" >"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
 	local n

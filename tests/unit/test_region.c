@@ -121,6 +121,13 @@ test_adopt(void)
 	path_of(p, sizeof(p));
 	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
 	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	/* A second instance on the same region is refused while the first holds it. */
+	{
+		struct region rg2;
+
+		CHECK(region_open(&rg2, dir, name, &w, err, sizeof(err)) < 0);
+		CHECK(strstr(err, "another cubevs-fp") != NULL);
+	}
 	k0 = fill(rg.ct[0], 600, 0);
 	k1 = fill(rg.ct[1], 300, 1);
 	cur[0].ip = 0x0a000001;
