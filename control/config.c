@@ -34,6 +34,8 @@ enum {
 	OPT_IDLE_SLEEP,
 	OPT_STATE_FILE,
 	OPT_RUNTIME_DIR,
+	OPT_RESTART_GRACE,
+	OPT_DETACH_ON_EXIT,
 	OPT_VERSION,
 };
 
@@ -62,6 +64,8 @@ static const struct option cvs_long_opts[] = {
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
 	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
+	{ "restart-grace", required_argument, NULL, OPT_RESTART_GRACE },
+	{ "detach-on-exit", no_argument, NULL, OPT_DETACH_ON_EXIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -113,6 +117,11 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            keeps nothing [" CVS_STATE_FILE_DEFAULT "]\n"
 		"  --runtime-dir DIR         sessions are kept here (shared memory) across restarts,\n"
 		"                            'none' keeps nothing [" CVS_RUNTIME_DIR_DEFAULT "]\n"
+		"  --restart-grace SECONDS   while no cubevs-fp runs, fast-path frames are held back\n"
+		"                            this long after the last heartbeat, then go to the\n"
+		"                            kernel; 0 passes them at once [10]\n"
+		"  --detach-on-exit          a stop removes the steering program and drops the\n"
+		"                            sessions (no restart follows)\n"
 		"  -h, --help                this text\n"
 		"  --version                 print the version\n"
 		"\n"
@@ -146,6 +155,7 @@ cvs_config_defaults(struct cvs_config *c)
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CVS_STATE_FILE_DEFAULT);
 	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", CVS_RUNTIME_DIR_DEFAULT);
+	c->restart_grace_s = 10;
 }
 
 int
@@ -391,6 +401,13 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 			if (cvs_parse_mac(optarg, c->nh_fallback))
 				return cvs_bad(err, errlen, name, optarg, "a MAC address");
 			c->have_nh_fallback = true;
+			break;
+		case OPT_RESTART_GRACE:
+			if (cvs_parse_u32(optarg, 0, 600, &c->restart_grace_s))
+				return cvs_bad(err, errlen, name, optarg, "seconds 0..600");
+			break;
+		case OPT_DETACH_ON_EXIT:
+			c->detach_on_exit = true;
 			break;
 		case OPT_WORKERS:
 			if (cvs_parse_u32(optarg, 1, 16, &c->workers))

@@ -48,6 +48,8 @@ struct cvs_config {
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
 	char runtime_dir[200];		/* the session region lives here; "" = not kept */
+	uint32_t restart_grace_s;	/* steered frames held back this long without a process */
+	bool detach_on_exit;		/* a stop detaches the steering program, drops sessions */
 	bool help;
 	bool version;
 };

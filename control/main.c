@@ -28,6 +28,7 @@
 #include "config.h"
 #include "cvs_common.h"
 #include "cvs_version.h"
+#include "handover.h"
 #include "hostif.h"
 #include "log.h"
 #include "nexthop.h"
@@ -186,7 +187,6 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 {
 	char **eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
 	char err[512];
-	int ret;
 
 	if (!eal_argv)
 		fail_early("out of memory");
@@ -194,13 +194,20 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 		eal_argv[*eal_argc] = argv[*eal_argc];
 	n->memfd = -1;
 	if (n->cfg.world_iface[0]) {
-		ret = xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER, err,
-					 sizeof(err));
-		if (ret < 0)
-			fail_early("%s", err);
-		if (ret > 0)
-			fprintf(stderr, "cubevs-fp: replaced a stale steering program on %s\n",
+		struct cvs_xdp_cfg xc = {
+			.node_ip = n->cfg.node_ip, .snat_lo = n->cfg.snat_ports.lo,
+			.snat_hi = n->cfg.snat_ports.hi, .flags = CVS_CFG_F_ENABLED,
+			.grace_ns = n->cfg.restart_grace_s * 1000000000ull,
+		};
+
+		/* Ours from the process before: replaced in place when the PMD attaches. */
+		handover_keep_attached(n->world_ifindex, !n->cfg.detach_on_exit);
+		if (handover_prepare(n->world_ifindex, &xc) > 0)
+			fprintf(stderr, "cubevs-fp: taking over the steering program on %s\n",
 				n->cfg.world_iface);
+		else if (xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
+					    err, sizeof(err)) < 0)
+			fail_early("%s", err);
 		n->memfd = xdpctl_steer_memfd();
 		if (n->memfd < 0)
 			fail_early("cannot stage the steering program: %s", strerror(-n->memfd));
@@ -378,7 +385,8 @@ node_ports(struct node *n)
 		if (!n->have_steer)
 			CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
 		else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
-					  n->cfg.snat_ports.hi))
+					  n->cfg.snat_ports.hi,
+					  n->cfg.restart_grace_s * 1000000000ull))
 			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
 				strerror(errno));
 	}
@@ -707,6 +715,16 @@ node_routes(struct node *n)
 	return ret;
 }
 
+/* A port the hand-over carried is kept only when a restored registration holds it. */
+static bool
+node_steered(void *arg, uint8_t proto, uint16_t port)
+{
+	struct node *n = arg;
+
+	return proto == IPPROTO_TCP &&
+	       atomic_load_explicit(&n->pub.sh->hostport[port], memory_order_relaxed) != 0;
+}
+
 static int
 node_serve(struct node *n)
 {
@@ -717,6 +735,10 @@ node_serve(struct node *n)
 		return -1;
 	}
 	node_region_check(n);
+	if (n->have_steer && handover_copied())
+		CVS_LOG(INFO, xdp, "steering taken over: %u ports carried, %u no longer registered "
+			"removed", handover_copied(), xdpctl_steer_prune(&n->steer, node_steered,
+									 n));
 	atomic_store(&n->obs.restored, true);
 	telemetry_start(&n->obs);
 	if (node_routes(n)) {
@@ -768,6 +790,8 @@ node_loop(struct node *n)
 			if (attached)
 				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still "
 					"waiting", attached, waiting);
+			if (n->have_steer)
+				xdpctl_steer_heartbeat(&n->steer);
 			next_tick = t + 100 * 1000;
 		}
 		/* Ping the systemd watchdog only while the worker is still polling. */
@@ -807,10 +831,18 @@ node_teardown(struct node *n, bool worker_running)
 	 * With a region the workers stop first and the sessions stay as they are for the next
 	 * process: detaching the sandboxes must not flush their zones.
 	 */
-	if (worker_running && n->have_region) {
+	if (worker_running && n->have_region && !n->cfg.detach_on_exit) {
 		node_stop_workers(n);
 		n->pub.launched = false;
 		worker_running = false;
+	}
+	/*
+	 * Kept for the next process: the steered ports stay in the map and the grace counts from
+	 * this last beat. --detach-on-exit removes the program, as a node without us should be.
+	 */
+	if (n->have_steer && !n->cfg.detach_on_exit) {
+		xdpctl_steer_heartbeat(&n->steer);
+		n->pub.steer = NULL;
 	}
 	if (n->reg.by_slot)
 		reg_clear(&n->reg);
@@ -827,7 +859,7 @@ node_teardown(struct node *n, bool worker_running)
 		rte_eth_dev_close(n->host_port);
 	}
 	if (n->have_steer)
-		xdpctl_steer_close(&n->steer, true);
+		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
 	xdpctl_sbx_unload(&n->sbx);
 	if (n->reg.by_slot)
 		reg_fini(&n->reg);
@@ -836,6 +868,8 @@ node_teardown(struct node *n, bool worker_running)
 		free(n->w[i].park);
 		rte_ring_free(n->w[i].inbox);
 	}
+	if (n->have_region && n->cfg.detach_on_exit)
+		unlink(n->region.info.path);
 	if (n->have_region)
 		region_close(&n->region);
 	obs_fini(&n->obs);

@@ -30,12 +30,20 @@ struct cvs_steer_key {
 	__u8 pad;
 };
 
-/* Value of cvs_cfg[0]. Ports in host order; node_ip in network order. */
+/*
+ * Value of cvs_cfg[0]. Ports in host order; node_ip in network order. heartbeat_ns is written
+ * by the running cubevs-fp (CLOCK_BOOTTIME, what bpf_ktime_get_boot_ns() reads): while no
+ * socket is bound and the last heartbeat is younger than grace_ns, frames of the fast path are
+ * dropped and counted instead of going to the kernel, which would reset their connections.
+ */
 struct cvs_xdp_cfg {
 	__u32 node_ip;
 	__u16 snat_lo;
 	__u16 snat_hi;
 	__u32 flags;
+	__u32 pad;
+	__u64 heartbeat_ns;
+	__u64 grace_ns;
 };
 
 #define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
@@ -46,6 +54,7 @@ struct cvs_xdp_cfg {
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
 	_(PASS_FRAGMENT,	"pass_fragment",	"IPv4 fragment, left to the kernel") \
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
+	_(GAP_DROP,		"gap_drop",		"steered, no socket, within the restart grace") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
 	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
