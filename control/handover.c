@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -69,6 +70,29 @@ handover_copied(void)
 	return ho.copied;
 }
 
+/*
+ * The verdict counters go on from where the old program left them, so the frames held back
+ * during the gap (gap_drop) are seen in the next process's /metrics and /stats.
+ */
+static void
+handover_copy_stats(int new_prog)
+{
+	int ofd = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_STATS);
+	int nfd = xdpctl_prog_map_fd(new_prog, CVS_MAP_STATS);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	uint32_t k;
+
+	for (k = 0; v && ofd >= 0 && nfd >= 0 && k < CVS_XDP_MAX; k++)
+		if (!bpf_map_lookup_elem(ofd, &k, v))
+			bpf_map_update_elem(nfd, &k, v, BPF_ANY);
+	free(v);
+	if (ofd >= 0)
+		close(ofd);
+	if (nfd >= 0)
+		close(nfd);
+}
+
 /* The old program's heartbeat and steered ports into the new program's maps. */
 static void
 handover_copy(int new_prog)
@@ -117,6 +141,7 @@ bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attac
 	    !(flags & XDP_FLAGS_UPDATE_IF_NOEXIST) || opts)
 		return f(ifindex, prog_fd, flags, opts);
 	handover_copy(prog_fd);
+	handover_copy_stats(prog_fd);
 	{
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = ho.old_fd);
 

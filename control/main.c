@@ -564,6 +564,7 @@ node_registry(struct node *n)
 	n->obs.reg = &n->reg;
 	n->obs.cfg = &n->cfg;
 	n->obs.steer = n->have_steer ? &n->steer : NULL;
+	n->obs.region = n->have_region ? &n->region.info : NULL;
 	n->obs.sbx = &n->sbx;
 	n->obs.world_port = n->world_port;
 	n->obs.host_port = n->host_port;
