@@ -165,7 +165,7 @@ with open(p, 'r+b') as f:
 PY
 	fp_start "${FP_OPTS[@]}"
 	check "another layout: refused, with the reason in the log" \
-		bash -c "grep -q 'refused: session layout .* an upgrade' $TB_DIR/fp.log"
+		bash -c "grep -q 'refused: session layout .* (an upgrade' $TB_DIR/fp.log"
 	check "the old region was kept aside" bash -c "ls $reg.refused-* >/dev/null"
 	check "the node starts with an empty table" eq "$(region_stat adopted)" 0
 	fresh "after a refused upgrade"
