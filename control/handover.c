@@ -102,13 +102,14 @@ handover_copy(int new_prog)
 	int ocfg = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_CFG);
 	int ost = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_STEER);
 	struct cvs_steer_key k, next;
-	struct cvs_xdp_cfg old;
+	struct cvs_xdp_cfg old = { 0 };
 	uint32_t zero = 0;
 	uint8_t one = 1;
 	void *prev = NULL;
 
-	/* A map of another build's value size fails the lookup: then no heartbeat is carried. */
-	if (ocfg >= 0 && !bpf_map_lookup_elem(ocfg, &zero, &old))
+	/* Only from a map of our value size: an older build's has no heartbeat. */
+	if (ocfg >= 0 && xdpctl_map_value_size(ocfg) == sizeof(old) &&
+	    !bpf_map_lookup_elem(ocfg, &zero, &old))
 		ho.cfg.heartbeat_ns = old.heartbeat_ns;
 	if (ncfg >= 0)
 		bpf_map_update_elem(ncfg, &zero, &ho.cfg, BPF_ANY);

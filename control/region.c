@@ -63,6 +63,14 @@ hdr_sum(const struct region_hdr *h)
 	return fnv(h, offsetof(struct region_hdr, sum), 2166136261u);
 }
 
+void
+region_seal_header(void *base)
+{
+	struct region_hdr *h = base;
+
+	h->sum = hdr_sum(h);
+}
+
 static int64_t
 boot_seconds(void)
 {
@@ -93,6 +101,19 @@ region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_
 		off += tb;
 	}
 	return rnd(off, align);
+}
+
+/* The size a region of this shape takes on the file system of fd. */
+static size_t
+region_size(int fd, const struct region_want *w)
+{
+	uint64_t off[REGION_MAX_WORKERS], soff;
+	struct statfs sf;
+	size_t align = REGION_ALIGN;
+
+	if (!fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_)
+		align = (size_t)sf.f_bsize;
+	return region_layout(w, off, &soff, align);
 }
 
 uint32_t
@@ -196,7 +217,7 @@ region_map(struct region *rg, int fd, size_t bytes)
 static bool
 region_adopt(struct region *rg, int fd, const struct region_want *w)
 {
-	struct region_hdr *h;
+	struct region_hdr *h, copy;
 	struct stat st;
 	uint32_t i;
 
@@ -210,9 +231,20 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 			 geteuid());
 		return false;
 	}
-	if ((size_t)st.st_size < sizeof(*h)) {
-		snprintf(rg->info.why, sizeof(rg->info.why), "truncated: %lld bytes",
-			 (long long)st.st_size);
+	{
+		struct statfs sf;
+
+		rg->info.hugetlb = !fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_;
+	}
+	/* The header from a read, so a file of any size is judged before it is mapped. */
+	memset(&copy, 0, sizeof(copy));
+	if (pread(fd, &copy, sizeof(copy), 0) < 0)
+		memset(&copy, 0, sizeof(copy));
+	if (!region_hdr_ok(&copy, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
+		return false;
+	if (st.st_size != (off_t)region_size(fd, w)) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "truncated or grown: %lld bytes, "
+			 "this shape takes %zu", (long long)st.st_size, region_size(fd, w));
 		return false;
 	}
 	if (region_map(rg, fd, (size_t)st.st_size)) {
@@ -220,6 +252,7 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 		return false;
 	}
 	h = rg->base;
+	/* Judged again on the mapping: the file may have changed since the read. */
 	if (!region_hdr_ok(h, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
 		return false;
 	for (i = 0; i < w->nworkers; i++) {

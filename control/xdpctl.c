@@ -76,6 +76,16 @@ xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *err,
 	return 1;
 }
 
+uint32_t
+xdpctl_map_value_size(int map_fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	return bpf_obj_get_info_by_fd(map_fd, &mi, &len) ? 0 : mi.value_size;
+}
+
 int
 xdpctl_prog_map_fd(int prog_fd, const char *want)
 {

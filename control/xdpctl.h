@@ -58,6 +58,8 @@ void xdpctl_sbx_unload(struct xdp_sbx *x);
 
 /* A map of a loaded program by name: an fd the caller closes, or -errno. */
 int xdpctl_prog_map_fd(int prog_fd, const char *want);
+/* Value size of a map, 0 when it cannot be asked. */
+uint32_t xdpctl_map_value_size(int map_fd);
 
 /* Sum a per-CPU counter array of CVS_XDP_MAX entries into out. */
 int xdpctl_read_stats(int stats_fd, uint64_t *out);

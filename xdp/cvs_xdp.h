@@ -48,18 +48,21 @@ struct cvs_xdp_cfg {
 
 #define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
 
-/* Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it). */
+/*
+ * Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it).
+ * New ones go at the end: a hand-over copies the counters by id from the build before.
+ */
 #define CVS_XDP_COUNTERS(_) \
 	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
 	_(PASS_FRAGMENT,	"pass_fragment",	"IPv4 fragment, left to the kernel") \
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
-	_(GAP_DROP,		"gap_drop",		"steered, no socket, within the restart grace") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
 	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
 	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
-	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound")
+	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound") \
+	_(GAP_DROP,		"gap_drop",		"steered, no socket, within the restart grace")
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

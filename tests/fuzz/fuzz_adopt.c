@@ -4,7 +4,8 @@
  * region of two workers with live sessions of every zone is made once; each input either
  * mutates a copy of it or replaces it with raw bytes:
  *
- *   input[0] even: mutations, each off:3 (big endian, modulo the file size) len:1 (1-8) bytes
+ *   input[0] even: mutations, each off:3 (big endian, modulo the file size) len:1 (1-8) bytes;
+ *                  bit 1 set: the header checksum is recomputed after them
  *   input[0] odd:  the file is input[1..] as it is (random, short, truncated regions)
  *
  * The file is adopted through region_open(). Whatever the verdict, the node must get usable
@@ -150,6 +151,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (k = 0; k < len && i < size; k++, i++)
 				buf[(off + k) % tmpl_len] = data[i];
 		}
+		/* Bit 1: the header checksum made right again, so later checks are reached. */
+		if (size && (data[0] & 2))
+			region_seal_header(buf);
 		write_file(buf, tmpl_len);
 	}
 	if (region_open(&rg, dir, "r.region", &want, err, sizeof(err)))
