@@ -8,7 +8,8 @@ same connection; a reset, an end of stream, a wrong echo or 30 s without an answ
 them. UDP flows talk to sbxserver.py's UDP echo, which appends the source address it saw: it
 must stay the same (the SNAT port survived). DIR/mark holds a number the test bumps after each
 restart; a flow must have exchanged a message after the last mark. DIR/ready appears once every
-flow has exchanged one; creating DIR/stop ends the run and prints one JSON summary.
+flow has exchanged one; creating DIR/stop ends the run and prints one JSON summary, with the
+longest wait between two answers of the flows (the stall a restart caused; printed, not judged).
 """
 import json
 import os
@@ -35,9 +36,19 @@ class Flow:
         self.last_mark = -1
         self.broken = None
         self.peers = set()
+        self.last = None
+        self.stall = 0.0    # longest wait between two answers: the restart as the flow saw it
 
     def name(self):
         return '%s %s:%d #%d' % (self.kind, self.host, self.port, self.idx)
+
+    def answered(self, m):
+        t = time.time()
+        if self.last is not None:
+            self.stall = max(self.stall, t - self.last)
+        self.last = t
+        self.msgs += 1
+        self.last_mark = max(self.last_mark, m)
 
     def stopped(self):
         return os.path.exists(os.path.join(self.d, 'stop'))
@@ -54,8 +65,7 @@ class Flow:
             got = f.readline()
             if got != line:
                 raise RuntimeError('echo %r for %r' % (got[:40], line))
-            self.msgs += 1
-            self.last_mark = max(self.last_mark, m)
+            self.answered(m)
             seq += 1
             time.sleep(PERIOD)
         s.close()
@@ -79,8 +89,7 @@ class Flow:
                     continue
                 if len(got) == 3 and got[0].startswith(b'%d-' % self.idx):
                     self.peers.add(b' '.join(got[1:]).decode())
-                    self.msgs += 1
-                    self.last_mark = max(self.last_mark, m)
+                    self.answered(m)
             seq += 1
             time.sleep(PERIOD)
 
@@ -118,8 +127,11 @@ def main():
                                                                           f.msgs))
         elif f.kind == 'udp' and len(f.peers) != 1:
             bad.append('%s: seen from %s' % (f.name(), sorted(f.peers)))
+    stalls = sorted(f.stall for f in flows)
     print(json.dumps({'flows': len(flows), 'ok': len(flows) - len(bad), 'bad': bad,
-                      'msgs': sum(f.msgs for f in flows)}))
+                      'msgs': sum(f.msgs for f in flows),
+                      'stall_ms_median': int(stalls[len(stalls) // 2] * 1000),
+                      'stall_ms_max': int(stalls[-1] * 1000)}))
 
 
 if __name__ == '__main__':

@@ -97,22 +97,29 @@ region_stat() { # field of /stats "region"
 case_flows() {
 	bed
 	flows_start
+	local t0
+	t0=$(date +%s%N)
 	check "SIGTERM → exit 0" fp_stop
 	check "the steering program stays on the world interface" \
 		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
 	check "a new instance starts" fp_start "${FP_OPTS[@]}"
+	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
+	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions" test "$(region_stat adopted)" -ge 22
 	check "it took the steering program over" \
 		bash -c "grep -q 'taking over the steering program' $TB_DIR/fp.log"
 	flows_mark 1
 	fresh "after SIGTERM"
 	sleep 1
+	t0=$(date +%s%N)
 	kill -KILL "$FP_PID"
 	wait "$FP_PID" 2>/dev/null
 	FP_PID=
 	check "after kill -9 a new instance starts" fp_start "${FP_OPTS[@]}"
+	log "kill -9 restart: kill to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 22
 	check "the region's generation went up twice" test "$(region_stat generation)" -eq 3
+	log "frames held back over both gaps: gap_drop $(stat_of xdp gap_drop)"
 	flows_mark 2
 	fresh "after kill -9"
 	flows_check "SIGTERM then kill -9"
