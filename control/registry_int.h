@@ -14,5 +14,6 @@ struct sandbox *reg_lookup(struct registry *r, const char *id, const char *iface
 #define reg_find_iface(r, iface)	reg_lookup(r, NULL, iface)
 
 void reg_ip_str(uint32_t ip, char *buf);
+json_t *reg_mac_json(const uint8_t mac[6]);
 
 #endif /* CVS_REGISTRY_INT_H */

@@ -51,6 +51,7 @@ static const char usage_sandbox[] =
 	"Usage: cubevs-fpctl sandbox list [--json]\n"
 	"       cubevs-fpctl sandbox show ID [--json]\n"
 	"       cubevs-fpctl sandbox add ID --iface IFACE [--port PORT]... [--ip SANDBOX_IP]\n"
+	"                          [--guest-mac MAC]\n"
 	"       cubevs-fpctl sandbox del ID\n"
 	"Register (add: PUT /sandboxes/ID, also changes the exposed ports of a registered\n"
 	"sandbox), remove, list and show sandboxes.\n";
@@ -88,6 +89,7 @@ static const struct ctl_opt opts_sandbox_add[] = {
 	{ .name = "iface", .kind = CTL_STR, .key = 'i', .required = true },
 	{ .name = "port", .kind = CTL_NUMS, .key = 'p', .lo = 1, .hi = 65535 },
 	{ .name = "ip", .kind = CTL_STR, .key = 'a' },
+	{ .name = "guest-mac", .kind = CTL_STR, .key = 'm' },
 	{ .name = NULL },
 };
 
