@@ -364,6 +364,7 @@ test_guest_mac(const char *dir)
 	CHECK(json_equal(la, lb));
 	json_decref(la);
 	json_decref(lb);
+	reg_clear(&b);
 	reg_fini(&b);
 	/* A record with a bad MAC fails the restore. */
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[{"
