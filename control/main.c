@@ -37,6 +37,7 @@
 #include "publish.h"
 #include "reg_api.h"
 #include "region.h"
+#include "region_reg.h"
 #include "registry.h"
 #include "state.h"
 #include "telemetry.h"
@@ -468,47 +469,6 @@ node_worker_init(struct node *n, uint32_t i)
 	return 0;
 }
 
-/*
- * The session tables in the region of --runtime-dir: adopted from the process before when they
- * pass every check, else fresh. Without a region (none asked, or none could be had) the
- * tables are private and a restart starts them empty.
- */
-static void
-node_region(struct node *n)
-{
-	struct region_want want = {
-		.nworkers = n->nw,
-		.capacity = (n->cfg.max_sessions + n->nw - 1) / n->nw,
-		.nzones = n->cfg.max_sandboxes,
-		.node_ip = n->cfg.node_ip,
-		.snat_lo = n->cfg.snat_ports.lo,
-		.snat_hi = n->cfg.snat_ports.hi,
-		.timeouts = n->cfg.timeouts,
-	};
-	const struct region_info *ri = &n->region.info;
-	char err[512], name[64];
-
-	if (!n->cfg.runtime_dir[0])
-		return;
-	snprintf(name, sizeof(name), "sessions-%s.region",
-		 n->cfg.world_iface[0] ? n->cfg.world_iface : "noiface");
-	if (region_open(&n->region, n->cfg.runtime_dir, name, &want, err, sizeof(err))) {
-		CVS_LOG(ERR, main, "%s: sessions will not survive a restart", err);
-		return;
-	}
-	n->have_region = true;
-	if (ri->refused)
-		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
-			"with empty session tables", ri->path, ri->why, ri->aside);
-	else if (ri->generation > 1)
-		CVS_LOG(INFO, main, "session region %s: adopted %u sessions of %u worker(s), "
-			"generation %llu, checked in %u us", ri->path, ri->adopted, n->nw,
-			(unsigned long long)ri->generation, ri->adopt_us);
-	else
-		CVS_LOG(INFO, main, "session region %s: new, %llu bytes%s", ri->path,
-			(unsigned long long)ri->bytes, ri->hugetlb ? " on hugetlbfs" : "");
-}
-
 /* The workers, the next-hop resolver that feeds them, and an lcore for each. */
 static int
 node_workers(struct node *n)
@@ -517,7 +477,7 @@ node_workers(struct node *n)
 	unsigned int lcore = -1u;
 	uint32_t i;
 
-	node_region(n);
+	n->have_region = !region_start(&n->region, &n->cfg, n->nw);
 	for (i = 0; i < n->nw; i++)
 		if (node_worker_init(n, i))
 			return -ENOMEM;
@@ -592,67 +552,6 @@ node_launch(struct node *n)
 
 /* ---- step 7: registrations back, then telemetry and the API ---- */
 
-static void
-node_slot_of(void *arg, const struct sandbox *sb)
-{
-	struct region_slot *cur = arg;
-
-	cur[sb->slot].ip = sb->ip;
-	cur[sb->slot].id_hash = region_id_hash(sb->id);
-}
-
-/* Which sandbox each zone is, as the registry has it now; NULL when out of memory. */
-static struct region_slot *
-node_slots_now(struct node *n)
-{
-	struct region_slot *cur = calloc(n->cfg.max_sandboxes, sizeof(*cur));
-
-	if (cur)
-		reg_foreach(&n->reg, node_slot_of, cur);
-	return cur;
-}
-
-static void
-node_region_slots(struct node *n)
-{
-	struct region_slot *cur;
-
-	if (!n->have_region || !(cur = node_slots_now(n)))
-		return;
-	region_set_slots(&n->region, cur);
-	free(cur);
-}
-
-/*
- * After the registrations are back: the adopted sessions of a zone whose sandbox did not come
- * back (or came back as another) are flushed, so they never reach a stranger.
- */
-static void
-node_region_check(struct node *n)
-{
-	struct region_slot *cur;
-	uint32_t z, flushed, total = 0;
-	bool *gone;
-
-	if (!n->have_region || n->region.info.generation < 2)
-		return;
-	cur = node_slots_now(n);
-	gone = calloc(n->cfg.max_sandboxes, sizeof(*gone));
-	if (cur && gone && region_slots_gone(&n->region, cur, gone)) {
-		for (z = 0; z < n->cfg.max_sandboxes; z++) {
-			if (!gone[z] || publish_call(&n->pub, WCMD_FLUSH_ZONE, z + 1, 1000,
-						     &flushed))
-				continue;
-			total += flushed;
-		}
-		n->region.info.discarded_gone = total;
-		CVS_LOG(INFO, ctl, "session region: %u adopted sessions dropped, their sandbox "
-			"did not come back", total);
-	}
-	free(cur);
-	free(gone);
-}
-
 static int
 node_persist(void *ctx, char *err, size_t errlen)
 {
@@ -667,7 +566,8 @@ node_persist(void *ctx, char *err, size_t errlen)
 	ret = state_save(n->cfg.state_file, arr, holds, err, errlen);
 	json_decref(arr);
 	json_decref(holds);
-	node_region_slots(n);
+	if (n->have_region)
+		region_sync_registry(&n->region, &n->reg);
 	if (ret) {
 		atomic_fetch_add(&n->obs.state_write_errors, 1);
 		CVS_LOG(ERR, ctl, "%s", err);
@@ -741,7 +641,8 @@ node_serve(struct node *n)
 		CVS_LOG(ERR, ctl, "%s", err);
 		return -1;
 	}
-	node_region_check(n);
+	if (n->have_region)
+		region_drop_gone(&n->region, &n->reg, &n->pub);
 	if (n->have_steer && handover_copied())
 		CVS_LOG(INFO, xdp, "steering taken over: %u ports carried, %u no longer registered "
 			"removed", handover_copied(), xdpctl_steer_prune(&n->steer, node_steered,

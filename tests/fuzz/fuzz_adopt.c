@@ -144,8 +144,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			return 0;
 		memcpy(buf, tmpl, tmpl_len);
 		while (i + 4 <= size) {
-			size_t off = ((size_t)data[i] << 16 | (size_t)data[i + 1] << 8 | data[i + 2]) %
-				     tmpl_len, len = (data[i + 3] & 7) + 1, k;
+			size_t off = ((size_t)data[i] << 16 | (size_t)data[i + 1] << 8 |
+				      data[i + 2]) % tmpl_len;
+			size_t len = (data[i + 3] & 7) + 1, k;
 
 			i += 4;
 			for (k = 0; k < len && i < size; k++, i++)

@@ -24,7 +24,8 @@ bed() { # extra cubevs-fp options
 	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
 	HP1=$(hostport_of s1 7000)
 	HP2=$(hostport_of s2 7000)
-	SBX1=$(api_body GET /sandboxes/s1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+	SBX1=$(api_body GET /sandboxes/s1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 }
 
@@ -91,7 +92,9 @@ fresh() { # what
 }
 
 region_stat() { # field of /stats "region"
-	api_body GET /stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
+	api_body GET /stats | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
 case_flows() {
@@ -187,7 +190,8 @@ PY
 	fp_stop
 	chown 65534 "$reg"
 	fp_start "${FP_OPTS[@]}"
-	check "another owner: refused" bash -c "grep -q 'refused: owned by uid 65534' $TB_DIR/fp.log"
+	check "another owner: refused" \
+		bash -c "grep -q 'refused: owned by uid 65534' $TB_DIR/fp.log"
 	fresh "after the refusals"
 	check "every refused region is kept aside" test "$(ls "$reg".refused-* | wc -l)" -eq 4
 }

@@ -52,7 +52,8 @@ fill(struct ct_table *ct, uint32_t n, uint32_t salt)
 		struct ct_session *s = ct_insert(ct, &o, &r, CT_TCP_ESTABLISHED, 5, &why);
 
 		if (!s)
-			fprintf(stderr, "insert %u of %u: refused %d, used %u\n", i, n, why, ct->used);
+			fprintf(stderr, "insert %u of %u: refused %d, used %u\n", i, n, why,
+				ct->used);
 		CHECK(s != NULL);
 		if (s && i % 5 == 4)
 			ct_delete(ct, s);
