@@ -80,6 +80,18 @@ exercise(struct ct_table *ct)
 		fuzz_fail_at("fuzz_adopt", "table counts beyond capacity", NULL);
 }
 
+/* The work directory goes when the run ends (libFuzzer exits through exit()). */
+static void
+cleanup(void)
+{
+	char lock[160];
+
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	unlink(path);
+	unlink(lock);
+	rmdir(dir);
+}
+
 static void
 setup(void)
 {
@@ -94,6 +106,7 @@ setup(void)
 	snprintf(path, sizeof(path), "%s/r.region", dir);
 	if (region_open(&rg, dir, "r.region", &want, err, sizeof(err)))
 		fuzz_fail_at("fuzz_adopt", "cannot make the template", err);
+	atexit(cleanup);
 	for (w = 0; w < 2; w++)
 		for (i = 0; i < CAP - 8; i++) {
 			struct ct_tuple o = tup(i + w * 7, 0), r = tup(i + w * 7, 1);
