@@ -196,6 +196,37 @@ PY
 	check "every refused region is kept aside" test "$(ls "$reg".refused-* | wc -l)" -eq 4
 }
 
+# A sandbox that is not in the state file any more when the node comes back: its adopted
+# sessions are dropped, the others kept.
+case_gone() {
+	bed
+	local i
+	for i in 1 2 3; do
+		nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name" >/dev/null
+		nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s2 8080)/name" >/dev/null
+	done
+	fp_stop
+	python3 - "$TB_DIR/state.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+st = json.load(open(p))
+st["sandboxes"] = [s for s in st["sandboxes"] if s["sandboxID"] != "s2"]
+json.dump(st, open(p, "w"))
+PY
+	fp_start "${FP_OPTS[@]}"
+	check "sessions were adopted" test "$(region_stat adopted)" -ge 6
+	check "the 3 sessions of the sandbox that did not come back were dropped" \
+		eq "$(region_stat discarded_gone)" 3
+	check "and said so in the log" \
+		bash -c "grep -q '3 adopted sessions dropped, their sandbox did not come back' \
+			$TB_DIR/fp.log"
+	local left
+	left=$(api_body GET /stats | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["sessions"])')
+	check "the other sandbox's 3 sessions are still there ($left)" test "$left" -ge 3
+}
+
 # --detach-on-exit: the stop an operator uses when no restart follows.
 case_detach() {
 	bed --detach-on-exit
