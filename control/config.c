@@ -36,6 +36,9 @@ enum {
 	OPT_WORLD_QUEUES,
 	OPT_IDLE_SLEEP,
 	OPT_STATE_FILE,
+	OPT_RUNTIME_DIR,
+	OPT_RESTART_GRACE,
+	OPT_DETACH_ON_EXIT,
 	OPT_VERSION,
 };
 
@@ -64,6 +67,9 @@ static const struct option cvs_long_opts[] = {
 	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
 	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
+	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
+	{ "restart-grace", required_argument, NULL, OPT_RESTART_GRACE },
+	{ "detach-on-exit", no_argument, NULL, OPT_DETACH_ON_EXIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -116,6 +122,13 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
 		"  --state-file PATH         registrations are kept here across restarts, 'none'\n"
 		"                            keeps nothing [" CVS_STATE_FILE_DEFAULT "]\n"
+		"  --runtime-dir DIR         sessions are kept here (shared memory) across restarts,\n"
+		"                            'none' keeps nothing [" CVS_RUNTIME_DIR_DEFAULT "]\n"
+		"  --restart-grace SECONDS   while no cubevs-fp runs, fast-path frames are held back\n"
+		"                            this long after the last heartbeat, then go to the\n"
+		"                            kernel; 0 passes them at once [10]\n"
+		"  --detach-on-exit          a stop removes the steering program and drops the\n"
+		"                            sessions (no restart follows)\n"
 		"  -h, --help                this text\n"
 		"  --version                 print the version\n"
 		"\n"
@@ -148,6 +161,8 @@ cvs_config_defaults(struct cvs_config *c)
 	c->workers = 1;
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CVS_STATE_FILE_DEFAULT);
+	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", CVS_RUNTIME_DIR_DEFAULT);
+	c->restart_grace_s = 10;
 }
 
 int
@@ -296,12 +311,14 @@ static const struct cvs_num_opt cvs_num_opts[] = {
 	{ OPT_WORLD_QUEUES, CVS_AT(world_queues), 1, 16, "an integer 1..16" },
 	{ OPT_IDLE_SLEEP, CVS_AT(idle_sleep_us), 0, 100000, "microseconds 0..100000" },
 	{ OPT_HOSTPORT_HOLD, CVS_AT(hostport_hold_s), 0, 86400 * 7, "seconds, 0 to 604800" },
+	{ OPT_RESTART_GRACE, CVS_AT(restart_grace_s), 0, 600, "seconds 0..600" },
 };
 
 static const struct { int opt; size_t off; } cvs_flag_opts[] = {
 	{ OPT_SET_EPHEMERAL, CVS_AT(set_ephemeral) },
 	{ OPT_TEST_CLOCK, CVS_AT(test_clock) },
 	{ OPT_TCP_LIBERAL, CVS_AT(tcp_liberal) },
+	{ OPT_DETACH_ON_EXIT, CVS_AT(detach_on_exit) },
 	{ 'h', CVS_AT(help) },
 	{ OPT_VERSION, CVS_AT(version) },
 };
@@ -416,6 +433,21 @@ cvs_opt_state_file(struct cvs_config *c, const char *name, const char *arg, char
 }
 
 static int
+cvs_opt_runtime_dir(struct cvs_config *c, const char *name, const char *arg, char *err,
+		    size_t errlen)
+{
+	if (!strcmp(arg, "none")) {
+		c->runtime_dir[0] = '\0';
+		return 0;
+	}
+	if (arg[0] != '/' || strlen(arg) >= sizeof(c->runtime_dir))
+		return cvs_bad(err, errlen, name, arg,
+			       "an absolute directory (under 200 bytes) or 'none'");
+	strcpy(c->runtime_dir, arg);
+	return 0;
+}
+
+static int
 cvs_opt_reserved(struct cvs_config *c, const char *name, const char *arg, char *err,
 		 size_t errlen)
 {
@@ -466,6 +498,8 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		return cvs_opt_ct_timeout(c, name, arg, err, errlen);
 	case OPT_STATE_FILE:
 		return cvs_opt_state_file(c, name, arg, err, errlen);
+	case OPT_RUNTIME_DIR:
+		return cvs_opt_runtime_dir(c, name, arg, err, errlen);
 	}
 	return -ENOENT;
 }

@@ -11,6 +11,7 @@
 #include "cvs_common.h"	/* cvs_parse_u32 */
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
+#define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 
 struct cvs_range {
@@ -47,6 +48,9 @@ struct cvs_config {
 	bool tcp_liberal;		/* no TCP window tracking */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
+	char runtime_dir[200];		/* the session region lives here; "" = not kept */
+	uint32_t restart_grace_s;	/* steered frames held back this long without a process */
+	bool detach_on_exit;		/* a stop detaches the steering program, drops sessions */
 	bool help;
 	bool version;
 };

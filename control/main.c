@@ -28,6 +28,7 @@
 #include "config.h"
 #include "cvs_common.h"
 #include "cvs_version.h"
+#include "handover.h"
 #include "hostif.h"
 #include "log.h"
 #include "nexthop.h"
@@ -35,6 +36,8 @@
 #include "obs.h"
 #include "publish.h"
 #include "reg_api.h"
+#include "region.h"
+#include "region_reg.h"
 #include "registry.h"
 #include "state.h"
 #include "telemetry.h"
@@ -72,6 +75,8 @@ struct node {
 	json_t *restore;	/* registrations read from the state file at start */
 	json_t *restore_holds;	/* and the host-port holds (NULL: none) */
 	int memfd;		/* the staged steering program, until net_af_xdp has it */
+	struct region region;	/* the session tables, kept across restarts */
+	bool have_region;
 	char vdev[1024];	/* EAL --vdev arguments */
 	char hvdev[128];
 };
@@ -188,7 +193,6 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 {
 	char **eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
 	char err[512];
-	int ret;
 
 	if (!eal_argv)
 		fail_early("out of memory");
@@ -196,13 +200,20 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 		eal_argv[*eal_argc] = argv[*eal_argc];
 	n->memfd = -1;
 	if (n->cfg.world_iface[0]) {
-		ret = xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER, err,
-					 sizeof(err));
-		if (ret < 0)
-			fail_early("%s", err);
-		if (ret > 0)
-			fprintf(stderr, "cubevs-fp: replaced a stale steering program on %s\n",
+		struct cvs_xdp_cfg xc = {
+			.node_ip = n->cfg.node_ip, .snat_lo = n->cfg.snat_ports.lo,
+			.snat_hi = n->cfg.snat_ports.hi, .flags = CVS_CFG_F_ENABLED,
+			.grace_ns = n->cfg.restart_grace_s * 1000000000ull,
+		};
+
+		/* Ours from the process before: replaced in place when the PMD attaches. */
+		handover_keep_attached(n->world_ifindex, !n->cfg.detach_on_exit);
+		if (handover_prepare(n->world_ifindex, &xc) > 0)
+			fprintf(stderr, "cubevs-fp: taking over the steering program on %s\n",
 				n->cfg.world_iface);
+		else if (xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
+					    err, sizeof(err)) < 0)
+			fail_early("%s", err);
 		n->memfd = xdpctl_steer_memfd();
 		if (n->memfd < 0)
 			fail_early("cannot stage the steering program: %s", strerror(-n->memfd));
@@ -380,7 +391,8 @@ node_ports(struct node *n)
 		if (!n->have_steer)
 			CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
 		else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
-					  n->cfg.snat_ports.hi))
+					  n->cfg.snat_ports.hi,
+					  n->cfg.restart_grace_s * 1000000000ull))
 			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
 				strerror(errno));
 	}
@@ -422,8 +434,10 @@ node_worker_init(struct node *n, uint32_t i)
 	struct worker *w = &n->w[i];
 	char rname[32];
 
-	w->ct = ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
+	w->ct = n->have_region ? n->region.ct[i] :
+		ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
 			  n->cfg.timeouts);
+	w->clock_base = n->have_region ? region_clock_now(&n->region) : 0;
 	w->park = calloc(PARK_MAX, sizeof(*w->park));
 	snprintf(rname, sizeof(rname), "cvs_inbox%u", i);
 	w->inbox = n->nw > 1 ? rte_ring_create(rname, WORKER_INBOX, rte_socket_id(),
@@ -464,6 +478,7 @@ node_workers(struct node *n)
 	unsigned int lcore = -1u;
 	uint32_t i;
 
+	n->have_region = !region_start(&n->region, &n->cfg, n->nw);
 	for (i = 0; i < n->nw; i++)
 		if (node_worker_init(n, i))
 			return -ENOMEM;
@@ -516,6 +531,7 @@ node_registry(struct node *n)
 	n->obs.reg = &n->reg;
 	n->obs.cfg = &n->cfg;
 	n->obs.steer = n->have_steer ? &n->steer : NULL;
+	n->obs.region = n->have_region ? &n->region.info : NULL;
 	n->obs.sbx = &n->sbx;
 	n->obs.world_port = n->world_port;
 	n->obs.host_port = n->host_port;
@@ -551,6 +567,8 @@ node_persist(void *ctx, char *err, size_t errlen)
 	ret = state_save(n->cfg.state_file, arr, holds, err, errlen);
 	json_decref(arr);
 	json_decref(holds);
+	if (n->have_region)
+		region_sync_registry(&n->region, &n->reg);
 	if (ret) {
 		atomic_fetch_add(&n->obs.state_write_errors, 1);
 		CVS_LOG(ERR, ctl, "%s", err);
@@ -605,6 +623,16 @@ node_routes(struct node *n)
 	return ret;
 }
 
+/* A port the hand-over carried is kept only when a restored registration holds it. */
+static bool
+node_steered(void *arg, uint8_t proto, uint16_t port)
+{
+	struct node *n = arg;
+
+	return proto == IPPROTO_TCP &&
+	       atomic_load_explicit(&n->pub.sh->hostport[port], memory_order_relaxed) != 0;
+}
+
 static int
 node_serve(struct node *n)
 {
@@ -614,6 +642,12 @@ node_serve(struct node *n)
 		CVS_LOG(ERR, ctl, "%s", err);
 		return -1;
 	}
+	if (n->have_region)
+		region_drop_gone(&n->region, &n->reg, &n->pub);
+	if (n->have_steer && handover_copied())
+		CVS_LOG(INFO, xdp, "steering taken over: %u ports carried, %u no longer registered "
+			"removed", handover_copied(), xdpctl_steer_prune(&n->steer, node_steered,
+									 n));
 	atomic_store(&n->obs.restored, true);
 	telemetry_start(&n->obs);
 	if (node_routes(n)) {
@@ -665,6 +699,8 @@ node_loop(struct node *n)
 			if (attached)
 				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still "
 					"waiting", attached, waiting);
+			if (n->have_steer)
+				xdpctl_steer_heartbeat(&n->steer);
 			next_tick = t + 100 * 1000;
 		}
 		/* Ping the systemd watchdog only while the worker is still polling. */
@@ -682,6 +718,17 @@ node_loop(struct node *n)
 /* ---- step 9: shutdown ---- */
 
 static void
+node_stop_workers(struct node *n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nw; i++)
+		atomic_store(&n->w[i].quit, true);
+	for (i = 0; i < n->nw; i++)
+		rte_eal_wait_lcore(n->w[i].lcore);
+}
+
+static void
 node_teardown(struct node *n, bool worker_running)
 {
 	uint32_t i;
@@ -689,14 +736,27 @@ node_teardown(struct node *n, bool worker_running)
 	telemetry_stop();
 	api_stop(n->api);
 	n->api = NULL;
+	/*
+	 * With a region the workers stop first and the sessions stay as they are for the next
+	 * process: detaching the sandboxes must not flush their zones.
+	 */
+	if (worker_running && n->have_region && !n->cfg.detach_on_exit) {
+		node_stop_workers(n);
+		n->pub.launched = false;
+		worker_running = false;
+	}
+	/*
+	 * Kept for the next process: the steered ports stay in the map and the grace counts from
+	 * this last beat. --detach-on-exit removes the program, as a node without us should be.
+	 */
+	if (n->have_steer && !n->cfg.detach_on_exit) {
+		xdpctl_steer_heartbeat(&n->steer);
+		n->pub.steer = NULL;
+	}
 	if (n->reg.by_slot)
 		reg_clear(&n->reg);
-	if (worker_running) {
-		for (i = 0; i < n->nw; i++)
-			atomic_store(&n->w[i].quit, true);
-		for (i = 0; i < n->nw; i++)
-			rte_eal_wait_lcore(n->w[i].lcore);
-	}
+	if (worker_running)
+		node_stop_workers(n);
 	if (n->have_nexthop)
 		nexthop_close(&n->nexthop);
 	if (n->world_port != UINT16_MAX) {
@@ -708,7 +768,7 @@ node_teardown(struct node *n, bool worker_running)
 		rte_eth_dev_close(n->host_port);
 	}
 	if (n->have_steer)
-		xdpctl_steer_close(&n->steer, true);
+		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
 	xdpctl_sbx_unload(&n->sbx);
 	if (n->reg.by_slot)
 		reg_fini(&n->reg);
@@ -717,6 +777,10 @@ node_teardown(struct node *n, bool worker_running)
 		free(n->w[i].park);
 		rte_ring_free(n->w[i].inbox);
 	}
+	if (n->have_region && n->cfg.detach_on_exit)
+		unlink(n->region.info.path);
+	if (n->have_region)
+		region_close(&n->region);
 	obs_fini(&n->obs);
 	publish_fini(&n->pub);
 	json_decref(n->restore);

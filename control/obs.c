@@ -15,6 +15,7 @@
 #include "cvs_version.h"
 #include "log.h"
 #include "obs.h"
+#include "region.h"
 #include "worker.h"
 #include "xdpctl.h"
 
@@ -290,6 +291,14 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 	s->tsc_hz = rte_get_tsc_hz();
 	s->state_writes = atomic_load(&o->state_writes);
 	s->state_write_errors = atomic_load(&o->state_write_errors);
+	if (o->region) {
+		s->region_generation = o->region->generation;
+		s->region_bytes = o->region->bytes;
+		s->region_adopted = o->region->adopted;
+		s->region_discarded_gone = o->region->discarded_gone;
+		s->region_refused = o->region->refused;
+		s->region_adopt_us = o->region->adopt_us;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	s->uptime = (double)(now.tv_sec - o->started.tv_sec) +
 		    (double)(now.tv_nsec - o->started.tv_nsec) / 1e9;

@@ -36,6 +36,8 @@ struct obs_ready {
 
 #define OBS_MAX_WORKERS	64
 
+struct region_info;
+
 struct obs {
 	/* Sources, set before the API starts. */
 	struct worker *w;		/* nw workers */
@@ -44,6 +46,7 @@ struct obs {
 	const struct cvs_config *cfg;
 	struct xdp_steer *steer;	/* NULL when the world port runs without our program */
 	struct xdp_sbx *sbx;
+	const struct region_info *region;	/* NULL without a session region */
 	uint16_t world_port;
 	uint16_t host_port;		/* UINT16_MAX without cube-dev */
 	int world_ifindex;

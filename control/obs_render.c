@@ -212,6 +212,21 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 NULL, NULL, "state", "writes", s->state_writes);
 	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,
 		 NULL, NULL, "state", "write_errors", s->state_write_errors);
+	obs_emit(fn, arg, "region_generation", "starts of the session region (1: made by this "
+		 "process, +1 per adoption)", OBS_GAUGE, NULL, NULL, "region", "generation",
+		 s->region_generation);
+	obs_emit(fn, arg, "region_bytes", "size of the session region file", OBS_GAUGE, NULL, NULL,
+		 "region", "bytes", s->region_bytes);
+	obs_emit(fn, arg, "region_adopted_sessions", "sessions adopted from the process before",
+		 OBS_GAUGE, NULL, NULL, "region", "adopted", s->region_adopted);
+	obs_emit(fn, arg, "region_discarded_sessions", "adopted sessions dropped at start because "
+		 "their sandbox did not come back", OBS_GAUGE, NULL, NULL, "region",
+		 "discarded_gone", s->region_discarded_gone);
+	obs_emit(fn, arg, "region_refused", "1 when the region found at start was refused (the "
+		 "reason is in the log)", OBS_GAUGE, NULL, NULL, "region", "refused",
+		 s->region_refused);
+	obs_emit(fn, arg, "region_adopt_microseconds", "time the checks of the adopted region took",
+		 OBS_GAUGE, NULL, NULL, "region", "adopt_us", s->region_adopt_us);
 	for (k = 0; k < CVS_PC_MAX; k++)
 		for (i = 0; i < s->nsbx; i++) {
 			struct obs_metric m = {

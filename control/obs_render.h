@@ -87,6 +87,13 @@ struct obs_snap {
 	uint64_t tsc_hz;
 	uint64_t state_writes;
 	uint64_t state_write_errors;
+	/* The session region (control/region.h); all 0 without one. */
+	uint64_t region_generation;
+	uint64_t region_bytes;
+	uint32_t region_adopted;
+	uint32_t region_discarded_gone;
+	uint32_t region_refused;
+	uint32_t region_adopt_us;
 	double uptime;
 	bool ready;
 	uint32_t nsbx;

@@ -35,8 +35,8 @@ reg_state(struct registry *r)
 			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
 				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
 		reg_ip_str(sb->ip, ip);
-		rec = json_pack("{s:s,s:s,s:s,s:o}", "sandboxID", sb->id, "iface", sb->iface,
-				"sandboxIP", ip, "exposedPorts", ports);
+		rec = json_pack("{s:s,s:s,s:s,s:o,s:i}", "sandboxID", sb->id, "iface", sb->iface,
+				"sandboxIP", ip, "exposedPorts", ports, "slot", (int)sb->slot);
 		if (sb->policy.set)
 			json_object_set_new(rec, "policy", policy_render(&sb->policy));
 		if (sb->guest_mac_set)
@@ -92,16 +92,17 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 {
 	const char *id = NULL, *iface = NULL, *ip = NULL;
 	json_t *ports = NULL, *pol = NULL, *mac = NULL;
+	json_int_t slot = -1;
 	struct sandbox *sb;
 	uint32_t addr, k;
 	char why[160];
 	int ret;
 
-	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o,s?o!}", "sandboxID", &id, "iface",
-			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol,
-			"guestMAC", &mac)) {
+	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o,s?o,s?I!}", "sandboxID", &id,
+			"iface", &iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol,
+			"guestMAC", &mac, "slot", &slot)) {
 		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
-			 "exposedPorts and optionally policy and guestMAC, nothing else");
+			 "exposedPorts and optionally policy, guestMAC and slot, nothing else");
 		return -EINVAL;
 	}
 	if (!reg_id_valid(id) || reg_find(r, id)) {
@@ -127,7 +128,14 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	addr = ntohl(sb->ip);
-	if (portalloc_get(&r->slots, &sb->slot)) {
+	/*
+	 * The same slot as before when it is free: the zone of the sessions a restarted node
+	 * adopted (control/region.h). A file without slots, or a slot beyond --max-sandboxes,
+	 * takes the next free one.
+	 */
+	if (slot >= 0 && slot < r->max_sandboxes && !portalloc_take(&r->slots, (uint32_t)slot))
+		sb->slot = (uint32_t)slot;
+	else if (portalloc_get(&r->slots, &sb->slot)) {
 		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
 		ret = -EINVAL;
 		goto put_ip;

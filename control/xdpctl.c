@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -75,9 +76,18 @@ xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *err,
 	return 1;
 }
 
-/* Find a map of a loaded program by name. */
-static int
-xdpctl_prog_map(int prog_fd, const char *want)
+uint32_t
+xdpctl_map_value_size(int map_fd)
+{
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	return bpf_obj_get_info_by_fd(map_fd, &mi, &len) ? 0 : mi.value_size;
+}
+
+int
+xdpctl_prog_map_fd(int prog_fd, const char *want)
 {
 	struct bpf_prog_info info;
 	uint32_t ids[16], len = sizeof(info), i;
@@ -122,9 +132,9 @@ xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open steering program: %s", strerror(errno));
 		return -errno;
 	}
-	s->steer_fd = xdpctl_prog_map(s->prog_fd, CVS_MAP_STEER);
-	s->cfg_fd = xdpctl_prog_map(s->prog_fd, CVS_MAP_CFG);
-	s->stats_fd = xdpctl_prog_map(s->prog_fd, CVS_MAP_STATS);
+	s->steer_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_STEER);
+	s->cfg_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_CFG);
+	s->stats_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_STATS);
 	if (s->steer_fd < 0 || s->cfg_fd < 0 || s->stats_fd < 0) {
 		snprintf(err, errlen, "steering program lacks its maps");
 		xdpctl_steer_close(s, false);
@@ -134,13 +144,59 @@ xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen)
 }
 
 int
-xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi)
+xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi,
+		 uint64_t grace_ns)
 {
-	struct cvs_xdp_cfg c = { .node_ip = node_ip, .snat_lo = snat_lo, .snat_hi = snat_hi,
-				 .flags = CVS_CFG_F_ENABLED };
+	struct cvs_xdp_cfg c = { 0 };
 	uint32_t zero = 0;
 
+	/* The heartbeat a hand-over carried from the process before stays until we beat. */
+	bpf_map_lookup_elem(s->cfg_fd, &zero, &c);
+	c.node_ip = node_ip;
+	c.snat_lo = snat_lo;
+	c.snat_hi = snat_hi;
+	c.flags = CVS_CFG_F_ENABLED;
+	c.grace_ns = grace_ns;
 	return bpf_map_update_elem(s->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
+}
+
+int
+xdpctl_steer_heartbeat(struct xdp_steer *s)
+{
+	struct cvs_xdp_cfg c;
+	struct timespec ts;
+	uint32_t zero = 0;
+
+	if (s->cfg_fd < 0 || bpf_map_lookup_elem(s->cfg_fd, &zero, &c))
+		return -errno;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	c.heartbeat_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return bpf_map_update_elem(s->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
+}
+
+uint32_t
+xdpctl_steer_prune(struct xdp_steer *s, bool (*keep)(void *arg, uint8_t proto, uint16_t port),
+		   void *arg)
+{
+	struct cvs_steer_key k, next, gone[256];
+	uint32_t n = 0, i, total = 0;
+	void *prev = NULL;
+
+	/* Deleting while walking restarts the walk: collect a batch, then delete it. */
+	do {
+		n = 0;
+		prev = NULL;
+		while (n < 256 && !bpf_map_get_next_key(s->steer_fd, prev, &next)) {
+			if (!keep(arg, next.proto, ntohs(next.port)))
+				gone[n++] = next;
+			k = next;
+			prev = &k;
+		}
+		for (i = 0; i < n; i++)
+			bpf_map_delete_elem(s->steer_fd, &gone[i]);
+		total += n;
+	} while (n == 256);
+	return total;
 }
 
 int

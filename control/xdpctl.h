@@ -40,7 +40,13 @@ int xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *
 		       size_t errlen);
 
 int xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen);
-int xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi);
+int xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi,
+		     uint64_t grace_ns);
+/* Now (CLOCK_BOOTTIME) into cvs_cfg: the restart grace counts from the last beat. */
+int xdpctl_steer_heartbeat(struct xdp_steer *s);
+/* Remove every steered port 'keep' says no to (ports a hand-over carried over). */
+uint32_t xdpctl_steer_prune(struct xdp_steer *s,
+			    bool (*keep)(void *arg, uint8_t proto, uint16_t port), void *arg);
 int xdpctl_steer_port(struct xdp_steer *s, uint8_t proto, uint16_t port, bool add);
 void xdpctl_steer_close(struct xdp_steer *s, bool detach);
 
@@ -49,6 +55,11 @@ int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32
 		      int xsk_fd, char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
 void xdpctl_sbx_unload(struct xdp_sbx *x);
+
+/* A map of a loaded program by name: an fd the caller closes, or -errno. */
+int xdpctl_prog_map_fd(int prog_fd, const char *want);
+/* Value size of a map, 0 when it cannot be asked. */
+uint32_t xdpctl_map_value_size(int map_fd);
 
 /* Sum a per-CPU counter array of CVS_XDP_MAX entries into out. */
 int xdpctl_read_stats(int stats_fd, uint64_t *out);

@@ -7,6 +7,7 @@
 #include <sys/random.h>
 
 #include "ct.h"
+#include "ct_region.h"
 #include "pkt.h"
 
 const char *const ct_class_names[CT_C_MAX] = {
@@ -123,6 +124,33 @@ ct_cold_bytes(uint32_t capacity)
 	return (size_t)capacity * sizeof(struct ct_cold);
 }
 
+void
+ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask)
+{
+	/*
+	 * Two tuples per session, half of the slots used when full. The line is picked by
+	 * multiplying the hash, so the count need not be a power of two.
+	 */
+	*nlines = (uint32_t)((4ull * capacity + CT_LINE_SLOTS - 1) / CT_LINE_SLOTS);
+	if (*nlines < 2)
+		*nlines = 2;
+	/* References go up to 2 * capacity; the bits above them carry the tag. */
+	*ref_mask = 0;
+	while ((*ref_mask >> 1) < capacity)
+		*ref_mask = *ref_mask << 1 | 1;
+}
+
+void
+ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts)
+{
+	int i;
+
+	for (i = 0; i < CT_C_MAX; i++) {
+		ct->timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
+		ct->grain[i] = ct->timeout[i] / 16 > 60 ? 60 : ct->timeout[i] / 16;
+	}
+}
+
 struct ct_table *
 ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 {
@@ -136,16 +164,7 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct = calloc(1, sizeof(*ct));
 	if (!ct)
 		return NULL;
-	/*
-	 * Two tuples per session, half of the slots used when full. The line is picked by
-	 * multiplying the hash, so the count need not be a power of two.
-	 */
-	ct->nlines = (uint32_t)((4ull * capacity + CT_LINE_SLOTS - 1) / CT_LINE_SLOTS);
-	if (ct->nlines < 2)
-		ct->nlines = 2;
-	/* References go up to 2 * capacity; the bits above them carry the tag. */
-	while ((ct->ref_mask >> 1) < capacity)
-		ct->ref_mask = ct->ref_mask << 1 | 1;
+	ct_shape(capacity, &ct->nlines, &ct->ref_mask);
 	ct->capacity = capacity;
 	ct->nzones = nzones;
 	ct->free_head = CT_NIL;
@@ -160,11 +179,9 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	}
 	for (i = 0; i <= (int)nzones; i++)
 		ct->zone_head[i] = CT_NIL;
-	for (i = 0; i < CT_C_MAX; i++) {
+	for (i = 0; i < CT_C_MAX; i++)
 		ct->lru_head[i] = ct->lru_tail[i] = CT_NIL;
-		ct->timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
-		ct->grain[i] = ct->timeout[i] / 16 > 60 ? 60 : ct->timeout[i] / 16;
-	}
+	ct_set_timeouts(ct, timeouts);
 	if (getrandom(&ct->seed, sizeof(ct->seed), 0) != sizeof(ct->seed))
 		ct->seed = 0x9e3779b97f4a7c15ull;
 	return ct;
@@ -182,7 +199,7 @@ ct_set_seed(struct ct_table *ct, uint64_t seed)
 void
 ct_destroy(struct ct_table *ct)
 {
-	if (!ct)
+	if (!ct || ct->in_region)
 		return;
 	if (ct->s)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
@@ -526,4 +543,19 @@ ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req)
 		i++;
 	}
 	req->cursor = i < end ? i : CT_NIL;
+}
+
+void
+ct_zones_rebuild(struct ct_table *ct)
+{
+	uint32_t i;
+
+	for (i = 0; i <= ct->nzones; i++)
+		ct->zone_head[i] = CT_NIL;
+	for (i = 0; i < ct->hiwater; i++) {
+		if (!(ct->s[i].flags & CT_F_USED))
+			continue;
+		ct_zone_add(ct, i, 0);
+		ct_zone_add(ct, i, 1);
+	}
 }

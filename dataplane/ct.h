@@ -165,6 +165,7 @@ struct ct_table {
 	uint32_t grain[CT_C_MAX];
 	uint64_t seed;
 	struct ct_counters cnt;
+	bool in_region;		/* laid out in a region (ct_region.h): its memory is not ours */
 };
 
 /* Returns NULL and sets errno on failure. 'timeouts' may be NULL for the defaults. */

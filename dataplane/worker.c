@@ -460,7 +460,7 @@ worker_main(void *arg)
 		uint32_t moved, s;
 
 		/* One clock for the loop; tests move it forward through clock_offset. */
-		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) +
+		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) + w->clock_base +
 			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
 		moved = w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)

@@ -74,6 +74,7 @@ struct worker {
 	struct worker_ports *wp;
 	struct dp_nh_reqs nhreq;
 	uint32_t idle_sleep_us;	/* 0: poll without pause */
+	uint32_t clock_base;	/* seconds the session clock had when the worker started */
 
 	/* Mailbox: control writes cmd/arg then bumps cmd_seq; the worker echoes it in done_seq. */
 	_Atomic uint64_t cmd_seq;

@@ -30,17 +30,28 @@ struct cvs_steer_key {
 	__u8 pad;
 };
 
-/* Value of cvs_cfg[0]. Ports in host order; node_ip in network order. */
+/*
+ * Value of cvs_cfg[0]. Ports in host order; node_ip in network order. heartbeat_ns is written
+ * by the running cubevs-fp (CLOCK_BOOTTIME, what bpf_ktime_get_boot_ns() reads): while no
+ * socket is bound and the last heartbeat is younger than grace_ns, frames of the fast path are
+ * dropped and counted instead of going to the kernel, which would reset their connections.
+ */
 struct cvs_xdp_cfg {
 	__u32 node_ip;
 	__u16 snat_lo;
 	__u16 snat_hi;
 	__u32 flags;
+	__u32 pad;
+	__u64 heartbeat_ns;
+	__u64 grace_ns;
 };
 
 #define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
 
-/* Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it). */
+/*
+ * Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it).
+ * New ones go at the end: a hand-over copies the counters by id from the build before.
+ */
 #define CVS_XDP_COUNTERS(_) \
 	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
@@ -50,7 +61,8 @@ struct cvs_xdp_cfg {
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
 	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
 	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
-	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound")
+	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound") \
+	_(GAP_DROP,		"gap_drop",		"steered, no socket, within the restart grace")
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

@@ -4,8 +4,9 @@
  * the receiving queue: TCP to a registered host port of the node IP, and replies to flows whose
  * node-side port is in the SNAT range. Everything else, including anything we cannot parse,
  * goes to the kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
- * The redirect falls back to XDP_PASS when no socket is bound: a dead cubevs-fp never
- * black-holes the host.
+ * When no socket is bound the frame is held back (dropped, counted) for the restart grace
+ * after the last heartbeat, then passed: a dead cubevs-fp never black-holes the host for
+ * longer than the grace, and never the node's own traffic.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -59,10 +60,21 @@ in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
 	return p >= cfg->snat_lo && p <= cfg->snat_hi;
 }
 
+/*
+ * To the socket of the receiving queue. Without one, cubevs-fp is restarting (or gone): held
+ * back within the grace after its last heartbeat, so the kernel does not reset the flows the
+ * next process adopts; after the grace everything goes to the kernel again.
+ */
 static __always_inline int
-steer(struct xdp_md *ctx, __u32 id)
+steer(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, __u32 id)
 {
-	return cvs_redirect(&xsks_map, ctx->rx_queue_index, XDP_PASS, id, CVS_XDP_PASS_NO_SOCKET);
+	int act = bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+
+	if (act == XDP_REDIRECT)
+		return cvs_verdict(id, act);
+	if (bpf_ktime_get_boot_ns() - cfg->heartbeat_ns < cfg->grace_ns)
+		return cvs_verdict(CVS_XDP_GAP_DROP, XDP_DROP);
+	return cvs_verdict(CVS_XDP_PASS_NO_SOCKET, act);
 }
 
 /*
@@ -86,16 +98,16 @@ steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, voi
 		key.port = ports[0];
 		key.proto = IPPROTO_TCP;
 		if (bpf_map_lookup_elem(&cvs_steer, &key))
-			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_ICMP_ERROR);
 		/* fall through */
 	case IPPROTO_UDP:
 		if (in_snat(cfg, ports[0]))
-			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_ICMP_ERROR);
 		break;
 	case IPPROTO_ICMP:
 		/* A quoted echo request: its id is at bytes 4-5. */
 		if (in_snat(cfg, ports[2]))
-			return steer(ctx, CVS_XDP_REDIRECT_ICMP_ERROR);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_ICMP_ERROR);
 		break;
 	}
 	return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
@@ -136,9 +148,9 @@ cvs_steer_prog(struct xdp_md *ctx)
 		key.port = th->dest;
 		key.proto = IPPROTO_TCP;
 		if (bpf_map_lookup_elem(&cvs_steer, &key))
-			return steer(ctx, CVS_XDP_REDIRECT_HOSTPORT);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_HOSTPORT);
 		if (in_snat(cfg, th->dest))
-			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
 		break;
 	}
 	case IPPROTO_UDP: {
@@ -147,7 +159,7 @@ cvs_steer_prog(struct xdp_md *ctx)
 		if ((void *)(uh + 1) > end)
 			break;
 		if (in_snat(cfg, uh->dest))
-			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
 		break;
 	}
 	case IPPROTO_ICMP: {
@@ -156,7 +168,7 @@ cvs_steer_prog(struct xdp_md *ctx)
 		if ((void *)(ih + 1) > end)
 			break;
 		if (ih->type == ICMP_ECHOREPLY_ && in_snat(cfg, ih->id))
-			return steer(ctx, CVS_XDP_REDIRECT_SNAT);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
 		if (ih->type == 3 || ih->type == 11 || ih->type == 12)
 			return steer_icmp_error(ctx, cfg, (void *)(ih + 1), end);
 		break;

@@ -179,7 +179,7 @@ fp_start() { # extra options
 	: >"$TB_DIR/fp.log"
 	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
 		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- --world-iface nic0 \
-		--state-file "$TB_DIR/state.json" "$@" >"$TB_DIR/fp.log" 2>&1 &
+		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" "$@" >"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
 	local n

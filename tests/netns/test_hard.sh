@@ -45,7 +45,7 @@ case_pcap() {
 		"$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
 		--vdev "net_pcap0,rx_pcap=$TB_DIR/in.pcap,tx_pcap=$TB_DIR/out.pcap" -- \
 		--node-ip $NODE_IP --host-iface none --next-hop-mac $NH_MAC \
-		--state-file "$TB_DIR/state.json" \
+		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" \
 		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)

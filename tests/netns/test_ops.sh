@@ -179,7 +179,7 @@ case_corrupt() {
 		local what=$1 pat=$2
 		shift 2
 		out=$(timeout 60 ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 \
-			--no-shconf --no-pci -- --world-iface nic0 --state-file "$st" "$@" 2>&1)
+			--no-shconf --no-pci -- --world-iface nic0 --state-file "$st" --runtime-dir "$TB_DIR/run" "$@" 2>&1)
 		rc=$?
 		check "$what: start refused (rc $rc)" test $rc -ne 0 -a $rc -ne 124
 		check "$what: the message says why" contains "$out" "$pat"

@@ -106,6 +106,23 @@ main(void)
 	CHECK(strstr(err, "--state-file") != NULL);
 	CHECK_EQ(parse("--state-file /tmp/dir/", &c, err), -EINVAL);
 
+	/* The session region and the restart (issue 12). */
+	CHECK(!strcmp(c.runtime_dir, CVS_RUNTIME_DIR_DEFAULT));
+	CHECK_EQ(c.restart_grace_s, 10);
+	CHECK(!c.detach_on_exit);
+	CHECK_EQ(parse("--runtime-dir /dev/shm/fp --restart-grace 0 --detach-on-exit", &c, err),
+		 0);
+	CHECK(!strcmp(c.runtime_dir, "/dev/shm/fp"));
+	CHECK_EQ(c.restart_grace_s, 0);
+	CHECK(c.detach_on_exit);
+	CHECK_EQ(parse("--runtime-dir none", &c, err), 0);
+	CHECK_EQ(c.runtime_dir[0], '\0');
+	CHECK_EQ(parse("--runtime-dir run", &c, err), -EINVAL);
+	CHECK(strstr(err, "--runtime-dir") != NULL);
+	CHECK_EQ(parse("--restart-grace 601", &c, err), -EINVAL);
+	CHECK_EQ(parse("--restart-grace 5s", &c, err), -EINVAL);
+	CHECK(strstr(err, "--restart-grace") != NULL);
+
 	CHECK_EQ(parse("--host-port-range 5-2", &c, err), -EINVAL);
 	CHECK(strstr(err, "--host-port-range") != NULL);
 	CHECK_EQ(parse("--host-port-range 0-10", &c, err), -EINVAL);

@@ -127,6 +127,43 @@ test_file(const char *dir)
 	json_decref(arr);
 }
 
+/*
+ * A restored sandbox keeps its slot (the zone of the sessions a restarted node adopts), even
+ * when an earlier slot was freed; a record without a slot (an older file) takes a free one.
+ */
+static void
+test_slots(void)
+{
+	struct registry a, b;
+	char err[512];
+	json_t *arr;
+
+	reg_new(&a);
+	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[80]}"), REG_CREATED);
+	CHECK_EQ(put(&a, "s2", "{\"iface\":\"tap2\",\"exposedPorts\":[80]}"), REG_CREATED);
+	CHECK_EQ(put(&a, "s3", "{\"iface\":\"tap3\",\"exposedPorts\":[80]}"), REG_CREATED);
+	CHECK_EQ(reg_delete(&a, "s2", err, sizeof(err)), 0);
+	arr = reg_state(&a);
+	reg_new(&b);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
+	CHECK(reg_zone_of(&a, "s3") != 0);
+	CHECK_EQ(reg_zone_of(&b, "s3"), reg_zone_of(&a, "s3"));
+	CHECK_EQ(reg_zone_of(&b, "s1"), reg_zone_of(&a, "s1"));
+	json_decref(arr);
+	reg_clear(&b);
+	reg_fini(&b);
+	reg_new(&b);
+	arr = json_loads("[{\"sandboxID\":\"old\",\"iface\":\"tap1\",\"sandboxIP\":"
+			 "\"192.168.0.9\",\"exposedPorts\":[]}]", 0, NULL);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
+	CHECK(reg_zone_of(&b, "old") != 0);
+	json_decref(arr);
+	reg_clear(&b);
+	reg_fini(&b);
+	reg_clear(&a);
+	reg_fini(&a);
+}
+
 static void
 test_restore(const char *dir)
 {
@@ -352,6 +389,7 @@ main(void)
 		return 1;
 	test_file(dir);
 	test_restore(dir);
+	test_slots();
 	test_guest_mac(dir);
 	{
 		char cmd[128];

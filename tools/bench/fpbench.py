@@ -397,11 +397,14 @@ class Bench:
         raise ValueError(path)
 
     def cubevs_state_opt(self):
-        """Keep no registration state (builds that have a state file take 'none')."""
+        """Keep no registration state and no session region across runs."""
         if not hasattr(self, '_state_opt'):
             out = subprocess.run([self.cubevs, '--help'], stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True).stdout
             self._state_opt = ['--state-file', 'none'] if '--state-file' in out else []
+            # Nor sessions across runs (builds with a session region take 'none').
+            if '--runtime-dir' in out:
+                self._state_opt += ['--runtime-dir', 'none']
         return self._state_opt
 
     def wait_log(self, p, logfile, word, what, timeout=20):

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "handover.h"
+#include "xdpctl.h"
+
+static struct {
+	int ifindex;		/* the world interface; 0 = nothing to do */
+	int old_fd;		/* the old steering program, -1 when none */
+	bool keep;		/* skip the PMD's detach at exit */
+	struct cvs_xdp_cfg cfg;
+	uint32_t copied;
+} ho = { .old_fd = -1 };
+
+typedef int (*attach_fn)(int, int, __u32, const struct bpf_xdp_attach_opts *);
+typedef int (*detach_fn)(int, __u32, const struct bpf_xdp_attach_opts *);
+
+static attach_fn
+real_attach(void)
+{
+	static attach_fn f;
+
+	if (!f)
+		f = (attach_fn)dlvsym(RTLD_NEXT, "bpf_xdp_attach", "LIBBPF_0.7.0");
+	return f;
+}
+
+static detach_fn
+real_detach(void)
+{
+	static detach_fn f;
+
+	if (!f)
+		f = (detach_fn)dlvsym(RTLD_NEXT, "bpf_xdp_detach", "LIBBPF_0.7.0");
+	return f;
+}
+
+int
+handover_prepare(int ifindex, const struct cvs_xdp_cfg *cfg)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	uint32_t id;
+
+	ho.ifindex = ifindex;
+	ho.cfg = *cfg;
+	if (xdpctl_prog_info(ifindex, &id, name, sizeof(name)) || !id ||
+	    strcmp(name, CVS_PROG_STEER))
+		return 0;
+	ho.old_fd = bpf_prog_get_fd_by_id(id);
+	return ho.old_fd >= 0;
+}
+
+void
+handover_keep_attached(int ifindex, bool keep)
+{
+	ho.ifindex = ifindex;
+	ho.keep = keep;
+}
+
+uint32_t
+handover_copied(void)
+{
+	return ho.copied;
+}
+
+/*
+ * The verdict counters go on from where the old program left them, so the frames held back
+ * during the gap (gap_drop) are seen in the next process's /metrics and /stats.
+ */
+static void
+handover_copy_stats(int new_prog)
+{
+	int ofd = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_STATS);
+	int nfd = xdpctl_prog_map_fd(new_prog, CVS_MAP_STATS);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	uint32_t k;
+
+	for (k = 0; v && ofd >= 0 && nfd >= 0 && k < CVS_XDP_MAX; k++)
+		if (!bpf_map_lookup_elem(ofd, &k, v))
+			bpf_map_update_elem(nfd, &k, v, BPF_ANY);
+	free(v);
+	if (ofd >= 0)
+		close(ofd);
+	if (nfd >= 0)
+		close(nfd);
+}
+
+/* The old program's heartbeat and steered ports into the new program's maps. */
+static void
+handover_copy(int new_prog)
+{
+	int ncfg = xdpctl_prog_map_fd(new_prog, CVS_MAP_CFG);
+	int nst = xdpctl_prog_map_fd(new_prog, CVS_MAP_STEER);
+	int ocfg = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_CFG);
+	int ost = xdpctl_prog_map_fd(ho.old_fd, CVS_MAP_STEER);
+	struct cvs_steer_key k, next;
+	struct cvs_xdp_cfg old = { 0 };
+	uint32_t zero = 0;
+	uint8_t one = 1;
+	void *prev = NULL;
+
+	/* Only from a map of our value size: an older build's has no heartbeat. */
+	if (ocfg >= 0 && xdpctl_map_value_size(ocfg) == sizeof(old) &&
+	    !bpf_map_lookup_elem(ocfg, &zero, &old))
+		ho.cfg.heartbeat_ns = old.heartbeat_ns;
+	if (ncfg >= 0)
+		bpf_map_update_elem(ncfg, &zero, &ho.cfg, BPF_ANY);
+	while (ost >= 0 && nst >= 0 && !bpf_map_get_next_key(ost, prev, &next)) {
+		if (!bpf_map_update_elem(nst, &next, &one, BPF_ANY))
+			ho.copied++;
+		k = next;
+		prev = &k;
+	}
+	if (ncfg >= 0)
+		close(ncfg);
+	if (nst >= 0)
+		close(nst);
+	if (ocfg >= 0)
+		close(ocfg);
+	if (ost >= 0)
+		close(ost);
+}
+
+/* Interposed for net_af_xdp: see handover.h. */
+int
+bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attach_opts *opts)
+{
+	attach_fn f = real_attach();
+	int ret;
+
+	if (!f)
+		return -ENOSYS;
+	if (ifindex != ho.ifindex || !ho.ifindex || ho.old_fd < 0 ||
+	    !(flags & XDP_FLAGS_UPDATE_IF_NOEXIST) || opts)
+		return f(ifindex, prog_fd, flags, opts);
+	handover_copy(prog_fd);
+	handover_copy_stats(prog_fd);
+	{
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = ho.old_fd);
+
+		ret = f(ifindex, prog_fd, (flags & ~XDP_FLAGS_UPDATE_IF_NOEXIST) |
+			XDP_FLAGS_REPLACE, &o);
+	}
+	close(ho.old_fd);
+	ho.old_fd = -1;
+	return ret;
+}
+
+int
+bpf_xdp_detach(int ifindex, __u32 flags, const struct bpf_xdp_attach_opts *opts)
+{
+	detach_fn f = real_detach();
+
+	if (!f)
+		return -ENOSYS;
+	if (ho.keep && ifindex == ho.ifindex)
+		return 0;
+	return f(ifindex, flags, opts);
+}

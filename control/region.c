@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ct_region.h"
+#include "region.h"
+
+#define REGION_MAGIC	"CVSFPRG"	/* 8 bytes with its NUL */
+#define REGION_FORMAT	1u
+#define HUGETLBFS_MAGIC_ 0x958458f6
+#define REGION_ALIGN	4096u
+
+struct region_hdr {
+	char magic[8];
+	uint32_t format;
+	uint32_t hdr_bytes;
+	uint32_t layout;	/* ct_layout_version() */
+	uint32_t nworkers;
+	uint32_t capacity;
+	uint32_t nzones;
+	uint64_t file_bytes;
+	uint64_t generation;
+	int64_t clock_base;	/* CLOCK_BOOTTIME seconds at worker time 0 */
+	uint32_t node_ip;
+	uint16_t snat_lo;
+	uint16_t snat_hi;
+	uint64_t seed[REGION_MAX_WORKERS];
+	uint64_t table_off[REGION_MAX_WORKERS];
+	uint64_t slots_off;
+	uint32_t pad;
+	uint32_t sum;		/* FNV-1a of everything above */
+};
+
+static uint32_t
+fnv(const void *p, size_t n, uint32_t h)
+{
+	const uint8_t *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 16777619u;
+	return h;
+}
+
+uint32_t
+region_id_hash(const char *id)
+{
+	return fnv(id, strlen(id), 2166136261u) | 1;
+}
+
+static uint32_t
+hdr_sum(const struct region_hdr *h)
+{
+	return fnv(h, offsetof(struct region_hdr, sum), 2166136261u);
+}
+
+void
+region_seal_header(void *base)
+{
+	struct region_hdr *h = base;
+
+	h->sum = hdr_sum(h);
+}
+
+static int64_t
+boot_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec;
+}
+
+static size_t
+rnd(size_t n, size_t a)
+{
+	return (n + a - 1) / a * a;
+}
+
+/* Where everything goes: header, zone records, then one table block per worker. */
+static size_t
+region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_off,
+	      size_t align)
+{
+	size_t off = REGION_ALIGN, tb = ct_region_bytes(w->capacity, w->nzones);
+	uint32_t i;
+
+	*slots_off = off;
+	off = rnd(off + (size_t)w->nzones * sizeof(struct region_slot), REGION_ALIGN);
+	for (i = 0; i < w->nworkers; i++) {
+		table_off[i] = off;
+		off += tb;
+	}
+	return rnd(off, align);
+}
+
+/* The size a region of this shape takes on the file system of fd. */
+static size_t
+region_size(int fd, const struct region_want *w)
+{
+	uint64_t off[REGION_MAX_WORKERS], soff;
+	struct statfs sf;
+	size_t align = REGION_ALIGN;
+
+	if (!fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_)
+		align = (size_t)sf.f_bsize;
+	return region_layout(w, off, &soff, align);
+}
+
+uint32_t
+region_clock_now(const struct region *rg)
+{
+	const struct region_hdr *h = rg->base;
+	int64_t d = boot_seconds() - h->clock_base;
+
+	return d > 0 ? (uint32_t)d : 0;
+}
+
+/* The directory: ours, a directory, nobody else may look in. */
+static int
+region_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		snprintf(err, errlen, "--runtime-dir %s: cannot create it: %s", dir,
+			 strerror(errno));
+		return -errno;
+	}
+	if (lstat(dir, &st)) {
+		snprintf(err, errlen, "--runtime-dir %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, errlen, "--runtime-dir %s must be a directory owned by uid %u with "
+			 "mode 0700 (it is uid %u, mode %04o)", dir, geteuid(), st.st_uid,
+			 st.st_mode & 07777);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Header checks, in order; the first that fails is the reason given. */
+static bool
+region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want *w,
+	      char *why, size_t len)
+{
+	uint64_t off[REGION_MAX_WORKERS], soff;
+	uint32_t i;
+
+	if (size < sizeof(*h))
+		snprintf(why, len, "truncated: %zu bytes, the header alone needs %zu", size,
+			 sizeof(*h));
+	else if (memcmp(h->magic, REGION_MAGIC, 8))
+		snprintf(why, len, "not a cubevs-fp session region (bad magic)");
+	else if (h->format != REGION_FORMAT || h->hdr_bytes != sizeof(*h))
+		snprintf(why, len, "region format %u, this build reads %u", h->format,
+			 REGION_FORMAT);
+	else if (h->sum != hdr_sum(h))
+		snprintf(why, len, "corrupt header (checksum)");
+	else if (h->layout != ct_layout_version())
+		snprintf(why, len, "session layout %08x, this build has %08x (an upgrade that "
+			 "changed the session structures)", h->layout, ct_layout_version());
+	else if (h->nworkers != w->nworkers)
+		snprintf(why, len, "made for %u workers, now %u", h->nworkers, w->nworkers);
+	else if (h->capacity != w->capacity || h->nzones != w->nzones)
+		snprintf(why, len, "capacity %u sessions per worker and %u sandboxes, now %u and "
+			 "%u", h->capacity, h->nzones, w->capacity, w->nzones);
+	else if (h->node_ip != w->node_ip || h->snat_lo != w->snat_lo || h->snat_hi != w->snat_hi)
+		snprintf(why, len, "made for another node IP or SNAT range (%u-%u, now %u-%u)",
+			 h->snat_lo, h->snat_hi, w->snat_lo, w->snat_hi);
+	else if (h->file_bytes != size)
+		snprintf(why, len, "truncated or grown: %zu bytes, the header says %llu", size,
+			 (unsigned long long)h->file_bytes);
+	else if (h->clock_base > boot_seconds())
+		snprintf(why, len, "clock base in the future (made before a reboot)");
+	else {
+		region_layout(w, off, &soff, 1);
+		if (h->slots_off != soff)
+			goto bad_off;
+		for (i = 0; i < w->nworkers; i++)
+			if (h->table_off[i] != off[i] ||
+			    off[i] + ct_region_bytes(w->capacity, w->nzones) > size)
+				goto bad_off;
+		return true;
+bad_off:
+		snprintf(why, len, "table offsets do not match the layout");
+	}
+	return false;
+}
+
+static int
+region_map(struct region *rg, int fd, size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	/* Random lookups over tens of MiB: huge pages where tmpfs allows them (shmem THP). */
+	if (!rg->info.hugetlb)
+		madvise(p, bytes, MADV_HUGEPAGE);
+	rg->base = p;
+	rg->bytes = bytes;
+	return 0;
+}
+
+/* Adopt the file open on fd; false with the reason in rg->info.why. */
+static bool
+region_adopt(struct region *rg, int fd, const struct region_want *w)
+{
+	struct region_hdr *h, copy;
+	struct stat st;
+	uint32_t i;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "not a regular file");
+		return false;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "owned by uid %u with mode %04o; "
+			 "only uid %u and mode 0600 are trusted", st.st_uid, st.st_mode & 07777,
+			 geteuid());
+		return false;
+	}
+	{
+		struct statfs sf;
+
+		rg->info.hugetlb = !fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_;
+	}
+	/* The header from a read, so a file of any size is judged before it is mapped. */
+	memset(&copy, 0, sizeof(copy));
+	if (pread(fd, &copy, sizeof(copy), 0) < 0)
+		memset(&copy, 0, sizeof(copy));
+	if (!region_hdr_ok(&copy, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
+		return false;
+	if (st.st_size != (off_t)region_size(fd, w)) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "truncated or grown: %lld bytes, "
+			 "this shape takes %zu", (long long)st.st_size, region_size(fd, w));
+		return false;
+	}
+	if (region_map(rg, fd, (size_t)st.st_size)) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "cannot map: %s", strerror(errno));
+		return false;
+	}
+	h = rg->base;
+	/* Judged again on the mapping: the file may have changed since the read. */
+	if (!region_hdr_ok(h, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
+		return false;
+	for (i = 0; i < w->nworkers; i++) {
+		struct ct_adopt_stats as;
+		char why[160];
+
+		rg->ct[i] = ct_region_adopt((uint8_t *)rg->base + h->table_off[i], w->capacity,
+					    w->nzones, w->timeouts, &as, why, sizeof(why));
+		if (!rg->ct[i] || rg->ct[i]->seed != h->seed[i]) {
+			snprintf(rg->info.why, sizeof(rg->info.why), "worker %u's table: %s", i,
+				 rg->ct[i] ? "hash seed differs from the header" : why);
+			return false;
+		}
+		rg->info.adopted += as.sessions;
+	}
+	h->generation++;
+	h->sum = hdr_sum(h);
+	rg->info.generation = h->generation;
+	return true;
+}
+
+static void
+region_unmap(struct region *rg)
+{
+	if (rg->base)
+		munmap(rg->base, rg->bytes);
+	rg->base = NULL;
+	memset(rg->ct, 0, sizeof(rg->ct));
+}
+
+/* A fresh region: made under a temporary name, laid out, then renamed into place. */
+static int
+region_create(struct region *rg, const char *path, const struct region_want *w, char *err,
+	      size_t errlen)
+{
+	char tmp[320];
+	struct region_hdr *h;
+	struct statfs sf;
+	uint64_t off[REGION_MAX_WORKERS], soff, seed;
+	size_t bytes, align = REGION_ALIGN;
+	uint32_t i;
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return -errno;
+	}
+	if (!fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_) {
+		rg->info.hugetlb = true;
+		align = (size_t)sf.f_bsize;
+	}
+	bytes = region_layout(w, off, &soff, align);
+	/* Reserve the space now: a short tmpfs would otherwise SIGBUS a worker later. */
+	ret = rg->info.hugetlb ? (ftruncate(fd, (off_t)bytes) ? errno : 0) :
+	      posix_fallocate(fd, 0, (off_t)bytes);
+	if (ret || region_map(rg, fd, bytes)) {
+		snprintf(err, errlen, "%s: cannot reserve %zu bytes: %s", tmp, bytes,
+			 strerror(ret ? ret : errno));
+		close(fd);
+		unlink(tmp);
+		return -ENOSPC;
+	}
+	close(fd);
+	h = rg->base;
+	for (i = 0; i < w->nworkers; i++) {
+		if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+			seed = 0x9e3779b97f4a7c15ull * (i + 1);
+		rg->ct[i] = ct_region_init((uint8_t *)rg->base + off[i], w->capacity, w->nzones,
+					   w->timeouts, seed);
+		h->seed[i] = seed;
+		h->table_off[i] = off[i];
+	}
+	memcpy(h->magic, REGION_MAGIC, 8);
+	h->format = REGION_FORMAT;
+	h->hdr_bytes = sizeof(*h);
+	h->layout = ct_layout_version();
+	h->nworkers = w->nworkers;
+	h->capacity = w->capacity;
+	h->nzones = w->nzones;
+	h->file_bytes = bytes;
+	h->generation = 1;
+	h->clock_base = boot_seconds();
+	h->node_ip = w->node_ip;
+	h->snat_lo = w->snat_lo;
+	h->snat_hi = w->snat_hi;
+	h->slots_off = soff;
+	h->sum = hdr_sum(h);
+	if (rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		region_unmap(rg);
+		unlink(tmp);
+		return -EIO;
+	}
+	rg->info.generation = 1;
+	return 0;
+}
+
+/* Keep a refused region for a post-mortem: renamed, never deleted. */
+static void
+region_aside(const char *path, char *to, size_t len)
+{
+	struct stat st;
+	int k = 0;
+
+	do
+		snprintf(to, len, "%s.refused-%lld-%d", path, (long long)time(NULL), k++);
+	while (!lstat(to, &st) && k < 1000);
+	if (rename(path, to))
+		snprintf(to, len, "(could not move it: %s)", strerror(errno));
+}
+
+int
+region_open(struct region *rg, const char *dir, const char *name,
+	    const struct region_want *w, char *err, size_t errlen)
+{
+	const struct region_hdr *h;
+	struct timespec t0, t1;
+	char aside[340];
+	int fd, ret;
+
+	memset(rg, 0, sizeof(*rg));
+	if (w->nworkers == 0 || w->nworkers > REGION_MAX_WORKERS) {
+		snprintf(err, errlen, "%u workers: a region holds 1 to %u", w->nworkers,
+			 REGION_MAX_WORKERS);
+		return -EINVAL;
+	}
+	ret = region_dir(dir, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(rg->info.path, sizeof(rg->info.path), "%s/%s", dir, name);
+	/* One process per region: a second instance on the same interface and directory. */
+	snprintf(aside, sizeof(aside), "%s.lock", rg->info.path);
+	rg->lock_fd = open(aside, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (rg->lock_fd < 0 || flock(rg->lock_fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen, "%s: %s", aside, errno == EWOULDBLOCK ?
+			 "another cubevs-fp uses this session region" : strerror(errno));
+		ret = -errno;
+		if (rg->lock_fd >= 0)
+			close(rg->lock_fd);
+		rg->lock_fd = -1;
+		return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = open(rg->info.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "cannot open: %s", strerror(errno));
+	} else if (fd >= 0) {
+		if (region_adopt(rg, fd, w)) {
+			close(fd);
+			goto done;
+		}
+		close(fd);
+	}
+	if (rg->info.why[0]) {
+		region_unmap(rg);
+		region_aside(rg->info.path, aside, sizeof(aside));
+		rg->info.refused = 1;
+		rg->info.adopted = 0;
+		snprintf(rg->info.aside, sizeof(rg->info.aside), "%s", aside);
+	}
+	ret = region_create(rg, rg->info.path, w, err, errlen);
+	if (ret) {
+		close(rg->lock_fd);
+		rg->lock_fd = -1;
+		return ret;
+	}
+done:
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rg->info.adopt_us = (uint32_t)((t1.tv_sec - t0.tv_sec) * 1000000 +
+				       (t1.tv_nsec - t0.tv_nsec) / 1000);
+	h = rg->base;
+	rg->info.bytes = rg->bytes;
+	rg->nzones = w->nzones;
+	rg->slots = (struct region_slot *)((uint8_t *)rg->base + h->slots_off);
+	rg->old_slots = calloc(w->nzones ? w->nzones : 1, sizeof(*rg->old_slots));
+	if (rg->old_slots && !rg->info.refused && rg->info.generation > 1)
+		memcpy(rg->old_slots, rg->slots, (size_t)w->nzones * sizeof(*rg->slots));
+	return 0;
+}
+
+void
+region_close(struct region *rg)
+{
+	region_unmap(rg);
+	free(rg->old_slots);
+	rg->old_slots = NULL;
+	if (rg->lock_fd > 0)
+		close(rg->lock_fd);
+	rg->lock_fd = -1;
+}
+
+void
+region_set_slots(struct region *rg, const struct region_slot *cur)
+{
+	if (rg->base)
+		memcpy(rg->slots, cur, (size_t)rg->nzones * sizeof(*cur));
+}
+
+uint32_t
+region_slots_gone(const struct region *rg, const struct region_slot *cur, bool *gone)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; rg->old_slots && i < rg->nzones; i++) {
+		gone[i] = rg->old_slots[i].ip && (rg->old_slots[i].ip != cur[i].ip ||
+			  rg->old_slots[i].id_hash != cur[i].id_hash);
+		n += gone[i];
+	}
+	return n;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The session region: one shared-memory file under --runtime-dir that holds every worker's
+ * session table and the sandbox of each zone, so a restarted (or crashed) cubevs-fp adopts
+ * the sessions of the one before it. SNAT ports need nothing more: a port is taken exactly
+ * while a session holds it. The worker clock counts seconds from the clock base in the header
+ * (CLOCK_BOOTTIME), so session timestamps keep their meaning in the next process.
+ *
+ * Adoption is validated, never trusted: the header (magic, format, checksum, layout version
+ * of the session structures, worker count, capacity, zones, node IP and SNAT range, size)
+ * and then every table (ct_region_adopt()) are checked before a worker runs. A region that
+ * fails is renamed aside and a fresh one is made; the caller logs region_info (the module
+ * is plain libc so the unit tests and the fuzz target run it). Control thread only.
+ */
+#ifndef CVS_REGION_H
+#define CVS_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct.h"
+
+#define REGION_MAX_WORKERS	16
+
+/* Which sandbox a zone (slot + 1) belonged to, so an adopted session meets the same one. */
+struct region_slot {
+	uint32_t ip;		/* network order; 0 = slot free */
+	uint32_t id_hash;	/* of the sandbox id */
+};
+
+/* The shape and addressing a region is made for; a region of another is refused. */
+struct region_want {
+	uint32_t nworkers;
+	uint32_t capacity;	/* sessions per worker */
+	uint32_t nzones;	/* max sandboxes */
+	uint32_t node_ip;
+	uint16_t snat_lo;
+	uint16_t snat_hi;
+	const uint32_t *timeouts;
+};
+
+struct region_info {
+	uint64_t generation;	/* 1 for a fresh region, +1 per adoption */
+	uint64_t bytes;
+	uint32_t adopted;	/* sessions adopted at start */
+	uint32_t discarded_gone;	/* adopted, then dropped: their sandbox did not come back */
+	uint32_t refused;	/* regions refused at start (0 or 1) */
+	uint32_t adopt_us;	/* time the checks took */
+	bool hugetlb;		/* on hugetlbfs */
+	char why[200];		/* why the region was refused, "" when not */
+	char path[300];
+	char aside[340];	/* where the refused region went */
+};
+
+struct region {
+	void *base;
+	size_t bytes;
+	struct ct_table *ct[REGION_MAX_WORKERS];
+	struct region_slot *slots;	/* in the region: kept current */
+	struct region_slot *old_slots;	/* as adopted, for region_slots_gone() */
+	uint32_t nzones;
+	int lock_fd;		/* flock of PATH.lock while we use the region */
+	struct region_info info;
+};
+
+/*
+ * Open or make the region of 'name' in 'dir' (made 0700 when missing; refused when it is not
+ * a directory owned by us with no access for others). Adopts what it can; when it cannot,
+ * says why in the log, moves the file aside and starts empty. Returns 0, or -errno with
+ * 'err' when no region can be had (the caller may run with private tables).
+ */
+int region_open(struct region *rg, const char *dir, const char *name,
+		const struct region_want *w, char *err, size_t errlen);
+void region_close(struct region *rg);
+
+/* Seconds since the region's clock base: where the worker clock starts. */
+uint32_t region_clock_now(const struct region *rg);
+
+/* The zone records: what the sandbox of each slot is now (every registration change). */
+void region_set_slots(struct region *rg, const struct region_slot *cur);
+/*
+ * Compare the records the region came with to the registrations restored ('cur', nzones
+ * entries): sets gone[z] for each slot whose sandbox is another or missing. Returns how many.
+ */
+uint32_t region_slots_gone(const struct region *rg, const struct region_slot *cur, bool *gone);
+
+uint32_t region_id_hash(const char *id);
+/* Recompute the header checksum of a region image (the fuzz target changes headers on purpose). */
+void region_seal_header(void *base);
+
+#endif /* CVS_REGION_H */

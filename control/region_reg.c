@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "region_reg.h"
+#include "worker.h"
+
+int
+region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
+{
+	struct region_want want = {
+		.nworkers = nw,
+		.capacity = (cfg->max_sessions + nw - 1) / nw,
+		.nzones = cfg->max_sandboxes,
+		.node_ip = cfg->node_ip,
+		.snat_lo = cfg->snat_ports.lo,
+		.snat_hi = cfg->snat_ports.hi,
+		.timeouts = cfg->timeouts,
+	};
+	const struct region_info *ri = &rg->info;
+	char err[512], name[64];
+
+	if (!cfg->runtime_dir[0])
+		return -1;
+	snprintf(name, sizeof(name), "sessions-%s.region",
+		 cfg->world_iface[0] ? cfg->world_iface : "noiface");
+	if (region_open(rg, cfg->runtime_dir, name, &want, err, sizeof(err))) {
+		CVS_LOG(ERR, main, "%s: sessions will not survive a restart", err);
+		return -1;
+	}
+	if (ri->refused)
+		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
+			"with empty session tables", ri->path, ri->why, ri->aside);
+	else if (ri->generation > 1)
+		CVS_LOG(INFO, main, "session region %s: adopted %u sessions of %u worker(s), "
+			"generation %llu, checked in %u us", ri->path, ri->adopted, nw,
+			(unsigned long long)ri->generation, ri->adopt_us);
+	else
+		CVS_LOG(INFO, main, "session region %s: new, %llu bytes%s", ri->path,
+			(unsigned long long)ri->bytes, ri->hugetlb ? " on hugetlbfs" : "");
+	return 0;
+}
+
+static void
+region_slot_of(void *arg, const struct sandbox *sb)
+{
+	struct region_slot *cur = arg;
+
+	cur[sb->slot].ip = sb->ip;
+	cur[sb->slot].id_hash = region_id_hash(sb->id);
+}
+
+/* Which sandbox each zone is, as the registry has it now; NULL when out of memory. */
+static struct region_slot *
+region_slots_now(const struct region *rg, struct registry *reg)
+{
+	struct region_slot *cur = calloc(rg->nzones ? rg->nzones : 1, sizeof(*cur));
+
+	if (cur)
+		reg_foreach(reg, region_slot_of, cur);
+	return cur;
+}
+
+void
+region_sync_registry(struct region *rg, struct registry *reg)
+{
+	struct region_slot *cur = region_slots_now(rg, reg);
+
+	if (cur)
+		region_set_slots(rg, cur);
+	free(cur);
+}
+
+uint32_t
+region_drop_gone(struct region *rg, struct registry *reg, struct publish *pub)
+{
+	struct region_slot *cur;
+	uint32_t z, flushed, total = 0;
+	bool *gone;
+
+	if (rg->info.generation < 2)
+		return 0;
+	cur = region_slots_now(rg, reg);
+	gone = calloc(rg->nzones ? rg->nzones : 1, sizeof(*gone));
+	if (cur && gone && region_slots_gone(rg, cur, gone)) {
+		for (z = 0; z < rg->nzones; z++) {
+			if (!gone[z] || publish_call(pub, WCMD_FLUSH_ZONE, z + 1, 1000, &flushed))
+				continue;
+			total += flushed;
+		}
+		rg->info.discarded_gone = total;
+		CVS_LOG(INFO, ctl, "session region: %u adopted sessions dropped, their sandbox "
+			"did not come back", total);
+	}
+	free(cur);
+	free(gone);
+	return total;
+}

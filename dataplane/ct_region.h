@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A session table laid out in memory the caller provides (a shared-memory region that outlives
+ * the process), and the adoption of a table an earlier process left there. Control thread
+ * only, before the worker that owns the table runs. The per-packet code sees an ordinary
+ * struct ct_table: only where its arrays live changes.
+ *
+ * Block of one table: the struct ct_table itself, the zone heads, the sessions, the cold
+ * links and the index lines, each part on a 4 KiB boundary. Pointers inside the struct are
+ * rewritten on adoption, since the next process maps the region at another address.
+ */
+#ifndef CVS_CT_REGION_H
+#define CVS_CT_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ct.h"
+
+/* What an adoption found. */
+struct ct_adopt_stats {
+	uint32_t sessions;	/* sessions found valid and kept */
+};
+
+/* Bytes of the block of one table of this shape. */
+size_t ct_region_bytes(uint32_t capacity, uint32_t nzones);
+
+/*
+ * A version of everything that shapes a block: sizes and field offsets of the session, its
+ * tuples, the cold links, the index line and the table struct, the slot count of a line and
+ * the number of classes. Any change to those structures gives another number.
+ */
+uint32_t ct_layout_version(void);
+
+/* An empty table in 'mem' (ct_region_bytes(), zeroed by the caller, 4 KiB aligned). */
+struct ct_table *ct_region_init(void *mem, uint32_t capacity, uint32_t nzones,
+				const uint32_t *timeouts, uint64_t seed);
+
+/*
+ * The table an earlier process left in 'mem', checked before anything follows it: the shape
+ * against capacity and nzones, every list (classes, free list) walked with a bound, every
+ * index entry against its session and its hash, every counter against what was counted. The
+ * zone lists and the overflow counts of the index are rebuilt from the sessions. Returns NULL
+ * with the reason in 'why' when anything is wrong; the memory may then have been written to.
+ */
+struct ct_table *ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones,
+				 const uint32_t *timeouts, struct ct_adopt_stats *st, char *why,
+				 size_t whylen);
+
+/* Shape and set-up helpers shared with ct_create() (ct.c). */
+void ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask);
+void ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts);
+void ct_zones_rebuild(struct ct_table *ct);
+
+#endif /* CVS_CT_REGION_H */

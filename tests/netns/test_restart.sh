@@ -1,0 +1,243 @@
+#!/bin/bash
+# Hitless restart (issue 12): long-lived flows of every kind survive a SIGTERM restart and a
+# kill -9 restart; the steering program holds fast-path frames back during the gap and hands
+# them to the kernel after the grace; a region of another layout, or a corrupt one, is refused
+# and moved aside. Usage: test_restart.sh CASE  (RESTART_WORKERS=2 for two workers)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FP_OPTS=()
+if [ "${RESTART_WORKERS:-1}" = 2 ]; then
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	FP_OPTS=(--workers 2 --world-queues 1 --idle-sleep-us 20)
+fi
+
+bed() { # extra cubevs-fp options
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
+	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
+	fp_start "${FP_OPTS[@]}" "$@"
+	eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
+	HP1=$(hostport_of s1 7000)
+	HP2=$(hostport_of s2 7000)
+	SBX1=$(api_body GET /sandboxes/s1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+}
+
+# Flows of every kind, from the namespaces they start in, counted in $TB_DIR/f-*.
+flows_start() {
+	local d
+	for d in in eg host; do
+		mkdir -p "$TB_DIR/f-$d"
+		rm -f "$TB_DIR/f-$d"/{mark,ready,stop}
+	done
+	# World → exposed ports of both sandboxes.
+	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "$NODE_IP:$HP1:4" \
+		--tcp "$NODE_IP:$HP2:4" >"$TB_DIR/f-in/out"
+	# Sandbox 1 → world TCP and UDP (SNAT), and hairpin to sandbox 2's host port.
+	tb_bg nss 1 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg" --tcp "$WORLD_IP:7001:5" \
+		--udp "$WORLD_IP:5353:3" --tcp "$NODE_IP:$HP2:3" >"$TB_DIR/f-eg/out"
+	# Host → sandbox through cube-dev.
+	tb_bg nsn python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-host" --tcp "$SBX1:7000:3" \
+		>"$TB_DIR/f-host/out"
+	local n
+	for n in $(seq 200); do
+		[ -f "$TB_DIR/f-in/ready" ] && [ -f "$TB_DIR/f-eg/ready" ] &&
+			[ -f "$TB_DIR/f-host/ready" ] && return 0
+		sleep 0.1
+	done
+	die "the flows did not start"
+}
+
+flows_mark() { # number
+	local d
+	for d in in eg host; do echo "$1" >"$TB_DIR/f-$d/mark"; done
+}
+
+# Stop the flows; check that every one is intact. Prints the summaries.
+flows_check() { # what
+	local d n
+	# Let each flow exchange a message after the last mark.
+	sleep 2
+	for d in in eg host; do touch "$TB_DIR/f-$d/stop"; done
+	for n in $(seq 100); do
+		[ -s "$TB_DIR/f-in/out" ] && [ -s "$TB_DIR/f-eg/out" ] &&
+			[ -s "$TB_DIR/f-host/out" ] && break
+		sleep 0.2
+	done
+	for d in in eg host; do
+		check "$1: $d flows intact ($(cat "$TB_DIR/f-$d/out"))" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for b in r["bad"]:
+    print("#   " + b)
+assert r["flows"] > 0 and not r["bad"], r' "$TB_DIR/f-$d/out"
+	done
+}
+
+# New connections of every kind work.
+fresh() { # what
+	check "$1: a new ingress connection" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name")" \
+		"sandbox1 $CLIENT_IP"
+	check "$1: a new egress connection" \
+		eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" "world $NODE_IP"
+	check "$1: a new host → sandbox connection" \
+		eq "$(nsn curl -s -m 5 "http://$SBX1:8080/name" | cut -d' ' -f1)" "sandbox1"
+}
+
+region_stat() { # field of /stats "region"
+	api_body GET /stats | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
+}
+
+case_flows() {
+	bed
+	flows_start
+	local t0
+	t0=$(date +%s%N)
+	check "SIGTERM → exit 0" fp_stop
+	check "the steering program stays on the world interface" \
+		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+	check "a new instance starts" fp_start "${FP_OPTS[@]}"
+	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
+	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
+	check "it adopted the sessions" test "$(region_stat adopted)" -ge 22
+	check "it took the steering program over" \
+		bash -c "grep -q 'taking over the steering program' $TB_DIR/fp.log"
+	flows_mark 1
+	fresh "after SIGTERM"
+	sleep 1
+	t0=$(date +%s%N)
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+	check "after kill -9 a new instance starts" fp_start "${FP_OPTS[@]}"
+	log "kill -9 restart: kill to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
+	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 22
+	check "the region's generation went up twice" test "$(region_stat generation)" -eq 3
+	log "frames held back over both gaps: gap_drop $(stat_of xdp gap_drop)"
+	flows_mark 2
+	fresh "after kill -9"
+	flows_check "SIGTERM then kill -9"
+}
+
+# The grace: with no process, a host port's segments are dropped and counted, never reset by
+# the kernel; after the grace the kernel has the port again. The node's own ports never wait.
+case_grace() {
+	bed --restart-grace 5
+	tb_server "$NS_N" 8000 --name kernel
+	check "SIGTERM → exit 0" fp_stop
+	# A kernel listener on a host port: during the grace it must not see the SYNs.
+	tb_server "$NS_N" "$HP1" --name kernelhp
+	check "the node's own port answers during the grace" \
+		eq "$(nsc curl -s -m 2 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
+	check "ping of the node works during the grace" quiet nsc ping -c 1 -W 1 -q "$NODE_IP"
+	check "a host port gets no answer during the grace" \
+		bash -c "! ip netns exec $NS_C curl -s -m 1 http://$NODE_IP:$HP1/name"
+	sleep 5
+	check "after grace + 1 s the kernel listener on the host port answers" \
+		eq "$(nsc curl -s -m 2 "http://$NODE_IP:$HP1/name")" "kernelhp $CLIENT_IP"
+	kill "${TB_PIDS[-1]}"
+	fp_start "${FP_OPTS[@]}"
+	check "the next process reports the gap drops" test "$(stat_of xdp gap_drop)" -ge 1
+}
+
+# A region of another layout (an upgrade that changed the session structures), a corrupt one,
+# a truncated one and one of another owner: refused with the reason, moved aside, and the node
+# serves from an empty table.
+case_refused() {
+	bed
+	local reg="$TB_DIR/run/sessions-nic0.region"
+	nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name" >/dev/null
+	fp_stop
+	check "the region file is 0600, its directory 0700" \
+		eq "$(stat -c %a "$reg") $(stat -c %a "$TB_DIR/run")" "600 700"
+	# What a build with another session layout writes: another layout version, valid sum.
+	python3 - "$reg" <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read(4096))
+b[16:20] = struct.pack('<I', struct.unpack('<I', b[16:20])[0] ^ 0x5a5a5a5a)
+h = 2166136261
+end = 332
+for c in b[:end]:
+    h = ((h ^ c) * 16777619) & 0xffffffff
+b[end:end + 4] = struct.pack('<I', h)
+with open(p, 'r+b') as f:
+    f.write(bytes(b))
+PY
+	fp_start "${FP_OPTS[@]}"
+	check "another layout: refused, with the reason in the log" \
+		bash -c "grep -q 'refused: session layout .* (an upgrade' $TB_DIR/fp.log"
+	check "the old region was kept aside" bash -c "ls $reg.refused-* >/dev/null"
+	check "the node starts with an empty table" eq "$(region_stat adopted)" 0
+	fresh "after a refused upgrade"
+	fp_stop
+	head -c 65536 /dev/urandom >"$reg"
+	fp_start "${FP_OPTS[@]}"
+	check "random bytes: refused" bash -c "grep -q 'refused: not a cubevs-fp' $TB_DIR/fp.log"
+	fp_stop
+	truncate -s 100000 "$reg"
+	fp_start "${FP_OPTS[@]}"
+	check "truncated: refused" bash -c "grep -q 'refused: truncated' $TB_DIR/fp.log"
+	fp_stop
+	chown 65534 "$reg"
+	fp_start "${FP_OPTS[@]}"
+	check "another owner: refused" \
+		bash -c "grep -q 'refused: owned by uid 65534' $TB_DIR/fp.log"
+	fresh "after the refusals"
+	check "every refused region is kept aside" test "$(ls "$reg".refused-* | wc -l)" -eq 4
+}
+
+# A sandbox that is not in the state file any more when the node comes back: its adopted
+# sessions are dropped, the others kept.
+case_gone() {
+	bed
+	local i
+	for i in 1 2 3; do
+		nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name" >/dev/null
+		nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s2 8080)/name" >/dev/null
+	done
+	fp_stop
+	python3 - "$TB_DIR/state.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+st = json.load(open(p))
+st["sandboxes"] = [s for s in st["sandboxes"] if s["sandboxID"] != "s2"]
+json.dump(st, open(p, "w"))
+PY
+	fp_start "${FP_OPTS[@]}"
+	check "sessions were adopted" test "$(region_stat adopted)" -ge 6
+	check "the 3 sessions of the sandbox that did not come back were dropped" \
+		eq "$(region_stat discarded_gone)" 3
+	check "and said so in the log" \
+		bash -c "grep -q '3 adopted sessions dropped, their sandbox did not come back' \
+			$TB_DIR/fp.log"
+	local left
+	left=$(api_body GET /stats | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["sessions"])')
+	check "the other sandbox's 3 sessions are still there ($left)" test "$left" -ge 3
+}
+
+# --detach-on-exit: the stop an operator uses when no restart follows.
+case_detach() {
+	bed --detach-on-exit
+	check "SIGTERM → exit 0" fp_stop
+	check "the steering program left the world interface" \
+		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+	check "and the region was removed" test ! -e "$TB_DIR/run/sessions-nic0.region"
+	tb_server "$NS_N" "$HP1" --name kernelhp
+	check "the kernel has the host port at once" \
+		eq "$(nsc curl -s -m 2 "http://$NODE_IP:$HP1/name")" "kernelhp $CLIENT_IP"
+}
+
+"case_$1"
+tb_done

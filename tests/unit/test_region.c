@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The session region: sessions written by one "process" (open, insert, close) are found by the
+ * next after adoption; a region of another shape, a corrupt, truncated, loose or foreign one is
+ * refused with its reason, moved aside, and replaced by an empty one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "ct_region.h"
+#include "pkt.h"
+#include "region.h"
+
+static char dir[64];
+static const char *name = "sessions-test.region";
+
+static struct region_want
+want(uint32_t nw, uint32_t cap)
+{
+	struct region_want w = {
+		.nworkers = nw, .capacity = cap, .nzones = 8, .node_ip = 0x010212c6,
+		.snat_lo = 30000, .snat_hi = 65535, .timeouts = NULL,
+	};
+
+	return w;
+}
+
+static struct ct_tuple
+tup(uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint16_t zone)
+{
+	struct ct_tuple t = { s, d, sp, dp, zone, IPPROTO_TCP_, 0 };
+
+	return t;
+}
+
+/* n sessions in table ct, sandbox zone 1 + i % 3 towards the world, every fifth deleted. */
+static uint32_t
+fill(struct ct_table *ct, uint32_t n, uint32_t salt)
+{
+	uint32_t i, kept = 0;
+	enum ct_refuse why;
+
+	for (i = 0; i < n; i++) {
+		struct ct_tuple o = tup(0x0a000001 + i, 0x08080808, (uint16_t)(1000 + i), 80,
+					(uint16_t)(1 + i % 3));
+		struct ct_tuple r = tup(0x08080808, 0x010212c6 + salt, 80, (uint16_t)(30000 + i),
+					0);
+		struct ct_session *s = ct_insert(ct, &o, &r, CT_TCP_ESTABLISHED, 5, &why);
+
+		if (!s)
+			fprintf(stderr, "insert %u of %u: refused %d, used %u\n", i, n, why,
+				ct->used);
+		CHECK(s != NULL);
+		if (s && i % 5 == 4)
+			ct_delete(ct, s);
+		else
+			kept++;
+	}
+	return kept;
+}
+
+static uint32_t
+found(struct ct_table *ct, uint32_t n, uint32_t salt)
+{
+	uint32_t i, hits = 0;
+	int d;
+
+	for (i = 0; i < n; i++) {
+		struct ct_tuple o = tup(0x0a000001 + i, 0x08080808, (uint16_t)(1000 + i), 80,
+					(uint16_t)(1 + i % 3));
+		struct ct_tuple r = tup(0x08080808, 0x010212c6 + salt, 80, (uint16_t)(30000 + i),
+					0);
+		struct ct_session *a = ct_lookup(ct, &o, &d), *b = ct_lookup(ct, &r, &d);
+
+		if (i % 5 == 4) {
+			CHECK(!a && !b);
+			continue;
+		}
+		hits += a && a == b && d == CT_DIR_REPLY;
+	}
+	return hits;
+}
+
+static uint32_t
+asides(void)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	uint32_t n = 0;
+
+	while (dh && (e = readdir(dh)))
+		n += strstr(e->d_name, ".refused-") != NULL;
+	if (dh)
+		closedir(dh);
+	return n;
+}
+
+static void
+path_of(char *p, size_t len)
+{
+	snprintf(p, len, "%s/%s", dir, name);
+}
+
+static void
+test_adopt(void)
+{
+	struct region_want w = want(2, 1000);
+	struct region_slot cur[8] = { { 0 } };
+	bool gone[8];
+	struct region rg;
+	char err[256], p[128];
+	uint32_t k0, k1;
+	struct stat st;
+
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	CHECK_EQ(rg.info.generation, 1);
+	CHECK_EQ(rg.info.refused, 0);
+	path_of(p, sizeof(p));
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+	/* A second instance on the same region is refused while the first holds it. */
+	{
+		struct region rg2;
+
+		CHECK(region_open(&rg2, dir, name, &w, err, sizeof(err)) < 0);
+		CHECK(strstr(err, "another cubevs-fp") != NULL);
+	}
+	k0 = fill(rg.ct[0], 600, 0);
+	k1 = fill(rg.ct[1], 300, 1);
+	cur[0].ip = 0x0a000001;
+	cur[0].id_hash = region_id_hash("a");
+	cur[1].ip = 0x0a000002;
+	cur[1].id_hash = region_id_hash("b");
+	region_set_slots(&rg, cur);
+	CHECK(region_clock_now(&rg) < 5);
+	region_close(&rg);
+
+	/* The next process: everything back, in both directions, and the table still works. */
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	CHECK_EQ(rg.info.refused, 0);
+	CHECK_EQ(rg.info.generation, 2);
+	CHECK_EQ(rg.info.adopted, k0 + k1);
+	CHECK_EQ(found(rg.ct[0], 600, 0), k0);
+	CHECK_EQ(found(rg.ct[1], 300, 1), k1);
+	CHECK_EQ(rg.ct[0]->used, k0);
+	/* Zone lists were rebuilt: a flush of zone 2 removes exactly its sessions. */
+	CHECK_EQ(ct_flush_zone(rg.ct[0], 2), 160);
+	CHECK_EQ(ct_expire(rg.ct[1], 5 + 10800 + 61, 100000), k1);
+	CHECK_EQ(fill(rg.ct[1], 300, 1), k1);
+	/* Sandbox b came back as another one, c is new: only b's zone is gone. */
+	cur[1].id_hash = region_id_hash("b2");
+	cur[2].ip = 0x0a000003;
+	CHECK_EQ(region_slots_gone(&rg, cur, gone), 1);
+	CHECK(gone[1] && !gone[0] && !gone[2]);
+	region_close(&rg);
+	CHECK_EQ(asides(), 0);
+}
+
+/* Open with 'w' after the region was made with the default shape; expect a refusal. */
+static void
+expect_refused(const struct region_want *w, const char *reason)
+{
+	struct region rg;
+	char err[256];
+	uint32_t before = asides();
+
+	CHECK_EQ(region_open(&rg, dir, name, w, err, sizeof(err)), 0);
+	CHECK_EQ(rg.info.refused, 1);
+	CHECK_EQ(rg.info.adopted, 0);
+	CHECK_EQ(rg.info.generation, 1);
+	if (!strstr(rg.info.why, reason))
+		fprintf(stderr, "reason '%s', expected '%s'\n", rg.info.why, reason);
+	CHECK(strstr(rg.info.why, reason) != NULL);
+	CHECK_EQ(asides(), before + 1);
+	CHECK(rg.ct[0] && rg.ct[0]->used == 0);
+	region_close(&rg);
+}
+
+static void
+make_default(void)
+{
+	struct region_want w = want(2, 1000);
+	struct region rg;
+	char err[256], p[128];
+
+	path_of(p, sizeof(p));
+	unlink(p);
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	CHECK_EQ(rg.info.refused, 0);
+	fill(rg.ct[0], 100, 0);
+	region_close(&rg);
+}
+
+/* Write 'len' bytes of 'v' at 'off' in the region file. */
+static void
+poke(off_t off, const void *v, size_t len)
+{
+	char p[128];
+	int fd;
+
+	path_of(p, sizeof(p));
+	fd = open(p, O_WRONLY);
+	CHECK(fd >= 0 && pwrite(fd, v, len, off) == (ssize_t)len);
+	close(fd);
+}
+
+static void
+test_refused(void)
+{
+	struct region_want w = want(2, 1000), w1 = want(1, 2000), wc = want(2, 2000);
+	char p[128], junk[8192];
+	uint32_t nil = 0x12345;
+	size_t i;
+	int fd;
+
+	path_of(p, sizeof(p));
+	make_default();
+	expect_refused(&w1, "workers");
+	make_default();
+	expect_refused(&wc, "capacity");
+	make_default();
+	w.snat_lo = 40000;
+	expect_refused(&w, "SNAT");
+	w = want(2, 1000);
+	/* Header bytes changed: the checksum sees it. */
+	make_default();
+	poke(20, &nil, sizeof(nil));
+	expect_refused(&w, "checksum");
+	/* A table corrupted behind a valid header: worker 0's first class head. */
+	make_default();
+	poke(8192 + offsetof(struct ct_table, lru_head) + 4 * CT_C_TCP_ESTABLISHED, &nil,
+	     sizeof(nil));
+	expect_refused(&w, "worker 0");
+	/* Random bytes. */
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 2654435761u >> 13);
+	fd = open(p, O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0 && write(fd, junk, sizeof(junk)) == (ssize_t)sizeof(junk));
+	close(fd);
+	expect_refused(&w, "magic");
+	/* Truncated. */
+	make_default();
+	CHECK(truncate(p, 100000) == 0);
+	expect_refused(&w, "truncated");
+	/* Looser modes, and another owner (root only can make one). */
+	make_default();
+	CHECK(chmod(p, 0644) == 0);
+	expect_refused(&w, "mode");
+	if (geteuid() == 0) {
+		make_default();
+		CHECK(chown(p, 65534, 65534) == 0);
+		expect_refused(&w, "owned by uid 65534");
+	} else {
+		printf("test_region: not root, the foreign-owner case is skipped\n");
+	}
+}
+
+static void
+test_dir(void)
+{
+	struct region_want w = want(1, 100);
+	struct region rg;
+	char err[256], sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/loose", dir);
+	CHECK(mkdir(sub, 0755) == 0);
+	CHECK(region_open(&rg, sub, name, &w, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "mode 0700") != NULL);
+	rmdir(sub);
+}
+
+int
+main(void)
+{
+	char cmd[128];
+
+	snprintf(dir, sizeof(dir), "/tmp/cvs-region-%d", (int)getpid());
+	test_adopt();
+	test_refused();
+	test_dir();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	return t_done("test_region");
+}
