@@ -56,7 +56,8 @@ ct_layout_version(void)
 	const uint64_t shape[] = {
 		sizeof(struct ct_tuple), sizeof(struct ct_session), sizeof(struct ct_cold),
 		sizeof(struct ct_line), sizeof(struct ct_table), CT_LINE_SLOTS, CT_C_MAX,
-		CT_TCP_MAX, offsetof(struct ct_session, t), offsetof(struct ct_session, lru),
+		CT_TCP_MAX, offsetof(struct ct_session, t), offsetof(struct ct_cold, lru),
+		offsetof(struct ct_cold, zl),
 		offsetof(struct ct_session, last_seen), offsetof(struct ct_session, queued),
 		offsetof(struct ct_session, state), offsetof(struct ct_session, cls),
 		offsetof(struct ct_session, flags), offsetof(struct ct_session, peer_mac),
@@ -163,14 +164,14 @@ ct_check_lists(const struct ct_table *ct, uint64_t *seen, char *why, size_t len)
 
 	for (c = 0; c < CT_C_MAX; c++) {
 		prev = CT_NIL;
-		for (idx = ct->lru_head[c], n = 0; idx != CT_NIL; idx = ct->s[idx].lru.next, n++) {
+		for (idx = ct->lru_head[c], n = 0; idx != CT_NIL; idx = ct->c[idx].lru.next, n++) {
 			const struct ct_session *s;
 
 			if (idx >= ct->hiwater || BIT_GET(seen, idx))
 				return ct_bad(why, len, "class %s: link %u out of bounds or looped",
 					      ct_class_names[c], idx);
 			s = &ct->s[idx];
-			if (!(s->flags & CT_F_USED) || s->cls != c || s->lru.prev != prev)
+			if (!(s->flags & CT_F_USED) || s->cls != c || ct->c[idx].lru.prev != prev)
 				return ct_bad(why, len, "class %s: session %u is not linked as "
 					      "its neighbours say", ct_class_names[c], idx);
 			BIT_SET(seen, idx);
@@ -184,7 +185,7 @@ ct_check_lists(const struct ct_table *ct, uint64_t *seen, char *why, size_t len)
 	if (total != ct->used)
 		return ct_bad(why, len, "%u sessions on the class lists, %u used", total, ct->used);
 	/* The free list: sessions given back, below hiwater, each once. */
-	for (idx = ct->free_head, n = 0; idx != CT_NIL; idx = ct->s[idx].lru.next, n++) {
+	for (idx = ct->free_head, n = 0; idx != CT_NIL; idx = ct->c[idx].lru.next, n++) {
 		if (idx >= ct->hiwater || BIT_GET(seen, idx) || (ct->s[idx].flags & CT_F_USED))
 			return ct_bad(why, len, "free list: entry %u out of bounds, looped or used",
 				      idx);
