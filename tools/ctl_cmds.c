@@ -197,16 +197,30 @@ print_ports(json_t *sb)
 		printf("-");
 }
 
+/* The sandbox's port: its interface, or "vhost:" and the socket of a vhost-user port. */
+static const char *
+port_of(json_t *sb, char *buf, size_t len)
+{
+	json_t *vh = json_object_get(sb, "vhostUser");
+
+	if (!json_is_object(vh))
+		return str_of(sb, "iface");
+	snprintf(buf, len, "vhost:%s", str_of(vh, "socket"));
+	return buf;
+}
+
 static void
 sandbox_table(json_t *j)
 {
+	char port[160];
 	json_t *sb;
 	size_t i;
 
-	printf("%-24s %-15s %-15s %-8s %s\n", "ID", "IFACE", "SANDBOX-IP", "ATTACHED",
+	printf("%-24s %-15s %-15s %-8s %s\n", "ID", "PORT", "SANDBOX-IP", "ATTACHED",
 	       "PORTS (container->host)");
 	json_array_foreach(json_object_get(j, "sandboxes"), i, sb) {
-		printf("%-24s %-15s %-15s %-8s ", str_of(sb, "sandboxID"), str_of(sb, "iface"),
+		printf("%-24s %-15s %-15s %-8s ", str_of(sb, "sandboxID"),
+		       port_of(sb, port, sizeof(port)),
 		       str_of(sb, "sandboxIP"), ctl_yes(json_object_get(sb, "attached")));
 		print_ports(sb);
 		putchar('\n');
@@ -217,10 +231,14 @@ static void
 sandbox_print(json_t *sb)
 {
 	json_t *ports = json_object_get(sb, "exposedPorts"), *p;
+	json_t *vh = json_object_get(sb, "vhostUser");
 	size_t i;
 
 	printf("sandbox:    %s\n", str_of(sb, "sandboxID"));
-	printf("interface:  %s\n", str_of(sb, "iface"));
+	if (json_is_object(vh))
+		printf("vhost-user: %s (%s)\n", str_of(vh, "socket"), str_of(vh, "mode"));
+	else
+		printf("interface:  %s\n", str_of(sb, "iface"));
 	printf("sandbox IP: %s\n", str_of(sb, "sandboxIP"));
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
 	if (json_is_string(json_object_get(sb, "attachError")))
