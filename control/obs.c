@@ -220,6 +220,7 @@ obs_sbx_collect(struct obs *o, struct obs_snap *s)
 	s->hp_holds_expired = hp.st.holds_expired;
 	s->hp_holds_broken = hp.st.holds_broken;
 	s->hp_scan_errors = hp.st.scan_errors;
+	vhostctl_stats(&s->vh);
 }
 
 /*

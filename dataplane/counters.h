@@ -37,7 +37,8 @@
 	_(TOO_BIG,		"too_big",		"frame larger than an output buffer") \
 	_(TX_FULL,		"tx_full",		"output ring or queue full") \
 	_(NO_BUFFER,		"no_buffer",		"no free mbuf or UMEM frame for output") \
-	_(HANDOFF_FULL,		"handoff_full",		"another worker's inbox was full")
+	_(HANDOFF_FULL,		"handoff_full",		"another worker's inbox was full") \
+	_(VHOST_DOWN,		"vhost_down",		"frame for a vhost-user sandbox whose VMM is not connected")
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,
