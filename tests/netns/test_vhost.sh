@@ -87,6 +87,15 @@ wait_idle() {
 	return 1
 }
 
+wait_stat() { # vhost-counter value: until the counter is above value
+	for _ in $(seq 150); do
+		[ "$(vhost_stat "$1")" -gt "$2" ] && return 0
+		sleep 0.2
+	done
+	echo "#   $1=$(vhost_stat "$1")"
+	return 1
+}
+
 wait_refused() { # n
 	for _ in $(seq 50); do
 		[ "$(vhost_stat refused)" -ge "$1" ] && return 0
@@ -152,9 +161,9 @@ case_vms() {
 		echo \$d >/sys/bus/virtio/drivers/virtio_net/bind; sleep 1; ip link set eth0 up; \
 		ip addr add $GUEST_IP/30 dev eth0; ip route add default via $GW_IP) \
 		>/tmp/reset.log 2>&1 </dev/null &" >/dev/null
+	check "the reset stopped and started the device" wait_stat started "$started"
 	check "after a guest driver reset vmv answers again" wait_http "$HPV" vmv
-	check "the reset stopped and started the device" test "$(vhost_stat started)" -gt "$started" ||
-		gx "$HPV" "cat /tmp/reset.log; ls -l /sys/class/net/eth0/device" | sed 's/^/#   /'
+	gx "$HPV" "cat /tmp/reset.log" | sed 's/^/#   guest: /'
 
 	# The VMM goes and comes back on the same socket.
 	vm_stop vmv
@@ -165,6 +174,7 @@ case_vms() {
 	check "after a VMM restart vmv answers" wait_http "$HPV" vmv
 
 	# cubevs-fp restarts: QEMU (client of our socket) reconnects by itself.
+	cp "$TB_DIR/fp.log" "$TB_DIR/fp-first.log"
 	fp_stop
 	fp_start
 	check "after a cubevs-fp restart vmv answers again (QEMU reconnected)" wait_http "$HPV" vmv
