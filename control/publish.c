@@ -31,7 +31,8 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	p->wp.ports = calloc(max_sandboxes, sizeof(*p->wp.ports));
 	p->slot_st = calloc(max_sandboxes, sizeof(*p->slot_st));
 	p->wp.vh = calloc(max_sandboxes, sizeof(*p->wp.vh));
-	if (!sh || !p->wp.vh)
+	p->wp.vh_running = calloc((max_sandboxes + 63) / 64, sizeof(*p->wp.vh_running));
+	if (!sh || !p->wp.vh || !p->wp.vh_running)
 		return -ENOMEM;
 	vhostctl_set_sync(publish_vhost_sync, p);
 	sh->slot_alive = calloc(max_sandboxes, 1);
@@ -63,6 +64,8 @@ publish_fini(struct publish *p)
 	p->wp.ports = NULL;
 	free((void *)p->wp.vh);
 	p->wp.vh = NULL;
+	free((void *)p->wp.vh_running);
+	p->wp.vh_running = NULL;
 	free(p->slot_st);
 	p->slot_st = NULL;
 }
@@ -201,8 +204,12 @@ publish_op_ifindex(void *ctx, const char *iface)
 static int
 publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
 {
-	struct vhport *vp = vhostctl_create(sb->vhost, sb->vhost_client, sb->slot, err, errlen);
+	_Atomic uint64_t *word = &p->wp.vh_running[sb->slot / 64];
+	struct vhport *vp;
 	int ret;
+
+	vp = vhostctl_create(sb->vhost, sb->vhost_client, sb->slot, word,
+			     1ULL << (sb->slot % 64), err, errlen);
 
 	if (!vp)
 		return -errno;

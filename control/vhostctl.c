@@ -131,6 +131,7 @@ vh_new_device(int vid)
 		vh.st.started++;
 		vh.st.running++;
 		atomic_store_explicit(&vp->ready, true, memory_order_release);
+		atomic_fetch_or_explicit(vp->running, vp->running_bit, memory_order_release);
 		CVS_LOG(INFO, ctl, "vhost-user %s: device %d running (slot %u, features %#llx)",
 			vp->path, vid, vp->slot, (unsigned long long)features);
 		ret = 0;
@@ -147,6 +148,7 @@ vh_destroy_device(int vid)
 	pthread_mutex_lock(&vh.lock);
 	vp = vh_find(vid);
 	if (vp && vp->dev && vp->vid == vid) {
+		atomic_fetch_and(vp->running, ~vp->running_bit);
 		atomic_store_explicit(&vp->ready, false, memory_order_release);
 		/* After this no worker is inside the library for vid: its memory may go. */
 		if (vh.sync)
@@ -237,7 +239,8 @@ vh_register(struct vhport *vp, char *err, size_t errlen)
 }
 
 struct vhport *
-vhostctl_create(const char *path, bool client, uint32_t slot, char *err, size_t errlen)
+vhostctl_create(const char *path, bool client, uint32_t slot, _Atomic uint64_t *running,
+		uint64_t bit, char *err, size_t errlen)
 {
 	struct vhport *vp;
 	int ret;
@@ -258,6 +261,8 @@ vhostctl_create(const char *path, bool client, uint32_t slot, char *err, size_t 
 	snprintf(vp->path, sizeof(vp->path), "%s", path);
 	vp->client = client;
 	vp->slot = slot;
+	vp->running = running;
+	vp->running_bit = bit;
 	vp->mp = vh.mp;
 	vp->vid = -1;
 	ret = vh_register(vp, err, errlen);
@@ -286,6 +291,7 @@ vhostctl_destroy(struct vhport *vp)
 		}
 	if (vp->dev) {
 		/* Unlinked: the library's destroy_device will not find it, so count it here. */
+		atomic_fetch_and(vp->running, ~vp->running_bit);
 		atomic_store(&vp->ready, false);
 		vp->dev = false;
 		vh.st.stopped++;

@@ -44,9 +44,12 @@ struct vhostctl_stats {
 typedef void (*vhostctl_sync_fn)(void *ctx);
 void vhostctl_set_sync(vhostctl_sync_fn fn, void *ctx);
 
-/* A port on path for slot; NULL with err filled. Returns at once: the VMM comes when it comes. */
-struct vhport *vhostctl_create(const char *path, bool client, uint32_t slot, char *err,
-			     size_t errlen);
+/*
+ * A port on path for slot; NULL with err filled. Returns at once: the VMM comes when it comes.
+ * While its device runs, bit is set in *running (the workers' bitmap of running slots).
+ */
+struct vhport *vhostctl_create(const char *path, bool client, uint32_t slot,
+			       _Atomic uint64_t *running, uint64_t bit, char *err, size_t errlen);
 /* The caller has unpublished vp and synchronised with the workers. */
 void vhostctl_destroy(struct vhport *vp);
 

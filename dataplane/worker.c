@@ -188,9 +188,28 @@ vhost_send(struct worker *w, struct vhport *vp, const uint8_t *data, uint32_t le
 	m = worker_mbuf_of(w, vp->mp, data, len);
 	if (unlikely(!m))
 		return;
+	if (!vp->queued) {
+		vp->queued = true;
+		vp->flush_next = w->vh_flush;
+		w->vh_flush = vp;
+	}
 	vp->tx[vp->ntx++] = m;
 	if (vp->ntx == VHP_BURST)
 		vhost_flush(w, vp);
+}
+
+/* Once per loop, before the mailbox: a retired port is never left on the list. */
+static void
+vhost_flush_all(struct worker *w)
+{
+	while (w->vh_flush) {
+		struct vhport *vp = w->vh_flush;
+
+		w->vh_flush = vp->flush_next;
+		vp->queued = false;
+		if (vp->ntx)
+			vhost_flush(w, vp);
+	}
 }
 
 static void
@@ -499,6 +518,40 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 	return n;
 }
 
+/*
+ * The running vhost-user ports of this worker, found through the bitmap: a port without a
+ * device costs a bit, 64 of them one load.
+ */
+static uint32_t
+worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64_t loop)
+{
+	uint32_t i, words = (vh_hi + 63) / 64, moved = 0;
+	bool slow = loop % VHP_IDLE_EVERY;
+
+	for (i = 0; i < words; i++) {
+		uint64_t m = atomic_load_explicit(&w->wp->vh_running[i], memory_order_acquire);
+
+		while (m) {
+			uint32_t s = i * 64 + (uint32_t)__builtin_ctzll(m), n;
+			struct vhport *vp;
+
+			m &= m - 1;
+			if (dp_slot_owner(s, w->nworkers) != w->id)
+				continue;
+			vp = worker_vhport(w, s);
+			if (!vp || !vhport_ready(vp) || (slow && vp->idle_polls >= VHP_IDLE_POLLS))
+				continue;
+			n = worker_vhost_rx(w, vp, o);
+			if (n)
+				vp->idle_polls = 0;
+			else if (vp->idle_polls < VHP_IDLE_POLLS)
+				vp->idle_polls++;
+			moved += n;
+		}
+	}
+	return moved;
+}
+
 /* Frames other workers handed to us. */
 static uint32_t
 worker_inbox(struct worker *w, struct worker_out *o)
@@ -576,6 +629,7 @@ worker_main(void *arg)
 	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
 	uint64_t last_unpark = 0, ms = hz / 1000;
 	uint32_t last_now = UINT32_MAX, idle = 0;
+	uint64_t nloop = 0;
 
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
@@ -598,13 +652,8 @@ worker_main(void *arg)
 			if (xp)
 				moved += worker_sandbox_rx(w, xp, &o);
 		}
-		/* An idle vhost-user port costs a pointer and a flag: no call until it runs. */
-		for (s = w->id; s < vh_hi; s += w->nworkers) {
-			struct vhport *vp = worker_vhport(w, s);
-
-			if (vp && vhport_ready(vp))
-				moved += worker_vhost_rx(w, vp, &o);
-		}
+		if (vh_hi)
+			moved += worker_vhost_poll(w, &o, vh_hi, nloop++);
 		moved += worker_inbox(w, &o);
 		if (unlikely(w->nparked)) {
 			uint64_t t = rte_get_tsc_cycles();
@@ -625,12 +674,7 @@ worker_main(void *arg)
 				xskport_complete(xp);
 			}
 		}
-		for (s = w->id; s < vh_hi; s += w->nworkers) {
-			struct vhport *vp = worker_vhport(w, s);
-
-			if (vp && vp->ntx)
-				vhost_flush(w, vp);
-		}
+		vhost_flush_all(w);
 		if (w->ctx.now != last_now) {
 			uint32_t n = ct_expire(w->ct, w->ctx.now, 4096);
 

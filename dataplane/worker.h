@@ -50,6 +50,7 @@ struct worker_ports {
 	_Atomic uint32_t hi;	/* one past the highest slot ever published */
 	struct vhport *_Atomic *vh;
 	_Atomic uint32_t vh_hi;	/* one past the highest vhost-user slot ever published */
+	_Atomic uint64_t *vh_running;	/* bit per slot: its vhost-user device runs */
 };
 
 /* Kinds of frames handed from one worker to another (in mbuf hash.usr, with the slot). */
@@ -93,6 +94,8 @@ struct worker {
 
 	/* Per-slot counters (max_sandboxes entries), zeroed by control before a slot is used. */
 	struct cvs_port_stats *slot_st;
+
+	struct vhport *vh_flush;	/* vhost-user ports with frames batched in this loop */
 
 	struct park_entry *park;	/* PARK_MAX entries */
 	uint32_t nparked;
