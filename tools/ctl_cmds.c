@@ -271,12 +271,23 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 {
 	json_t *ports = ctl_list(a, "port"), *body, *j;
 	const char *ip = ctl_str(a, "ip");
+	const char *vsock = ctl_str(a, "vhost-user"), *vmode = ctl_str(a, "vhost-mode");
 	char *path, *text;
 	int rc;
 
 	/* Range checks beyond the port's own are the API's: its message is the one to see. */
-	body = json_pack("{s:s,s:o}", "iface", ctl_str(a, "iface"), "exposedPorts",
-			 ports ? json_incref(ports) : json_array());
+	body = json_pack("{s:o}", "exposedPorts", ports ? json_incref(ports) : json_array());
+	/* Neither or both kinds of port: the API's 400 says which one is wanted. */
+	if (ctl_str(a, "iface"))
+		json_object_set_new(body, "iface", json_string(ctl_str(a, "iface")));
+	if (vsock || vmode) {
+		json_t *vh = json_object();
+
+		json_object_set_new(vh, "socket", json_string(vsock ? vsock : ""));
+		if (vmode)
+			json_object_set_new(vh, "mode", json_string(vmode));
+		json_object_set_new(body, "vhostUser", vh);
+	}
 	if (ip)
 		json_object_set_new(body, "sandboxIP", json_string(ip));
 	text = json_dumps(body, JSON_COMPACT);

@@ -2,7 +2,7 @@
 # Real microVMs as sandboxes: one on a vhost-user port, one on a TAP (AF_XDP), through the
 # namespace test bed. QEMU and the guest come from ../shared/tools/microvm (its README); the
 # case is skipped, with the reason, where that tool or QEMU is missing.
-# Usage: test_vhost.sh CASE (vms | abuse)
+# Usage: test_vhost.sh CASE (vms | workers | client | abuse)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT=$(cd "$SRC_DIR/../.." && pwd)
@@ -105,7 +105,7 @@ wait_refused() { # n
 	return 1
 }
 
-bed() {
+bed() { # cubevs-fp options
 	tb_setup
 	mvm_ready
 	tb_add_world
@@ -114,7 +114,7 @@ bed() {
 	nsn ip tuntap add dev vt2 mode tap
 	nsn ip link set vt2 up
 	offloads_off "$NS_N" vt2
-	fp_start
+	fp_start "$@"
 	eq "$(api_status PUT /sandboxes/vmv "{\"vhostUser\":{\"socket\":\"$VSOCK\",\"mode\":\"server\"},\"exposedPorts\":[8080]}")" 201 ||
 		die "register vmv"
 	eq "$(register vmt vt2 '[8080]' | tail -n1)" 201 || die "register vmt"
@@ -185,7 +185,39 @@ case_vms() {
 		"$(gx "$HPV" "wget -q -O - http://$NODE_IP:$HPT/id") $(gx "$HPT" \
 		"wget -q -O - http://$NODE_IP:$HPV/id")" "vmt vmv"
 	check "vhost mbufs at idle after the restart" wait_idle
+
+	# kill -9 leaves our server socket behind: the next instance replaces it.
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+	check "the stale socket is still there after kill -9" test -S "$VSOCK"
+	fp_start
+	check "after kill -9 and a start vmv answers again" wait_http "$HPV" vmv
 	check "cubevs-fp still runs" kill -0 "$FP_PID"
+	vm_stop vmv
+	vm_stop vmt
+	tb_done
+}
+
+# Two workers: vmv (slot 0) belongs to worker 0, vmt (slot 1) to worker 1, so every flow
+# between them and many to the world cross workers through the handoff inboxes.
+case_workers() {
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	bed --workers 2 --world-queues 1 --idle-sleep-us 20
+	local id hp
+	check "two workers run" bash -c "grep -q '2 worker(s)' $TB_DIR/fp.log"
+	for id in vmv vmt; do
+		hp=$([ $id = vmv ] && echo "$HPV" || echo "$HPT")
+		check "world → $id" eq "$(nsc curl -s -m 10 "http://$NODE_IP:$hp/id")" "$id"
+		check "$id → world" in_snat "$(gx "$hp" "wget -q -O - http://$WORLD_IP:8000/peer")"
+		check "host → $id" eq "$(nsn curl -s -m 10 "http://$(sbx_ip $id):8080/id")" "$id"
+	done
+	check "hairpin vhost-user → AF_XDP across workers" eq \
+		"$(gx "$HPV" "wget -q -O - http://$NODE_IP:$HPT/id")" vmt
+	check "hairpin AF_XDP → vhost-user across workers" eq \
+		"$(gx "$HPT" "wget -q -O - http://$NODE_IP:$HPV/id")" vmv
+	check "frames were handed between workers" test "$(stat_of worker handoffs)" -gt 0
+	check "vhost mbufs at idle" wait_idle
 	vm_stop vmv
 	vm_stop vmt
 	tb_done
@@ -244,7 +276,8 @@ case_abuse() {
 
 case "${1:-}" in
 vms) case_vms ;;
+workers) case_workers ;;
 client) case_client ;;
 abuse) case_abuse ;;
-*) echo "usage: $0 vms|client|abuse"; exit 2 ;;
+*) echo "usage: $0 vms|workers|client|abuse"; exit 2 ;;
 esac
