@@ -275,15 +275,18 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 	char *path, *text;
 	int rc;
 
+	if (!ctl_str(a, "iface") == !vsock) {
+		ctl_err("sandbox add wants exactly one of --iface and --vhost-user");
+		return EXIT_USAGE;
+	}
 	/* Range checks beyond the port's own are the API's: its message is the one to see. */
 	body = json_pack("{s:o}", "exposedPorts", ports ? json_incref(ports) : json_array());
-	/* Neither or both kinds of port: the API's 400 says which one is wanted. */
 	if (ctl_str(a, "iface"))
 		json_object_set_new(body, "iface", json_string(ctl_str(a, "iface")));
-	if (vsock || vmode) {
+	if (vsock) {
 		json_t *vh = json_object();
 
-		json_object_set_new(vh, "socket", json_string(vsock ? vsock : ""));
+		json_object_set_new(vh, "socket", json_string(vsock));
 		if (vmode)
 			json_object_set_new(vh, "mode", json_string(vmode));
 		json_object_set_new(body, "vhostUser", vh);
