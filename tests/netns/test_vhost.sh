@@ -246,6 +246,10 @@ case_client() {
 	for _ in $(seq 100); do [ -f "$TB_DIR/vmc.pid" ] && break; sleep 0.2; done
 	TB_PIDS+=("$(cat "$TB_DIR/vmc.pid")")
 	check "client mode: cubevs-fp reconnected to the restarted VMM" wait_http "$HPC" vmc
+	fp_stop
+	fp_start
+	check "client mode: after a cubevs-fp restart it connects to the VMM again" \
+		wait_http "$HPC" vmc
 	check "vhost mbufs at idle" wait_idle
 	vm_stop vmc
 	tb_done
