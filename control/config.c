@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "ct.h"
@@ -509,4 +510,42 @@ cvs_check_ephemeral(const struct cvs_config *c, const char *path, bool fix, char
 	snprintf(msg, msglen, "moved net.ipv4.ip_local_port_range from %u-%u to %u-%u", lo, hi,
 		 want.lo, want.hi);
 	return 1;
+}
+
+int
+cvs_make_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!mkdir(dir, 0700))
+		return 1;
+	if (errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot create directory %s: %s", dir, strerror(e));
+		return -e;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a directory", dir);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int
+cvs_config_make_dirs(const struct cvs_config *c, char *err, size_t errlen)
+{
+	/* The directory of the default state file, without its last component. */
+	static const char state_dir[] = CVS_STATE_FILE_DEFAULT;
+	char dir[sizeof(state_dir)];
+	int ret;
+
+	if (strcmp(c->state_file, CVS_STATE_FILE_DEFAULT))
+		return 0;
+	memcpy(dir, state_dir, sizeof(dir));
+	*strrchr(dir, '/') = '\0';
+	ret = cvs_make_dir(dir, err, errlen);
+	if (ret > 0)
+		snprintf(err, errlen, "created the state directory %s (mode 0700)", dir);
+	return ret;
 }

@@ -72,4 +72,19 @@ int cvs_parse_port_list(const char *s, struct cvs_range *out, uint32_t max, uint
 int cvs_check_ephemeral(const struct cvs_config *c, const char *path, bool fix, char *msg,
 			size_t msglen);
 
+/*
+ * Make sure 'dir' is a directory: create it with mode 0700 when it is missing (its parent
+ * must exist). Returns 1 when created, 0 when it was there (its mode is left as it is), or
+ * -errno with a message naming the directory.
+ */
+int cvs_make_dir(const char *dir, char *err, size_t errlen);
+
+/*
+ * Create the default directories the configuration uses (the state directory of the default
+ * --state-file) when they are missing, so that the plain start works on a fresh machine. A
+ * directory the operator chose is never created: a typo there stops the start instead.
+ * Returns 0, 1 with a message saying what was created, or -errno with a message.
+ */
+int cvs_config_make_dirs(const struct cvs_config *c, char *err, size_t errlen);
+
 #endif /* CVS_CONFIG_H */

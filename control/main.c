@@ -166,6 +166,11 @@ node_preflight(struct node *n)
 		fail_early("%s", err);
 	if (ret > 0)
 		fprintf(stderr, "cubevs-fp: %s\n", err);
+	ret = cvs_config_make_dirs(&n->cfg, err, sizeof(err));
+	if (ret < 0)
+		fail_early("%s", err);
+	if (ret > 0)
+		fprintf(stderr, "cubevs-fp: %s\n", err);
 	/* A state file we cannot own or read stops us before anything on the node changes. */
 	if (n->cfg.state_file[0]) {
 		if (state_lock(n->cfg.state_file, err, sizeof(err)) < 0)
@@ -503,6 +508,7 @@ node_registry(struct node *n)
 	}
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);
+	reg_set_default_guest_mac(&n->reg, n->cfg.guest_mac);
 	reg_set_persist(&n->reg, node_persist, n);
 	n->obs.w = n->w;
 	n->obs.nw = n->nw;

@@ -39,11 +39,12 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->policy = calloc(max_sandboxes, sizeof(*sh->policy));
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
 	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
+	sh->slot_mac = calloc(max_sandboxes, sizeof(*sh->slot_mac));
 	sh->ip2slot_size = 1u << (32 - prefix);
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
-	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->ip2slot ||
-	    !p->wp.ports || !p->slot_st)
+	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
+	    !sh->ip2slot || !p->wp.ports || !p->slot_st)
 		return -ENOMEM;
 	return 0;
 }
@@ -56,6 +57,7 @@ publish_fini(struct publish *p)
 		free((void *)p->sh->policy);
 		free((void *)p->sh->policy_ver);
 		free((void *)p->sh->slot_ip);
+		free((void *)p->sh->slot_mac);
 		free((void *)p->sh->ip2slot);
 		free(p->sh);
 		p->sh = NULL;
@@ -200,6 +202,15 @@ publish_op_ifindex(void *ctx, const char *iface)
 	return (int)if_nametoindex(iface);
 }
 
+static void
+publish_op_guest_mac(void *ctx, const struct sandbox *sb)
+{
+	struct publish *p = ctx;
+
+	atomic_store_explicit(&p->sh->slot_mac[sb->slot], dp_mac_pack(sb->guest_mac),
+			      memory_order_release);
+}
+
 /* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */
 static int
 publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
@@ -210,9 +221,10 @@ publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t er
 
 	vp = vhostctl_create(sb->vhost, sb->vhost_client, sb->slot, word,
 			     1ULL << (sb->slot % 64), err, errlen);
-
 	if (!vp)
 		return -errno;
+	/* Before the slot goes live: its first frame already carries the right MAC. */
+	publish_op_guest_mac(p, sb);
 	ret = publish_slot_vhost(p, sb->slot, sb->ip, &sb->policy, vp, sb->id);
 	if (ret) {
 		snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
@@ -238,6 +250,8 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 		snprintf(err, errlen, "%s is the world interface", sb->iface);
 		return -EBUSY;
 	}
+	/* Before the slot goes live: its first frame already carries the right MAC. */
+	publish_op_guest_mac(p, sb);
 	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, err, errlen);
 	if (!xp)
 		return -errno;
@@ -312,6 +326,7 @@ const struct reg_ops publish_reg_ops = {
 	.detach = publish_op_detach,
 	.hostport = publish_op_hostport,
 	.policy = publish_op_policy,
+	.guest_mac = publish_op_guest_mac,
 };
 
 /* ---- the test clock route ---- */

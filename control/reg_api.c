@@ -126,6 +126,11 @@ reg_req_field(const struct registry *r, const char *key, const json_t *v, struct
 	} else if (!strcmp(key, "policy")) {
 		if (policy_parse(v, &q->policy, why, sizeof(why)))
 			return reg_req_fail(err, errlen, "%s", why);
+	} else if (!strcmp(key, "guestMAC")) {
+		if (reg_mac_parse(v, q->guest_mac))
+			return reg_req_fail(err, errlen, "\"guestMAC\" must be a unicast MAC like "
+					    "20:90:6f:fc:fc:fc");
+		q->guest_mac_set = true;
 	} else {
 		return reg_req_fail(err, errlen, "unknown field \"%s\"", key);
 	}

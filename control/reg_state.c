@@ -43,6 +43,8 @@ reg_state(struct registry *r)
 			json_object_set_new(rec, "iface", json_string(sb->iface));
 		if (sb->policy.set)
 			json_object_set_new(rec, "policy", policy_render(&sb->policy));
+		if (sb->guest_mac_set)
+			json_object_set_new(rec, "guestMAC", reg_mac_json(sb->guest_mac));
 		json_array_append_new(arr, rec);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -93,18 +95,19 @@ static int
 reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 {
 	const char *id = NULL, *iface = NULL, *ip = NULL, *vpath = NULL, *vmode = NULL;
-	json_t *ports = NULL, *pol = NULL, *vh = NULL;
+	json_t *ports = NULL, *pol = NULL, *mac = NULL, *vh = NULL;
 	struct sandbox *sb;
 	uint32_t addr, k;
 	char why[160];
 	int ret;
 
-	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o!}", "sandboxID", &id, "iface",
-			&iface, "vhostUser", &vh, "sandboxIP", &ip, "exposedPorts", &ports,
-			"policy", &pol) || !iface == !vh ||
+	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o,s?o!}", "sandboxID", &id,
+			"iface", &iface, "vhostUser", &vh, "sandboxIP", &ip, "exposedPorts", &ports,
+			"policy", &pol, "guestMAC", &mac) || !iface == !vh ||
 	    (vh && json_unpack(vh, "{s:s,s:s!}", "socket", &vpath, "mode", &vmode))) {
 		snprintf(err, errlen, "a record must have sandboxID, iface or vhostUser (socket, "
-			 "mode), sandboxIP, exposedPorts and optionally policy, nothing else");
+			 "mode), sandboxIP, exposedPorts and optionally policy and guestMAC, nothing "
+			 "else");
 		return -EINVAL;
 	}
 	if (!reg_id_valid(id) || reg_find(r, id)) {
@@ -147,6 +150,14 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
 	if (!ret && pol)
 		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
+	memcpy(sb->guest_mac, r->default_mac, 6);
+	if (!ret && mac) {
+		sb->guest_mac_set = true;
+		if (reg_mac_parse(mac, sb->guest_mac)) {
+			snprintf(why, sizeof(why), "guestMAC is not a unicast MAC");
+			ret = -EINVAL;
+		}
+	}
 	if (ret) {
 		snprintf(err, errlen, "sandbox %s: %s", id, why);
 		for (k = 0; k < sb->nports; k++)

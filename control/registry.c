@@ -37,6 +37,7 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 	pthread_mutex_init(&r->persist_lock, NULL);
 	r->max_sandboxes = max_sandboxes;
 	r->node_ip = node_ip;
+	memcpy(r->default_mac, (const uint8_t[6]){ 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc }, 6);
 	r->ops = ops;
 	r->ctx = ctx;
 	r->by_slot = calloc(max_sandboxes, sizeof(*r->by_slot));
@@ -143,6 +144,26 @@ reg_ip_str(uint32_t ip, char *buf)
 	inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN);
 }
 
+json_t *
+reg_mac_json(const uint8_t mac[6])
+{
+	char s[18];
+
+	snprintf(s, sizeof(s), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+		 mac[4], mac[5]);
+	return json_string(s);
+}
+
+int
+reg_mac_parse(const json_t *v, uint8_t mac[6])
+{
+	/* A guest's own address: unicast and not all zero, or frames to it never arrive. */
+	if (!json_is_string(v) || cvs_parse_mac(json_string_value(v), mac) || (mac[0] & 1) ||
+	    !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return -EINVAL;
+	return 0;
+}
+
 static json_t *
 reg_render(const struct registry *r, const struct sandbox *sb)
 {
@@ -168,6 +189,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 		json_object_set_new(j, "attachError", json_string(sb->why));
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
+	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
 	return j;
 }
 
@@ -312,6 +334,12 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 		return status;
 	if (q->policy.set && (status = reg_apply_policy(r, sb, &q->policy, err, errlen)))
 		return status;
+	if (q->guest_mac_set) {
+		memcpy(sb->guest_mac, q->guest_mac, 6);
+		sb->guest_mac_set = true;
+		if (sb->dp && r->ops->guest_mac)
+			r->ops->guest_mac(r->ctx, sb);
+	}
 	/* A restored sandbox whose interface was missing: try again now. */
 	if (!sb->dp)
 		reg_attach_one(r, sb);
@@ -376,6 +404,8 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	if (status)
 		goto put_ip;
 	sb->policy = q->policy;
+	sb->guest_mac_set = q->guest_mac_set;
+	memcpy(sb->guest_mac, q->guest_mac_set ? q->guest_mac : r->default_mac, 6);
 	ret = r->ops->attach(r->ctx, sb, why, sizeof(why));
 	if (ret) {
 		status = reg_fail(err, errlen, ret == -EBUSY ? REG_E_CONFLICT : REG_E_FAILED, "%s",
@@ -701,6 +731,14 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 	after = reg_attach_pending(r);
 	*waiting = after;
 	return after < before ? before - after : 0;
+}
+
+void
+reg_set_default_guest_mac(struct registry *r, const uint8_t mac[6])
+{
+	pthread_mutex_lock(&r->lock);
+	memcpy(r->default_mac, mac, 6);
+	pthread_mutex_unlock(&r->lock);
 }
 
 void

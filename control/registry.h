@@ -42,6 +42,8 @@ struct sandbox {
 	uint32_t nports;
 	struct exposed_port ports[CVS_MAX_EXPOSED];
 	struct reg_policy policy;
+	uint8_t guest_mac[6];	/* the MAC frames to the guest carry (the default or its own) */
+	bool guest_mac_set;	/* given in the registration, not --guest-mac */
 	void *dp;		/* data-path state owned by reg_ops */
 	char why[160];		/* why it is not attached (restored, interface gone) */
 };
@@ -57,6 +59,8 @@ struct reg_ops {
 			 bool add);
 	/* Publish sb->policy to the data path; -errno on failure. */
 	int (*policy)(void *ctx, struct sandbox *sb);
+	/* Optional: publish a changed sb->guest_mac of an attached sandbox. */
+	void (*guest_mac)(void *ctx, const struct sandbox *sb);
 };
 
 /* Makes the registrations durable (the state file); non-zero with a message in err. */
@@ -71,6 +75,7 @@ struct registry {
 	struct portalloc ips;	/* host-order addresses of the sandbox CIDR */
 	struct portalloc slots;
 	uint32_t node_ip;
+	uint8_t default_mac[6];	/* guests registered without "guestMAC" */
 	const struct reg_ops *ops;
 	void *ctx;
 	pthread_mutex_t persist_lock;	/* one state-file writer at a time */
@@ -102,6 +107,8 @@ struct reg_req {
 	uint32_t nports;
 	uint16_t cports[CVS_MAX_EXPOSED];
 	struct reg_policy policy;	/* .set when the request had one */
+	uint8_t guest_mac[6];
+	bool guest_mac_set;		/* the request had "guestMAC" */
 };
 
 int reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp_hi,
@@ -174,6 +181,9 @@ void reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached);
  */
 uint32_t reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting);
 
+/* The guest MAC of sandboxes registered without one (--guest-mac). */
+void reg_set_default_guest_mac(struct registry *r, const uint8_t mac[6]);
+
 /* Host ports never handed out, and how long a deleted id keeps its ports (0 = not at all). */
 void reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
 			     uint32_t hold_s);
@@ -199,6 +209,8 @@ reg_is_vhost(const struct sandbox *sb)
 }
 
 bool reg_id_valid(const char *id);
+/* A "guestMAC" value: 0, or -EINVAL unless it is a unicast MAC other than all zeros. */
+int reg_mac_parse(const json_t *v, uint8_t mac[6]);
 /* REG_OK, or REG_E_INVALID with the rule for ids in err. */
 int reg_id_check(const char *id, char *err, size_t errlen);
 

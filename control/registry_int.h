@@ -20,5 +20,6 @@ const char *reg_port_name(const char *iface, const char *vhost, char *buf, size_
 json_t *reg_vhost_json(const struct sandbox *sb);
 
 void reg_ip_str(uint32_t ip, char *buf);
+json_t *reg_mac_json(const uint8_t mac[6]);
 
 #endif /* CVS_REGISTRY_INT_H */

@@ -104,7 +104,9 @@ struct cvs_stats {
 	_(RX_PKTS,	"rx_packets",	"frames received from the sandbox") \
 	_(RX_BYTES,	"rx_bytes",	"bytes received from the sandbox") \
 	_(TX_PKTS,	"tx_packets",	"frames sent to the sandbox") \
-	_(TX_BYTES,	"tx_bytes",	"bytes sent to the sandbox")
+	_(TX_BYTES,	"tx_bytes",	"bytes sent to the sandbox") \
+	_(MAC_MISMATCH,	"guest_mac_mismatch", \
+	  "frames from the sandbox whose source MAC is not its guest MAC (frames to it are lost)")
 
 enum cvs_pcounter {
 #define CVS_PC_ENUM(n, s, h) CVS_PC_##n,

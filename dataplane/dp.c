@@ -144,7 +144,8 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
 			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
 			return false;
 		}
-		memcpy(eth->dst, c->guest_mac, 6);
+		dp_mac_put(eth->dst, atomic_load_explicit(&x->sh->slot_mac[zone - 1u],
+							  memory_order_relaxed));
 		memcpy(eth->src, c->gw_mac, 6);
 		r->action = DP_TO_SANDBOX;
 		r->slot = zone - 1u;

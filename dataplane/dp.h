@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "counters.h"
 #include "ct.h"
@@ -69,11 +70,43 @@ struct dp_shared {
 	_Atomic uint16_t *policy_ver;	/* per slot, bumped on every policy change */
 	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
 	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
+	_Atomic uint64_t *slot_mac;	/* slot → guest MAC, packed by dp_mac_pack() */
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
 	struct dp_nh nh;		/* the next-hop cache (nhcache.h) */
 };
+
+/*
+ * A MAC in a 64-bit word, its six bytes in memory order: one atomic store publishes it (a
+ * changed guest MAC is never seen half old, half new) and a frame takes it with one copy.
+ */
+static inline uint64_t
+dp_mac_pack(const uint8_t mac[6])
+{
+	uint64_t v = 0;
+
+	memcpy(&v, mac, 6);
+	return v;
+}
+
+static inline void
+dp_mac_put(uint8_t *dst, uint64_t v)
+{
+	memcpy(dst, &v, 6);
+}
+
+/* The guest MAC a sandbox frame should carry as its source; false when it carries another. */
+static inline bool
+dp_guest_mac_ok(const struct dp_shared *sh, uint32_t slot, const uint8_t *frame, uint32_t len)
+{
+	uint64_t src = 0;
+
+	if (len < 12)
+		return true;	/* a runt: the parser drops it and counts why */
+	memcpy(&src, frame + 6, 6);
+	return src == atomic_load_explicit(&sh->slot_mac[slot], memory_order_relaxed);
+}
 
 enum dp_action {
 	DP_DROP = 0,

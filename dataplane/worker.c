@@ -411,6 +411,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	struct dp_result res[XSKP_BURST];
 	uint32_t idx, n, i, k = 0;
 	uint64_t bytes = 0;
+	uint32_t mismatch = 0;
 
 	n = xskport_rx_peek(xp, XSKP_BURST, &idx);
 	if (!n)
@@ -422,6 +423,8 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
 		bytes += l;
+		/* Counted, not dropped: the guest still reaches the world, only replies miss it. */
+		mismatch += !dp_guest_mac_ok(w->ctx.sh, xp->slot, p, l);
 		if (w->nworkers > 1) {
 			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
 					       p, l, w->nworkers);
@@ -456,6 +459,7 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	if (w->slot_st) {
 		w->slot_st[xp->slot].c[CVS_PC_RX_PKTS] += n;
 		w->slot_st[xp->slot].c[CVS_PC_RX_BYTES] += bytes;
+		w->slot_st[xp->slot].c[CVS_PC_MAC_MISMATCH] += mismatch;
 	}
 	return n;
 }

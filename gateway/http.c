@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: the HTTP side. /mcp speaks MCP streamable HTTP (POST requests answered with
- * one SSE event, DELETE ends a session, GET has no standalone stream: 405), /health is a
- * public summary. One thread per connection, so a long tool call simply blocks its thread.
+ * mcp-gateway: the HTTP side. /mcp speaks MCP streamable HTTP: POST carries JSON-RPC
+ * messages (requests relayed to upstreams are answered on an SSE stream that also carries
+ * what the upstream sends for them, see relay.c), GET opens the session's stream for
+ * notifications that belong to no request, DELETE ends a session. /health is a public
+ * summary. One thread per connection, so a long tool call simply blocks its thread.
  */
 
 #include <ctype.h>
@@ -17,34 +19,11 @@
 
 #include <microhttpd.h>
 
-#include "gw.h"
+#include "http_int.h"
 
-#define SESSION_ID_LEN	26
-#define CURSOR_PREFIX	"gwc1:"
 #define DRAIN_FACTOR	4ULL
-
-struct session {
-	char id[SESSION_ID_LEN + 1];
-	char version[16];
-	bool initialized;
-	bool closed;
-	int refs;		/* the table's reference plus one per request in flight */
-	int inflight;
-	int64_t last_used;
-	char **ids;		/* JSON text of request ids in flight */
-	struct session *next;
-};
-
-struct http_server {
-	struct http_conf conf;
-	struct MHD_Daemon *d;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct session *sessions;
-	size_t nsessions;
-	int active;		/* requests between first callback and completion */
-	char *health;
-};
+#define CORS_HEADERS	"Authorization, Content-Type, Accept, Mcp-Session-Id, " \
+			"Mcp-Protocol-Version, Last-Event-ID"
 
 struct req_ctx {
 	struct strbuf body;
@@ -53,35 +32,21 @@ struct req_ctx {
 	bool too_big;
 };
 
-enum mcp_err {
-	RPC_PARSE = -32700,
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-};
+/*
+ * The allowed Origin of the request this connection thread serves: every response to it
+ * names that origin for CORS. One thread per connection makes this per request.
+ */
+static __thread const char *tl_origin;
 
-bool
-token_equal(const char *header, const char *token)
+void
+http_decorate(struct MHD_Response *r)
 {
-	static const char scheme[] = "Bearer ";
-	size_t hl, tl, i;
-	unsigned char diff = 0;
-
-	if (header == NULL || token == NULL || *token == '\0')
-		return false;
-	hl = strlen(header);
-	tl = strlen(token);
-	/* Constant time in the secret: every byte of the token is compared whatever matches. */
-	diff |= hl != tl + sizeof(scheme) - 1;
-	for (i = 0; i < sizeof(scheme) - 1; i++)
-		diff |= (unsigned char)(i < hl ? header[i] : 0) ^ (unsigned char)scheme[i];
-	for (i = 0; i < tl; i++) {
-		size_t hi = i + sizeof(scheme) - 1;
-
-		diff |= (unsigned char)(hi < hl ? header[hi] : 0) ^ (unsigned char)token[i];
-	}
-	return diff == 0;
+	if (tl_origin == NULL)
+		return;
+	MHD_add_response_header(r, "Access-Control-Allow-Origin", tl_origin);
+	MHD_add_response_header(r, "Access-Control-Expose-Headers",
+				"Mcp-Session-Id, Mcp-Protocol-Version");
+	MHD_add_response_header(r, "Vary", "Origin");
 }
 
 static enum MHD_Result
@@ -102,6 +67,7 @@ reply(struct MHD_Connection *c, unsigned int status, const char *ctype, char *bo
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (hname)
 		MHD_add_response_header(r, hname, hval);
+	http_decorate(r);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -115,313 +81,30 @@ reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
 }
 
 static enum MHD_Result
-reply_textf(struct MHD_Connection *c, unsigned int status, const char *fmt, const char *arg)
-{
-	char *s = str_printf(fmt, arg);
-
-	if (s == NULL)
-		return MHD_NO;
-	return reply(c, status, "text/plain; charset=utf-8", s, strlen(s), true, NULL, NULL);
-}
-
-static enum MHD_Result
 reply_unauthorized(struct MHD_Connection *c)
 {
 	return reply(c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "unauthorized\n", 13,
 		     false, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"mcp-gateway\"");
 }
 
-/* ---- sessions ----------------------------------------------------------------------------- */
-
-static struct session *
-session_new(void)
+/* A JSON-RPC message as a plain JSON body (msg is consumed). */
+static enum MHD_Result
+reply_json(struct MHD_Connection *c, unsigned int status, json_t *msg, const char *session_id)
 {
-	static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-	unsigned char rnd[SESSION_ID_LEN];
-	struct session *s = calloc(1, sizeof(*s));
-	size_t i;
+	char *js = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
-	if (s == NULL || rand_bytes(rnd, sizeof(rnd))) {
-		free(s);
-		return NULL;
-	}
-	for (i = 0; i < SESSION_ID_LEN; i++)
-		s->id[i] = b32[rnd[i] & 31];
-	s->refs = 1;
-	strcpy(s->version, "2025-03-26");
-	s->last_used = time_mono_ns();
-	return s;
+	json_decref(msg);
+	if (js == NULL)
+		return MHD_NO;
+	return reply(c, status, "application/json", js, strlen(js), true,
+		     session_id ? "Mcp-Session-Id" : NULL, session_id);
 }
 
-static void
-session_unref_locked(struct session *s)
+/* An HTTP-level refusal that JSON-RPC clients can still read: an error with a null id. */
+static enum MHD_Result
+reply_rpc_error(struct MHD_Connection *c, unsigned int status, int code, const char *msg)
 {
-	if (--s->refs > 0)
-		return;
-	strv_free(s->ids);
-	free(s);
-}
-
-/* Sessions idle past the limit go; one with a request in flight is never idle. */
-static void
-sessions_expire_locked(struct http_server *h)
-{
-	int64_t now = time_mono_ns();
-	struct session **pp = &h->sessions;
-
-	while (*pp) {
-		struct session *s = *pp;
-
-		if (s->inflight == 0 && now - s->last_used > h->conf.session_idle_ns) {
-			*pp = s->next;
-			s->closed = true;
-			h->nsessions--;
-			session_unref_locked(s);
-			continue;
-		}
-		pp = &s->next;
-	}
-}
-
-static struct session *
-session_get(struct http_server *h, const char *id)
-{
-	struct session *s;
-
-	pthread_mutex_lock(&h->lock);
-	sessions_expire_locked(h);
-	for (s = h->sessions; s; s = s->next) {
-		if (strcmp(s->id, id) == 0) {
-			s->refs++;
-			s->inflight++;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-	return s;
-}
-
-static void
-session_put(struct http_server *h, struct session *s)
-{
-	pthread_mutex_lock(&h->lock);
-	s->inflight--;
-	s->last_used = time_mono_ns();
-	session_unref_locked(s);
-	pthread_mutex_unlock(&h->lock);
-}
-
-static int
-session_insert(struct http_server *h, struct session *s)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&h->lock);
-	sessions_expire_locked(h);
-	if (h->nsessions >= h->conf.max_sessions) {
-		rc = -ENOSPC;
-	} else {
-		s->refs++;
-		s->next = h->sessions;
-		h->sessions = s;
-		h->nsessions++;
-	}
-	pthread_mutex_unlock(&h->lock);
-	return rc;
-}
-
-static bool
-session_remove(struct http_server *h, const char *id)
-{
-	struct session **pp;
-	bool found = false;
-
-	pthread_mutex_lock(&h->lock);
-	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
-		struct session *s = *pp;
-
-		if (strcmp(s->id, id) == 0) {
-			*pp = s->next;
-			s->closed = true;
-			h->nsessions--;
-			session_unref_locked(s);
-			found = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-	return found;
-}
-
-/* Registers a request id as in flight; false when the same id is already running. */
-static bool
-session_id_claim(struct http_server *h, struct session *s, const char *idtext)
-{
-	bool ok = true;
-	size_t i;
-
-	pthread_mutex_lock(&h->lock);
-	for (i = 0; s->ids && s->ids[i]; i++)
-		if (strcmp(s->ids[i], idtext) == 0)
-			ok = false;
-	if (ok)
-		strv_push(&s->ids, idtext);
-	pthread_mutex_unlock(&h->lock);
-	return ok;
-}
-
-static void
-session_id_release(struct http_server *h, struct session *s, const char *idtext)
-{
-	size_t i, n;
-
-	pthread_mutex_lock(&h->lock);
-	n = strv_len(s->ids);
-	for (i = 0; i < n; i++) {
-		if (strcmp(s->ids[i], idtext) == 0) {
-			free(s->ids[i]);
-			s->ids[i] = s->ids[n - 1];
-			s->ids[n - 1] = NULL;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-}
-
-/* ---- MCP methods -------------------------------------------------------------------------- */
-
-static json_t *
-rpc_error(json_t *id, int code, const char *msg)
-{
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-			 code, "message", msg);
-}
-
-static json_t *
-rpc_result(json_t *id, json_t *result)
-{
-	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
-static json_t *
-mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *params)
-{
-	const char *req = json_string_value(json_object_get(params, "protocolVersion"));
-	const char *v = proto_negotiate(req);
-	json_t *caps;
-
-	snprintf(s->version, sizeof(s->version), "%s", v);
-	s->initialized = true;
-	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
-	return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", v,
-					"capabilities", caps, "serverInfo", "name",
-					GW_CLIENT_NAME, "version", h->conf.version));
-}
-
-static json_t *
-mcp_tools_list(struct http_server *h, json_t *id, json_t *params)
-{
-	const struct tool_table *t = h->conf.tools;
-	json_t *cursor = json_object_get(params, "cursor"), *tools, *res;
-	size_t off = 0, end, i;
-
-	if (cursor && !json_is_null(cursor)) {
-		const char *c = json_string_value(cursor);
-		char *e;
-
-		if (c == NULL || strncmp(c, CURSOR_PREFIX, strlen(CURSOR_PREFIX)))
-			return rpc_error(id, RPC_INVALID_PARAMS, "invalid cursor");
-		c += strlen(CURSOR_PREFIX);
-		errno = 0;
-		off = strtoul(c, &e, 10);
-		if (!isdigit((unsigned char)*c) || *e || errno || off == 0 || off >= t->n)
-			return rpc_error(id, RPC_INVALID_PARAMS, "invalid cursor");
-	}
-	end = off + h->conf.page_size;
-	if (end > t->n)
-		end = t->n;
-	tools = json_array();
-	for (i = off; i < end; i++)
-		json_array_append(tools, t->v[i].tool);
-	res = json_pack("{s:o}", "tools", tools);
-	if (end < t->n) {
-		char buf[64];
-
-		snprintf(buf, sizeof(buf), CURSOR_PREFIX "%zu", end);
-		json_object_set_new(res, "nextCursor", json_string(buf));
-	}
-	return rpc_result(id, res);
-}
-
-static json_t *
-mcp_tools_call(struct http_server *h, json_t *id, json_t *params)
-{
-	const char *name = json_string_value(json_object_get(params, "name"));
-	const struct tool_route *r;
-	json_t *fwd, *res = NULL, *uerr = NULL, *out, *v;
-	char *err = NULL;
-	int rc;
-
-	if (name == NULL)
-		return rpc_error(id, RPC_INVALID_PARAMS, "missing tool name");
-	r = tools_find(h->conf.tools, name);
-	if (r == NULL) {
-		char *q = str_quote(name), *m = str_printf("unknown tool %s", q);
-
-		out = rpc_error(id, RPC_INVALID_PARAMS, m ? m : "unknown tool");
-		free(q);
-		free(m);
-		return out;
-	}
-	fwd = json_pack("{s:s}", "name", r->orig);
-	v = json_object_get(params, "arguments");
-	if (v)
-		json_object_set(fwd, "arguments", v);
-	v = json_object_get(params, "_meta");
-	if (v)
-		json_object_set(fwd, "_meta", v);
-	rc = upstream_call(r->ctx, "tools/call", fwd, &res, &uerr, &err);
-	json_decref(fwd);
-	if (rc) {
-		char *m = str_printf("mcp server \"%s\": %s", upstream_name(r->ctx),
-				     err ? err : "call failed");
-
-		out = rpc_error(id, RPC_INTERNAL, m ? m : "call failed");
-		free(m);
-	} else if (uerr) {
-		out = json_pack("{s:s,s:O,s:O}", "jsonrpc", "2.0", "id", id, "error", uerr);
-		json_decref(uerr);
-	} else {
-		out = rpc_result(id, res);
-	}
-	free(err);
-	return out;
-}
-
-static json_t *
-mcp_dispatch(struct http_server *h, struct session *s, json_t *req)
-{
-	const char *method = json_string_value(json_object_get(req, "method"));
-	json_t *id = json_object_get(req, "id");
-	json_t *params = json_object_get(req, "params");
-
-	if (strcmp(method, "initialize") == 0)
-		return mcp_initialize(h, s, id, params);
-	if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0)
-		return rpc_result(id, json_object());
-	if (!s->initialized) {
-		char *m = str_printf("method \"%s\" is invalid during session initialization",
-				     method);
-		json_t *out = rpc_error(id, RPC_INVALID_REQUEST, m ? m : "not initialized");
-
-		free(m);
-		return out;
-	}
-	if (strcmp(method, "tools/list") == 0)
-		return mcp_tools_list(h, id, params);
-	if (strcmp(method, "tools/call") == 0)
-		return mcp_tools_call(h, id, params);
-	return rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+	return reply_json(c, status, rpc_error(NULL, code, msg), NULL);
 }
 
 /* ---- POST /mcp ---------------------------------------------------------------------------- */
@@ -500,6 +183,7 @@ reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id)
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
 	if (session_id)
 		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	http_decorate(r);
 	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -511,22 +195,317 @@ id_valid(json_t *id)
 	return json_is_string(id) || json_is_integer(id);
 }
 
+static int
+conn_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
+/* What one POST carries, checked once: how answers go back and which session it is for. */
+struct post {
+	struct MHD_Connection *c;
+	struct session *s;
+	bool fresh;		/* s is new: only an initialize may create one */
+	bool json_only;		/* the client accepts application/json, not SSE */
+	bool modern;		/* MCP-Protocol-Version 2026-07-28: stateless */
+};
+
+/* A response or a notification from the client: nothing goes back but 202. */
+static enum MHD_Result
+post_no_reply(struct http_server *h, struct post *p, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (method == NULL)
+		sreq_answer(h, p->s, msg);
+	else if (strcmp(method, "notifications/cancelled") == 0)
+		session_cancel(h, p->s, json_object_get(msg, "params"));
+	return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
+}
+
+static enum MHD_Result
+post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
+{
+	const char *sid = NULL;
+
+	if (p->fresh) {
+		bool init = strcmp(json_string_value(json_object_get(msg, "method")),
+				   "initialize") == 0;
+
+		if (init && json_object_get(resp, "result")) {
+			if (session_insert(h, p->s) < 0) {
+				json_decref(resp);
+				resp = rpc_error(json_object_get(msg, "id"), RPC_INTERNAL,
+						 "too many sessions");
+			} else {
+				sid = p->s->id;
+			}
+		}
+	}
+	if (p->json_only)
+		return reply_json(p->c, MHD_HTTP_OK, resp, sid);
+	{
+		enum MHD_Result ret = reply_sse(p->c, resp, sid);
+
+		json_decref(resp);
+		return ret;
+	}
+}
+
+/* One JSON-RPC message that is not part of a batch. */
+static enum MHD_Result
+post_message(struct http_server *h, struct post *p, json_t *msg)
+{
+	json_t *id = json_object_get(msg, "id");
+	struct forward f;
+	struct stream *st;
+	enum MHD_Result ret;
+	char *idtext;
+
+	if (!json_is_string(json_object_get(msg, "method"))) {
+		if (json_object_get(msg, "result") || json_object_get(msg, "error"))
+			return post_no_reply(h, p, msg);
+		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: missing method");
+	}
+	if (id == NULL)
+		return post_no_reply(h, p, msg);
+	if (!id_valid(id))
+		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: invalid request id");
+	idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (idtext == NULL || !session_id_claim(h, p->s, idtext)) {
+		free(idtext);
+		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
+				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
+	}
+	if (p->s->modern && strcmp(json_string_value(json_object_get(msg, "method")),
+				   "subscriptions/listen") == 0) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		if (p->json_only)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
+					  "subscriptions/listen needs text/event-stream"), NULL);
+		return listen_start(h, p->c, p->s, msg, conn_fd(p->c));
+	}
+	if (p->s->modern && json_object_get(json_object_get(msg, "params"), "requestState")) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		st = park_resume(h, json_object_get(msg, "params"), id, conn_fd(p->c),
+				 !p->json_only);
+		if (st == NULL)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
+					  "unknown or expired requestState"), NULL);
+		return stream_reply(p->c, st, NULL);
+	}
+	mcp_route(h, p->s, msg, &f);
+	if (f.reply) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		if (p->s->modern)
+			modern_result(f.reply, json_string_value(json_object_get(msg, "method")));
+		ret = post_own_reply(h, p, msg, json_incref(f.reply));
+		forward_fini(&f);
+		return ret;
+	}
+	free(idtext);
+	st = stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
+	if (st == NULL) {
+		forward_fini(&f);
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	stream_forward(st, &f, h->conf.call_timeout_ns);
+	forward_fini(&f);
+	return stream_reply(p->c, st, NULL);
+}
+
+static bool
+batch_allowed(const char *version)
+{
+	/* JSON-RPC batches came with 2025-03-26 and left with 2025-06-18. */
+	return strcmp(version, "2025-03-26") == 0 || strcmp(version, "2024-11-05") == 0;
+}
+
+/* A batch: every request runs at once, the answers come back together as one JSON array. */
+static enum MHD_Result
+post_batch(struct http_server *h, struct post *p, json_t *batch)
+{
+	size_t i, n = json_array_size(batch);
+	struct stream **sts = calloc(n + 1, sizeof(*sts));
+	json_t *out = json_array(), *msg, *id;
+
+	if (sts == NULL || out == NULL) {
+		free(sts);
+		json_decref(out);
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	json_array_foreach(batch, i, msg) {
+		const char *method = json_string_value(json_object_get(msg, "method"));
+		struct forward f;
+
+		id = json_object_get(msg, "id");
+		if (!json_is_object(msg)) {
+			json_array_append_new(out, rpc_error(NULL, RPC_INVALID_REQUEST,
+							     "Invalid Request"));
+			continue;
+		}
+		if (method == NULL || id == NULL) {
+			if (method == NULL)
+				sreq_answer(h, p->s, msg);
+			else if (strcmp(method, "notifications/cancelled") == 0)
+				session_cancel(h, p->s, json_object_get(msg, "params"));
+			continue;
+		}
+		if (!id_valid(id) || strcmp(method, "initialize") == 0) {
+			json_array_append_new(out, rpc_error(id_valid(id) ? id : NULL,
+				RPC_INVALID_REQUEST, "Invalid Request"));
+			continue;
+		}
+		mcp_route(h, p->s, msg, &f);
+		if (f.reply) {
+			json_array_append(out, f.reply);
+		} else {
+			sts[i] = stream_new(h, p->s, NULL, false, conn_fd(p->c));
+			if (sts[i]) {
+				stream_set_id(sts[i], id);
+				stream_forward(sts[i], &f, h->conf.call_timeout_ns);
+			}
+		}
+		forward_fini(&f);
+	}
+	for (i = 0; i < n; i++) {
+		if (sts[i] == NULL)
+			continue;
+		msg = stream_wait_final(sts[i], NULL);
+		if (msg)
+			json_array_append_new(out, msg);
+	}
+	free(sts);
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
+	}
+	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
+}
+
+/*
+ * A 2026-07-28 request: no session, its version and capabilities in _meta, its method (and
+ * name) repeated in headers. Returns MHD_YES with p->s set to a one-request session, or the
+ * refusal already queued.
+ */
+static enum MHD_Result
+modern_check(struct post *p, json_t *msg, bool *refused)
+{
+	struct MHD_Connection *c = p->c;
+	unsigned int status = MHD_HTTP_OK;
+	json_t *e = modern_envelope(msg,
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), &status);
+
+	*refused = true;
+	if (e)
+		return reply_json(c, status, e, NULL);
+	p->s = session_new();
+	if (p->s == NULL)
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	p->s->inflight = 1;
+	p->fresh = true;
+	modern_session(p->s, msg);
+	*refused = false;
+	return MHD_YES;
+}
+
+static enum MHD_Result
+post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq,
+	     struct post *p)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	json_error_t jerr;
+	json_t *body;
+	enum MHD_Result ret;
+	bool init;
+
+	body = rq->body.len ? json_loadb(rq->body.buf, rq->body.len, 0, &jerr) : NULL;
+	if (body == NULL) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "Parse error: %s", rq->body.len ? jerr.text :
+			 "empty body");
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE, msg);
+	}
+	if (!json_is_object(body) && !json_is_array(body)) {
+		json_decref(body);
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: not a JSON-RPC message");
+	}
+	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
+	       strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0;
+	if (p->modern) {
+		bool refused;
+
+		ret = modern_check(p, body, &refused);
+		if (refused) {
+			json_decref(body);
+			return ret;
+		}
+	} else if (sid) {
+		p->s = session_get(h, sid);
+		if (p->s == NULL) {
+			json_decref(body);
+			return reply_rpc_error(c, MHD_HTTP_NOT_FOUND, -32001,
+					       "Session not found");
+		}
+	} else if (init) {
+		p->s = session_new();
+		if (p->s == NULL) {
+			json_decref(body);
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		}
+		p->s->inflight = 1;
+		p->fresh = true;
+	} else {
+		json_decref(body);
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, -32000,
+				       "Bad Request: Mcp-Session-Id header is required");
+	}
+	if (json_is_array(body)) {
+		if (!batch_allowed(p->s->version) || json_array_size(body) == 0)
+			ret = reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					      "Invalid Request: batches need protocol version "
+					      "2025-03-26 or older");
+		else
+			ret = post_batch(h, p, body);
+	} else {
+		ret = post_message(h, p, body);
+	}
+	json_decref(body);
+	if (p->fresh) {
+		pthread_mutex_lock(&h->lock);
+		/* Streams that outlive this POST count themselves. */
+		p->s->inflight--;
+		p->s->last_used = time_mono_ns();
+		session_unref_locked(p->s);
+		pthread_mutex_unlock(&h->lock);
+	} else {
+		session_put(h, p->s);
+	}
+	return ret;
+}
+
 static enum MHD_Result
 mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 {
 	const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Protocol-Version");
-	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
 	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_TYPE);
 	struct accept_scan acc = {false, false};
-	struct session *s = NULL;
-	json_t *body = NULL, *resp = NULL, *id;
-	json_error_t jerr;
-	enum MHD_Result ret;
-	char *idtext = NULL;
-	bool fresh = false;
+	struct post p = { .c = c };
 
-	if (pv && !proto_supported(pv))
+	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
+	if (pv && !p.modern && !proto_supported(pv))
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
 				  "version (supported versions: 2024-11-05, 2025-03-26, "
 				  "2025-06-18, 2025-11-25)\n");
@@ -535,104 +514,14 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 				  "Unsupported Media Type: Content-Type must be "
 				  "application/json\n");
 	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
-	if (!acc.json || !acc.sse)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Accept must contain both "
-				  "'application/json' and 'text/event-stream'\n");
+	if (!acc.json)
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				  "contain 'application/json' (and 'text/event-stream' for "
+				  "streamed answers)\n");
+	p.json_only = !acc.sse;
 	if (rq->too_big)
 		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
-	if (sid) {
-		s = session_get(h, sid);
-		if (s == NULL)
-			return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	} else {
-		s = session_new();
-		if (s == NULL)
-			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-		s->inflight = 1;
-		fresh = true;
-	}
-	if (rq->body.len == 0) {
-		ret = reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: empty body\n");
-		goto out;
-	}
-	body = json_loadb(rq->body.buf, rq->body.len, 0, &jerr);
-	if (body == NULL) {
-		ret = reply_textf(c, MHD_HTTP_BAD_REQUEST, "malformed payload: %s\n", jerr.text);
-		goto out;
-	}
-	/* No mainstream client batches, and 2025-06-18 removed batching: refuse all of them. */
-	if (json_is_array(body)) {
-		ret = reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: batch requests are not "
-				 "supported\n");
-		goto out;
-	}
-	if (!json_is_object(body)) {
-		ret = reply_text(c, MHD_HTTP_BAD_REQUEST, "malformed payload: not a JSON-RPC "
-				 "message\n");
-		goto out;
-	}
-	id = json_object_get(body, "id");
-	if (!json_is_string(json_object_get(body, "method"))) {
-		/* A response or error from the client: nothing we asked, so nothing to route. */
-		if (json_object_get(body, "result") || json_object_get(body, "error")) {
-			ret = reply(c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
-			goto out;
-		}
-		ret = reply_text(c, MHD_HTTP_BAD_REQUEST, "malformed payload: missing method\n");
-		goto out;
-	}
-	if (id == NULL) {
-		/* Notifications (initialized, cancelled, ...) need no answer. */
-		ret = reply(c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
-		goto out;
-	}
-	if (!id_valid(id)) {
-		ret = reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: invalid request id\n");
-		goto out;
-	}
-	idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-	if (idtext == NULL || !session_id_claim(h, s, idtext)) {
-		json_t *e = rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id");
-		char *js = json_dumps(e, JSON_COMPACT);
-
-		json_decref(e);
-		free(idtext);
-		idtext = NULL;
-		ret = js ? reply(c, MHD_HTTP_BAD_REQUEST, "application/json", js, strlen(js),
-				 true, NULL, NULL) : MHD_NO;
-		goto out;
-	}
-	resp = mcp_dispatch(h, s, body);
-	session_id_release(h, s, idtext);
-	if (fresh && s->initialized &&
-	    strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0 &&
-	    json_object_get(resp, "result")) {
-		if (session_insert(h, s) < 0) {
-			json_decref(resp);
-			resp = rpc_error(id, RPC_INTERNAL, "too many sessions");
-			ret = reply_sse(c, resp, NULL);
-			goto out;
-		}
-		ret = reply_sse(c, resp, s->id);
-		goto out;
-	}
-	ret = reply_sse(c, resp, NULL);
-out:
-	free(idtext);
-	json_decref(resp);
-	json_decref(body);
-	if (s) {
-		if (fresh) {
-			pthread_mutex_lock(&h->lock);
-			s->inflight = 0;
-			s->last_used = time_mono_ns();
-			session_unref_locked(s);
-			pthread_mutex_unlock(&h->lock);
-		} else {
-			session_put(h, s);
-		}
-	}
-	return ret;
+	return post_checked(h, c, rq, &p);
 }
 
 static enum MHD_Result
@@ -647,7 +536,97 @@ mcp_delete(struct http_server *h, struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_NO_CONTENT, NULL, "", 0, false, NULL, NULL);
 }
 
+static enum MHD_Result
+mcp_get(struct http_server *h, struct MHD_Connection *c)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	struct accept_scan acc = {false, false};
+	struct session *s;
+	enum MHD_Result ret;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
+	if (!acc.sse)
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				  "contain 'text/event-stream'\n");
+	if (sid == NULL)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+	s = session_get(h, sid);
+	if (s == NULL)
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+	ret = stream_get(h, c, s, last);
+	session_put(h, s);
+	return ret;
+}
+
 /* ---- MHD glue ----------------------------------------------------------------------------- */
+
+/* CORS preflight: browsers send it without credentials, so it comes before the token. */
+static enum MHD_Result
+mcp_preflight(struct MHD_Connection *c)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (r == NULL)
+		return MHD_NO;
+	http_decorate(r);
+	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+	MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_HEADERS);
+	MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+	ret = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* DNS rebinding protection: a page cannot name our host or send its own Origin. */
+static enum MHD_Result
+mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+	*refused = true;
+	tl_origin = NULL;
+	if (!host_allowed(&h->conf, host))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
+	if (origin && !origin_allowed(&h->conf, origin))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+	tl_origin = origin;
+	*refused = false;
+	return MHD_YES;
+}
+
+static enum MHD_Result
+http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, bool mcp,
+	   const char *method)
+{
+	const char *cl;
+	bool refused = false;
+	enum MHD_Result ret;
+
+	if (mcp) {
+		ret = mcp_guard(h, c, &refused);
+		if (refused)
+			return ret;
+		if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
+			return mcp_preflight(c);
+	}
+	/* The token check comes next, and an unauthorised body is never buffered. */
+	if (mcp && !token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION),
+				h->conf.token))
+		return reply_unauthorized(c);
+	rq->mcp_post = mcp && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	/*
+	 * A client still sending when we answer and close sees a reset instead of the 413,
+	 * so moderately oversized bodies are read and dropped; absurd ones are not.
+	 */
+	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+	return MHD_YES;
+}
 
 static enum MHD_Result
 http_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -659,8 +638,6 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 
 	(void)version;
 	if (rq == NULL) {
-		const char *cl;
-
 		rq = calloc(1, sizeof(*rq));
 		if (rq == NULL)
 			return MHD_NO;
@@ -668,22 +645,7 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		pthread_mutex_lock(&h->lock);
 		h->active++;
 		pthread_mutex_unlock(&h->lock);
-		/* The token check comes first, and an unauthorised body is never buffered. */
-		if (mcp && !token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-								    MHD_HTTP_HEADER_AUTHORIZATION),
-					h->conf.token))
-			return reply_unauthorized(c);
-		rq->mcp_post = mcp && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						 MHD_HTTP_HEADER_CONTENT_LENGTH);
-		/*
-		 * A client still sending when we answer and close sees a reset instead of the
-		 * 413, so moderately oversized bodies are read and dropped; absurd ones are not.
-		 */
-		if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
-			return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE,
-					  "request body too large\n");
-		return MHD_YES;
+		return http_first(h, c, rq, mcp, method);
 	}
 	if (*upload_size) {
 		rq->seen += *upload_size;
@@ -700,20 +662,22 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 			return MHD_NO;
 		return MHD_YES;
 	}
-	if (strcmp(url, "/health") == 0)
-		return reply(c, MHD_HTTP_OK, "application/json", h->health, strlen(h->health),
-			     false, NULL, NULL);
+	if (strcmp(url, "/health") == 0) {
+		char *body = lists_health(h);
+
+		if (body == NULL)
+			return MHD_NO;
+		return reply(c, MHD_HTTP_OK, "application/json", body, strlen(body), true, NULL,
+			     NULL);
+	}
 	if (!mcp)
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
 	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
 		return mcp_post(h, c, rq);
 	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
 		return mcp_delete(h, c);
-	/* No standalone SSE stream: clients treat 405 on GET as "not offered". */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) == 0)
-		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-			     "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
-			     "POST, DELETE");
+		return mcp_get(h, c);
 	return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		     "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
 		     "GET, POST, DELETE");
@@ -739,37 +703,29 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&h->lock);
 }
 
-static char *
-health_body(const struct http_conf *conf)
-{
-	json_t *servers = json_array(), *o;
-	char *s, *out;
-	size_t i;
-
-	for (i = 0; conf->servers && conf->servers[i]; i++)
-		json_array_append_new(servers, json_string(conf->servers[i]));
-	o = json_pack("{s:o,s:s,s:I}", "servers", servers, "status", "ok", "tools",
-		      (json_int_t)conf->tools->n);
-	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(o);
-	out = s ? str_printf("%s\n", s) : NULL;
-	free(s);
-	return out;
-}
-
 struct http_server *
 http_start(const struct http_conf *conf, int listen_fd, char **err)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
+	size_t i;
 
 	if (h == NULL) {
 		err_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
 	h->conf = *conf;
+	if (h->conf.port == 0)
+		h->conf.port = GW_DEFAULT_PORT;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	h->health = health_body(conf);
+	if (lists_start(h)) {
+		lists_stop(h);
+		err_set(err, -ENOMEM, "build the aggregated lists: out of memory");
+		free(h);
+		return NULL;
+	}
+	for (i = 0; i < h->conf.nups; i++)
+		upstream_set_events(h->conf.ups[i], relay_event, h);
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_ITC | MHD_USE_POLL, 0, NULL, NULL, http_access, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
@@ -779,8 +735,10 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 				MHD_OPTION_END);
 	if (h->d == NULL) {
+		for (i = 0; i < h->conf.nups; i++)
+			upstream_set_events(h->conf.ups[i], NULL, NULL);
 		err_set(err, -EIO, "start HTTP server failed");
-		free(h->health);
+		lists_stop(h);
 		free(h);
 		return NULL;
 	}
@@ -800,6 +758,8 @@ http_quiesce(struct http_server *h, int grace_ms)
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	pthread_mutex_lock(&h->lock);
+	/* GET and listen streams never end by themselves. */
+	streams_close_locked(h);
 	while (h->active > 0 && time_mono_ns() < deadline) {
 		struct timespec ts;
 
@@ -813,15 +773,19 @@ void
 http_stop(struct http_server *h)
 {
 	struct session *s;
+	size_t i;
 
 	if (h == NULL)
 		return;
 	MHD_stop_daemon(h->d);
+	for (i = 0; i < h->conf.nups; i++)
+		upstream_set_events(h->conf.ups[i], NULL, NULL);
+	parks_free(h);
 	while ((s = h->sessions) != NULL) {
 		h->sessions = s->next;
 		session_unref_locked(s);
 	}
-	free(h->health);
+	lists_stop(h);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->cond);
 	free(h);

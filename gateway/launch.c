@@ -36,6 +36,8 @@ struct launch_opts {
 	char *catalog_file;
 	char *servers_dir;
 	char *github_base;
+	char *allowed_hosts;
+	char *allowed_origins;
 };
 
 static char *
@@ -122,7 +124,8 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
 		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
 		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base,
-		"--call-timeout", call_timeout, NULL,
+		"--call-timeout", call_timeout, "--allowed-hosts", o->allowed_hosts,
+		"--allowed-origins", o->allowed_origins, NULL,
 	};
 	char **env = env_build(NULL);
 	pid_t pid;
@@ -375,6 +378,11 @@ cmd_launch(int argc, char **argv)
 		 "(default " GW_SERVERS_DIR ")", false},
 		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
 		 "are cloned from (default " GW_GITHUB_BASE ")", false},
+		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
+		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
+		 "\"*\" accepts any", false},
+		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
+		 "accepted besides those of default hosts; \"*\" accepts any", false},
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc;
@@ -385,6 +393,8 @@ cmd_launch(int argc, char **argv)
 	o.catalog_file = strdup(GW_CATALOG_FILE);
 	o.servers_dir = strdup(GW_SERVERS_DIR);
 	o.github_base = strdup(GW_GITHUB_BASE);
+	o.allowed_hosts = strdup("");
+	o.allowed_origins = strdup("");
 	rc = flags_parse(fl, n, argc, argv, LAUNCH_SYNOPSIS, NULL);
 	if (rc == 0) {
 		signal(SIGPIPE, SIG_IGN);
@@ -398,5 +408,7 @@ cmd_launch(int argc, char **argv)
 	free(o.catalog_file);
 	free(o.servers_dir);
 	free(o.github_base);
+	free(o.allowed_hosts);
+	free(o.allowed_origins);
 	return rc;
 }

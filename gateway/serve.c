@@ -54,6 +54,8 @@ struct serve_opts {
 	int64_t idle_ns;
 	long long max_body;
 	int64_t call_timeout_ns;
+	char *allowed_hosts;
+	char *allowed_origins;
 };
 
 static void *
@@ -304,12 +306,28 @@ cfg_to_object(json_t **cfg, char **err)
 	return rc;
 }
 
+/* "a,b,,c" -> {"a", "b", "c"}; NULL for an empty list. */
+static char **
+strv_split(const char *list)
+{
+	char *dup = strdup(list ? list : ""), *tok, *save = NULL, **v = NULL;
+
+	for (tok = dup ? strtok_r(dup, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+		char *t = str_trim_dup(tok, strlen(tok));
+
+		if (t && *t)
+			strv_push(&v, t);
+		free(t);
+	}
+	free(dup);
+	return v;
+}
+
 static int
 serve_run(struct serve_opts *o, int ready_fd)
 {
 	struct server_list list = {0};
-	struct tool_table tools = {0};
-	struct tool_source *src = NULL;
+	char **hosts = NULL, **origins = NULL;
 	struct start_job *jobs = NULL;
 	struct http_server *http = NULL;
 	struct strbuf errs = {0};
@@ -350,17 +368,14 @@ serve_run(struct serve_opts *o, int ready_fd)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
 	jobs = calloc(list.n + 1, sizeof(*jobs));
-	src = calloc(list.n + 1, sizeof(*src));
 	names = calloc(list.n + 1, sizeof(*names));
-	if (!sv.ups || !jobs || !src || !names) {
+	if (!sv.ups || !jobs || !names) {
 		rc = err_set(&err, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	pthread_mutex_lock(&sv.lock);
 	for (i = 0; i < list.n; i++) {
 		sv.ups[i] = upstream_new(&list.v[i], CVS_VERSION);
-		if (sv.ups[i])
-			upstream_set_call_timeout(sv.ups[i], o->call_timeout_ns);
 		names[i] = list.v[i].name;
 	}
 	sv.nups = list.n;
@@ -401,16 +416,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 		err = sb_steal(&errs);
 		goto fail;
 	}
-	for (i = 0; i < list.n; i++) {
-		src[i].server = list.v[i].name;
-		src[i].tools = upstream_tools(sv.ups[i]);
-		src[i].ctx = sv.ups[i];
-	}
-	rc = tools_build(src, list.n, &tools);
-	if (rc) {
-		err_set(&err, rc, "out of memory");
-		goto fail;
-	}
+	hosts = strv_split(o->allowed_hosts);
+	origins = strv_split(o->allowed_origins);
 	if (o->pid_file && *o->pid_file) {
 		char buf[32];
 
@@ -428,7 +435,12 @@ serve_run(struct serve_opts *o, int ready_fd)
 		struct http_conf hc = {
 			.token = token,
 			.version = CVS_VERSION,
-			.tools = &tools,
+			.ups = sv.ups,
+			.nups = sv.nups,
+			.allowed_hosts = hosts,
+			.allowed_origins = origins,
+			.call_timeout_ns = o->call_timeout_ns,
+			.port = (int)o->port,
 			.servers = names,
 			.page_size = o->page_size > 0 ? (size_t)o->page_size : 1000,
 			.session_idle_ns = o->idle_ns,
@@ -446,8 +458,15 @@ serve_run(struct serve_opts *o, int ready_fd)
 		/* The HTTP server owns the socket now: quiesce hands it back and closes it. */
 		lfd = -1;
 	}
-	log_info("mcp gateway listening", "port=%lld servers=%zu tools=%zu", o->port, list.n,
-		 tools.n);
+	{
+		char *hb = http_health(http);
+
+		if (hb && *hb)
+			hb[strlen(hb) - 1] = '\0';
+		log_info("mcp gateway listening", "port=%lld servers=%zu lists=%s", o->port, list.n,
+			 hb ? hb : "");
+		free(hb);
+	}
 	pthread_mutex_lock(&sv.lock);
 	sv.phase = PHASE_RUNNING;
 	pthread_mutex_unlock(&sv.lock);
@@ -486,9 +505,9 @@ out:
 	free(sv.ups);
 	sv.ups = NULL;
 	sv.nups = 0;
-	tools_free(&tools);
+	strv_free(hosts);
+	strv_free(origins);
 	free(jobs);
-	free(src);
 	free(names);
 	sb_free(&errs);
 	server_list_free(&list);
@@ -537,6 +556,11 @@ cmd_serve(int argc, char **argv)
 		{"call-timeout", FLAG_DURATION, &o.call_timeout_ns, "fail a tool call an MCP "
 		 "server has not answered after this long, and cancel it there (default 0: no "
 		 "limit)", false},
+		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
+		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
+		 "\"*\" accepts any", false},
+		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
+		 "accepted besides those of default hosts; \"*\" accepts any", false},
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc, ready_fd = -1;
@@ -567,5 +591,7 @@ out:
 	free(o.catalog_file);
 	free(o.servers_dir);
 	free(o.github_base);
+	free(o.allowed_hosts);
+	free(o.allowed_origins);
 	return rc;
 }

@@ -49,7 +49,8 @@ route_cmp(const void *a, const void *b)
 }
 
 static int
-table_add(struct tool_table *t, const char *name, const char *orig, void *ctx, json_t *tool)
+table_add(struct tool_table *t, const struct route_kind *k, const char *name,
+	  const char *orig, void *ctx, json_t *item)
 {
 	struct tool_route *nv = realloc(t->v, (t->n + 1) * sizeof(*nv));
 	json_t *copy;
@@ -57,12 +58,12 @@ table_add(struct tool_table *t, const char *name, const char *orig, void *ctx, j
 	if (nv == NULL)
 		return -ENOMEM;
 	t->v = nv;
-	copy = json_deep_copy(tool);
+	copy = json_deep_copy(item);
 	if (copy == NULL)
 		return -ENOMEM;
-	json_object_set_new(copy, "name", json_string(name));
-	if (json_object_get(copy, "inputSchema") == NULL ||
-	    json_is_null(json_object_get(copy, "inputSchema")))
+	json_object_set_new(copy, k->key, json_string(name));
+	if (k->tools && (json_object_get(copy, "inputSchema") == NULL ||
+			 json_is_null(json_object_get(copy, "inputSchema"))))
 		json_object_set_new(copy, "inputSchema", json_pack("{s:s}", "type", "object"));
 	nv[t->n].name = strdup(name);
 	nv[t->n].orig = strdup(orig);
@@ -72,42 +73,65 @@ table_add(struct tool_table *t, const char *name, const char *orig, void *ctx, j
 	return 0;
 }
 
+const struct route_kind route_tools = {"tool", "name", true, true, "skipping duplicate tool"};
+const struct route_kind route_prompts = {"prompt", "name", true, false,
+					 "skipping duplicate prompt"};
+const struct route_kind route_resources = {"resource", "uri", false, false,
+					   "skipping duplicate URI"};
+const struct route_kind route_templates = {"resource template", "uriTemplate", false, false,
+					   "skipping duplicate URI template"};
+
+/* The exported name of one item, or NULL to skip it (alt holds a malloc'd new name). */
+static const char *
+route_name(const struct tool_table *t, const struct route_kind *k, const char *server,
+	   const char *san, const char *orig, char **alt)
+{
+	*alt = NULL;
+	if (!table_has(t, orig))
+		return orig;
+	if (k->rename) {
+		*alt = str_printf("%s_%s", san, orig);
+		if (*alt && !table_has(t, *alt))
+			return *alt;
+		free(*alt);
+		*alt = NULL;
+	}
+	/* URIs name the same thing everywhere: the first server (in name order) keeps it. */
+	log_warn(k->dup_msg, "server=%s %s=%s", server, k->key, orig);
+	return NULL;
+}
+
 int
-tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
+routes_build(const struct tool_source *src, size_t n, const struct route_kind *k,
+	     struct tool_table *t)
 {
 	size_t i, j;
-	json_t *tool;
+	json_t *item;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < n; i++) {
 		char *san = name_sanitise(src[i].server);
 
-		json_array_foreach(src[i].tools, j, tool) {
-			const char *orig = json_string_value(json_object_get(tool, "name"));
-			json_t *schema = json_object_get(tool, "inputSchema");
-			char *alt = NULL;
-			const char *name = orig;
+		json_array_foreach(src[i].tools, j, item) {
+			const char *orig = json_string_value(json_object_get(item, k->key));
+			json_t *schema = json_object_get(item, "inputSchema");
+			const char *name;
+			char *alt;
 
-			if (!json_is_object(tool) || orig == NULL || *orig == '\0')
+			if (!json_is_object(item) || orig == NULL || *orig == '\0')
 				continue;
 			/* The reference's SDK refuses such tools; clients might too. */
-			if (schema && !json_is_null(schema) && !schema_is_object(schema)) {
+			if (k->tools && schema && !json_is_null(schema) &&
+			    !schema_is_object(schema)) {
 				log_warn("skipping tool with invalid schema", "server=%s tool=%s",
 					 src[i].server, orig);
 				continue;
 			}
-			if (table_has(t, name)) {
-				alt = str_printf("%s_%s", san, orig);
-				name = alt;
-				if (table_has(t, name)) {
-					log_warn("skipping duplicate tool", "server=%s tool=%s",
-						 src[i].server, orig);
-					free(alt);
-					continue;
-				}
-			}
-			rc = table_add(t, name, orig, src[i].ctx, tool);
+			name = route_name(t, k, src[i].server, san, orig, &alt);
+			if (name == NULL)
+				continue;
+			rc = table_add(t, k, name, orig, src[i].ctx, item);
 			free(alt);
 			if (rc) {
 				free(san);
@@ -120,6 +144,12 @@ tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), route_cmp);
 	return 0;
+}
+
+int
+tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
+{
+	return routes_build(src, n, &route_tools, t);
 }
 
 const struct tool_route *

@@ -18,46 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gw.h"
+#include "upstream_int.h"
 
 #define UP_GRACE_MS	5000
 #define UP_MAX_PAGES	1000
-
-extern char **environ;
-
-struct pending {
-	int64_t id;
-	json_t *msg;
-	char *err;
-	bool done;
-	struct pending *next;
-};
-
-struct upstream {
-	const struct server_spec *spec;
-	const char *version;
-	pthread_mutex_t lock;		/* everything below except in_fd */
-	pthread_cond_t cond;
-	pthread_mutex_t start_lock;	/* one (re)start at a time */
-	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
-	bool has_child;
-	bool alive;			/* reader has not seen EOF */
-	char gone[128];			/* why the reader stopped, with the exit status */
-	bool reaped;
-	bool reader_done;
-	bool joinable;
-	bool closing;
-	bool was_ready;		/* a start completed: later exits are crashes to restart */
-	pid_t pid;
-	int in_fd;
-	int out_fd;
-	pthread_t reader;
-	struct pump *errp;
-	int64_t next_id;
-	struct pending *pending;
-	json_t *tools;
-	int64_t call_timeout_ns;	/* 0: a forwarded call waits as long as the server lives */
-};
 
 static const char *const proto_versions[] = {
 	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL,
@@ -85,6 +49,9 @@ upstream_new(const struct server_spec *spec, const char *version)
 	pthread_mutex_init(&u->start_lock, NULL);
 	pthread_mutex_init(&u->wlock, NULL);
 	u->tools = json_array();
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		u->lists[i] = json_array();
+	u->caps = json_object();
 	return u;
 }
 
@@ -95,7 +62,7 @@ upstream_tools(struct upstream *u)
 }
 
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
-static int
+int
 msg_send(struct upstream *u, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
@@ -111,64 +78,6 @@ msg_send(struct upstream *u, json_t *msg)
 	pthread_mutex_unlock(&u->wlock);
 	free(s);
 	return rc;
-}
-
-static void
-server_request_answer(struct upstream *u, json_t *req)
-{
-	const char *method = json_string_value(json_object_get(req, "method"));
-	json_t *id = json_object_get(req, "id");
-	json_t *resp;
-
-	if (strcmp(method, "ping") == 0)
-		resp = json_pack("{s:s,s:O,s:{}}", "jsonrpc", "2.0", "id", id, "result");
-	else if (strcmp(method, "roots/list") == 0)
-		resp = json_pack("{s:s,s:O,s:{s:[]}}", "jsonrpc", "2.0", "id", id, "result",
-				 "roots");
-	else
-		resp = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error",
-				 "code", -32601, "message", "method not found");
-	if (resp)
-		msg_send(u, resp);
-	json_decref(resp);
-}
-
-void
-upstream_input(struct upstream *u, const char *line, size_t len)
-{
-	json_error_t jerr;
-	json_t *msg = json_loadb(line, len, 0, &jerr), *id;
-	struct pending *p;
-
-	if (msg == NULL || !json_is_object(msg)) {
-		log_warn("skipping unparsable line from server", "server=%s error=\"%s\"",
-			 u->spec->name, msg ? "not an object" : jerr.text);
-		json_decref(msg);
-		return;
-	}
-	id = json_object_get(msg, "id");
-	if (json_is_string(json_object_get(msg, "method"))) {
-		if (id && !json_is_null(id))
-			server_request_answer(u, msg);
-		json_decref(msg);
-		return;
-	}
-	if (!json_is_integer(id)) {
-		json_decref(msg);
-		return;
-	}
-	pthread_mutex_lock(&u->lock);
-	for (p = u->pending; p; p = p->next) {
-		if (p->id == json_integer_value(id) && !p->done) {
-			p->msg = msg;
-			msg = NULL;
-			p->done = true;
-			pthread_cond_broadcast(&u->cond);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&u->lock);
-	json_decref(msg);
 }
 
 /* Returns true once reaped; signals are only sent to a pid we have not reaped yet. */
@@ -189,7 +98,7 @@ static void
 child_signal(struct upstream *u, int sig)
 {
 	pthread_mutex_lock(&u->lock);
-	if (u->has_child && !u->reaped)
+	if (u->state != UP_NONE && !u->reaped)
 		kill(u->pid, sig);
 	pthread_mutex_unlock(&u->lock);
 }
@@ -232,7 +141,8 @@ reader_main(void *arg)
 	struct line_framer fr;
 	char buf[65536], sbuf[64] = "";
 	const char *why = "server closed the connection";
-	struct pending *p;
+	struct pending *p, **pp, *relayed = NULL;
+	char gone[sizeof(u->gone)];
 	int status = 0;
 	bool reaped;
 
@@ -266,16 +176,30 @@ reader_main(void *arg)
 	if (reaped)
 		status_format(status, sbuf, sizeof(sbuf));
 	pthread_mutex_lock(&u->lock);
-	u->alive = false;
+	u->state = UP_EXITING;
 	snprintf(u->gone, sizeof(u->gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
-	for (p = u->pending; p; p = p->next) {
-		if (p->done)
+	for (pp = &u->pending; (p = *pp) != NULL; ) {
+		if (p->link) {
+			/* Relayed requests leave the table; their links hear why below. */
+			*pp = p->next;
+			p->next = relayed;
+			relayed = p;
 			continue;
-		p->err = str_printf("%s", u->gone);
-		p->done = true;
+		}
+		if (!p->done) {
+			p->err = str_printf("%s", u->gone);
+			p->done = true;
+		}
+		pp = &p->next;
 	}
+	snprintf(gone, sizeof(gone), "%s", u->gone);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
+	while ((p = relayed) != NULL) {
+		relayed = p->next;
+		p->link->done(p->link, NULL, gone);
+		free(p);
+	}
 	stdin_close(u);
 	/* MCP stdio shutdown: stdin closed, then SIGTERM, then SIGKILL. */
 	if (!reaped && !child_reap_wait(u, &status, UP_GRACE_MS)) {
@@ -299,126 +223,10 @@ reader_main(void *arg)
 			 "server=%s status=\"%s\"", u->spec->name, sbuf);
 	else
 		log_info("mcp server exited", "server=%s status=\"%s\"", u->spec->name, sbuf);
-	u->reader_done = true;
+	u->state = UP_EXITED;
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
-}
-
-/* notifications/cancelled for a request we stopped waiting for. */
-static void
-cancel_send(struct upstream *u, int64_t id)
-{
-	json_t *n = json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
-			      "notifications/cancelled", "params", "requestId", (json_int_t)id,
-			      "reason", "the gateway's call timeout expired");
-
-	if (n)
-		msg_send(u, n);
-	json_decref(n);
-}
-
-/* With u->lock held: until p is answered or 'ns' have passed (ns <= 0: no limit). */
-static void
-pending_wait(struct upstream *u, struct pending *p, int64_t ns)
-{
-	struct timespec ts;
-
-	if (ns <= 0) {
-		while (!p->done)
-			pthread_cond_wait(&u->cond, &u->lock);
-		return;
-	}
-	time_deadline(&ts, ns);
-	while (!p->done && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
-		;
-}
-
-static int
-request_timed(struct upstream *u, const char *method, json_t *params, int64_t timeout_ns,
-	      json_t **msg, char **err)
-{
-	struct pending *p = calloc(1, sizeof(*p)), **pp;
-	bool timed_out = false;
-	json_t *req;
-	int rc;
-
-	if (p == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
-	pthread_mutex_lock(&u->lock);
-	if (!u->alive) {
-		/* A child that died before we asked says why, as it does to calls in flight. */
-		rc = err_set(err, -EPIPE, "%s", u->gone[0] ? u->gone : "server is not running");
-		pthread_mutex_unlock(&u->lock);
-		free(p);
-		return rc;
-	}
-	p->id = ++u->next_id;
-	p->next = u->pending;
-	u->pending = p;
-	pthread_mutex_unlock(&u->lock);
-
-	req = json_pack("{s:s,s:I,s:s}", "jsonrpc", "2.0", "id", (json_int_t)p->id, "method",
-			method);
-	if (params)
-		json_object_set(req, "params", params);
-	rc = req ? msg_send(u, req) : -ENOMEM;
-	json_decref(req);
-
-	pthread_mutex_lock(&u->lock);
-	if (rc == 0) {
-		pending_wait(u, p, timeout_ns);
-		timed_out = !p->done;
-	} else {
-		/*
-		 * A write fails when the child already exited; the reader is about to report
-		 * that with the exit status, which says more than "broken pipe".
-		 */
-		pending_wait(u, p, 1000000000LL);
-		if (p->done && p->err)
-			rc = 0;
-	}
-	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
-		if (*pp == p) {
-			*pp = p->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&u->lock);
-	if (timed_out) {
-		char dur[32];
-
-		/* The server may still be working on it: tell it to stop; a late answer is dropped. */
-		cancel_send(u, p->id);
-		dur_format(timeout_ns, dur, sizeof(dur));
-		log_warn("mcp server did not answer in time", "server=%s method=%s timeout=%s",
-			 u->spec->name, method, dur);
-		rc = err_set(err, -ETIMEDOUT, "server %s did not answer %s within %s",
-			     u->spec->name, method, dur);
-	} else if (rc)
-		err_set(err, rc, "write to server: %s", strerror(-rc));
-	else if (p->err) {
-		rc = err_set(err, -EPIPE, "%s", p->err);
-	} else {
-		*msg = p->msg;
-		p->msg = NULL;
-	}
-	json_decref(p->msg);
-	free(p->err);
-	free(p);
-	return rc;
-}
-
-static int
-request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
-{
-	return request_timed(u, method, params, 0, msg, err);
-}
-
-void
-upstream_set_call_timeout(struct upstream *u, int64_t ns)
-{
-	u->call_timeout_ns = ns > 0 ? ns : 0;
 }
 
 static int
@@ -436,14 +244,14 @@ reader_join(struct upstream *u)
 {
 	bool join;
 
+	/* Callers hold start_lock, so no spawn races with this. */
 	pthread_mutex_lock(&u->lock);
-	join = u->joinable;
-	u->joinable = false;
+	join = u->state != UP_NONE;
 	pthread_mutex_unlock(&u->lock);
 	if (join)
 		pthread_join(u->reader, NULL);
 	pthread_mutex_lock(&u->lock);
-	u->has_child = false;
+	u->state = UP_NONE;
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -456,7 +264,7 @@ child_stop(struct upstream *u, bool graceful)
 	bool done;
 
 	pthread_mutex_lock(&u->lock);
-	done = !u->has_child || u->reader_done;
+	done = u->state == UP_NONE || u->state == UP_EXITED;
 	pthread_mutex_unlock(&u->lock);
 	if (done)
 		goto join;
@@ -466,7 +274,7 @@ child_stop(struct upstream *u, bool graceful)
 	deadline = time_mono_ns() + (int64_t)UP_GRACE_MS * 1000000;
 	for (int phase = 0; ; ) {
 		pthread_mutex_lock(&u->lock);
-		done = u->reader_done;
+		done = u->state == UP_EXITED;
 		pthread_mutex_unlock(&u->lock);
 		if (done)
 			break;
@@ -499,9 +307,11 @@ handshake(struct upstream *u, char **err)
 	const char *v;
 	int rc;
 
-	params = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s}}", "protocolVersion", "2025-06-18",
-			   "capabilities", "roots", "listChanged", 1, "clientInfo", "name",
-			   GW_CLIENT_NAME, "version", u->version);
+	/* What clients can have: the gateway relays each to the client whose call caused it. */
+	/* No roots.listChanged: roots are per client, a shared server hears no change of them. */
+	params = json_pack("{s:s,s:{s:{},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
+			   "2025-06-18", "capabilities", "roots", "sampling", "elicitation",
+			   "clientInfo", "name", GW_CLIENT_NAME, "version", u->version);
 	rc = request(u, "initialize", params, &msg, err);
 	json_decref(params);
 	if (rc)
@@ -521,6 +331,13 @@ handshake(struct upstream *u, char **err)
 		rc = err_set(err, -EPROTO, "unsupported protocol version \"%s\"", v ? v : "");
 		json_decref(msg);
 		return rc;
+	}
+	/* Kept from the first start: readers hold the object without a lock. */
+	if (!u->was_ready && json_is_object(json_object_get(res, "capabilities"))) {
+		pthread_mutex_lock(&u->lock);
+		json_decref(u->caps);
+		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
+		pthread_mutex_unlock(&u->lock);
 	}
 	json_decref(msg);
 	rc = notify(u, "notifications/initialized");
@@ -560,11 +377,9 @@ spawn(struct upstream *u, char **err)
 	pthread_mutex_lock(&u->lock);
 	u->pid = pid;
 	u->out_fd = out[0];
-	u->has_child = true;
-	u->alive = true;
+	u->state = UP_RUNNING;
 	u->gone[0] = '\0';
 	u->reaped = false;
-	u->reader_done = false;
 	u->errp = pump_start(errp[0], u->spec->name, 2);
 	if (u->errp == NULL)
 		close(errp[0]);
@@ -574,8 +389,7 @@ spawn(struct upstream *u, char **err)
 	pthread_mutex_unlock(&u->wlock);
 	if (pthread_create(&u->reader, NULL, reader_main, u)) {
 		pthread_mutex_lock(&u->lock);
-		u->alive = false;
-		u->reader_done = true;
+		u->state = UP_EXITED;
 		pthread_mutex_unlock(&u->lock);
 		stdin_close(u);
 		close(u->out_fd);
@@ -584,12 +398,11 @@ spawn(struct upstream *u, char **err)
 		proc_wait(pid, &rc);
 		pump_wait(u->errp, 1000);
 		u->errp = NULL;
-		u->has_child = false;
+		pthread_mutex_lock(&u->lock);
+		u->state = UP_NONE;
+		pthread_mutex_unlock(&u->lock);
 		return err_set(err, -EAGAIN, "cannot start reader thread");
 	}
-	pthread_mutex_lock(&u->lock);
-	u->joinable = true;
-	pthread_mutex_unlock(&u->lock);
 	if (proc_cancelled())
 		child_signal(u, SIGKILL);
 	return 0;
@@ -635,34 +448,35 @@ connect_child(struct upstream *u, char **err)
 	return rc;
 }
 
+/* Follows the pagination of one list method into arr (cleared first). */
 static int
-tools_fetch(struct upstream *u, char **err)
+list_fetch(struct upstream *u, const char *method, const char *key, json_t *arr, char **err)
 {
 	json_t *cursor = NULL;
 	int page, rc = 0;
 
-	json_array_clear(u->tools);
+	json_array_clear(arr);
 	for (page = 0; page < UP_MAX_PAGES; page++) {
-		json_t *params = json_object(), *msg = NULL, *res, *tools, *next;
+		json_t *params = json_object(), *msg = NULL, *res, *items, *next;
 
 		if (cursor)
 			json_object_set_new(params, "cursor", cursor);
 		cursor = NULL;
-		rc = request(u, "tools/list", params, &msg, err);
+		rc = request(u, method, params, &msg, err);
 		json_decref(params);
 		if (rc)
 			break;
 		res = json_object_get(msg, "result");
-		tools = json_object_get(res, "tools");
-		if (!json_is_array(tools)) {
+		items = json_object_get(res, key);
+		if (!json_is_array(items)) {
 			json_t *e = json_object_get(msg, "error");
 			const char *m = json_string_value(json_object_get(e, "message"));
 
-			rc = err_set(err, -EPROTO, "%s", m ? m : "malformed tools/list result");
+			rc = err_set(err, -EPROTO, "%s", m ? m : "malformed result");
 			json_decref(msg);
 			break;
 		}
-		json_array_extend(u->tools, tools);
+		json_array_extend(arr, items);
 		next = json_object_get(res, "nextCursor");
 		if (json_is_string(next) && *json_string_value(next))
 			cursor = json_incref(next);
@@ -671,111 +485,120 @@ tools_fetch(struct upstream *u, char **err)
 			break;
 	}
 	json_decref(cursor);
-	if (rc) {
-		char *m = *err;
+	return rc;
+}
 
-		*err = NULL;
+/* Readers take snapshots under u->lock: a list is replaced whole, never edited in place. */
+static void
+list_swap(struct upstream *u, json_t **slot, json_t *arr)
+{
+	json_t *old;
+
+	pthread_mutex_lock(&u->lock);
+	old = *slot;
+	*slot = arr;
+	pthread_mutex_unlock(&u->lock);
+	json_decref(old);
+}
+
+static int
+tools_fetch(struct upstream *u, char **err)
+{
+	json_t *arr = json_array();
+	char *m = NULL;
+	int rc = arr ? list_fetch(u, "tools/list", "tools", arr, &m) : -ENOMEM;
+
+	if (rc)
 		err_set(err, rc, "list tools: %s", m ? m : "failed");
-		free(m);
-	}
+	else
+		list_swap(u, &u->tools, json_incref(arr));
+	json_decref(arr);
+	free(m);
 	return rc;
 }
 
-/* Runs a command with its output in the log, in its own group so a shutdown can kill it all. */
-static int
-run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
+/*
+ * Prompts, resources and templates of a server that offers them. A server that offers them
+ * and then fails to list them still serves its tools: the failure is logged, the list empty.
+ */
+static void
+lists_fetch(struct upstream *u)
 {
-	struct proc_opts o = {0};
-	char **env = env_build(u->spec->env), sbuf[64];
-	int pfd[2], status, rc;
-	struct pump *p;
-	pid_t pid;
+	static const struct {
+		const char *cap;
+		const char *method;
+		const char *key;
+	} l[UP_LIST_COUNT] = {
+		[UP_LIST_PROMPTS] = {"prompts", "prompts/list", "prompts"},
+		[UP_LIST_RESOURCES] = {"resources", "resources/list", "resources"},
+		[UP_LIST_TEMPLATES] = {"resources", "resources/templates/list",
+				       "resourceTemplates"},
+	};
 
-	if (env == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		strv_free(env);
-		return err_set(err, -errno, "pipe: %s", strerror(errno));
+	for (int i = 0; i < UP_LIST_COUNT; i++) {
+		char *err = NULL;
+
+		json_t *arr;
+
+		if (json_object_get(u->caps, l[i].cap) == NULL)
+			continue;
+		arr = json_array();
+		if (arr && list_fetch(u, l[i].method, l[i].key, arr, &err))
+			log_warn("cannot list, serving none", "server=%s method=%s error=\"%s\"",
+				 u->spec->name, l[i].method, err ? err : "");
+		list_swap(u, &u->lists[i], arr);
+		free(err);
 	}
-	o.argv = argv;
-	o.envp = env;
-	o.cwd = cwd;
-	o.stdin_fd = -1;
-	o.stdout_fd = pfd[1];
-	o.stderr_fd = pfd[1];
-	o.new_pgrp = true;
-	rc = proc_spawn(&o, &pid, err);
-	strv_free(env);
-	close(pfd[1]);
-	if (rc) {
-		close(pfd[0]);
-		return rc;
-	}
-	setpgid(pid, pid);
-	pgrp_register(pid);
-	p = pump_start(pfd[0], u->spec->name, 2);
-	if (p == NULL)
-		close(pfd[0]);
-	proc_wait(pid, &status);
-	/* Like the reference, wait for the output to end: background jobs keep it open. */
-	pump_wait(p, -1);
-	pgrp_unregister(pid);
-	if (proc_cancelled())
-		return err_set(err, -ECANCELED, "cancelled");
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		status_format(status, sbuf, sizeof(sbuf));
-		return err_set(err, -EIO, "%s", sbuf);
-	}
-	return 0;
 }
 
-static int
-repo_clone(struct upstream *u, char **err)
+json_t *
+upstream_list(struct upstream *u, enum up_list which)
 {
-	const struct server_spec *s = u->spec;
-	char *gitdir = str_printf("%s/.git", s->dir);
-	char *partial = str_printf("%s.partial", s->dir);
-	char *git = exec_lookup("git", environ), *msg = NULL;
-	char *argv[] = {"git", "clone", "--depth", "1", s->repo, partial, NULL};
-	struct stat st;
-	int rc = 0;
+	return u->lists[which];
+}
 
-	if (gitdir == NULL || partial == NULL) {
-		rc = err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	if (stat(gitdir, &st) == 0)
-		goto out;
-	if (git == NULL) {
-		rc = err_set(err, -ENOENT, "git is required to clone GitHub MCP servers; install "
-			     "it in the template");
-		goto out;
-	}
-	rc = path_parent_make(s->dir, 0755);
-	if (rc) {
-		err_set(err, rc, "create %s: %s", s->dir, strerror(-rc));
-		goto out;
-	}
-	path_remove_all(partial);
-	log_info("cloning repository", "server=%s repo=%s", s->name, s->repo);
-	rc = run_logged(u, argv, "/", &msg);
-	if (rc) {
-		path_remove_all(partial);
-		err_set(err, rc, "clone %s: %s", s->repo, msg ? msg : "failed");
-		goto out;
-	}
-	path_remove_all(s->dir);
-	if (rename(partial, s->dir) < 0) {
-		rc = -errno;
-		err_set(err, rc, "clone %s: rename: %s", s->repo, strerror(errno));
-		path_remove_all(partial);
-	}
-out:
-	free(msg);
-	free(git);
-	free(gitdir);
-	free(partial);
+json_t *
+upstream_snapshot(struct upstream *u, int which)
+{
+	json_t *copy;
+
+	pthread_mutex_lock(&u->lock);
+	copy = json_deep_copy(which < 0 ? u->tools : u->lists[which]);
+	pthread_mutex_unlock(&u->lock);
+	return copy;
+}
+
+int
+upstream_refresh(struct upstream *u, char **err)
+{
+	int rc = -ESRCH;
+
+	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->lock);
+	if (u->state == UP_RUNNING)
+		rc = 0;
+	pthread_mutex_unlock(&u->lock);
+	if (rc == 0)
+		rc = tools_fetch(u, err);
+	else
+		err_set(err, rc, "server is not running");
+	if (rc == 0)
+		lists_fetch(u);
+	pthread_mutex_unlock(&u->start_lock);
 	return rc;
+}
+
+json_t *
+upstream_caps(struct upstream *u)
+{
+	return u->caps;
+}
+
+void
+upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx)
+{
+	u->on_event = fn;
+	u->event_ctx = ctx;
 }
 
 int
@@ -806,6 +629,7 @@ upstream_start(struct upstream *u, char **err)
 		child_stop(u, false);
 		goto out;
 	}
+	lists_fetch(u);
 	pthread_mutex_lock(&u->lock);
 	u->was_ready = true;
 	pthread_mutex_unlock(&u->lock);
@@ -818,50 +642,37 @@ out:
 }
 
 /* A child that exited is replaced here; the tool list from start-up stays as it was. */
-static int
+int
 ensure_running(struct upstream *u, char **err)
 {
-	bool alive;
+	bool alive, restarted = false;
 	int rc = 0;
 
 	pthread_mutex_lock(&u->start_lock);
 	pthread_mutex_lock(&u->lock);
-	alive = u->alive;
+	alive = u->state == UP_RUNNING;
 	pthread_mutex_unlock(&u->lock);
 	if (!alive) {
 		reader_join(u);
 		rc = connect_child(u, err);
-		if (rc == 0)
+		if (rc == 0) {
 			log_info("mcp server restarted", "server=%s", u->spec->name);
+			restarted = true;
+		}
 	}
 	pthread_mutex_unlock(&u->start_lock);
-	return rc;
-}
+	/*
+	 * A new process may list other tools: the event hook has them listed again, as if
+	 * the server had said so itself.
+	 */
+	if (restarted && u->on_event) {
+		json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+				      "notifications/tools/list_changed");
 
-int
-upstream_call(struct upstream *u, const char *method, json_t *params, json_t **result,
-	      json_t **rpc_error, char **err)
-{
-	json_t *msg = NULL, *res, *e;
-	int rc;
-
-	*result = NULL;
-	*rpc_error = NULL;
-	rc = ensure_running(u, err);
-	if (rc)
-		return rc;
-	rc = request_timed(u, method, params, u->call_timeout_ns, &msg, err);
-	if (rc)
-		return rc;
-	res = json_object_get(msg, "result");
-	e = json_object_get(msg, "error");
-	if (json_is_object(e))
-		*rpc_error = json_incref(e);
-	else if (res)
-		*result = json_incref(res);
-	else
-		rc = err_set(err, -EPROTO, "malformed response from server");
-	json_decref(msg);
+		if (n)
+			u->on_event(u->event_ctx, u, n);
+		json_decref(n);
+	}
 	return rc;
 }
 
@@ -899,6 +710,9 @@ upstream_free(struct upstream *u)
 	if (u == NULL)
 		return;
 	json_decref(u->tools);
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		json_decref(u->lists[i]);
+	json_decref(u->caps);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
 	pthread_mutex_destroy(&u->start_lock);

@@ -240,6 +240,7 @@ sandbox_print(json_t *sb)
 	else
 		printf("interface:  %s\n", str_of(sb, "iface"));
 	printf("sandbox IP: %s\n", str_of(sb, "sandboxIP"));
+	printf("guest MAC:  %s\n", str_of(sb, "guestMAC"));
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
 	if (json_is_string(json_object_get(sb, "attachError")))
 		printf(" (%s)", str_of(sb, "attachError"));
@@ -270,7 +271,7 @@ int
 ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 {
 	json_t *ports = ctl_list(a, "port"), *body, *j;
-	const char *ip = ctl_str(a, "ip");
+	const char *ip = ctl_str(a, "ip"), *mac = ctl_str(a, "guest-mac");
 	const char *vsock = ctl_str(a, "vhost-user"), *vmode = ctl_str(a, "vhost-mode");
 	char *path, *text;
 	int rc;
@@ -293,6 +294,8 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 	}
 	if (ip)
 		json_object_set_new(body, "sandboxIP", json_string(ip));
+	if (mac)
+		json_object_set_new(body, "guestMAC", json_string(mac));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	path = ctl_path(c, "/sandboxes/%s", a->pos[0]);

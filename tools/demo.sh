@@ -17,6 +17,12 @@ if [ "${1:-}" = "--down" ]; then
 		sleep 1
 		rm -f "$STATE"
 	fi
+	# The kept bed's directory (its log and state file); only a test-bed directory.
+	if [ -f "$STATE.dir" ]; then
+		dir=$(cat "$STATE.dir")
+		[[ $dir == /tmp/cvs-tb.* ]] && rm -rf "$dir"
+		rm -f "$STATE.dir"
+	fi
 	for ns in cvs-s1-demo cvs-s2-demo cvs-w-demo cvs-c-demo cvs-n-demo; do
 		ip netns del "$ns" 2>/dev/null || true
 	done
@@ -91,6 +97,7 @@ print("  sessions %d of %d" % (s["sessions"], s["sessionCapacity"]))'
 
 if [ $KEEP = 1 ]; then
 	printf '%s\n' "${TB_PIDS[@]}" >"$STATE"
+	echo "$TB_DIR" >"$STATE.dir"
 	step "left running"
 	echo "API:      ip netns exec $NS_N curl -s http://$API/sandboxes"
 	echo "client:   ip netns exec $NS_C curl http://$NODE_IP:<hostPort>/name"

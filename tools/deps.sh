@@ -6,11 +6,12 @@ set -euo pipefail
 # libclang-rt-14-dev: ASan/UBSan/libFuzzer runtimes for the clang sanitizer build (build-san).
 # dpdk-dev: dpdk-telemetry.py (ops-metrics checks telemetry with it) and dpdk-testpmd (fpbench);
 # Debian 12's dpdk package does not ship them.
+# debhelper, dpkg-dev: the Debian packages (debian/, tests/pkg/test_deb.sh).
 DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm libclang-rt-14-dev
 	libdpdk-dev dpdk dpdk-dev libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev
 	libcurl4-openssl-dev linux-libc-dev
 	iproute2 ethtool curl iputils-ping git ca-certificates valgrind
-	python3-yaml python3-jsonschema
+	python3-yaml python3-jsonschema debhelper dpkg-dev
 	qemu-system-x86 busybox-static xz-utils)
 # qemu-system-x86, busybox-static, xz-utils (and ethtool above): what ../shared/tools/microvm
 # needs to build and boot the microVM sandboxes of tests/netns/test_vhost.sh.

@@ -30,7 +30,11 @@ meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite
 	san_rc=$?
 meson test -C build-san --print-errorlogs hard-pcap || san_rc=$?
 
+# The Debian packages: built from a clean copy, installed, run and purged again (not in meson's
+# default setup, because it installs packages on this machine). Before the main suites, so
+# that their summary stays the last thing printed.
 rc=0
+meson test -C build-test --print-errorlogs --setup pkg --suite pkg || rc=$?
 meson test -C build-test --print-errorlogs --num-processes 2 || rc=$?
 if [ $san_rc -ne 0 ]; then
 	echo "sanitizer build (build-san): tests failed" >&2

@@ -8,6 +8,7 @@
  *   flags bit 0: send the token   bit 1: a valid session id   bit 2: a bogus session id
  *         bit 3: Accept without text/event-stream   bit 4: Content-Type text/plain
  *         bit 5: Mcp-Protocol-Version 2025-06-18   bit 6: a bogus protocol version
+ *         bit 7: 2026-07-28 (stateless) with Mcp-Method: tools/list
  *
  * Checks: an answer always comes, it is HTTP with a status the gateway uses, never a 5xx but
  * the "too many sessions" 200-with-error; without the token it is 401.
@@ -120,7 +121,8 @@ post(uint8_t flags, const uint8_t *body, size_t blen, char *out, size_t outlen)
 
 	out[0] = '\0';
 	snprintf(head, sizeof(head),
-		 "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %zu\r\n"
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+		 "Content-Length: %zu\r\n"
 		 "Content-Type: %s\r\nAccept: %s\r\n%s%s%s%s%s%s\r\n", blen,
 		 flags & 16 ? "text/plain" : "application/json",
 		 flags & 8 ? "application/json" : "application/json, text/event-stream",
@@ -129,6 +131,7 @@ post(uint8_t flags, const uint8_t *body, size_t blen, char *out, size_t outlen)
 		 flags & 2 && session[0] ? session : "", flags & 2 && session[0] ? "\r\n" : "",
 		 flags & 4 ? "Mcp-Session-Id: AAAAAAAAAAAAAAAAAAAAAAAAAA\r\n" : "",
 		 flags & 64 ? "Mcp-Protocol-Version: 1999-01-01\r\n" :
+		 flags & 128 ? "Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n" :
 		 flags & 32 ? "Mcp-Protocol-Version: 2025-06-18\r\n" : "");
 	return exchange(head, body, blen, out, outlen);
 }

@@ -2,6 +2,7 @@
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { test } from "node:test";
 
@@ -66,6 +67,37 @@ test("2: empty GATEWAY_ACCESS_TOKEN generates a 64-hex token", async () => {
 		const bad = new RawClient(`http://127.0.0.1:${port}/mcp`, "");
 		const denied = await bad.post({ jsonrpc: "2.0", id: 1, method: "ping" });
 		assert.equal(denied.status, 401);
+	} finally {
+		await stop(r.pid);
+	}
+});
+
+// The launcher hands --allowed-hosts and --allowed-origins to serve.
+test("2b: --allowed-hosts and --allowed-origins reach serve", async () => {
+	const dir = tmpdir();
+	const port = await freePort();
+	const r = await launch({ alpha: { runCmd: fakeCmd("alpha") } }, { dir, port, token: "h-tok",
+		extra: ["--allowed-hosts", "mcp.example.org", "--allowed-origins",
+			"https://app.example.org"] });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {
+			protocolVersion: "2025-06-18", capabilities: {},
+			clientInfo: { name: "h", version: "0" } } });
+		const status = (headers) => new Promise((resolve, reject) => {
+			const req = http.request({ host: "127.0.0.1", port, path: "/mcp", method: "POST",
+				headers: { "Content-Type": "application/json", Authorization: "Bearer h-tok",
+					Accept: "application/json, text/event-stream", ...headers } }, (res) => {
+				res.resume();
+				resolve(res.statusCode);
+			});
+			req.on("error", reject);
+			req.end(init);
+		});
+		assert.equal(await status({ Host: "mcp.example.org" }), 200);
+		assert.equal(await status({ Host: "other.example.org" }), 403);
+		assert.equal(await status({ Origin: "https://app.example.org" }), 200);
+		assert.equal(await status({ Origin: "https://other.example.org" }), 403);
 	} finally {
 		await stop(r.pid);
 	}
@@ -236,7 +268,8 @@ test("8b: serve reports a busy port", async () => {
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /address already in use/i);
 		const h = JSON.parse((await health(port)).text);
-		assert.deepEqual(h, { servers: [], status: "ok", tools: 0 });
+		assert.deepEqual(h, { prompts: 0, resourceTemplates: 0, resources: 0, servers: [],
+			status: "ok", tools: 0 });
 	} finally {
 		await g.stop();
 	}

@@ -8,6 +8,7 @@
 // FAKE_PROTOCOL overrides the protocolVersion it answers; FAKE_TOOLS_PAGE=n paginates
 // tools/list; FAKE_BANNER=1 writes to stderr at start.
 
+import fs from "node:fs";
 import { createInterface } from "node:readline";
 
 const name = process.env.CUBE_MCP_FAKE_NAME || "fake";
@@ -25,6 +26,21 @@ const tools = [
 	{ name: "roundtrip", description: "server-to-client requests", inputSchema: {
 		type: "object" } },
 ];
+// FAKE_GEN_FILE: each start counts up a number in that file and lists a tool gen<number>, so
+// a restarted server has another tool list; grow adds a tool and says its list changed.
+if (process.env.FAKE_GEN_FILE) {
+	let n = 0;
+	try {
+		n = Number(fs.readFileSync(process.env.FAKE_GEN_FILE, "utf8")) || 0;
+	} catch {}
+	fs.writeFileSync(process.env.FAKE_GEN_FILE, String(n + 1));
+	tools.push({ name: `gen${n + 1}`, inputSchema: { type: "object" } });
+	tools.push({ name: "grow", inputSchema: { type: "object" } });
+}
+// later: answers at once, then sends a log message that belongs to no request.
+if (process.env.FAKE_LATER)
+	tools.push({ name: "later", description: "a notification after the answer",
+		inputSchema: { type: "object", properties: { text: { type: "string" } } } });
 if (process.env.FAKE_BAD_SCHEMA)
 	tools.push({ name: "badschema", inputSchema: { type: "string" } });
 if (process.env.FAKE_NO_SCHEMA)
@@ -70,10 +86,20 @@ async function callTool(p) {
 	case "sleep":
 		await new Promise((r) => setTimeout(r, Number(args.ms || 0)));
 		return text(`${name}:slept:${args.tag ?? ""}`);
+	case "grow":
+		tools.push({ name: `grown${tools.length}`, inputSchema: { type: "object" } });
+		setTimeout(() => send({ jsonrpc: "2.0",
+			method: "notifications/tools/list_changed" }), 50);
+		return text("grown");
+	case "later":
+		setTimeout(() => send({ jsonrpc: "2.0", method: "notifications/message",
+			params: { level: "warning", data: `later:${args.text}` } }), 100);
+		return text("soon");
 	case "roundtrip": {
 		const ping = await ask("ping", {});
 		const roots = await ask("roots/list", {});
-		return text(JSON.stringify({ ping: ping.result, roots: roots.result }));
+		return text(JSON.stringify({ ping: ping.result, roots: roots.result,
+			rootsError: roots.error }));
 	}
 	default:
 		return null;

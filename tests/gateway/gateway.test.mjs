@@ -90,7 +90,8 @@ describe("alpha + beta behind one gateway", () => {
 		assert.match(h.ctype, /^application\/json/);
 		const names = await c.listTools();
 		assert.equal(h.text,
-			`{"servers":["alpha","beta"],"status":"ok","tools":${names.length}}\n`);
+			`{"prompts":0,"resourceTemplates":0,"resources":0,"servers":["alpha","beta"],` +
+			`"status":"ok","tools":${names.length}}\n`);
 		const r = await fetch(`http://127.0.0.1:${g.port}/nope`);
 		assert.equal(r.status, 404);
 		assert.equal(await r.text(), "404 page not found\n");
@@ -112,17 +113,27 @@ describe("alpha + beta behind one gateway", () => {
 		assert.match(r.text, /Unsupported protocol version/);
 		r = await c.post(ping, { "Content-Type": "text/plain" });
 		assert.equal(r.status, 415);
+		// A client that takes only JSON gets plain JSON; one that takes neither, 406.
 		r = await c.post(ping, { Accept: "application/json" });
-		assert.equal(r.status, 400);
+		assert.equal(r.status, 200);
+		assert.match(r.headers.get("content-type"), /^application\/json/);
+		assert.deepEqual(JSON.parse(r.text), { jsonrpc: "2.0", id: 99, result: {} });
+		r = await c.post(ping, { Accept: "text/event-stream" });
+		assert.equal(r.status, 406);
 		r = await c.post(ping, { Accept: "*/*" });
 		assert.equal(r.status, 200);
-		r = await c.post("");
-		assert.equal(r.status, 400);
-		r = await c.post("{not json");
-		assert.equal(r.status, 400);
-		assert.match(r.text, /malformed payload/);
+		// Invalid JSON is a JSON-RPC parse error (-32700) with a null id.
+		for (const bad of ["", "{not json"]) {
+			r = await c.post(bad);
+			assert.equal(r.status, 400);
+			const e = JSON.parse(r.text);
+			assert.equal(e.id, null);
+			assert.equal(e.error.code, -32700);
+			assert.match(e.error.message, /^Parse error/);
+		}
 		r = await c.post([ping]);
-		assert.equal(r.status, 400, "batch");
+		assert.equal(r.status, 400, "batch in a 2025-06-18 session");
+		assert.equal(JSON.parse(r.text).error.code, -32600);
 		r = await c.post({ jsonrpc: "2.0", method: "notifications/cancelled",
 			params: { requestId: 5 } });
 		assert.equal(r.status, 202);
@@ -134,6 +145,8 @@ describe("alpha + beta behind one gateway", () => {
 		assert.deepEqual(r.json.result, {});
 		assert.equal(r.headers.get("mcp-session-id"), null, "only initialize sets it");
 		r = await c.request("resources/list", {});
+		assert.deepEqual(r.result, { resources: [] }, "fake servers have no resources");
+		r = await c.request("nope/nope", {});
 		assert.equal(r.error.code, -32601);
 		r = await c.request("logging/setLevel", { level: "info" });
 		assert.deepEqual(r.result, {});
@@ -144,10 +157,6 @@ describe("alpha + beta behind one gateway", () => {
 		assert.equal(r.error.code, -32602);
 		r = await c.post({ jsonrpc: "2.0", id: null, method: "ping" });
 		assert.equal(r.status, 400);
-		const get = await fetch(g.url,
-			{ headers: c.headers({ Accept: "text/event-stream" }) });
-		assert.equal(get.status, 405);
-		assert.match(get.headers.get("allow"), /POST/);
 		const put = await fetch(g.url, { method: "PUT", headers: c.headers() });
 		assert.equal(put.status, 405);
 		assert.equal(put.headers.get("allow"), "GET, POST, DELETE");
@@ -155,12 +164,13 @@ describe("alpha + beta behind one gateway", () => {
 
 	test("sessions: required initialize, DELETE, 404 afterwards", async () => {
 		const raw = new RawClient(g.url, "must-not-leak");
-		// No session header, no initialize: the request's throwaway session is not ready.
-		let r = await raw.request("tools/list", {});
-		assert.equal(r.error.code, -32600);
-		assert.match(r.error.message, /invalid during session initialization/);
-		r = await raw.request("ping");
-		assert.deepEqual(r.result, {});
+		// No session header and no initialize: 400, with a JSON-RPC error to read.
+		for (const method of ["tools/list", "ping"]) {
+			const r0 = await raw.post({ jsonrpc: "2.0", id: 1, method });
+			assert.equal(r0.status, 400);
+			assert.match(JSON.parse(r0.text).error.message, /Mcp-Session-Id/);
+		}
+		let r;
 		const init = await raw.initialize("1999-01-01");
 		assert.equal(init.json.result.protocolVersion, "2025-11-25", "unknown -> latest");
 		assert.equal(init.json.result.serverInfo.name, "cube-mcp-gateway");
@@ -185,10 +195,14 @@ describe("alpha + beta behind one gateway", () => {
 		assert.equal(await other.callText("echo", { text: "o" }), "alpha:o");
 	});
 
-	test("server-to-client ping and roots/list are answered", async () => {
-		const t = JSON.parse(await c.callText("roundtrip", {}));
-		assert.deepEqual(t, { ping: {}, roots: { roots: [] } });
-	});
+	test("server-to-client ping is answered; roots/list of a client without roots fails",
+		async () => {
+			const t = JSON.parse(await c.callText("roundtrip", {}));
+			assert.deepEqual(t.ping, {});
+			assert.equal(t.roots, undefined);
+			assert.equal(t.rootsError.code, -32601);
+			assert.match(t.rootsError.message, /did not declare the roots capability/);
+		});
 
 	test("a 6 MiB tool result passes intact", async () => {
 		const n = 6 * 1024 * 1024 + 17;
@@ -338,7 +352,8 @@ test("no servers: an empty gateway still serves", async () => {
 		const c = new RawClient(g.url, "tok");
 		await c.initialize();
 		assert.deepEqual(await c.listTools(), []);
-		assert.equal((await health(port)).text, '{"servers":[],"status":"ok","tools":0}\n');
+		assert.equal((await health(port)).text, '{"prompts":0,"resourceTemplates":0,"resources":0,' +
+			'"servers":[],"status":"ok","tools":0}\n');
 	} finally {
 		await g.stop();
 	}

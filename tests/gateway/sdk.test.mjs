@@ -89,9 +89,20 @@ test("three real servers, a name clash, calls and /health through the SDK client
 			!n.startsWith("mem2_"));
 		assert.ok(everything.length >= 10, `everything has ${everything.length} tools`);
 
+		// Prompts and resources are aggregated too (memory has none, everything some).
+		const prompts = (await client.listPrompts()).prompts;
+		const resources = (await client.listResources()).resources;
+		const templates = (await client.listResourceTemplates()).resourceTemplates;
+		assert.ok(prompts.length > 0 && resources.length > 0, "everything's lists");
 		const h = await health(port);
 		assert.deepEqual(JSON.parse(h.text), { servers: ["everything", "mem", "mem2"],
-			status: "ok", tools: names.length });
+			status: "ok", tools: names.length, prompts: prompts.length,
+			resources: resources.length, resourceTemplates: templates.length });
+		const read = await client.readResource({ uri: resources[0].uri });
+		assert.equal(read.contents[0].uri, resources[0].uri);
+		const p0 = prompts.find((p) => !(p.arguments || []).some((a) => a.required));
+		const got = await client.getPrompt({ name: p0.name, arguments: {} });
+		assert.ok(got.messages.length > 0, `prompt ${p0.name}`);
 
 		assert.equal(text(await client.callTool({ name: "echo",
 			arguments: { message: "hi" } })), "Echo: hi");
@@ -128,6 +139,53 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		await transport.terminateSession();
 		await client.close();
 		assert.deepEqual(errors, [], "client reported transport errors");
+	} finally {
+		await stop(r.pid);
+	}
+});
+
+// server-everything's own tools for each kind of server-to-client traffic, through the gateway.
+test("server-everything: progress, sampling, elicitation, roots round trips", async () => {
+	const dir = tmpdir("gw-sdk");
+	const port = await freePort();
+	const r = await launch({ everything: { runCmd: `exec ${shq(process.execPath)} ` +
+		shq(EVERYTHING) } }, { dir, port, token: "ev-token" });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } =
+			await import("@modelcontextprotocol/sdk/types.js");
+		const transport = new StreamableHTTPClientTransport(
+			new URL(`http://127.0.0.1:${port}/mcp`),
+			{ requestInit: { headers: { Authorization: "Bearer ev-token" } } });
+		const client = new Client({ name: "gw-sdk-ev", version: "0" },
+			{ capabilities: { sampling: {}, elicitation: {}, roots: {} } });
+		const asked = [];
+		client.setRequestHandler(CreateMessageRequestSchema, (req) => {
+			asked.push(req.params.messages[0].content.text);
+			return { model: "gw-test", role: "assistant",
+				content: { type: "text", text: "sampled by the test" } };
+		});
+		client.setRequestHandler(ElicitRequestSchema,
+			() => ({ action: "accept", content: {} }));
+		client.setRequestHandler(ListRootsRequestSchema,
+			() => ({ roots: [{ uri: "file:///gw-test-root", name: "test root" }] }));
+		await client.connect(transport);
+		const seen = [];
+		await client.callTool({ name: "trigger-long-running-operation",
+			arguments: { duration: 1, steps: 3 } }, undefined,
+		{ onprogress: (p) => seen.push(p.progress) });
+		assert.deepEqual(seen, [1, 2, 3]);
+		const s = await client.callTool({ name: "trigger-sampling-request",
+			arguments: { prompt: "through the gateway" } });
+		assert.match(text(s), /sampled by the test/);
+		assert.equal(asked.length, 1);
+		assert.match(asked[0], /through the gateway/);
+		const e = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+		assert.match(JSON.stringify(e), /accept/);
+		const roots = await client.callTool({ name: "get-roots-list", arguments: {} });
+		assert.match(text(roots), /gw-test-root/);
+		await transport.terminateSession();
+		await client.close();
 	} finally {
 		await stop(r.pid);
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "http_int.h"
 
 static int failures;
 static int checks;
@@ -521,6 +522,86 @@ test_framer(void)
 	framer_fini(&f);
 }
 
+/* Prompts are renamed like tools; a URI stays with the first server that lists it. */
+static void
+test_routes(void)
+{
+	json_t *pa = json_loads("[{\"name\":\"greet\"},{\"name\":\"only_a\"}]", 0, NULL);
+	json_t *pb = json_loads("[{\"name\":\"greet\",\"title\":\"B\"}]", 0, NULL);
+	json_t *ra = json_loads("[{\"uri\":\"file:///x\",\"name\":\"a\"}]", 0, NULL);
+	json_t *rb = json_loads("[{\"uri\":\"file:///x\",\"name\":\"b\"},"
+				"{\"uri\":\"file:///y\"}]", 0, NULL);
+	struct tool_source ps[] = {{"a", pa, (void *)1}, {"b", pb, (void *)2}};
+	struct tool_source rs[] = {{"a", ra, (void *)1}, {"b", rb, (void *)2}};
+	const struct tool_route *r;
+	struct tool_table t;
+
+	CHECK(routes_build(ps, 2, &route_prompts, &t) == 0, "prompts");
+	CHECK(t.n == 3, "prompts n=%zu", t.n);
+	r = tools_find(&t, "b_greet");
+	CHECK(r && r->ctx == (void *)2 && strcmp(r->orig, "greet") == 0, "b_greet -> b greet");
+	CHECK(r && json_object_get(r->tool, "inputSchema") == NULL, "no schema added to prompts");
+	r = tools_find(&t, "greet");
+	CHECK(r && r->ctx == (void *)1, "greet stays with a");
+	tools_free(&t);
+	CHECK(routes_build(rs, 2, &route_resources, &t) == 0, "resources");
+	CHECK(t.n == 2, "resources n=%zu", t.n);
+	r = tools_find(&t, "file:///x");
+	CHECK(r && r->ctx == (void *)1 &&
+	      strcmp(json_string_value(json_object_get(r->tool, "name")), "a") == 0,
+	      "the first server keeps a URI");
+	CHECK(tools_find(&t, "b_file:///x") == NULL, "URIs are never renamed");
+	tools_free(&t);
+	json_decref(pa);
+	json_decref(pb);
+	json_decref(ra);
+	json_decref(rb);
+
+	CHECK(template_match("test://template/{id}/data", "test://template/42/data"), "simple");
+	CHECK(!template_match("test://template/{id}/data", "test://template/4/2/data"),
+	      "{id} is one segment");
+	CHECK(!template_match("test://template/{id}/data", "test://template//data"), "empty");
+	CHECK(template_match("file:///{+path}", "file:///a/b/c.txt"), "{+path} spans /");
+	CHECK(template_match("demo://r/{id}{?q}", "demo://r/7?q=1"), "query expression");
+	CHECK(!template_match("demo://r/{id}", "other://r/7"), "literal prefix");
+}
+
+/* Host and Origin: what the platform sends passes, a rebinding page does not. */
+static void
+test_guard(void)
+{
+	char *hosts[] = {"mcp.example.org", "*.corp.example", NULL};
+	char *origins[] = {"https://app.example.org", NULL};
+	struct http_conf c = { .port = 50005 };
+	static const char *const good[] = {
+		"localhost", "localhost:50005", "127.0.0.1:50005", "127.1.2.3", "[::1]:50005",
+		"50005-sbx-abc.cube.example.com", "50005-1.d", "app.localhost", NULL,
+	};
+	static const char *const bad[] = {
+		"evil.example.com", "50005.evil.com", "50005-", "50006-sbx.cube.example.com",
+		"127.0.0.1.evil.com", "localhost.evil.com", "[::1", "", NULL,
+	};
+	size_t i;
+
+	for (i = 0; good[i]; i++)
+		CHECK(host_allowed(&c, good[i]), "host %s", good[i]);
+	for (i = 0; bad[i]; i++)
+		CHECK(!host_allowed(&c, bad[i]), "host %s refused", bad[i]);
+	CHECK(host_allowed(&c, NULL), "no Host (HTTP/1.0)");
+	CHECK(!host_allowed(&c, "mcp.example.org"), "not by default");
+	CHECK(origin_allowed(&c, "http://localhost:3000"), "local origin");
+	CHECK(origin_allowed(&c, "https://50005-sbx.cube.example.com"), "sandbox origin");
+	CHECK(!origin_allowed(&c, "http://evil.example.com"), "foreign origin");
+	CHECK(!origin_allowed(&c, "null"), "opaque origin");
+	c.allowed_hosts = hosts;
+	c.allowed_origins = origins;
+	CHECK(host_allowed(&c, "mcp.example.org:443"), "listed host with a port");
+	CHECK(host_allowed(&c, "a.corp.example"), "wildcard host");
+	CHECK(!host_allowed(&c, "corp.example"), "wildcard needs a subdomain");
+	CHECK(origin_allowed(&c, "https://app.example.org"), "listed origin");
+	CHECK(!origin_allowed(&c, "https://app.example.org.evil"), "listed origin exactly");
+}
+
 int
 main(void)
 {
@@ -537,6 +618,8 @@ main(void)
 	test_helpers();
 	test_aggregation();
 	test_framer();
+	test_routes();
+	test_guard();
 	json_decref(cat);
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

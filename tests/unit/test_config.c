@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Option parsing and the ephemeral-range check, without EAL or root. */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include "t.h"
 #include "config.h"
@@ -17,6 +19,46 @@ parse(const char *line, struct cvs_config *c, char *err)
 	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
 		argv[argc++] = tok;
 	return cvs_config_parse(c, argc, argv, err, 256);
+}
+
+/* cvs_make_dir: a missing directory is created 0700 (whatever the umask lets through is
+ * never more), an existing one is left as it is, and anything else is an error naming it. */
+static void
+make_dir_checks(void)
+{
+	char top[] = "/tmp/cvs-dir-XXXXXX", dir[64], err[256];
+	struct cvs_config c;
+	struct stat st;
+	mode_t old;
+
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(dir, sizeof(dir), "%s/state", top);
+	old = umask(0);
+	CHECK_EQ(cvs_make_dir(dir, err, sizeof(err)), 1);
+	umask(old);
+	CHECK_EQ(stat(dir, &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	CHECK_EQ(st.st_mode & 07777, 0700);
+	chmod(dir, 0750);
+	CHECK_EQ(cvs_make_dir(dir, err, sizeof(err)), 0);
+	CHECK_EQ(stat(dir, &st), 0);
+	CHECK_EQ(st.st_mode & 07777, 0750);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/missing/state", top);
+	CHECK_EQ(cvs_make_dir(dir, err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, dir) != NULL);
+	snprintf(dir, sizeof(dir), "%s/file", top);
+	close(open(dir, O_CREAT | O_WRONLY, 0600));
+	CHECK_EQ(cvs_make_dir(dir, err, sizeof(err)), -ENOTDIR);
+	CHECK(strstr(err, "not a directory") != NULL);
+	unlink(dir);
+	rmdir(top);
+	/* A state file the operator named is theirs: its directory is never made for them. */
+	parse("--state-file /tmp/cvs-no-such-dir/state.json", &c, err);
+	CHECK_EQ(cvs_config_make_dirs(&c, err, sizeof(err)), 0);
+	CHECK_EQ(stat("/tmp/cvs-no-such-dir", &st), -1);
+	parse("--state-file none", &c, err);
+	CHECK_EQ(cvs_config_make_dirs(&c, err, sizeof(err)), 0);
 }
 
 int
@@ -118,5 +160,6 @@ main(void)
 	}
 	fclose(f);
 	unlink(path);
+	make_dir_checks();
 	return t_done("test_config");
 }

@@ -11,6 +11,7 @@ static _Atomic uint8_t alive[8];
 static _Atomic(const struct dp_policy *) pols[8];
 static _Atomic uint16_t polver[8];
 static _Atomic uint32_t slot_ip[8];
+static _Atomic uint64_t slot_mac[8];
 static _Atomic uint16_t ip2slot[64];
 static struct cvs_stats st;
 
@@ -35,6 +36,9 @@ setup(struct dp_ctx *x)
 	sh.policy = pols;
 	sh.policy_ver = polver;
 	sh.slot_ip = slot_ip;
+	sh.slot_mac = slot_mac;
+	for (int i = 0; i < 8; i++)
+		atomic_store(&slot_mac[i], dp_mac_pack(gm));
 	sh.ip2slot = ip2slot;
 	sh.ip2slot_size = 64;
 	sh.max_sandboxes = 8;
@@ -104,6 +108,29 @@ test_snat_three_ports(struct dp_ctx *x, uint32_t cursor)
 		CHECK_EQ(ntohs(th->dport), 1000 + k);
 		CHECK(frame_csums_ok(f));
 	}
+}
+
+/* The guest MAC is the slot's own: a sandbox registered with another gets that one. */
+static void
+test_guest_mac(struct dp_ctx *x)
+{
+	static const uint8_t own[6] = { 0x02, 0, 0, 0, 0, 0x33 };
+	struct dp_result r;
+	uint8_t g[256];
+	uint32_t gn;
+
+	atomic_store(&slot_mac[3], dp_mac_pack(own));
+	gn = build_frame(g, IPPROTO_TCP_, ip4("198.18.0.7"), cfg.node_ip, htons(40001),
+			 htons(20005), TCPF_SYN, 0);
+	dp_world_rx(x, g, gn, &r);
+	CHECK_EQ(r.action, DP_TO_SANDBOX);
+	CHECK(!memcmp(((struct eth_hdr *)g)->dst, own, 6));
+	/* What the guest sends back carries it as source: right for slot 3 only. */
+	memcpy(((struct eth_hdr *)g)->src, own, 6);
+	CHECK(dp_guest_mac_ok(&sh, 3, g, gn));
+	CHECK(!dp_guest_mac_ok(&sh, 2, g, gn));
+	CHECK(dp_guest_mac_ok(&sh, 2, g, 11));	/* a runt is the parser's to count */
+	atomic_store(&slot_mac[3], dp_mac_pack(cfg.guest_mac));
 }
 
 int
@@ -293,6 +320,7 @@ main(void)
 	}
 	for (k = 0; k < 200; k++)
 		test_snat_three_ports(&x, k * 7919u);
+	test_guest_mac(&x);
 	ct_destroy(x.ct);
 	return t_done("test_dp");
 }

@@ -285,6 +285,76 @@ test_restore(const char *dir)
 	reg_fini(&b);
 }
 
+static const char *
+mac_of(json_t *sb)
+{
+	return json_string_value(json_object_get(sb, "guestMAC"));
+}
+
+/* A guest MAC per sandbox: checked, shown, updated, kept in the state file only when set. */
+static void
+test_guest_mac(const char *dir)
+{
+	struct registry a, b;
+	char path[256], err[512];
+	json_t *arr, *o = NULL, *la, *lb;
+
+	snprintf(path, sizeof(path), "%s/mac.json", dir);
+	reg_new(&a);
+	CHECK_EQ(put(&a, "m1", "{\"iface\":\"tap1\",\"exposedPorts\":[80],"
+		     "\"guestMAC\":\"02:00:00:00:00:01\"}"), REG_CREATED);
+	CHECK_EQ(put(&a, "m2", "{\"iface\":\"tap2\",\"exposedPorts\":[80]}"), REG_CREATED);
+	CHECK_EQ(put(&a, "m3", "{\"iface\":\"tap3\",\"guestMAC\":\"01:00:5e:00:00:01\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "m3", "{\"iface\":\"tap3\",\"guestMAC\":\"00:00:00:00:00:00\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "m3", "{\"iface\":\"tap3\",\"guestMAC\":\"02:00:00:00:01\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "m3", "{\"iface\":\"tap3\",\"guestMAC\":7}"), REG_E_INVALID);
+	CHECK_EQ(reg_get(&a, "m1", &o, err, sizeof(err)), REG_OK);
+	CHECK(!strcmp(mac_of(o), "02:00:00:00:00:01"));
+	json_decref(o);
+	CHECK_EQ(reg_get(&a, "m2", &o, err, sizeof(err)), REG_OK);
+	CHECK(!strcmp(mac_of(o), "20:90:6f:fc:fc:fc"));	/* the default, shown */
+	json_decref(o);
+	/* An update changes it; a PUT without the field keeps it, as with a policy. */
+	CHECK_EQ(put(&a, "m1", "{\"iface\":\"tap1\",\"exposedPorts\":[80],"
+		     "\"guestMAC\":\"02:00:00:00:00:02\"}"), REG_OK);
+	CHECK_EQ(put(&a, "m1", "{\"iface\":\"tap1\",\"exposedPorts\":[80]}"), REG_OK);
+	CHECK_EQ(reg_get(&a, "m1", &o, err, sizeof(err)), REG_OK);
+	CHECK(!strcmp(mac_of(o), "02:00:00:00:00:02"));
+	json_decref(o);
+
+	arr = reg_state(&a);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
+	CHECK(strstr(slurp(path), "02:00:00:00:00:02") != NULL);
+	CHECK(strstr(slurp(path), "20:90:6f") == NULL);	/* the default is not written */
+	json_decref(arr);
+	la = reg_list(&a);
+	reg_new(&b);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	reg_attach_pending(&b);
+	lb = reg_list(&b);
+	CHECK(json_equal(la, lb));
+	json_decref(la);
+	json_decref(lb);
+	reg_fini(&b);
+	/* A record with a bad MAC fails the restore. */
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[{"
+	     "\"sandboxID\":\"x\",\"iface\":\"tap5\",\"sandboxIP\":\"192.168.0.9\","
+	     "\"exposedPorts\":[],\"guestMAC\":\"ff:ff:ff:ff:ff:ff\"}]}");
+	reg_new(&b);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "guestMAC") != NULL);
+	json_decref(arr);
+	reg_fini(&b);
+	reg_clear(&a);
+	reg_fini(&a);
+}
+
 int
 main(void)
 {
@@ -294,6 +364,7 @@ main(void)
 		return 1;
 	test_file(dir);
 	test_restore(dir);
+	test_guest_mac(dir);
 	{
 		char cmd[128];
 

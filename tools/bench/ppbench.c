@@ -369,9 +369,15 @@ setup(struct dp_ctx *x)
 		exit(1);
 	}
 	sh.slot_alive = alive;
+	sh.slot_mac = calloc(opt_nsbx, sizeof(*sh.slot_mac));
+	if (!sh.slot_mac) {
+		perror("calloc");
+		exit(1);
+	}
 	sh.max_sandboxes = opt_nsbx;
 	for (s = 0; s < opt_nsbx; s++) {
 		atomic_store(&alive[s], 1);
+		atomic_store(&sh.slot_mac[s], dp_mac_pack(gm));
 		atomic_store(&sh.hostport[HOSTPORT_BASE + s], dp_hostport_entry(s, CPORT));
 	}
 	/* Egress: remotes are off-link and go to a default gateway with a known MAC. */

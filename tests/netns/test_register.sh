@@ -1,9 +1,12 @@
 #!/bin/bash
-# Host ports against the node's own services and across pause → resume (DELETE then PUT):
-# a kernel listener on the node IP is never shadowed, reserved ports are never handed out,
-# a listener that appears later on a handed-out port is reported, and a sandbox id registered
-# again within the hold gets its host port back, across a restart too.
-# Usage: test_hostports.sh CASE   (each case builds and removes its own test bed)
+# Registrations as an operator meets them on a real node.
+#   hostports: host ports against the node's own services and across pause → resume (DELETE
+#     then PUT): a kernel listener on the node IP is never shadowed, reserved ports are never
+#     handed out, a listener that appears later on a handed-out port is reported, and a
+#     sandbox id registered again within the hold gets its host port back, across a restart.
+#   guestmac: a guest with its own MAC is unreachable until its registration names it; the
+#     mismatch is counted under its name.
+# Usage: test_register.sh CASE   (each case builds and removes its own test bed)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 json_get() { # json, python expression on j
@@ -91,6 +94,50 @@ assert got == [("s1", 8080, int(sys.argv[2]))], h
 	check "DELETE s1 → 204" eq "$(api_status DELETE /sandboxes/s1)" 204
 	check "the hold runs out" wait_for 5 stat_is hostPorts holdsExpired 1
 	check "and is gone from /stats" eq "$(stat_of hostPorts holds)" 0
+}
+
+sbx_stat() { # sandbox counter
+	api_body GET /stats | python3 -c \
+		"import json,sys; print(json.load(sys.stdin)['sandboxPorts']['$1']['$2'])"
+}
+
+case_guestmac() {
+	tb_setup
+	tb_add_sandbox 1
+	tb_sandbox_server 1 8080
+	# A guest built elsewhere: its own MAC, not the CubeSandbox one.
+	local own=02:00:00:00:00:aa hp before
+	nss 1 ip link set eth0 address $own
+	fp_start
+	check "s1 registered without guestMAC" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
+	hp=$(hostport_of s1 8080)
+	check "GET shows the MAC in use, the default" \
+		eq "$(json_get "$(api_body GET /sandboxes/s1)" 'j["guestMAC"]')" 20:90:6f:fc:fc:fc
+	check "the guest drops what carries another MAC: no answer" \
+		bash -c "! ip netns exec $NS_C curl -s -m 2 http://$NODE_IP:$hp/name"
+	# The guest says something of its own (an ARP request for its gateway, a ping).
+	nss 1 ip neigh flush dev eth0
+	nss 1 ping -c 1 -W 1 $GW_IP >/dev/null 2>&1
+	check "the guest's own frames are counted as a MAC mismatch under its name" \
+		test "$(sbx_stat s1 guest_mac_mismatch)" -ge 1
+	check "a bad guestMAC → 400" eq "$(api_status PUT /sandboxes/s1 \
+		'{"iface":"sb1","exposedPorts":[8080],"guestMAC":"ff:ff:ff:ff:ff:ff"}')" 400
+	check "the same PUT with the guest's MAC → 200" eq "$(api_status PUT /sandboxes/s1 \
+		"{\"iface\":\"sb1\",\"exposedPorts\":[8080],\"guestMAC\":\"$own\"}")" 200
+	check "now the guest answers on the same host port" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "sandbox1 $CLIENT_IP"
+	before=$(sbx_stat s1 guest_mac_mismatch)
+	nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp/name"
+	check "and no more mismatches are counted" eq "$(sbx_stat s1 guest_mac_mismatch)" "$before"
+	check "the metric has it per sandbox" bash -c "ip netns exec $NS_N curl -s -m 5 \
+		http://$API/metrics | grep -qx \
+		'cubevs_sandbox_port_guest_mac_mismatch_total{sandbox=\"s1\"} $before'"
+	fp_stop
+	fp_start
+	check "the MAC survives a restart (state file)" \
+		eq "$(json_get "$(api_body GET /sandboxes/s1)" 'j["guestMAC"]')" $own
+	check "and the guest answers after it" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "sandbox1 $CLIENT_IP"
 }
 
 "case_$1"

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mcp-gateway: the catalog and the mcp object resolved into server specs (catalog.c, config.c). */
+#ifndef GW_CONFIG_H
+#define GW_CONFIG_H
+
+#include <jansson.h>
+
+int catalog_parse(const char *text, const char *origin, json_t **out, char **err);
+int catalog_load(const char *override_path, json_t **out, char **err);
+char *catalog_names(json_t *catalog);
+
+enum server_kind {
+	SERVER_CATALOG,
+	SERVER_GITHUB,
+	SERVER_LOCAL,
+};
+
+struct server_spec {
+	char *name;
+	enum server_kind kind;
+	char **argv;		/* run command */
+	char **env;		/* extra "K=V" entries, override the inherited environment */
+	char **install;		/* install argv or NULL; catalog installs only run via pull */
+	char *dir;		/* working directory */
+	char *repo;		/* clone URL (GitHub servers) */
+};
+
+struct server_list {
+	struct server_spec *v;
+	size_t n;
+	char **warnings;
+};
+
+int config_parse_text(const char *text, json_t **out, char **err);
+int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
+		   const char *github_base, struct server_list *out, char **err);
+void server_list_free(struct server_list *l);
+
+#endif /* GW_CONFIG_H */

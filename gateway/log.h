@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mcp-gateway: the log, and copying children's output into it per line (log.c). */
+#ifndef GW_LOG_H
+#define GW_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+void log_write(const char *level, const char *msg, const char *kvfmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define log_info(msg, ...)	log_write("INFO", msg, __VA_ARGS__)
+#define log_warn(msg, ...)	log_write("WARN", msg, __VA_ARGS__)
+#define log_error(msg, ...)	log_write("ERROR", msg, __VA_ARGS__)
+
+/* Copies a child's output to a log fd, putting "[name] " at the start of every line. */
+struct prefixw {
+	int fd;
+	char *prefix;
+	size_t plen;
+	bool mid_line;
+};
+
+int prefixw_init(struct prefixw *w, int fd, const char *name);
+int prefixw_write(struct prefixw *w, const void *buf, size_t len);
+void prefixw_fini(struct prefixw *w);
+
+struct pump;
+struct pump *pump_start(int fd, const char *name, int logfd);
+int pump_wait(struct pump *p, int timeout_ms);
+
+#endif /* GW_LOG_H */

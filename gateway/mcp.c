@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: MCP methods. The gateway answers initialize, ping, logging/setLevel and the
+ * aggregated lists itself; every other request is routed to the upstream that owns its tool,
+ * prompt or resource, under the name that upstream knows.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+
+#define CURSOR_PREFIX	"gwc1:"
+
+static const char *const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
+};
+
+/* The syslog order of a level name; unknown names count as the most severe (always kept). */
+int
+log_level_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; name && log_levels[i]; i++)
+		if (strcmp(name, log_levels[i]) == 0)
+			return i;
+	return name ? 7 : 0;
+}
+
+json_t *
+rpc_error(json_t *id, int code, const char *msg)
+{
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+			 "error", "code", code, "message", msg);
+}
+
+json_t *
+rpc_result(json_t *id, json_t *result)
+{
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+static json_t *
+rpc_errorf(json_t *id, int code, const char *fmt, const char *arg)
+{
+	char *q = str_quote(arg ? arg : ""), *m = str_printf(fmt, q ? q : "");
+	json_t *out = rpc_error(id, code, m ? m : "error");
+
+	free(q);
+	free(m);
+	return out;
+}
+
+static bool
+any_upstream_has(struct http_server *h, const char *cap, const char *sub)
+{
+	size_t i;
+
+	for (i = 0; i < h->conf.nups; i++) {
+		json_t *c = json_object_get(upstream_caps(h->conf.ups[i]), cap);
+
+		if (c && (sub == NULL || json_is_true(json_object_get(c, sub))))
+			return true;
+	}
+	return false;
+}
+
+unsigned
+client_caps(json_t *caps)
+{
+	unsigned bits = 0;
+
+	if (json_object_get(caps, "roots"))
+		bits |= UP_CAP_ROOTS;
+	if (json_object_get(caps, "sampling"))
+		bits |= UP_CAP_SAMPLING;
+	if (json_object_get(caps, "elicitation"))
+		bits |= UP_CAP_ELICITATION;
+	return bits;
+}
+
+static json_t *
+server_caps(struct http_server *h, bool modern)
+{
+	json_t *caps;
+
+	/* listChanged goes out on GET streams, and on subscriptions/listen streams. */
+	(void)modern;
+	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
+	if (h->conf.prompts->n || any_upstream_has(h, "prompts", NULL))
+		json_object_set_new(caps, "prompts", json_object());
+	if (h->conf.resources->n || h->conf.templates->n || any_upstream_has(h, "resources",
+									       NULL))
+		json_object_set_new(caps, "resources", json_pack("{s:b}", "subscribe",
+				    any_upstream_has(h, "resources", "subscribe")));
+	if (any_upstream_has(h, "completions", NULL))
+		json_object_set_new(caps, "completions", json_object());
+	return caps;
+}
+
+static json_t *
+mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *params)
+{
+	const char *req = json_string_value(json_object_get(params, "protocolVersion"));
+	const char *v = proto_negotiate(req);
+
+	snprintf(s->version, sizeof(s->version), "%s", v);
+	s->initialized = true;
+	s->caps = client_caps(json_object_get(params, "capabilities"));
+	return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", v,
+					"capabilities", server_caps(h, false), "serverInfo",
+					"name", GW_CLIENT_NAME, "version", h->conf.version));
+}
+
+/* 2026-07-28: what initialize told, for a client that sends no initialize. */
+static json_t *
+mcp_discover(struct http_server *h, json_t *id)
+{
+	return rpc_result(id, json_pack("{s:[s,s,s,s,s],s:o,s:{s:s,s:s},s:i,s:s}",
+		"supportedVersions", MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26",
+		"2024-11-05", "capabilities", server_caps(h, true), "serverInfo", "name",
+		GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
+		"private"));
+}
+
+/* The name a 2026-07-28 request's Mcp-Name header must repeat, if its method has one. */
+static const char *
+modern_name(json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params");
+
+	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+		return json_string_value(json_object_get(params, "name"));
+	if (strncmp(method, "resources/", 10) == 0 && strcmp(method, "resources/list") != 0 &&
+	    strcmp(method, "resources/templates/list") != 0)
+		return json_string_value(json_object_get(params, "uri"));
+	return NULL;
+}
+
+json_t *
+modern_envelope(json_t *msg, const char *hmethod, const char *hname, unsigned int *status)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	json_t *id = json_object_get(msg, "id"), *e;
+	const char *v = json_string_value(json_object_get(meta, META_VERSION));
+	const char *name;
+
+	*status = 400;
+	if (!json_is_object(msg))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: 2026-07-28 has no "
+				 "batches");
+	if (method && (hmethod == NULL || strcmp(hmethod, method) != 0))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Method header "
+				 "must name the body's method");
+	name = method ? modern_name(msg) : NULL;
+	/* "=?base64?...?=" carries names a header cannot: taken as given. */
+	if (name && (hname == NULL || (strcmp(hname, name) != 0 && strncmp(hname, "=?", 2) != 0)))
+		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Name header "
+				 "must repeat the body's name or uri");
+	*status = 200;
+	if (method == NULL || id == NULL)
+		return NULL;
+	if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
+		return rpc_error(id, RPC_INVALID_PARAMS, "_meta must carry " META_VERSION " and "
+				 META_CAPS);
+	if (strcmp(v, MODERN_VERSION) == 0)
+		return NULL;
+	e = rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
+	json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:[s],s:s}",
+			    "supported", MODERN_VERSION, "requested", v));
+	return e;
+}
+
+void
+modern_session(struct session *s, json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	const char *lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
+
+	s->modern = true;
+	s->initialized = true;
+	snprintf(s->version, sizeof(s->version), "%s", MODERN_VERSION);
+	s->caps = client_caps(json_object_get(meta, META_CAPS));
+	/* Log messages are an opt-in per request. */
+	s->log_level = lvl ? log_level_parse(lvl) : 8;
+}
+
+void
+modern_result(json_t *msg, const char *method)
+{
+	json_t *res = json_object_get(msg, "result");
+
+	if (!json_is_object(res))
+		return;
+	json_object_set_new(res, "resultType", json_string("complete"));
+	/*
+	 * Lists and reads are cacheable results; they may change under a client that cannot
+	 * hear it (no subscriptions/listen here), so: do not cache.
+	 */
+	if (method && (strstr(method, "/list") || strcmp(method, "resources/read") == 0) &&
+	    !json_object_get(res, "ttlMs")) {
+		json_object_set_new(res, "ttlMs", json_integer(0));
+		json_object_set_new(res, "cacheScope", json_string("private"));
+	}
+}
+
+/* One page of an aggregated list, with an opaque cursor to the next. */
+static json_t *
+list_page(struct http_server *h, const struct tool_table *t, const char *key, json_t *id,
+	  json_t *params)
+{
+	json_t *cursor = json_object_get(params, "cursor"), *items, *res;
+	size_t off = 0, end, i;
+
+	if (cursor && !json_is_null(cursor)) {
+		const char *c = json_string_value(cursor);
+		char *e;
+
+		if (c == NULL || strncmp(c, CURSOR_PREFIX, strlen(CURSOR_PREFIX)))
+			return rpc_error(id, RPC_INVALID_PARAMS, "invalid cursor");
+		c += strlen(CURSOR_PREFIX);
+		errno = 0;
+		off = strtoul(c, &e, 10);
+		if (!isdigit((unsigned char)*c) || *e || errno || off == 0 || off >= t->n)
+			return rpc_error(id, RPC_INVALID_PARAMS, "invalid cursor");
+	}
+	end = off + h->conf.page_size;
+	if (end > t->n)
+		end = t->n;
+	items = json_array();
+	for (i = off; i < end; i++)
+		json_array_append(items, t->v[i].tool);
+	res = json_pack("{s:o}", key, items);
+	if (end < t->n) {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), CURSOR_PREFIX "%zu", end);
+		json_object_set_new(res, "nextCursor", json_string(buf));
+	}
+	return rpc_result(id, res);
+}
+
+/* params with one field replaced: the name or URI the owning upstream knows. */
+static json_t *
+params_with(json_t *params, const char *key, const char *value)
+{
+	json_t *p = json_is_object(params) ? json_copy(params) : json_object();
+
+	json_object_set_new(p, key, json_string(value));
+	return p;
+}
+
+/*
+ * Literal text must match; "{var}" matches a non-empty run without '/', any other
+ * expression ({+var}, {/var}, {?q}, ...) matches whatever is left of that stretch.
+ */
+bool
+template_match(const char *tpl, const char *uri)
+{
+	while (*tpl) {
+		if (*tpl == '{') {
+			const char *close = strchr(tpl, '}');
+			bool simple = tpl[1] != '+' && tpl[1] != '#' && tpl[1] != '/' &&
+				      tpl[1] != '?' && tpl[1] != '&' && tpl[1] != '.' &&
+				      tpl[1] != ';';
+
+			if (close == NULL)
+				return false;
+			tpl = close + 1;
+			if (!simple) {
+				if (*tpl == '\0')
+					return true;
+				for (; *uri; uri++)
+					if (template_match(tpl, uri))
+						return true;
+				return false;
+			}
+			if (*uri == '\0' || *uri == '/')
+				return false;
+			for (uri++; ; uri++) {
+				if (template_match(tpl, uri))
+					return true;
+				if (*uri == '\0' || *uri == '/')
+					return false;
+			}
+		}
+		if (*tpl++ != *uri++)
+			return false;
+	}
+	return *uri == '\0';
+}
+
+/* The upstream that owns a resource URI: a listed resource, then a matching template. */
+static struct upstream *
+resource_owner(struct http_server *h, const char *uri)
+{
+	const struct tool_route *r = tools_find(h->conf.resources, uri);
+	size_t i;
+
+	if (r)
+		return r->ctx;
+	for (i = 0; i < h->conf.templates->n; i++)
+		if (template_match(h->conf.templates->v[i].orig, uri))
+			return h->conf.templates->v[i].ctx;
+	/* Only one server has resources at all: it may know URIs it does not list. */
+	for (i = 0; i < h->conf.nups; i++) {
+		if (json_object_get(upstream_caps(h->conf.ups[i]), "resources") == NULL)
+			continue;
+		if (r)
+			return NULL;
+		r = (const struct tool_route *)h->conf.ups[i];
+	}
+	return (struct upstream *)r;
+}
+
+static void
+route_named(struct http_server *h, const struct tool_table *t, const char *what,
+	    json_t *id, json_t *params, struct forward *f)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const struct tool_route *r = name ? tools_find(t, name) : NULL;
+	char fmt[64];
+
+	(void)h;
+	if (r == NULL) {
+		snprintf(fmt, sizeof(fmt), name ? "unknown %s %%s" : "missing %s name", what);
+		f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, fmt, name);
+		return;
+	}
+	f->u = r->ctx;
+	f->params = params_with(params, "name", r->orig);
+}
+
+static void
+route_resource(struct http_server *h, struct session *s, const char *method, json_t *id,
+	       json_t *params, struct forward *f)
+{
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+
+	if (uri == NULL) {
+		f->reply = rpc_error(id, RPC_INVALID_PARAMS, "missing uri");
+		return;
+	}
+	f->u = resource_owner(h, uri);
+	if (f->u == NULL) {
+		json_t *e = rpc_errorf(id, -32002, "Resource %s not found", uri);
+
+		json_object_set_new(json_object_get(e, "error"), "data",
+				    json_pack("{s:s}", "uri", uri));
+		f->reply = e;
+		return;
+	}
+	f->params = json_incref(params);
+	/* Updates go to the sessions that subscribed, on their GET streams. */
+	pthread_mutex_lock(&h->lock);
+	if (strcmp(method, "resources/subscribe") == 0) {
+		if (s->subs == NULL)
+			s->subs = json_object();
+		json_object_set_new(s->subs, uri, json_true());
+	} else if (strcmp(method, "resources/unsubscribe") == 0) {
+		json_object_del(s->subs, uri);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void
+route_complete(struct http_server *h, json_t *id, json_t *params, struct forward *f)
+{
+	json_t *ref = json_object_get(params, "ref"), *nref;
+	const char *type = json_string_value(json_object_get(ref, "type"));
+	const struct tool_route *r = NULL;
+
+	if (type && strcmp(type, "ref/prompt") == 0) {
+		const char *name = json_string_value(json_object_get(ref, "name"));
+
+		r = name ? tools_find(h->conf.prompts, name) : NULL;
+		if (r == NULL) {
+			f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, "unknown prompt %s", name);
+			return;
+		}
+		f->u = r->ctx;
+		nref = params_with(ref, "name", r->orig);
+	} else if (type && strcmp(type, "ref/resource") == 0) {
+		const char *uri = json_string_value(json_object_get(ref, "uri"));
+
+		r = uri ? tools_find(h->conf.templates, uri) : NULL;
+		f->u = r ? r->ctx : uri ? resource_owner(h, uri) : NULL;
+		if (f->u == NULL) {
+			f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, "unknown resource %s", uri);
+			return;
+		}
+		nref = json_incref(ref);
+	} else {
+		f->reply = rpc_error(id, RPC_INVALID_PARAMS, "ref must be ref/prompt or "
+				     "ref/resource");
+		return;
+	}
+	f->params = json_copy(params);
+	json_object_set_new(f->params, "ref", nref);
+}
+
+static json_t *
+set_level(struct http_server *h, struct session *s, json_t *id, json_t *params)
+{
+	const char *level = json_string_value(json_object_get(params, "level"));
+	int i;
+
+	for (i = 0; level && log_levels[i]; i++)
+		if (strcmp(level, log_levels[i]) == 0)
+			break;
+	if (level == NULL || log_levels[i] == NULL)
+		return rpc_errorf(id, RPC_INVALID_PARAMS, "invalid log level %s", level);
+	pthread_mutex_lock(&h->lock);
+	s->log_level = i;
+	pthread_mutex_unlock(&h->lock);
+	return rpc_result(id, json_object());
+}
+
+static void
+route_locked(struct http_server *h, struct session *s, json_t *req, struct forward *f)
+{
+	const char *method = json_string_value(json_object_get(req, "method"));
+	json_t *id = json_object_get(req, "id");
+	json_t *params = json_object_get(req, "params");
+
+	memset(f, 0, sizeof(*f));
+	if (s->modern) {
+		/* The stateless revision has no handshake, no ping and no setLevel. */
+		if (strcmp(method, "server/discover") == 0) {
+			f->reply = mcp_discover(h, id);
+			return;
+		}
+		if (strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
+		    strcmp(method, "logging/setLevel") == 0) {
+			f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+			return;
+		}
+	}
+	if (strcmp(method, "initialize") == 0) {
+		f->reply = mcp_initialize(h, s, id, params);
+		return;
+	}
+	if (strcmp(method, "ping") == 0) {
+		f->reply = rpc_result(id, json_object());
+		return;
+	}
+	if (strcmp(method, "logging/setLevel") == 0) {
+		f->reply = set_level(h, s, id, params);
+		return;
+	}
+	if (!s->initialized) {
+		f->reply = rpc_errorf(id, RPC_INVALID_REQUEST, "method %s is invalid during "
+				      "session initialization", method);
+		return;
+	}
+	f->method = strdup(method);
+	f->what = method;
+	if (strcmp(method, "tools/list") == 0)
+		f->reply = list_page(h, h->conf.tools, "tools", id, params);
+	else if (strcmp(method, "prompts/list") == 0)
+		f->reply = list_page(h, h->conf.prompts, "prompts", id, params);
+	else if (strcmp(method, "resources/list") == 0)
+		f->reply = list_page(h, h->conf.resources, "resources", id, params);
+	else if (strcmp(method, "resources/templates/list") == 0)
+		f->reply = list_page(h, h->conf.templates, "resourceTemplates", id, params);
+	else if (strcmp(method, "tools/call") == 0)
+		route_named(h, h->conf.tools, "tool", id, params, f);
+	else if (strcmp(method, "prompts/get") == 0)
+		route_named(h, h->conf.prompts, "prompt", id, params, f);
+	else if (strcmp(method, "resources/read") == 0 ||
+		 strcmp(method, "resources/subscribe") == 0 ||
+		 strcmp(method, "resources/unsubscribe") == 0)
+		route_resource(h, s, method, id, params, f);
+	else if (strcmp(method, "completion/complete") == 0)
+		route_complete(h, id, params, f);
+	else
+		f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+}
+
+/* Everything routing reads of the tables is copied out before the read lock goes. */
+void
+mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f)
+{
+	pthread_rwlock_rdlock(&h->tlock);
+	route_locked(h, s, req, f);
+	pthread_rwlock_unlock(&h->tlock);
+}
+
+void
+forward_fini(struct forward *f)
+{
+	free(f->method);
+	json_decref(f->params);
+	json_decref(f->reply);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: the inside of one upstream, shared by upstream.c (the child process, its
+ * start, restart and shutdown) and upstream_rpc.c (the messages: requests in flight,
+ * relaying, server requests and notifications).
+ */
+#ifndef GW_UPSTREAM_INT_H
+#define GW_UPSTREAM_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gw.h"
+
+struct pending {
+	int64_t id;
+	json_t *msg;
+	char *err;
+	bool done;
+	const struct up_link *link;	/* a relayed request: answers go there, not to msg */
+	struct pending *next;
+};
+
+/*
+ * The child's life, as the reader thread sees it. Only a RUNNING child takes requests; a
+ * request for one in any other state restarts it first.
+ */
+enum up_state {
+	UP_NONE,	/* no child: not started yet, or stopped and its reader joined */
+	UP_RUNNING,	/* the child runs and the reader reads its output */
+	UP_EXITING,	/* the reader saw EOF: it fails the calls and stops the child */
+	UP_EXITED,	/* the reader is done; its thread waits to be joined */
+};
+
+struct upstream {
+	const struct server_spec *spec;
+	const char *version;
+	pthread_mutex_t lock;		/* everything below except in_fd */
+	pthread_cond_t cond;
+	pthread_mutex_t start_lock;	/* one (re)start at a time */
+	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
+	enum up_state state;
+	char gone[128];			/* why the reader stopped, with the exit status */
+	/* Not states of the child: facts about its process and the gateway around it. */
+	bool reaped;			/* waitpid() has collected the current child */
+	bool closing;			/* shutting down: never start another child */
+	bool was_ready;		/* a start completed: later exits are crashes to restart */
+	pid_t pid;
+	int in_fd;
+	int out_fd;
+	pthread_t reader;
+	struct pump *errp;
+	int64_t next_id;
+	struct pending *pending;
+	json_t *tools;
+	json_t *lists[UP_LIST_COUNT];	/* prompts, resources, templates from start-up */
+	json_t *caps;			/* the server's capabilities from initialize */
+	up_event_fn on_event;		/* messages that belong to no request */
+	void *event_ctx;
+};
+
+/* install.c: a command with its output in the log; the clone of a GitHub server. */
+int run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
+int repo_clone(struct upstream *u, char **err);
+
+/* Writes one message as one line on the child's stdin. */
+int msg_send(struct upstream *u, json_t *msg);
+/* Restarts a child that exited; called with no lock held. */
+int ensure_running(struct upstream *u, char **err);
+/* A request of the gateway's own: waits for the answer (a message with result or error). */
+int request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err);
+
+#endif /* GW_UPSTREAM_INT_H */
