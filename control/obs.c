@@ -195,8 +195,9 @@ obs_sbx_one(void *arg, const struct sandbox *sb)
 	}
 	if (v->o->w[0].slot_st)
 		memcpy(e->port, v->o->w[0].slot_st[sb->slot].c, sizeof(e->port));
+	/* A vhost-user port has no socket statistics: its data is a struct vhport. */
 	memset(&xs, 0, sizeof(xs));
-	if (!getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
+	if (!reg_is_vhost(sb) && !getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 #define OBS_XSK_COPY(f, str, h) e->xsk[OBS_XSK_##f] = xs.f;
 		OBS_XSK_COUNTERS(OBS_XSK_COPY)
 #undef OBS_XSK_COPY
@@ -221,6 +222,7 @@ obs_sbx_collect(struct obs *o, struct obs_snap *s)
 	s->hp_holds_expired = hp.st.holds_expired;
 	s->hp_holds_broken = hp.st.holds_broken;
 	s->hp_scan_errors = hp.st.scan_errors;
+	vhostctl_stats(&s->vh);
 }
 
 /*

@@ -183,6 +183,25 @@ obs_enum_hostports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 NULL, "hostPorts", "scanErrors", s->hp_scan_errors);
 }
 
+/* vhost-user ports: their lifecycle (connections, devices, refusals) and their mbuf pool. */
+static void
+obs_enum_vhost(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
+#define OBS_VH_EMIT(f, n, h) \
+	obs_emit(fn, arg, n, h, OBS_COUNTER, NULL, NULL, "vhost", #f, s->vh.f);
+	CVS_VHOST_COUNTERS(OBS_VH_EMIT)
+#undef OBS_VH_EMIT
+	obs_emit(fn, arg, "vhost_ports", "vhost-user sandbox ports (sockets)", OBS_GAUGE, NULL,
+		 NULL, "vhost", "ports", s->vh.ports);
+	obs_emit(fn, arg, "vhost_ports_running", "vhost-user ports whose VMM device runs",
+		 OBS_GAUGE, NULL, NULL, "vhost", "running", s->vh.running);
+	obs_emit(fn, arg, "vhost_mbufs", "size of the vhost-user mbuf pool (0 before a port)",
+		 OBS_GAUGE, NULL, NULL, "buffers", "vhostMbufs", s->vh.mbufs);
+	obs_emit(fn, arg, "vhost_mbufs_in_use",
+		 "mbufs taken from the vhost-user pool (frames in flight; 0 at rest)", OBS_GAUGE,
+		 NULL, NULL, "buffers", "vhostMbufsInUse", s->vh.mbufs_in_use);
+}
+
 /* The DPDK ports, the registry, the state file and every sandbox's port. */
 static void
 obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
@@ -208,6 +227,7 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 "registered sandboxes whose interface is not attached", OBS_GAUGE, NULL, NULL,
 		 "registry", "unattached", s->unattached);
 	obs_enum_hostports(s, fn, arg);
+	obs_enum_vhost(s, fn, arg);
 	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,
 		 NULL, NULL, "state", "writes", s->state_writes);
 	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,

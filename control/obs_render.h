@@ -9,6 +9,7 @@
 #ifndef CVS_OBS_RENDER_H
 #define CVS_OBS_RENDER_H
 
+#include "vhostctl.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,6 +110,7 @@ struct obs_snap {
 	uint64_t hp_holds_expired;
 	uint64_t hp_holds_broken;
 	uint64_t hp_scan_errors;
+	struct vhostctl_stats vh;	/* vhost-user ports (vhostctl_stats()) */
 	struct obs_sbx *sbx;	/* nsbx entries, freed by obs_snap_free() */
 };
 

@@ -11,11 +11,14 @@
 #include "api.h"
 #include "log.h"
 #include "publish.h"
+#include "vhostctl.h"
 #include "xdpctl.h"
 #include "xskport.h"
 
 #define PUBLISH_CALL_MS		5000u	/* a worker that does not answer this soon is stuck */
 #define PUBLISH_CLOCK_MS	1000u
+
+static void publish_vhost_sync(void *ctx);
 
 int
 publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, uint8_t prefix)
@@ -27,8 +30,11 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	p->sandbox_net = sandbox_net;
 	p->wp.ports = calloc(max_sandboxes, sizeof(*p->wp.ports));
 	p->slot_st = calloc(max_sandboxes, sizeof(*p->slot_st));
-	if (!sh)
+	p->wp.vh = calloc(max_sandboxes, sizeof(*p->wp.vh));
+	p->wp.vh_running = calloc((max_sandboxes + 63) / 64, sizeof(*p->wp.vh_running));
+	if (!sh || !p->wp.vh || !p->wp.vh_running)
 		return -ENOMEM;
+	vhostctl_set_sync(publish_vhost_sync, p);
 	sh->slot_alive = calloc(max_sandboxes, 1);
 	sh->policy = calloc(max_sandboxes, sizeof(*sh->policy));
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
@@ -58,6 +64,10 @@ publish_fini(struct publish *p)
 	}
 	free((void *)p->wp.ports);
 	p->wp.ports = NULL;
+	free((void *)p->wp.vh);
+	p->wp.vh = NULL;
+	free((void *)p->wp.vh_running);
+	p->wp.vh_running = NULL;
 	free(p->slot_st);
 	p->slot_st = NULL;
 }
@@ -116,6 +126,7 @@ publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *i
 	atomic_store(&p->sh->ip2slot[publish_ip_index(p, ip)], 0);
 	atomic_store(&p->sh->slot_ip[slot], 0);
 	worker_publish(&p->wp, slot, NULL);
+	worker_publish_vhost(&p->wp, slot, NULL);
 	old = atomic_exchange(&p->sh->policy[slot], NULL);
 	atomic_fetch_add(&p->sh->policy_ver[slot], 1);
 	/* Returns once every worker has passed a loop without this slot: then it is ours. */
@@ -144,6 +155,25 @@ publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_pol
 	/* Last: a worker that finds the socket finds the rest of the slot in place. */
 	worker_publish(&p->wp, slot, xp);
 	return 0;
+}
+
+int
+publish_slot_vhost(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
+		   struct vhport *vp, const char *id)
+{
+	int ret = publish_slot(p, slot, ip, pol, NULL, id);
+
+	if (!ret)
+		worker_publish_vhost(&p->wp, slot, vp);
+	return ret;
+}
+
+/* vhostctl's hook: a device is going; return once no worker can be inside it. */
+static void
+publish_vhost_sync(void *ctx)
+{
+	if (publish_call(ctx, WCMD_SYNC, 0, PUBLISH_CALL_MS, NULL))
+		CVS_LOG(ERR, ctl, "worker did not answer while a vhost-user device stopped");
 }
 
 void
@@ -181,6 +211,32 @@ publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 			      memory_order_release);
 }
 
+/* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */
+static int
+publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
+{
+	_Atomic uint64_t *word = &p->wp.vh_running[sb->slot / 64];
+	struct vhport *vp;
+	int ret;
+
+	vp = vhostctl_create(sb->vhost, sb->vhost_client, sb->slot, word,
+			     1ULL << (sb->slot % 64), err, errlen);
+	if (!vp)
+		return -errno;
+	/* Before the slot goes live: its first frame already carries the right MAC. */
+	publish_op_guest_mac(p, sb);
+	ret = publish_slot_vhost(p, sb->slot, sb->ip, &sb->policy, vp, sb->id);
+	if (ret) {
+		snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
+		vhostctl_destroy(vp);
+		return ret;
+	}
+	sb->dp = vp;
+	CVS_LOG(INFO, ctl, "sandbox %s attached on vhost-user %s (%s, slot %u)", sb->id,
+		sb->vhost, sb->vhost_client ? "client" : "server", sb->slot);
+	return 0;
+}
+
 static int
 publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 {
@@ -188,6 +244,8 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	struct xskport *xp;
 	int ret;
 
+	if (reg_is_vhost(sb))
+		return publish_attach_vhost(p, sb, err, errlen);
 	if (sb->ifindex == p->world_ifindex) {
 		snprintf(err, errlen, "%s is the world interface", sb->iface);
 		return -EBUSY;
@@ -223,6 +281,13 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 	if (!sb->dp)
 		return;
 	flushed = publish_retire_slot(p, sb->slot, sb->ip, sb->id);
+	if (reg_is_vhost(sb)) {
+		vhostctl_destroy(sb->dp);
+		sb->dp = NULL;
+		CVS_LOG(INFO, ctl, "sandbox %s detached from vhost-user %s, %u sessions removed",
+			sb->id, sb->vhost, flushed);
+		return;
+	}
 	xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
 	xskport_destroy(sb->dp);
 	sb->dp = NULL;

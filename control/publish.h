@@ -36,6 +36,7 @@
 struct api_routes;
 struct xdp_sbx;
 struct xdp_steer;
+struct vhport;
 struct xskport;
 
 struct publish {
@@ -67,6 +68,9 @@ void publish_fini(struct publish *p);
  */
 int publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
 		 struct xskport *xp, const char *id);
+/* The same for a vhost-user port (dataplane/vhport.h). */
+int publish_slot_vhost(struct publish *p, uint32_t slot, uint32_t ip,
+		       const struct reg_policy *pol, struct vhport *vp, const char *id);
 uint32_t publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *id);
 int publish_policy(struct publish *p, uint32_t slot, const struct reg_policy *pol,
 		   const char *id);

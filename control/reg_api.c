@@ -67,6 +67,40 @@ reg_req_ports(const json_t *v, struct reg_req *q, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * {"socket": absolute path, "mode": "server"|"client"}. The path must fit a unix socket
+ * address; "server" (the default) means cubevs-fp listens and the VMM connects.
+ */
+static int
+reg_req_vhost(const json_t *v, struct reg_req *q, char *err, size_t errlen)
+{
+	const char *key, *path = NULL, *mode = "server";
+	json_t *f;
+
+	if (!json_is_object(v))
+		return reg_req_fail(err, errlen, "\"vhostUser\" must be an object with \"socket\" "
+				    "and \"mode\"");
+	json_object_foreach((json_t *)v, key, f) {
+		if (!strcmp(key, "socket") && json_is_string(f))
+			path = json_string_value(f);
+		else if (!strcmp(key, "mode") && json_is_string(f))
+			mode = json_string_value(f);
+		else
+			return reg_req_fail(err, errlen, "\"vhostUser\": unknown or mistyped field "
+					    "\"%s\"", key);
+	}
+	if (!path || path[0] != '/' || strlen(path) >= CVS_VHOST_PATH_MAX ||
+	    strlen(path) != json_string_length(json_object_get(v, "socket")))
+		return reg_req_fail(err, errlen, "\"vhostUser\".\"socket\" must be an absolute "
+				    "path of at most %d bytes", CVS_VHOST_PATH_MAX - 1);
+	if (strcmp(mode, "server") && strcmp(mode, "client"))
+		return reg_req_fail(err, errlen, "\"vhostUser\".\"mode\" must be \"server\" or "
+				    "\"client\"");
+	snprintf(q->vhost, sizeof(q->vhost), "%s", path);
+	q->vhost_client = !strcmp(mode, "client");
+	return 0;
+}
+
 /* One field of the body. */
 static int
 reg_req_field(const struct registry *r, const char *key, const json_t *v, struct reg_req *q,
@@ -79,6 +113,8 @@ reg_req_field(const struct registry *r, const char *key, const json_t *v, struct
 		    json_string_length(v) >= IF_NAMESIZE)
 			return reg_req_fail(err, errlen, "\"iface\" must be an interface name");
 		snprintf(q->iface, sizeof(q->iface), "%s", json_string_value(v));
+	} else if (!strcmp(key, "vhostUser")) {
+		return reg_req_vhost(v, q, err, errlen);
 	} else if (!strcmp(key, "exposedPorts")) {
 		return reg_req_ports(v, q, err, errlen);
 	} else if (!strcmp(key, "sandboxIP")) {
@@ -122,8 +158,9 @@ reg_req_parse(const struct registry *r, const char *body, size_t len, struct reg
 			break;
 		ret = reg_req_field(r, key, v, q, err, errlen);
 	}
-	if (!ret && !q->iface[0])
-		ret = reg_req_fail(err, errlen, "\"iface\" is required");
+	if (!ret && !q->iface[0] == !q->vhost[0])
+		ret = reg_req_fail(err, errlen, "exactly one of \"iface\" and \"vhostUser\" is "
+				   "required");
 	json_decref(root);
 	return ret;
 }

@@ -35,8 +35,12 @@ reg_state(struct registry *r)
 			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
 				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
 		reg_ip_str(sb->ip, ip);
-		rec = json_pack("{s:s,s:s,s:s,s:o,s:i}", "sandboxID", sb->id, "iface", sb->iface,
-				"sandboxIP", ip, "exposedPorts", ports, "slot", (int)sb->slot);
+		rec = json_pack("{s:s,s:s,s:o,s:i}", "sandboxID", sb->id, "sandboxIP", ip,
+				"exposedPorts", ports, "slot", (int)sb->slot);
+		if (reg_is_vhost(sb))
+			json_object_set_new(rec, "vhostUser", reg_vhost_json(sb));
+		else
+			json_object_set_new(rec, "iface", json_string(sb->iface));
 		if (sb->policy.set)
 			json_object_set_new(rec, "policy", policy_render(&sb->policy));
 		if (sb->guest_mac_set)
@@ -90,28 +94,37 @@ reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, c
 static int
 reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 {
-	const char *id = NULL, *iface = NULL, *ip = NULL;
-	json_t *ports = NULL, *pol = NULL, *mac = NULL;
+	const char *id = NULL, *iface = NULL, *ip = NULL, *vpath = NULL, *vmode = NULL;
+	json_t *ports = NULL, *pol = NULL, *mac = NULL, *vh = NULL;
 	json_int_t slot = -1;
 	struct sandbox *sb;
 	uint32_t addr, k;
 	char why[160];
 	int ret;
 
-	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o,s?o,s?I!}", "sandboxID", &id,
-			"iface", &iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol,
-			"guestMAC", &mac, "slot", &slot)) {
-		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
-			 "exposedPorts and optionally policy, guestMAC and slot, nothing else");
+	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o,s?o,s?I!}", "sandboxID", &id,
+			"iface", &iface, "vhostUser", &vh, "sandboxIP", &ip, "exposedPorts", &ports,
+			"policy", &pol, "guestMAC", &mac, "slot", &slot) || !iface == !vh ||
+	    (vh && json_unpack(vh, "{s:s,s:s!}", "socket", &vpath, "mode", &vmode))) {
+		snprintf(err, errlen, "a record must have sandboxID, iface or vhostUser (socket, "
+			 "mode), sandboxIP, exposedPorts and optionally policy, guestMAC and slot, "
+			 "nothing else");
 		return -EINVAL;
 	}
 	if (!reg_id_valid(id) || reg_find(r, id)) {
 		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
 		return -EINVAL;
 	}
-	if (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface)) {
+	if (iface && (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface))) {
 		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
 			 iface);
+		return -EINVAL;
+	}
+	if (vh && (vpath[0] != '/' || strlen(vpath) >= CVS_VHOST_PATH_MAX ||
+		   reg_find_vhost(r, vpath) ||
+		   (strcmp(vmode, "server") && strcmp(vmode, "client")))) {
+		snprintf(err, errlen, "sandbox %s: vhost-user socket '%.120s' (mode %.16s) is "
+			 "invalid or used twice", id, vpath, vmode);
 		return -EINVAL;
 	}
 	sb = calloc(1, sizeof(*sb));
@@ -120,7 +133,9 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	snprintf(sb->id, sizeof(sb->id), "%s", id);
-	snprintf(sb->iface, sizeof(sb->iface), "%s", iface);
+	snprintf(sb->iface, sizeof(sb->iface), "%s", iface ? iface : "");
+	snprintf(sb->vhost, sizeof(sb->vhost), "%s", vpath ? vpath : "");
+	sb->vhost_client = vmode && !strcmp(vmode, "client");
 	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
 		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
 			 "--sandbox-cidr or used twice", id, ip);

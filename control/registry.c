@@ -101,10 +101,41 @@ reg_lookup(struct registry *r, const char *id, const char *iface)
 	for (i = 0; i < r->max_sandboxes; i++) {
 		struct sandbox *sb = r->by_slot[i];
 
-		if (sb && !strcmp(id ? sb->id : sb->iface, id ? id : iface))
+		if (sb && (id || sb->iface[0]) && !strcmp(id ? sb->id : sb->iface, id ? id : iface))
 			return sb;
 	}
 	return NULL;
+}
+
+struct sandbox *
+reg_find_vhost(struct registry *r, const char *path)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->max_sandboxes; i++) {
+		struct sandbox *sb = r->by_slot[i];
+
+		if (sb && reg_is_vhost(sb) && !strcmp(sb->vhost, path))
+			return sb;
+	}
+	return NULL;
+}
+
+const char *
+reg_port_name(const char *iface, const char *vhost, char *buf, size_t len)
+{
+	if (vhost[0])
+		snprintf(buf, len, "vhost-user socket %s", vhost);
+	else
+		snprintf(buf, len, "interface %s", iface);
+	return buf;
+}
+
+json_t *
+reg_vhost_json(const struct sandbox *sb)
+{
+	return json_pack("{s:s,s:s}", "socket", sb->vhost, "mode",
+			 sb->vhost_client ? "client" : "server");
 }
 
 void
@@ -148,8 +179,12 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 			"containerPort", sb->ports[i].cport, "hostPort", sb->ports[i].hport,
 			"endpoint", ep));
 	}
-	j = json_pack("{s:s,s:s,s:s,s:o,s:b}", "sandboxID", sb->id, "iface", sb->iface,
-		      "sandboxIP", ip, "exposedPorts", ports, "attached", sb->dp != NULL);
+	j = json_pack("{s:s,s:s,s:o,s:b}", "sandboxID", sb->id, "sandboxIP", ip,
+		      "exposedPorts", ports, "attached", sb->dp != NULL);
+	if (reg_is_vhost(sb))
+		json_object_set_new(j, "vhostUser", reg_vhost_json(sb));
+	else
+		json_object_set_new(j, "iface", json_string(sb->iface));
 	if (!sb->dp && sb->why[0])
 		json_object_set_new(j, "attachError", json_string(sb->why));
 	if (sb->policy.set)
@@ -283,10 +318,15 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 {
 	int status;
 
-	if (strcmp(sb->iface, q->iface))
+	char was[CVS_VHOST_PATH_MAX + 24], now[CVS_VHOST_PATH_MAX + 24];
+
+	if (strcmp(sb->iface, q->iface) || strcmp(sb->vhost, q->vhost) ||
+	    sb->vhost_client != q->vhost_client)
 		return reg_fail(err, errlen, REG_E_CONFLICT,
-				"sandbox %s is registered on interface %s, not %s", sb->id,
-				sb->iface, q->iface);
+				"sandbox %s is registered on %s%s, not %s", sb->id,
+				reg_port_name(sb->iface, sb->vhost, was, sizeof(was)),
+				reg_is_vhost(sb) && sb->vhost_client ? " (client)" : "",
+				reg_port_name(q->iface, q->vhost, now, sizeof(now)));
 	if (q->ip && q->ip != sb->ip)
 		return reg_fail(err, errlen, REG_E_CONFLICT,
 				"sandbox %s already has another sandboxIP", sb->id);
@@ -335,21 +375,25 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	   char *err, size_t errlen)
 {
 	const struct reg_req none = { .nports = 0 };
-	struct sandbox *sb, *other = reg_find_iface(r, q->iface);
-	char why[256];
+	struct sandbox *sb, *other = q->vhost[0] ? reg_find_vhost(r, q->vhost) :
+					 reg_find_iface(r, q->iface);
+	char why[256], name[CVS_VHOST_PATH_MAX + 24];
 	uint32_t i;
 	int status, ret;
 
 	if (other)
-		return reg_fail(err, errlen, REG_E_CONFLICT, "interface %s is used by sandbox %s",
-				q->iface, other->id);
+		return reg_fail(err, errlen, REG_E_CONFLICT, "%s is used by sandbox %s",
+				reg_port_name(q->iface, q->vhost, name, sizeof(name)), other->id);
 	sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return reg_fail(err, errlen, REG_E_FAILED, "out of memory");
 	snprintf(sb->id, sizeof(sb->id), "%s", id);
 	snprintf(sb->iface, sizeof(sb->iface), "%s", q->iface);
-	sb->ifindex = r->ops->ifindex(r->ctx, q->iface);
-	if (!sb->ifindex) {
+	snprintf(sb->vhost, sizeof(sb->vhost), "%s", q->vhost);
+	sb->vhost_client = q->vhost_client;
+	/* A vhost-user port has no interface: the VMM's socket is all it needs. */
+	sb->ifindex = reg_is_vhost(sb) ? 0 : r->ops->ifindex(r->ctx, q->iface);
+	if (!sb->ifindex && !reg_is_vhost(sb)) {
 		status = reg_fail(err, errlen, REG_E_INVALID, "unknown interface %s", q->iface);
 		goto free_sb;
 	}
@@ -621,8 +665,8 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 	uint32_t i;
 	int ret;
 
-	sb->ifindex = r->ops->ifindex(r->ctx, sb->iface);
-	if (!sb->ifindex) {
+	sb->ifindex = reg_is_vhost(sb) ? 0 : r->ops->ifindex(r->ctx, sb->iface);
+	if (!sb->ifindex && !reg_is_vhost(sb)) {
 		snprintf(sb->why, sizeof(sb->why), "interface %s does not exist", sb->iface);
 		return -ENODEV;
 	}

@@ -22,6 +22,7 @@
 
 #define CVS_ID_MAX		64
 #define CVS_MAX_EXPOSED		64
+#define CVS_VHOST_PATH_MAX	108	/* sun_path, with its NUL */
 
 struct xskport;
 
@@ -32,8 +33,10 @@ struct exposed_port {
 
 struct sandbox {
 	char id[CVS_ID_MAX + 1];
-	char iface[IF_NAMESIZE];
+	char iface[IF_NAMESIZE];	/* "" for a vhost-user sandbox */
 	int ifindex;
+	char vhost[CVS_VHOST_PATH_MAX];	/* vhost-user socket, "" for an interface */
+	bool vhost_client;	/* we connect to the VMM's socket (else we listen) */
 	uint32_t ip;		/* network order */
 	uint32_t slot;
 	uint32_t nports;
@@ -97,7 +100,9 @@ enum reg_status {
 
 /* A registration request (PUT /sandboxes/{id}), already parsed and checked for form. */
 struct reg_req {
-	char iface[IF_NAMESIZE];
+	char iface[IF_NAMESIZE];	/* exactly one of iface and vhost is set */
+	char vhost[CVS_VHOST_PATH_MAX];
+	bool vhost_client;
 	uint32_t ip;	/* network order; 0 = allocate one */
 	uint32_t nports;
 	uint16_t cports[CVS_MAX_EXPOSED];
@@ -195,6 +200,13 @@ struct reg_hostport_info {
 	struct hostports_stats st;
 };
 void reg_hostport_info(struct registry *r, struct reg_hostport_info *out);
+
+/* A sandbox port is an interface (AF_XDP) or a vhost-user socket. */
+static inline bool
+reg_is_vhost(const struct sandbox *sb)
+{
+	return sb->vhost[0] != '\0';
+}
 
 bool reg_id_valid(const char *id);
 /* A "guestMAC" value: 0, or -EINVAL unless it is a unicast MAC other than all zeros. */

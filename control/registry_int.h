@@ -12,6 +12,12 @@
 struct sandbox *reg_lookup(struct registry *r, const char *id, const char *iface);
 #define reg_find(r, id)			reg_lookup(r, id, NULL)
 #define reg_find_iface(r, iface)	reg_lookup(r, NULL, iface)
+/* The registration on this vhost-user socket path. */
+struct sandbox *reg_find_vhost(struct registry *r, const char *path);
+/* The port of a registration or request for messages: "interface X" or "vhost-user socket X". */
+const char *reg_port_name(const char *iface, const char *vhost, char *buf, size_t len);
+/* A state-file or answer object for a vhost-user port. */
+json_t *reg_vhost_json(const struct sandbox *sb);
 
 void reg_ip_str(uint32_t ip, char *buf);
 json_t *reg_mac_json(const uint8_t mac[6]);

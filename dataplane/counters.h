@@ -41,7 +41,8 @@
 	_(TCP_WINDOW,		"tcp_window", \
 	  "TCP segment outside the tracked window (blind injection, lost state): session unchanged") \
 	_(TCP_RST_WINDOW,	"tcp_rst_window", \
-	  "TCP RST outside the window or before the receiver's ack: session unchanged")
+	  "TCP RST outside the window or before the receiver's ack: session unchanged") \
+	_(VHOST_DOWN,		"vhost_down",		"frame for a vhost-user sandbox whose VMM is not connected")
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,

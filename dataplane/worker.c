@@ -21,6 +21,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
+#include <rte_vhost.h>
 
 #include "worker.h"
 
@@ -63,14 +64,14 @@ world_flush(struct worker *w, struct world_txq *q)
 	q->n = 0;
 }
 
-/* A fresh mbuf holding a copy of the frame, or NULL (counted). */
+/* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted). */
 static struct rte_mbuf *
-worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
+worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data, uint32_t len)
 {
 	struct rte_mbuf *m;
 	char *dst;
 
-	m = rte_pktmbuf_alloc(w->mp);
+	m = rte_pktmbuf_alloc(mp);
 	if (unlikely(!m)) {
 		w->st.drop[CVS_DROP_NO_BUFFER]++;
 		return NULL;
@@ -83,6 +84,12 @@ worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
 	}
 	rte_memcpy(dst, data, len);
 	return m;
+}
+
+static inline struct rte_mbuf *
+worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
+{
+	return worker_mbuf_of(w, w->mp, data, len);
 }
 
 static void
@@ -126,6 +133,85 @@ worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t
 	w->st.c[CVS_WC_HANDOFFS]++;
 }
 
+static struct vhport *
+worker_vhport(struct worker *w, uint32_t slot)
+{
+	return atomic_load_explicit(&w->wp->vh[slot], memory_order_acquire);
+}
+
+static inline bool
+vhport_ready(struct vhport *vp)
+{
+	return atomic_load_explicit(&vp->ready, memory_order_acquire);
+}
+
+/*
+ * Copy the frames batched for a guest into its receive buffers (one library call, at most
+ * one interrupt for the burst). What finds no guest buffer is dropped: a guest that does not
+ * read must not hold our mbufs.
+ */
+static void
+vhost_flush(struct worker *w, struct vhport *vp)
+{
+	uint16_t sent = 0, i;
+	uint64_t bytes = 0;
+
+	if (likely(vhport_ready(vp)))
+		sent = rte_vhost_enqueue_burst(vp->vid, VHP_GUEST_RXQ, vp->tx, vp->ntx);
+	else
+		w->st.drop[CVS_DROP_VHOST_DOWN] += vp->ntx;
+	for (i = 0; i < vp->ntx; i++) {
+		if (i < sent)
+			bytes += rte_pktmbuf_data_len(vp->tx[i]);
+		rte_pktmbuf_free(vp->tx[i]);
+	}
+	if (vhport_ready(vp))
+		w->st.drop[CVS_DROP_TX_FULL] += vp->ntx - sent;
+	w->st.c[CVS_WC_SBX_TX_PKTS] += sent;
+	w->st.c[CVS_WC_SBX_TX_BYTES] += bytes;
+	if (w->slot_st) {
+		w->slot_st[vp->slot].c[CVS_PC_TX_PKTS] += sent;
+		w->slot_st[vp->slot].c[CVS_PC_TX_BYTES] += bytes;
+	}
+	vp->ntx = 0;
+}
+
+static void
+vhost_send(struct worker *w, struct vhport *vp, const uint8_t *data, uint32_t len)
+{
+	struct rte_mbuf *m;
+
+	if (unlikely(!vhport_ready(vp))) {
+		w->st.drop[CVS_DROP_VHOST_DOWN]++;
+		return;
+	}
+	m = worker_mbuf_of(w, vp->mp, data, len);
+	if (unlikely(!m))
+		return;
+	if (!vp->queued) {
+		vp->queued = true;
+		vp->flush_next = w->vh_flush;
+		w->vh_flush = vp;
+	}
+	vp->tx[vp->ntx++] = m;
+	if (vp->ntx == VHP_BURST)
+		vhost_flush(w, vp);
+}
+
+/* Once per loop, before the mailbox: a retired port is never left on the list. */
+static void
+vhost_flush_all(struct worker *w)
+{
+	while (w->vh_flush) {
+		struct vhport *vp = w->vh_flush;
+
+		w->vh_flush = vp->flush_next;
+		vp->queued = false;
+		if (vp->ntx)
+			vhost_flush(w, vp);
+	}
+}
+
 static void
 sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
@@ -141,7 +227,12 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	}
 	xp = worker_port(w, slot);
 	if (unlikely(!xp)) {
-		w->st.drop[CVS_DROP_SANDBOX_GONE]++;
+		struct vhport *vp = worker_vhport(w, slot);
+
+		if (vp)
+			vhost_send(w, vp, data, len);
+		else
+			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		return;
 	}
 	if (unlikely(xskport_tx_copy(xp, data, len))) {
@@ -215,7 +306,7 @@ worker_unpark(struct worker *w, struct worker_out *o, uint64_t now_tsc)
 		struct park_entry *e = &w->park[i];
 		struct dp_result r;
 
-		if (!worker_port(w, e->slot)) {
+		if (!worker_port(w, e->slot) && !worker_vhport(w, e->slot)) {
 			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		} else {
 			dp_sandbox_rx(&w->ctx, e->slot, e->data, e->len, &r);
@@ -373,6 +464,98 @@ worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
 	return n;
 }
 
+/* Frames the guest of a vhost-user port sent: the same pipeline as an AF_XDP sandbox's. */
+static uint32_t
+worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
+{
+	struct rte_mbuf *m[VHP_BURST], *keep[VHP_BURST];
+	uint8_t *data[VHP_BURST];
+	uint32_t len[VHP_BURST];
+	struct dp_result res[VHP_BURST];
+	uint16_t n, i, k = 0;
+	uint64_t bytes = 0;
+
+	n = rte_vhost_dequeue_burst(vp->vid, VHP_GUEST_TXQ, vp->mp, m, VHP_BURST);
+	for (i = 0; i < n; i++) {
+		uint8_t *p = rte_pktmbuf_mtod(m[i], uint8_t *);
+		uint32_t l = rte_pktmbuf_pkt_len(m[i]);
+
+		w->st.c[CVS_WC_SBX_RX_PKTS]++;
+		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
+		bytes += l;
+		if (unlikely(m[i]->nb_segs > 1)) {
+			/* Beyond one mbuf: no offload was negotiated, so no frame we forward. */
+			w->st.drop[CVS_DROP_TOO_BIG]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		if (w->nworkers > 1) {
+			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, vp->slot,
+					       p, l, w->nworkers);
+
+			if (to != w->id) {
+				worker_handoff(w, to, WH_FROM_SANDBOX, vp->slot, m[i]);
+				continue;
+			}
+		}
+		keep[k] = m[i];
+		data[k] = p;
+		len[k++] = l;
+	}
+	if (k) {
+		uint64_t t = rte_rdtsc();
+
+		dp_sandbox_rx_burst(&w->ctx, vp->slot, data, len, k, res);
+		worker_pipe_account(w, t, k);
+	}
+	for (i = 0; i < k; i++) {
+		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, vp->slot, data[i], len[i]);
+		else
+			worker_emit(w, o, &res[i], data[i], NULL, (int)vp->slot);
+		rte_pktmbuf_free(keep[i]);
+	}
+	if (w->slot_st) {
+		w->slot_st[vp->slot].c[CVS_PC_RX_PKTS] += n;
+		w->slot_st[vp->slot].c[CVS_PC_RX_BYTES] += bytes;
+	}
+	return n;
+}
+
+/*
+ * The running vhost-user ports of this worker, found through the bitmap: a port without a
+ * device costs a bit, 64 of them one load.
+ */
+static uint32_t
+worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64_t loop)
+{
+	uint32_t i, words = (vh_hi + 63) / 64, moved = 0;
+	bool slow = loop % VHP_IDLE_EVERY;
+
+	for (i = 0; i < words; i++) {
+		uint64_t m = atomic_load_explicit(&w->wp->vh_running[i], memory_order_acquire);
+
+		while (m) {
+			uint32_t s = i * 64 + (uint32_t)__builtin_ctzll(m), n;
+			struct vhport *vp;
+
+			m &= m - 1;
+			if (dp_slot_owner(s, w->nworkers) != w->id)
+				continue;
+			vp = worker_vhport(w, s);
+			if (!vp || !vhport_ready(vp) || (slow && vp->idle_polls >= VHP_IDLE_POLLS))
+				continue;
+			n = worker_vhost_rx(w, vp, o);
+			if (n)
+				vp->idle_polls = 0;
+			else if (vp->idle_polls < VHP_IDLE_POLLS)
+				vp->idle_polls++;
+			moved += n;
+		}
+	}
+	return moved;
+}
+
 /* Frames other workers handed to us. */
 static uint32_t
 worker_inbox(struct worker *w, struct worker_out *o)
@@ -450,12 +633,14 @@ worker_main(void *arg)
 	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
 	uint64_t last_unpark = 0, ms = hz / 1000;
 	uint32_t last_now = UINT32_MAX, idle = 0;
+	uint64_t nloop = 0;
 
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
 	w->ctx.nhreq = &w->nhreq;
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
+		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
 		uint64_t start = rte_get_tsc_cycles();
 		uint32_t moved, s;
 
@@ -471,6 +656,8 @@ worker_main(void *arg)
 			if (xp)
 				moved += worker_sandbox_rx(w, xp, &o);
 		}
+		if (vh_hi)
+			moved += worker_vhost_poll(w, &o, vh_hi, nloop++);
 		moved += worker_inbox(w, &o);
 		if (unlikely(w->nparked)) {
 			uint64_t t = rte_get_tsc_cycles();
@@ -491,6 +678,7 @@ worker_main(void *arg)
 				xskport_complete(xp);
 			}
 		}
+		vhost_flush_all(w);
 		if (w->ctx.now != last_now) {
 			uint32_t n = ct_expire(w->ct, w->ctx.now, 4096);
 
@@ -563,4 +751,12 @@ worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp)
 	atomic_store_explicit(&wp->ports[slot], xp, memory_order_release);
 	if (xp && slot + 1 > atomic_load(&wp->hi))
 		atomic_store_explicit(&wp->hi, slot + 1, memory_order_release);
+}
+
+void
+worker_publish_vhost(struct worker_ports *wp, uint32_t slot, struct vhport *vp)
+{
+	atomic_store_explicit(&wp->vh[slot], vp, memory_order_release);
+	if (vp && slot + 1 > atomic_load(&wp->vh_hi))
+		atomic_store_explicit(&wp->vh_hi, slot + 1, memory_order_release);
 }

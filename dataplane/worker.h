@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "dp.h"
 #include "owner.h"
+#include "vhport.h"
 #include "xskport.h"
 
 struct rte_mempool;
@@ -39,10 +40,17 @@ enum worker_cmd {
 	WCMD_DUMP,		/* ptr: struct ct_dump_req filled from the session table */
 };
 
-/* What the workers share: the sandbox ports, indexed by slot, published by control. */
+/*
+ * What the workers share: the sandbox ports, indexed by slot, published by control. A slot has
+ * an AF_XDP socket or a vhost-user port, never both; the vhost-user ports have their own
+ * bound so a node without them pays nothing for them.
+ */
 struct worker_ports {
 	struct xskport *_Atomic *ports;
 	_Atomic uint32_t hi;	/* one past the highest slot ever published */
+	struct vhport *_Atomic *vh;
+	_Atomic uint32_t vh_hi;	/* one past the highest vhost-user slot ever published */
+	_Atomic uint64_t *vh_running;	/* bit per slot: its vhost-user device runs */
 };
 
 /* Kinds of frames handed from one worker to another (in mbuf hash.usr, with the slot). */
@@ -88,6 +96,8 @@ struct worker {
 	/* Per-slot counters (max_sandboxes entries), zeroed by control before a slot is used. */
 	struct cvs_port_stats *slot_st;
 
+	struct vhport *vh_flush;	/* vhost-user ports with frames batched in this loop */
+
 	struct park_entry *park;	/* PARK_MAX entries */
 	uint32_t nparked;
 
@@ -104,5 +114,6 @@ int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_m
 /* Copy a bounded page of sessions (see ct_dump()) on the worker; 'req' must outlive a timeout. */
 int worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms);
 void worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp);
+void worker_publish_vhost(struct worker_ports *wp, uint32_t slot, struct vhport *vp);
 
 #endif /* CVS_WORKER_H */

@@ -197,16 +197,30 @@ print_ports(json_t *sb)
 		printf("-");
 }
 
+/* The sandbox's port: its interface, or "vhost:" and the socket of a vhost-user port. */
+static const char *
+port_of(json_t *sb, char *buf, size_t len)
+{
+	json_t *vh = json_object_get(sb, "vhostUser");
+
+	if (!json_is_object(vh))
+		return str_of(sb, "iface");
+	snprintf(buf, len, "vhost:%s", str_of(vh, "socket"));
+	return buf;
+}
+
 static void
 sandbox_table(json_t *j)
 {
+	char port[160];
 	json_t *sb;
 	size_t i;
 
-	printf("%-24s %-15s %-15s %-8s %s\n", "ID", "IFACE", "SANDBOX-IP", "ATTACHED",
+	printf("%-24s %-15s %-15s %-8s %s\n", "ID", "PORT", "SANDBOX-IP", "ATTACHED",
 	       "PORTS (container->host)");
 	json_array_foreach(json_object_get(j, "sandboxes"), i, sb) {
-		printf("%-24s %-15s %-15s %-8s ", str_of(sb, "sandboxID"), str_of(sb, "iface"),
+		printf("%-24s %-15s %-15s %-8s ", str_of(sb, "sandboxID"),
+		       port_of(sb, port, sizeof(port)),
 		       str_of(sb, "sandboxIP"), ctl_yes(json_object_get(sb, "attached")));
 		print_ports(sb);
 		putchar('\n');
@@ -217,10 +231,14 @@ static void
 sandbox_print(json_t *sb)
 {
 	json_t *ports = json_object_get(sb, "exposedPorts"), *p;
+	json_t *vh = json_object_get(sb, "vhostUser");
 	size_t i;
 
 	printf("sandbox:    %s\n", str_of(sb, "sandboxID"));
-	printf("interface:  %s\n", str_of(sb, "iface"));
+	if (json_is_object(vh))
+		printf("vhost-user: %s (%s)\n", str_of(vh, "socket"), str_of(vh, "mode"));
+	else
+		printf("interface:  %s\n", str_of(sb, "iface"));
 	printf("sandbox IP: %s\n", str_of(sb, "sandboxIP"));
 	printf("guest MAC:  %s\n", str_of(sb, "guestMAC"));
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
@@ -254,12 +272,26 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 {
 	json_t *ports = ctl_list(a, "port"), *body, *j;
 	const char *ip = ctl_str(a, "ip"), *mac = ctl_str(a, "guest-mac");
+	const char *vsock = ctl_str(a, "vhost-user"), *vmode = ctl_str(a, "vhost-mode");
 	char *path, *text;
 	int rc;
 
+	if (!ctl_str(a, "iface") == !vsock) {
+		ctl_err("sandbox add wants exactly one of --iface and --vhost-user");
+		return EXIT_USAGE;
+	}
 	/* Range checks beyond the port's own are the API's: its message is the one to see. */
-	body = json_pack("{s:s,s:o}", "iface", ctl_str(a, "iface"), "exposedPorts",
-			 ports ? json_incref(ports) : json_array());
+	body = json_pack("{s:o}", "exposedPorts", ports ? json_incref(ports) : json_array());
+	if (ctl_str(a, "iface"))
+		json_object_set_new(body, "iface", json_string(ctl_str(a, "iface")));
+	if (vsock) {
+		json_t *vh = json_object();
+
+		json_object_set_new(vh, "socket", json_string(vsock));
+		if (vmode)
+			json_object_set_new(vh, "mode", json_string(vmode));
+		json_object_set_new(body, "vhostUser", vh);
+	}
 	if (ip)
 		json_object_set_new(body, "sandboxIP", json_string(ip));
 	if (mac)

@@ -52,6 +52,8 @@ static const char usage_sandbox[] =
 	"       cubevs-fpctl sandbox show ID [--json]\n"
 	"       cubevs-fpctl sandbox add ID --iface IFACE [--port PORT]... [--ip SANDBOX_IP]\n"
 	"                          [--guest-mac MAC]\n"
+	"       cubevs-fpctl sandbox add ID --vhost-user SOCKET [--vhost-mode server|client]\n"
+	"                          [--port PORT]... [--ip SANDBOX_IP] [--guest-mac MAC]\n"
 	"       cubevs-fpctl sandbox del ID\n"
 	"Register (add: PUT /sandboxes/ID, also changes the exposed ports of a registered\n"
 	"sandbox), remove, list and show sandboxes.\n";
@@ -86,7 +88,9 @@ static const struct ctl_opt opts_stats[] = {
 };
 
 static const struct ctl_opt opts_sandbox_add[] = {
-	{ .name = "iface", .kind = CTL_STR, .key = 'i', .required = true },
+	{ .name = "iface", .kind = CTL_STR, .key = 'i' },
+	{ .name = "vhost-user", .kind = CTL_STR },
+	{ .name = "vhost-mode", .kind = CTL_STR },
 	{ .name = "port", .kind = CTL_NUMS, .key = 'p', .lo = 1, .hi = 65535 },
 	{ .name = "ip", .kind = CTL_STR, .key = 'a' },
 	{ .name = "guest-mac", .kind = CTL_STR, .key = 'm' },

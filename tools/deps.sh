@@ -11,7 +11,10 @@ DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm libclang-r
 	libdpdk-dev dpdk dpdk-dev libxdp-dev libbpf-dev libjansson-dev libmicrohttpd-dev
 	libcurl4-openssl-dev linux-libc-dev
 	iproute2 ethtool curl iputils-ping git ca-certificates valgrind
-	python3-yaml python3-jsonschema debhelper dpkg-dev)
+	python3-yaml python3-jsonschema debhelper dpkg-dev
+	qemu-system-x86 busybox-static xz-utils)
+# qemu-system-x86, busybox-static, xz-utils (and ethtool above): what ../shared/tools/microvm
+# needs to build and boot the microVM sandboxes of tests/netns/test_vhost.sh.
 
 # Node.js 18+ for the gateway tests (the official MCP SDK); Debian 12 ships 18.
 if ! command -v node >/dev/null 2>&1 ||

@@ -7,6 +7,7 @@ usage: contract.py BASE_URL OPENAPI_YAML IFACE1 IFACE2
 """
 import http.client
 import json
+import os
 import re
 import sys
 import urllib.parse
@@ -148,6 +149,26 @@ def main():
                                           'sandboxIP': '192.168.0.77'}, want=201)
     if s2 and s2.get('sandboxIP') != '192.168.0.77':
         fail('a given sandboxIP is kept: %s' % s2)
+    # A vhost-user port instead of an interface; exactly one of the two.
+    vsock = '/tmp/cvs-contract-%d/v1.sock' % os.getpid()
+    c.check('PUT', '/sandboxes/v1', {'vhostUser': {'socket': vsock, 'mode': 'server'},
+                                     'exposedPorts': [8080]}, want=201)
+    c.check('PUT', '/sandboxes/v2', {'vhostUser': {'socket': vsock}}, want=409)
+    c.check('PUT', '/sandboxes/v2', {'iface': if1, 'vhostUser': {'socket': '/tmp/x.sock'}},
+            want=400)
+    c.check('PUT', '/sandboxes/v2', {'vhostUser': {'socket': '/tmp/x.sock', 'mode': 'peer'}},
+            want=400)
+    c.check('PUT', '/sandboxes/v2', {'vhostUser': {'socket': 'relative.sock'}}, want=400)
+    c.check('GET', '/sandboxes', want=200)
+    c.check('GET', '/sandboxes/v1', want=200)
+    c.check('GET', '/stats', want=200)
+    c.check('DELETE', '/sandboxes/v1', want=204)
+    if os.path.exists(vsock):
+        fail('DELETE left the vhost-user socket %s' % vsock)
+    try:
+        os.rmdir(os.path.dirname(vsock))
+    except OSError:
+        pass
     c.check('GET', '/sandboxes', want=200)
     c.check('GET', '/sandboxes/c1', want=200)
     c.check('GET', '/sandboxes/nope', want=404)

@@ -493,6 +493,14 @@ case_ctl() {
 	check "with its ports" contains "$out" "8080->$hp"
 	out=$(ctl sandbox show s1)
 	check "sandbox show" contains "$out" "  8080 -> $NODE_IP:$hp"
+	out=$(ctl sandbox add v1 --vhost-user "$TB_DIR/v1.sock" --port 8081)
+	check "sandbox add --vhost-user shows the port" contains "$out" "vhost-user: $TB_DIR/v1.sock (server)"
+	check "sandbox list shows the vhost-user port" contains "$(ctl sandbox list)" "vhost:$TB_DIR/v1.sock"
+	ctl sandbox add v2 --iface sb2 --vhost-user "$TB_DIR/v2.sock" >/dev/null 2>&1
+	check "sandbox add with both kinds of port → 2" test $? = 2
+	ctl sandbox add v2 --vhost-user relative.sock >/dev/null 2>&1
+	check "sandbox add with a relative socket → 1 (the API's 400)" test $? = 1
+	check "sandbox del v1 → 0" quiet ctl sandbox del v1
 	out=$(ctl ports s1 8080)
 	check "ports ID PORT prints the exposed-ports answer" \
 		eq "$out" "s1 8080 -> $NODE_IP:$hp (host_port)"
@@ -528,7 +536,7 @@ j = json.loads(sys.argv[1]); assert j["worker"]["sessions_created"] >= 1, j' "$(
 	ctl frobnicate >/dev/null 2>&1
 	check "unknown command → exit 2" test $? = 2
 	ctl sandbox add s9 >/dev/null 2>&1
-	check "missing --iface → exit 2" test $? = 2
+	check "missing --iface or --vhost-user → exit 2" test $? = 2
 	local c
 	for c in status stats "sandbox" ports policy sessions; do
 		# shellcheck disable=SC2086

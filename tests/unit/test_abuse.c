@@ -190,6 +190,40 @@ main(void)
 	CHECK_EQ(route(&r, "GET", "/sandboxes/s3", NULL), 404);
 	CHECK_EQ(route(&r, "GET", "/sandboxes/s1/exposed-ports/81", NULL), 404);
 	CHECK_EQ(route(&r, "GET", "/sandboxes/s1/exposed-ports/80", NULL), 200);
+	/* vhost-user ports: exactly one kind of port, a usable path, a known mode. */
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"iface\":\"sb2\",\"vhostUser\":"
+		       "{\"socket\":\"/run/v1.sock\"}}"), 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"exposedPorts\":[80]}"), 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"v1.sock\"}}"),
+		 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/v1\","
+		       "\"mode\":\"both\"}}"), 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/v1\","
+		       "\"extra\":1}}"), 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/v\\u0000x\"}}"),
+		 400);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":\"/v1\"}"), 400);
+	memset(big, 'a', 200);
+	big[0] = '/';
+	snprintf(big + 200, 100, "\"}}");
+	{
+		char body[400];
+
+		snprintf(body, sizeof(body), "{\"vhostUser\":{\"socket\":\"%s", big);
+		CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", body), 400);
+	}
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\","
+		       "\"mode\":\"client\"},\"exposedPorts\":[80]}"), 201);
+	check_field("/sandboxes/v1", "vhostUser",
+		    "{\"socket\":\"/run/v1.sock\",\"mode\":\"client\"}");
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v2", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),
+		 409);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),
+		 409);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"iface\":\"sb2\"}"), 409);
+	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\","
+		       "\"mode\":\"client\"},\"exposedPorts\":[80]}"), 200);
+	CHECK_EQ(route(&r, "DELETE", "/sandboxes/v1", NULL), 204);
 	/* The answers carry the registration. */
 	check_field("/sandboxes/s1", "sandboxID", "\"s1\"");
 	check_field("//sandboxes//s1/", "iface", "\"sb1\"");

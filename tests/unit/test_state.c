@@ -180,6 +180,10 @@ test_restore(const char *dir)
 	CHECK_EQ(put(&a, "s3", "{\"iface\":\"tap3\",\"exposedPorts\":[22],\"policy\":"
 		     "{\"allowInternetAccess\":false,\"allowOut\":[\"10.0.0.0/8\"]}}"),
 		 REG_CREATED);
+	CHECK_EQ(put(&a, "v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"},"
+		     "\"exposedPorts\":[8081]}"), REG_CREATED);
+	CHECK_EQ(put(&a, "v2", "{\"vhostUser\":{\"socket\":\"/run/v2.sock\",\"mode\":"
+		     "\"client\"}}"), REG_CREATED);
 	/* Churn so restored host ports are not simply the first ones. */
 	CHECK_EQ(put(&a, "s1", "{\"iface\":\"tap1\",\"exposedPorts\":[443,9000]}"), REG_OK);
 	arr = reg_state(&a);
@@ -240,6 +244,15 @@ test_restore(const char *dir)
 		"\"exposedPorts\":[]}]",
 		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"sandboxIP\":\"192.168.0.2\","
 		"\"exposedPorts\":[],\"policy\":{\"denyOut\":[\"x\"]}}]",
+		"[{\"sandboxID\":\"a\",\"iface\":\"tap1\",\"vhostUser\":{\"socket\":\"/v\","
+		"\"mode\":\"server\"},\"sandboxIP\":\"192.168.0.2\",\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"vhostUser\":{\"socket\":\"/v\",\"mode\":\"both\"},"
+		"\"sandboxIP\":\"192.168.0.2\",\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"vhostUser\":{\"socket\":\"/v\",\"mode\":\"server\"},"
+		"\"sandboxIP\":\"192.168.0.2\",\"exposedPorts\":[]},{\"sandboxID\":\"b\","
+		"\"vhostUser\":{\"socket\":\"/v\",\"mode\":\"client\"},"
+		"\"sandboxIP\":\"192.168.0.3\",\"exposedPorts\":[]}]",
+		"[{\"sandboxID\":\"a\",\"sandboxIP\":\"192.168.0.2\",\"exposedPorts\":[]}]",
 		"[7]",
 	};
 	for (i = 0; i < (int)(sizeof(bads) / sizeof(bads[0])); i++) {
