@@ -38,6 +38,22 @@ struct req_ctx {
  */
 static __thread const char *tl_origin;
 
+/* An event stream's answer: its headers, the session's id, CORS; the response is consumed. */
+enum MHD_Result
+http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r, const char *session_id)
+{
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
+	if (session_id)
+		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+	http_decorate(r);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 void
 http_decorate(struct MHD_Response *r)
 {
@@ -165,7 +181,6 @@ reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id)
 {
 	struct MHD_Response *r;
 	struct strbuf sb = {0};
-	enum MHD_Result ret;
 	char *js = json_dumps(msg, JSON_COMPACT);
 
 	if (js == NULL)
@@ -179,14 +194,7 @@ reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id)
 		sb_free(&sb);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
-	if (session_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
-	http_decorate(r);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return http_queue_sse(c, r, session_id);
 }
 
 static bool

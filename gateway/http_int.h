@@ -134,6 +134,8 @@ void session_unlist_locked(struct http_server *h, struct session *s);
 /* http.c */
 /* CORS headers for the request this thread serves. */
 void http_decorate(struct MHD_Response *r);
+enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r,
+			       const char *session_id);
 
 /* guard.c */
 bool host_allowed(const struct http_conf *conf, const char *hostport);

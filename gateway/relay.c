@@ -569,7 +569,6 @@ enum MHD_Result
 stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id)
 {
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 
 	if (!st->sse)
 		return reply_json_final(c, st, session_id);
@@ -580,14 +579,7 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 		stream_unref(st);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
-	if (session_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
-	http_decorate(r);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return http_queue_sse(c, r, session_id);
 }
 
 /* ---- server requests ---------------------------------------------------------------------- */
