@@ -24,6 +24,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "pkt.h"
+
 struct ct_tuple {
 	uint32_t saddr;
 	uint32_t daddr;
@@ -359,8 +361,53 @@ struct ct_session *ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *
 				    uint8_t state, uint32_t now, enum ct_refuse *why);
 void ct_delete(struct ct_table *ct, struct ct_session *s);
 
-/* Record activity at 'now' and the (possibly new) state; moves the session between lists. */
-void ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now);
+/* The tables behind the per-packet helpers below (ct.c). */
+#define CT_TCP_FLAG_CLASSES	6
+extern const uint8_t ct_tcp_table[2][CT_TCP_FLAG_CLASSES][CT_TCP_MAX];
+extern const uint8_t ct_tcp_flag_class[16];
+extern const uint8_t ct_tcp_state_class[CT_TCP_MAX];
+
+/*
+ * TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE): the
+ * Linux conntrack transition table. FIN, SYN, RST are bits 0-2 of the flags; ACK (bit 4) is
+ * moved down to bit 3 to index the class table.
+ */
+static inline uint8_t
+ct_tcp_next(uint8_t state, int dir, uint8_t f)
+{
+	if (state >= CT_TCP_MAX)
+		return CT_TCP_INVALID;
+	return ct_tcp_table[dir & 1][ct_tcp_flag_class[(f & 7) | ((f >> 1) & 8)]][state];
+}
+
+static inline enum ct_class
+ct_class_of(uint8_t proto, uint8_t state)
+{
+	if (proto == IPPROTO_TCP_)
+		return state < CT_TCP_MAX ? (enum ct_class)ct_tcp_state_class[state] : CT_C_TCP_SYN;
+	if (proto == IPPROTO_UDP_)
+		return state == CT_REPLIED ? CT_C_UDP_REPLIED : CT_C_UDP_UNREPLIED;
+	return CT_C_ICMP;
+}
+
+/* Move a session to the tail of class c's list (ct_touch() when its grain has passed). */
+void ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c);
+
+/*
+ * Record activity at 'now' and the (possibly new) state. Moving to the tail keeps each list
+ * ordered by activity, to within the grain; most packets do not move it.
+ */
+static inline void
+ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
+{
+	enum ct_class c = ct_class_of(s->t[0].proto, state);
+
+	s->state = state;
+	s->last_seen = now;
+	if (c == s->cls && now - s->queued < ct->grain[c])
+		return;
+	ct_touch_move(ct, s, c);
+}
 
 /* Remove sessions idle past their timeout; at most 'budget'. Returns how many. */
 uint32_t ct_expire(struct ct_table *ct, uint32_t now, uint32_t budget);
@@ -395,9 +442,6 @@ struct ct_dump_req {
  */
 void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
 
-/* TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE). */
-uint8_t ct_tcp_next(uint8_t state, int dir, uint8_t tcp_flags);
-enum ct_class ct_class_of(uint8_t proto, uint8_t state);
 bool ct_class_established(enum ct_class c);
 
 static inline uint32_t
