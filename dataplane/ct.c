@@ -123,6 +123,12 @@ ct_cold_bytes(uint32_t capacity)
 	return (size_t)capacity * sizeof(struct ct_cold);
 }
 
+static size_t
+ct_win_bytes(uint32_t capacity)
+{
+	return (size_t)capacity * sizeof(struct ct_tcpwin);
+}
+
 struct ct_table *
 ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 {
@@ -151,9 +157,10 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct->free_head = CT_NIL;
 	ct->s = ct_alloc(ct_session_bytes(capacity));
 	ct->c = ct_alloc(ct_cold_bytes(capacity));
+	ct->w = ct_alloc(ct_win_bytes(capacity));
 	ct->lines = ct_alloc((size_t)ct->nlines * sizeof(struct ct_line));
 	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
-	if (!ct->s || !ct->c || !ct->lines || !ct->zone_head) {
+	if (!ct->s || !ct->c || !ct->w || !ct->lines || !ct->zone_head) {
 		ct_destroy(ct);
 		errno = ENOMEM;
 		return NULL;
@@ -188,6 +195,8 @@ ct_destroy(struct ct_table *ct)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
 	if (ct->c)
 		munmap(ct->c, ct_cold_bytes(ct->capacity));
+	if (ct->w)
+		munmap(ct->w, ct_win_bytes(ct->capacity));
 	if (ct->lines)
 		munmap(ct->lines, (size_t)ct->nlines * sizeof(struct ct_line));
 	free(ct->zone_head);
@@ -450,6 +459,9 @@ ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t hori
 	}
 	s = &ct->s[idx];
 	memset(s, 0, sizeof(*s));
+	/* No window seen yet in either direction (tcpwin.h starts from there). */
+	if (orig->proto == IPPROTO_TCP_)
+		memset(&ct->w[idx], 0, sizeof(ct->w[idx]));
 	s->t[0] = *orig;
 	s->t[1] = *reply;
 	s->state = state;

@@ -92,7 +92,12 @@ struct ct_link {
 	uint32_t next;
 };
 
-/* Everything a packet touches, in one cache line. */
+/*
+ * Everything a packet touches, in one cache line; a TCP packet also reads its session's
+ * struct ct_tcpwin (below). wscale and maxwin belong to the TCP window tracking (tcpwin.h):
+ * the window scale of each direction (a nibble each, t[0]'s low) and the largest window each
+ * direction advertised, as a 16-bit float (tcpwin_mw_decode()); 0 until that direction is seen.
+ */
 struct ct_session {
 	struct ct_tuple t[2];
 	struct ct_link lru;	/* class list, or free list (next only) */
@@ -101,10 +106,10 @@ struct ct_session {
 	uint8_t state;
 	uint8_t cls;
 	uint8_t flags;
-	uint8_t pad;
+	uint8_t wscale;
 	uint8_t peer_mac[6];	/* next hop on the world side */
 	uint16_t pol_ver;	/* policy version the flow was last checked against */
-	uint32_t pad2;
+	uint16_t maxwin[2];
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct ct_session) == 64, "a session is one cache line");
@@ -114,8 +119,24 @@ struct ct_cold {
 	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 };
 
+/*
+ * The sequence space of a TCP session, per direction (index = the direction of the tuple the
+ * segment matched): the highest seq + len sent and the highest ack sent. In an array of its
+ * own, 16-byte aligned (four to a cache line, never across two), so UDP and ICMP sessions
+ * never touch it; ct_prefetch_session() prefetches it with the session.
+ */
+struct ct_tcpwin {
+	uint32_t end[2];
+	uint32_t maxack[2];
+} __attribute__((aligned(16)));
+
+_Static_assert(sizeof(struct ct_tcpwin) == 16, "a window record is a quarter line");
+
 #define CT_F_USED	0x01
 #define CT_F_POLICY	0x02	/* t[0] is a sandbox that opened the flow: its policy applies */
+#define CT_F_WS_ORIG	0x04	/* the SYN of t[0]'s side offered window scaling */
+#define CT_F_WS_REPLY	0x08	/* the SYN of t[1]'s side offered window scaling */
+#define CT_F_PICKUP	0x10	/* window picked up mid-stream: liberal until both sides seen */
 
 enum ct_refuse {
 	CT_OK = 0,
@@ -135,6 +156,7 @@ struct ct_counters {
 struct ct_table {
 	struct ct_session *s;
 	struct ct_cold *c;
+	struct ct_tcpwin *w;	/* TCP sessions only; same index as s */
 	uint32_t capacity;
 	uint32_t used;
 	uint32_t hiwater;	/* sessions never used yet start here */
@@ -311,6 +333,8 @@ ct_prefetch_session(const struct ct_table *ct, uint64_t h)
 		return 0;
 	ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
 	ct_prefetch(ct_ref_session(ct, ref, &d));
+	/* A TCP packet reads the window record too; for UDP and ICMP it is one idle prefetch. */
+	ct_prefetch(&ct->w[(ref - 1) >> 1]);
 	return ref;
 }
 
@@ -342,10 +366,12 @@ ct_lookup_hint(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, uint32
 static inline void
 ct_prefetch_free(const struct ct_table *ct)
 {
-	if (ct->free_head != CT_NIL)
-		ct_prefetch(&ct->s[ct->free_head]);
-	else if (ct->hiwater < ct->capacity)
-		ct_prefetch(&ct->s[ct->hiwater]);
+	uint32_t idx = ct->free_head != CT_NIL ? ct->free_head : ct->hiwater;
+
+	if (idx < ct->capacity) {
+		ct_prefetch(&ct->s[idx]);
+		ct_prefetch(&ct->w[idx]);
+	}
 }
 
 /*
