@@ -187,6 +187,14 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 	if (g->flags & TCPF_SYN) {
 		bool retry;
 
+		/*
+		 * A SYN on a synchronized connection (a client that reused its port): the
+		 * endpoint answers with a challenge ACK and the transition table ignores it. It
+		 * passes unchecked and teaches nothing, as in Linux, so that exchange can end the
+		 * old flow.
+		 */
+		if (tcpwin_synchronized(s->state))
+			return TW_OK;
 		/* A SYN+ACK must ack our SYN before it may start its direction. */
 		if (!s->maxwin[d]) {
 			if ((g->flags & TCPF_ACK) && s->maxwin[r] &&
@@ -204,13 +212,6 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 			tcpwin_syn_start(s, w, d, p, g);
 			return TW_OK;
 		}
-		/*
-		 * A SYN on a synchronized connection (a client that reused its port): the
-		 * endpoint answers with a challenge ACK and the transition table ignores it. It
-		 * passes unchecked, as in Linux, so that exchange can end the old flow.
-		 */
-		if (tcpwin_synchronized(s->state))
-			return TW_OK;
 	} else if (!s->maxwin[d]) {
 		/*
 		 * The peer of a SYN answering without one: the table ignores or rejects it; in a

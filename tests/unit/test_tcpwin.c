@@ -430,6 +430,10 @@ test_pickup(void)
 	if (!s)
 		return;
 	o_win = 100;
+	/* A SYN on the adopted flow (a reused port) passes and teaches nothing. */
+	CHECK_EQ(tx(C2S, 12345, 0, TCPF_SYN, 0), DP_TO_SANDBOX);
+	CHECK_EQ(s->maxwin[CT_DIR_ORIG], 0);
+	CHECK(!(s->flags & CT_F_PICKUP));
 	CHECK_EQ(tx(C2S, cn, sn, TCPF_ACK, 100), DP_TO_SANDBOX);
 	CHECK(s->flags & CT_F_PICKUP);
 	/* Liberal while the guest is unseen: even this passes (and teaches nothing). */
