@@ -20,8 +20,8 @@
  * its data, before the ack), it closes; elsewhere in the window it is forwarded but the state
  * stays, so the endpoint can send its challenge ACK and a genuine peer answers with an exact
  * RST; before the receiver's ack or beyond the window it is dropped. A blind attacker has to
- * guess one of two 32-bit values to close a flow, and a flood of guesses costs it nothing but
- * challenge ACKs.
+ * guess one of two 32-bit values to close a flow, and a flood of guesses inside the window
+ * costs the flow nothing but challenge ACKs.
  *
  * A direction first seen without a SYN (a session adopted without window state, after a
  * restart) is picked up mid-stream: liberal until both directions have been seen, then checked
@@ -52,7 +52,7 @@ enum tcpwin_verdict {
 /* The fields of a segment the tracker reads, host order. */
 struct tcpwin_seg {
 	uint32_t seq;
-	uint32_t ack;	/* as if acking everything the peer sent when the ACK flag is off */
+	uint32_t ack;	/* without the ACK flag, taken as acking all the peer sent */
 	uint32_t end;	/* seq + payload + SYN + FIN */
 	uint32_t win;	/* raw window field */
 	uint8_t flags;
@@ -145,7 +145,7 @@ tcpwin_update(struct ct_session *s, struct ct_tcpwin *w, int d, const struct tcp
 		s->maxwin[d ^ 1] = tcpwin_mw_encode((uint64_t)mw_r + (g->end - bound));
 }
 
-/* Read the fields of a segment; the ack stays raw (tcpwin_ack() fills in a missing one). */
+/* Read the fields of a segment; the ack stays raw (the checks fill in a missing one). */
 static inline void
 tcpwin_seg_read(const struct pkt *p, struct tcpwin_seg *g)
 {
