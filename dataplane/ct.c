@@ -123,12 +123,6 @@ ct_cold_bytes(uint32_t capacity)
 	return (size_t)capacity * sizeof(struct ct_cold);
 }
 
-static size_t
-ct_win_bytes(uint32_t capacity)
-{
-	return (size_t)capacity * sizeof(struct ct_tcpwin);
-}
-
 struct ct_table *
 ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 {
@@ -157,10 +151,9 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct->free_head = CT_NIL;
 	ct->s = ct_alloc(ct_session_bytes(capacity));
 	ct->c = ct_alloc(ct_cold_bytes(capacity));
-	ct->w = ct_alloc(ct_win_bytes(capacity));
 	ct->lines = ct_alloc((size_t)ct->nlines * sizeof(struct ct_line));
 	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
-	if (!ct->s || !ct->c || !ct->w || !ct->lines || !ct->zone_head) {
+	if (!ct->s || !ct->c || !ct->lines || !ct->zone_head) {
 		ct_destroy(ct);
 		errno = ENOMEM;
 		return NULL;
@@ -195,8 +188,6 @@ ct_destroy(struct ct_table *ct)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
 	if (ct->c)
 		munmap(ct->c, ct_cold_bytes(ct->capacity));
-	if (ct->w)
-		munmap(ct->w, ct_win_bytes(ct->capacity));
 	if (ct->lines)
 		munmap(ct->lines, (size_t)ct->nlines * sizeof(struct ct_line));
 	free(ct->zone_head);
@@ -283,14 +274,14 @@ static void
 ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 {
 	struct ct_session *s = &ct->s[idx];
-	struct ct_link *l = &ct->s[idx].lru;
+	struct ct_link *l = &ct->c[idx].lru;
 
 	s->cls = (uint8_t)c;
-	s->queued = s->last_seen;
+	s->queued = (uint16_t)s->last_seen;
 	l->next = CT_NIL;
 	l->prev = ct->lru_tail[c];
 	if (ct->lru_tail[c] != CT_NIL)
-		ct->s[ct->lru_tail[c]].lru.next = idx;
+		ct->c[ct->lru_tail[c]].lru.next = idx;
 	else
 		ct->lru_head[c] = idx;
 	ct->lru_tail[c] = idx;
@@ -300,15 +291,15 @@ ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 static void
 ct_lru_remove(struct ct_table *ct, uint32_t idx)
 {
-	struct ct_link *l = &ct->s[idx].lru;
+	struct ct_link *l = &ct->c[idx].lru;
 	uint8_t c = ct->s[idx].cls;
 
 	if (l->prev != CT_NIL)
-		ct->s[l->prev].lru.next = l->next;
+		ct->c[l->prev].lru.next = l->next;
 	else
 		ct->lru_head[c] = l->next;
 	if (l->next != CT_NIL)
-		ct->s[l->next].lru.prev = l->prev;
+		ct->c[l->next].lru.prev = l->prev;
 	else
 		ct->lru_tail[c] = l->prev;
 	l->prev = l->next = CT_NIL;
@@ -372,7 +363,7 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 	}
 	ct_lru_remove(ct, idx);
 	s->flags = 0;
-	ct->s[idx].lru.next = ct->free_head;
+	ct->c[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
 	ct->used--;
 }
@@ -453,15 +444,12 @@ ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t hori
 	}
 	if (ct->free_head != CT_NIL) {
 		idx = ct->free_head;
-		ct->free_head = ct->s[idx].lru.next;
+		ct->free_head = ct->c[idx].lru.next;
 	} else {
 		idx = ct->hiwater++;
 	}
 	s = &ct->s[idx];
 	memset(s, 0, sizeof(*s));
-	/* No window seen yet in either direction (tcpwin.h starts from there). */
-	if (orig->proto == IPPROTO_TCP_)
-		memset(&ct->w[idx], 0, sizeof(ct->w[idx]));
 	s->t[0] = *orig;
 	s->t[1] = *reply;
 	s->state = state;

@@ -93,44 +93,37 @@ struct ct_link {
 };
 
 /*
- * Everything a packet touches, in one cache line; a TCP packet also reads its session's
- * struct ct_tcpwin (below). wscale and maxwin belong to the TCP window tracking (tcpwin.h):
- * the window scale of each direction (a nibble each, t[0]'s low) and the largest window each
- * direction advertised, as a 16-bit float (tcpwin_mw_decode()); 0 until that direction is seen.
+ * Everything a packet touches, in one cache line, TCP window tracking (tcpwin.h) included: per
+ * direction the highest sequence sent (end), how much of it the peer has not acknowledged
+ * (lag, saturating at 0xffff: the peer's highest ack is end - lag), the largest window
+ * advertised (maxwin, an 8-bit float, 0 until that direction is seen) and the window scale
+ * from the SYN (a nibble each in wscale, t[0]'s low). Index [d] is the direction of t[d].
  */
 struct ct_session {
 	struct ct_tuple t[2];
-	struct ct_link lru;	/* class list, or free list (next only) */
 	uint32_t last_seen;
-	uint32_t queued;	/* when the session last moved to its list's tail */
+	uint32_t end[2];
+	uint16_t queued;	/* low 16 bits of the clock when it last moved to its list's tail */
+	uint16_t pol_ver;	/* policy version the flow was last checked against */
+	uint16_t lag[2];
 	uint8_t state;
 	uint8_t cls;
 	uint8_t flags;
 	uint8_t wscale;
 	uint8_t peer_mac[6];	/* next hop on the world side */
-	uint16_t pol_ver;	/* policy version the flow was last checked against */
-	uint16_t maxwin[2];
+	uint8_t maxwin[2];
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct ct_session) == 64, "a session is one cache line");
 
-/* Zone list links, touched only when a session is created or removed: kept out of the hot line. */
+/*
+ * List links, touched only when a session moves between lists (at most once per grain), is
+ * created or is removed: kept out of the hot line.
+ */
 struct ct_cold {
+	struct ct_link lru;	/* class list, or free list (next only) */
 	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 };
-
-/*
- * The sequence space of a TCP session, per direction (index = the direction of the tuple the
- * segment matched): the highest seq + len sent and the highest ack sent. In an array of its
- * own, 16-byte aligned (four to a cache line, never across two), so UDP and ICMP sessions
- * never touch it; ct_prefetch_session() prefetches it with the session.
- */
-struct ct_tcpwin {
-	uint32_t end[2];
-	uint32_t maxack[2];
-} __attribute__((aligned(16)));
-
-_Static_assert(sizeof(struct ct_tcpwin) == 16, "a window record is a quarter line");
 
 #define CT_F_USED	0x01
 #define CT_F_POLICY	0x02	/* t[0] is a sandbox that opened the flow: its policy applies */
@@ -156,7 +149,6 @@ struct ct_counters {
 struct ct_table {
 	struct ct_session *s;
 	struct ct_cold *c;
-	struct ct_tcpwin *w;	/* TCP sessions only; same index as s */
 	uint32_t capacity;
 	uint32_t used;
 	uint32_t hiwater;	/* sessions never used yet start here */
@@ -333,8 +325,6 @@ ct_prefetch_session(const struct ct_table *ct, uint64_t h)
 		return 0;
 	ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
 	ct_prefetch(ct_ref_session(ct, ref, &d));
-	/* A TCP packet reads the window record too; for UDP and ICMP it is one idle prefetch. */
-	ct_prefetch(&ct->w[(ref - 1) >> 1]);
 	return ref;
 }
 
@@ -370,7 +360,7 @@ ct_prefetch_free(const struct ct_table *ct)
 
 	if (idx < ct->capacity) {
 		ct_prefetch(&ct->s[idx]);
-		ct_prefetch(&ct->w[idx]);
+		ct_prefetch(&ct->c[idx]);
 	}
 }
 
@@ -421,16 +411,19 @@ void ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c);
 
 /*
  * Record activity at 'now' and the (possibly new) state. Moving to the tail keeps each list
- * ordered by activity, to within the grain; most packets do not move it.
+ * ordered by activity, to within the grain; most packets do not move it. 'queued' holds 16
+ * bits of the clock: the difference is exact while the session was active in the last 2^15 s,
+ * which the idle test makes sure of.
  */
 static inline void
 ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
 {
 	enum ct_class c = ct_class_of(s->t[0].proto, state);
+	uint32_t idle = now - s->last_seen;
 
 	s->state = state;
 	s->last_seen = now;
-	if (c == s->cls && now - s->queued < ct->grain[c])
+	if (c == s->cls && (uint16_t)((uint16_t)now - s->queued) < ct->grain[c] && idle < 32768)
 		return;
 	ct_touch_move(ct, s, c);
 }

@@ -6,7 +6,7 @@
  */
 #include "tcpwin.h"
 
-uint16_t
+uint8_t
 tcpwin_mw_grow(uint64_t x)
 {
 	return tcpwin_mw_encode(x);
@@ -51,26 +51,26 @@ tcpwin_set_scale(struct ct_session *s, int d, uint8_t shift)
 
 /*
  * (Re)start direction d from its SYN: its sequence begins here and its SYN window is not
- * scaled (RFC 7323). The peer has acked none of it yet: its maxack stands at d's end, so bound
- * I lets d send up to there plus the peer's window (nothing beyond the SYN while unseen).
+ * scaled (RFC 7323). The peer has acked none of it yet (lag 0: its maxack stands at d's end),
+ * so bound I lets d send up to there plus the peer's window (nothing beyond the SYN while the
+ * peer is unseen).
  */
 static void
-tcpwin_syn_start(struct ct_session *s, struct ct_tcpwin *w, int d, const struct pkt *p,
-		 const struct tcpwin_seg *g)
+tcpwin_syn_start(struct ct_session *s, int d, const struct pkt *p, const struct tcpwin_seg *g)
 {
 	int shift = tcpwin_syn_wscale(p), r = d ^ 1;
 
-	w->end[d] = g->end;
+	s->end[d] = g->end;
+	s->lag[d] = 0;
 	s->maxwin[d] = tcpwin_mw_encode(g->win ? g->win : 1);
-	if ((g->flags & TCPF_ACK) && tw_after(g->ack, w->maxack[d]))
-		w->maxack[d] = g->ack;
 	s->flags &= (uint8_t)~tcpwin_ws_flag(d);
 	if (shift >= 0)
 		s->flags |= tcpwin_ws_flag(d);
 	tcpwin_set_scale(s, d, shift >= 0 ? (uint8_t)shift : 0);
-	w->maxack[r] = g->end;
 	if (!s->maxwin[r])
 		return;
+	if (g->flags & TCPF_ACK)
+		tcpwin_acked(s, d, g->ack);
 	/* The second SYN of the handshake: scaling is on only if both sides offered it. */
 	if ((s->flags & (CT_F_WS_ORIG | CT_F_WS_REPLY)) != (CT_F_WS_ORIG | CT_F_WS_REPLY))
 		s->wscale = 0;
@@ -79,11 +79,12 @@ tcpwin_syn_start(struct ct_session *s, struct ct_tcpwin *w, int d, const struct 
 
 /*
  * Direction d seen first without a SYN: its history is lost. Take its sequence from this
- * segment; the scale is unknown, so assume the largest (a wider window, never a narrower one).
- * The first direction picked up makes the session liberal until the other one is seen.
+ * segment (one with an ACK); the scale is unknown, so assume the largest (a wider window,
+ * never a narrower one). The first direction picked up makes the session liberal until the
+ * other one is seen.
  */
 static void
-tcpwin_pickup(struct ct_session *s, struct ct_tcpwin *w, int d, const struct tcpwin_seg *g)
+tcpwin_pickup(struct ct_session *s, int d, const struct tcpwin_seg *g)
 {
 	int r = d ^ 1;
 
@@ -92,56 +93,61 @@ tcpwin_pickup(struct ct_session *s, struct ct_tcpwin *w, int d, const struct tcp
 	if (!s->maxwin[r]) {
 		tcpwin_set_scale(s, r, TCPWIN_MAX_SCALE);
 		s->flags |= CT_F_PICKUP;
-		w->end[d] = g->end;
-		w->maxack[d] = g->ack;
+		s->end[d] = g->end;
+		s->lag[d] = 0;
 		/* What d acknowledged is as far as r has sent, as far as we know. */
-		w->end[r] = g->ack;
-		w->maxack[r] = g->end;
+		s->end[r] = g->ack;
+		s->lag[r] = 0;
 		return;
 	}
 	/*
-	 * The second direction. In a pick-up the peer's acks tell how far d had sent, and d's
-	 * ack how far the peer had: neither end may start below them (while liberal, segments
+	 * The second direction. In a pick-up the peer's ack told how far d had sent, and d's ack
+	 * tells how far the peer had: neither end may start below them (while liberal, segments
 	 * outside the guessed bounds passed without moving them).
 	 */
-	if (!(s->flags & CT_F_PICKUP) || tw_after(g->end, w->end[d]))
-		w->end[d] = g->end;
-	if (!(s->flags & CT_F_PICKUP) || tw_after(g->ack, w->maxack[d]))
-		w->maxack[d] = g->ack;
-	if (tw_after(g->ack, w->end[r]))
-		w->end[r] = g->ack;
+	if (!(s->flags & CT_F_PICKUP)) {
+		s->end[d] = g->end;
+		s->lag[d] = 0;
+	} else if (tw_after(g->end, s->end[d])) {
+		tcpwin_advance(s, d, g->end);
+	}
+	if (tw_after(g->ack, s->end[r]))
+		tcpwin_advance(s, r, g->ack);
+	tcpwin_acked(s, d, g->ack);
 	s->flags &= (uint8_t)~CT_F_PICKUP;
 }
 
 /*
- * A RST. Exactly at the receiver's next expected sequence (its highest ack) or at the sender's
- * own next sequence: it closes. Elsewhere inside the window: forwarded, state kept (the
- * endpoint sends a challenge ACK, RFC 5961 3.2). Before the receiver's ack, or outside the
- * window: dropped.
+ * A RST. Exactly at the receiver's next expected sequence (its highest ack, when known) or at
+ * the sender's own next sequence: it closes. Elsewhere inside the window: forwarded, state
+ * kept (the endpoint sends a challenge ACK, RFC 5961 3.2). Before the receiver's ack, or
+ * outside the window: dropped.
  */
 static enum tcpwin_verdict
-tcpwin_rst(struct ct_session *s, struct ct_tcpwin *w, int d, struct tcpwin_seg *g)
+tcpwin_rst(struct ct_session *s, int d, struct tcpwin_seg *g)
 {
+	bool known = s->lag[d] != TCPWIN_LAG_SAT;
+	uint32_t mw_s, mw_r, peer_ack;
 	int r = d ^ 1;
-	uint32_t mw_s, mw_r;
 
 	if (!s->maxwin[d]) {
 		/* Refusing our SYN: acceptable only if it acks the SYN (RFC 793, SYN-SENT). */
 		if (s->state == CT_TCP_SYN_SENT && d == CT_DIR_REPLY)
-			return (g->flags & TCPF_ACK) && g->ack == w->end[r] ? TW_OK : TW_BAD_RST;
+			return (g->flags & TCPF_ACK) && g->ack == s->end[r] ? TW_OK : TW_BAD_RST;
 		/* Picked up mid-stream: nothing to judge it by. */
 		return TW_OK;
 	}
 	if (!s->maxwin[r])
-		return (s->flags & CT_F_PICKUP) || g->seq == w->end[d] ? TW_OK : TW_BAD_RST;
+		return (s->flags & CT_F_PICKUP) || g->seq == s->end[d] ? TW_OK : TW_BAD_RST;
 	/* Without ACK, or with the ack 0 some stacks send with RST+ACK: as if it acked all. */
 	if (!(g->flags & TCPF_ACK) || !g->ack)
-		g->ack = w->end[r];
+		g->ack = s->end[r];
 	mw_s = tcpwin_mw_decode(s->maxwin[d]);
 	mw_r = tcpwin_mw_decode(s->maxwin[r]);
-	if (!tcpwin_in(w, d, g, mw_s, mw_r) || tw_before(g->seq, w->maxack[r]))
+	peer_ack = tcpwin_peer_ack(s, d);
+	if (!tcpwin_in(s, d, g, mw_s, mw_r) || (known && tw_before(g->seq, peer_ack)))
 		return TW_BAD_RST;
-	if (g->seq == w->maxack[r] || g->seq == w->end[d])
+	if (g->seq == s->end[d] || (known && g->seq == peer_ack))
 		return TW_OK;
 	return TW_KEEP;
 }
@@ -151,8 +157,9 @@ tcpwin_open(struct ct_table *ct, struct ct_session *s, const struct pkt *p)
 {
 	struct tcpwin_seg g;
 
+	(void)ct;
 	tcpwin_seg_read(p, &g);
-	tcpwin_syn_start(s, tcpwin_of(ct, s), CT_DIR_ORIG, p, &g);
+	tcpwin_syn_start(s, CT_DIR_ORIG, p, &g);
 }
 
 /* A state in which both sides have synchronized their sequence numbers. */
@@ -165,7 +172,6 @@ tcpwin_synchronized(uint8_t state)
 enum tcpwin_verdict
 tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *p)
 {
-	struct ct_tcpwin *w = tcpwin_of(ct, s);
 	struct tcpwin_seg seg, *g = &seg;
 	int r = d ^ 1;
 	uint32_t mw_s, mw_r;
@@ -173,7 +179,7 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 	tcpwin_seg_read(p, g);
 
 	if (g->flags & TCPF_RST)
-		return tcpwin_rst(s, w, d, g);
+		return tcpwin_rst(s, d, g);
 	/*
 	 * A direction first seen in a session picked up mid-stream, or in one adopted without
 	 * window state: learn it from a segment that acks (one without says nothing of the peer).
@@ -181,7 +187,7 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 	if (!s->maxwin[d] &&
 	    ((s->flags & CT_F_PICKUP) || (!s->maxwin[r] && !(g->flags & TCPF_SYN)))) {
 		if (g->flags & TCPF_ACK)
-			tcpwin_pickup(s, w, d, g);
+			tcpwin_pickup(s, d, g);
 		return TW_OK;
 	}
 	if (g->flags & TCPF_SYN) {
@@ -198,18 +204,18 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 		/* A SYN+ACK must ack our SYN before it may start its direction. */
 		if (!s->maxwin[d]) {
 			if ((g->flags & TCPF_ACK) && s->maxwin[r] &&
-			    (tw_after(g->ack, w->end[r]) ||
-			     tw_before(g->ack, w->end[r] - TCPWIN_MIN_ACKWIN)))
+			    (tw_after(g->ack, s->end[r]) ||
+			     tw_before(g->ack, s->end[r] - TCPWIN_MIN_ACKWIN)))
 				return TW_BAD;
-			tcpwin_syn_start(s, w, d, p, g);
+			tcpwin_syn_start(s, d, p, g);
 			return TW_OK;
 		}
 		/* A SYN (or SYN+ACK) sent again with a later sequence: the endpoint restarted. */
 		retry = (s->state == CT_TCP_SYN_SENT && d == CT_DIR_ORIG &&
 			 !(g->flags & TCPF_ACK)) ||
 			(s->state == CT_TCP_SYN_RECV && d == CT_DIR_REPLY && (g->flags & TCPF_ACK));
-		if (retry && tw_after(g->end, w->end[d])) {
-			tcpwin_syn_start(s, w, d, p, g);
+		if (retry && tw_after(g->end, s->end[d])) {
+			tcpwin_syn_start(s, d, p, g);
 			return TW_OK;
 		}
 	} else if (!s->maxwin[d]) {
@@ -218,16 +224,16 @@ tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *
 		 * synchronized state (never reached that way) treat it as picked up.
 		 */
 		if (tcpwin_synchronized(s->state) && (g->flags & TCPF_ACK))
-			tcpwin_pickup(s, w, d, g);
+			tcpwin_pickup(s, d, g);
 		return TW_OK;
 	}
 	mw_s = tcpwin_mw_decode(s->maxwin[d]);
 	mw_r = tcpwin_mw_decode(s->maxwin[r]);
 	if (!(g->flags & TCPF_ACK))
-		g->ack = w->end[r];
-	if (!tcpwin_in(w, d, g, mw_s, mw_r))
+		g->ack = s->end[r];
+	if (!tcpwin_in(s, d, g, mw_s, mw_r))
 		/* Picked up and liberal: it passes, but what it says is not learnt. */
 		return (s->flags & CT_F_PICKUP) ? TW_OK : TW_BAD;
-	tcpwin_update(s, w, d, g, mw_s, mw_r);
+	tcpwin_update(s, d, g, mw_s, mw_r);
 	return TW_OK;
 }

@@ -9,8 +9,10 @@
  *   III ack  <= r.end                     it acknowledges nothing the peer has not sent
  *   IV  ack  >= r.end - max(d.maxwin, 66000)   and nothing older than a window
  * (modulo 2^32). Linux keeps max(ack + win) per direction for bound I; ours is the sum of the
- * two maxima, never below it, so it accepts a superset and the state fits a 16-byte record
- * (struct ct_tcpwin) plus 5 bytes of the session's hot line.
+ * two maxima, never below it, so it accepts a superset and the state fits the 14 bytes of the
+ * session's hot line it has (struct ct_session): no second cache line per packet. r.maxack is
+ * kept as d.end - d.lag, the lag saturating at 0xffff ("at least"): bound I only widens then,
+ * and the exact-RST test at r.maxack is skipped.
  * SACK blocks are not read: bound IV uses the cumulative ack, which a receiver that SACKs
  * keeps at the hole, still inside the window the sender may have outstanding.
  *
@@ -70,29 +72,32 @@ tw_after(uint32_t a, uint32_t b)
 	return (int32_t)(b - a) < 0;
 }
 
+#define TCPWIN_LAG_SAT		0xffff	/* lag unknown, at least this */
+
 /*
- * maxwin is kept as a 16-bit float, 11 bits of mantissa and 5 of exponent, rounded up: never
- * below the true maximum, at most 1/1024 above it, and the session stays one cache line.
+ * maxwin is kept as an 8-bit float, 3 bits of mantissa under an implicit leading one and 5 of
+ * exponent, rounded up: never below the true maximum, at most 1/8 above it; 0 means "not seen".
  */
 static inline uint32_t
-tcpwin_mw_decode(uint16_t v)
+tcpwin_mw_decode(uint8_t v)
 {
-	return (uint32_t)(v & 0x7ff) << (v >> 11);
+	return v ? (uint32_t)((v & 7) | 8) << (v >> 3) : 0;
 }
 
-static inline uint16_t
+static inline uint8_t
 tcpwin_mw_encode(uint64_t x)
 {
-	uint32_t v = x > TCPWIN_MAX_WIN ? TCPWIN_MAX_WIN : (uint32_t)x, e = 0, m;
+	uint32_t v = x > TCPWIN_MAX_WIN ? TCPWIN_MAX_WIN : (uint32_t)x, e, m;
 
-	if (v > 0x7ff)
-		e = 32 - (uint32_t)__builtin_clz(v) - 11;
+	if (v <= 9)
+		return 1;
+	e = 32 - (uint32_t)__builtin_clz(v) - 4;
 	m = (uint32_t)(((uint64_t)v + (1u << e) - 1) >> e);
-	if (m > 0x7ff) {
+	if (m > 15) {
 		m >>= 1;
 		e++;
 	}
-	return (uint16_t)(e << 11 | m);
+	return (uint8_t)(e << 3 | (m & 7));
 }
 
 static inline uint8_t
@@ -101,48 +106,66 @@ tcpwin_scale(const struct ct_session *s, int d)
 	return (uint8_t)((s->wscale >> (4 * d)) & 15);
 }
 
-static inline struct ct_tcpwin *
-tcpwin_of(const struct ct_table *ct, const struct ct_session *s)
+/* The highest ack the peer of direction d has sent, when known (lag not saturated). */
+static inline uint32_t
+tcpwin_peer_ack(const struct ct_session *s, int d)
 {
-	_Static_assert(sizeof(*s) == 4 * sizeof(struct ct_tcpwin), "record = session / 4");
-
-	/* The session's offset in its array, over 4: its record's offset (no division). */
-	return (struct ct_tcpwin *)((char *)ct->w + (((const char *)s - (const char *)ct->s) >> 2));
+	return s->end[d] - s->lag[d];
 }
 
 /* Bounds I-IV for a segment of direction d; mw_s, mw_r: decoded maxwin of d and of its peer. */
 static inline bool
-tcpwin_in(const struct ct_tcpwin *w, int d, const struct tcpwin_seg *g, uint32_t mw_s,
+tcpwin_in(const struct ct_session *s, int d, const struct tcpwin_seg *g, uint32_t mw_s,
 	  uint32_t mw_r)
 {
 	uint32_t ackwin = mw_s > TCPWIN_MIN_ACKWIN ? mw_s : TCPWIN_MIN_ACKWIN;
 	int r = d ^ 1;
 
-	return !tw_after(g->seq, w->maxack[r] + mw_r) &&
-	       (!mw_r || !tw_before(g->end, w->end[d] - mw_r)) &&
-	       !tw_after(g->ack, w->end[r]) && !tw_before(g->ack, w->end[r] - ackwin);
+	return !tw_after(g->seq, tcpwin_peer_ack(s, d) + mw_r) &&
+	       (!mw_r || !tw_before(g->end, s->end[d] - mw_r)) &&
+	       !tw_after(g->ack, s->end[r]) && !tw_before(g->ack, s->end[r] - ackwin);
+}
+
+/* d sent up to 'end' (later than its end): the peer lags behind by as much more. */
+static inline void
+tcpwin_advance(struct ct_session *s, int d, uint32_t end)
+{
+	uint32_t lag = s->lag[d] + (end - s->end[d]);
+
+	s->lag[d] = (uint16_t)(lag < TCPWIN_LAG_SAT ? lag : TCPWIN_LAG_SAT);
+	s->end[d] = end;
+}
+
+/* d acked up to 'ack' (<= the peer's end, bound III): the peer's lag shrinks to what is left. */
+static inline void
+tcpwin_acked(struct ct_session *s, int d, uint32_t ack)
+{
+	uint32_t left = s->end[d ^ 1] - ack;
+
+	if (left < s->lag[d ^ 1])
+		s->lag[d ^ 1] = (uint16_t)left;
 }
 
 /* Learn from a segment that passed (only maxima move, so reordering never narrows a bound). */
 static inline void
-tcpwin_update(struct ct_session *s, struct ct_tcpwin *w, int d, const struct tcpwin_seg *g,
-	      uint32_t mw_s, uint32_t mw_r)
+tcpwin_update(struct ct_session *s, int d, const struct tcpwin_seg *g, uint32_t mw_s,
+	      uint32_t mw_r)
 {
 	uint32_t win = (g->flags & TCPF_SYN) ? g->win : g->win << tcpwin_scale(s, d);
-	uint32_t bound = w->maxack[d ^ 1] + mw_r;
+	uint32_t bound = tcpwin_peer_ack(s, d) + mw_r;
 
 	if (win > mw_s)
 		s->maxwin[d] = tcpwin_mw_encode(win);
-	if (tw_after(g->end, w->end[d]))
-		w->end[d] = g->end;
-	if ((g->flags & TCPF_ACK) && tw_after(g->ack, w->maxack[d]))
-		w->maxack[d] = g->ack;
 	/*
 	 * Data beyond bound I that passed (a window probe, or a pick-up still learning): widen
 	 * the receiver's window to cover it, so the retransmission of it passes too.
 	 */
 	if (mw_r && tw_after(g->end, bound))
 		s->maxwin[d ^ 1] = tcpwin_mw_encode((uint64_t)mw_r + (g->end - bound));
+	if (tw_after(g->end, s->end[d]))
+		tcpwin_advance(s, d, g->end);
+	if (g->flags & TCPF_ACK)
+		tcpwin_acked(s, d, g->ack);
 }
 
 /* Read the fields of a segment; the ack stays raw (the checks fill in a missing one). */
@@ -168,16 +191,15 @@ enum tcpwin_verdict tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d
 				const struct pkt *p);
 
 /* maxwin grows (rarely): out of line, so the steady state keeps its registers. */
-uint16_t tcpwin_mw_grow(uint64_t x);
+uint8_t tcpwin_mw_grow(uint64_t x);
 
 /* Check a TCP segment that matched s->t[d] against the window and learn from it. */
 static inline __attribute__((always_inline)) enum tcpwin_verdict
 tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *p)
 {
 	const struct tcp_hdr *th = pkt_l4(p);
-	uint32_t seq, end, ack, win, mw_s, mw_r, bound, ackwin, rend;
+	uint32_t seq, end, ack, win, mw_s, mw_r, bound, ackwin, rend, left;
 	uint8_t f = p->tcp_flags;
-	struct ct_tcpwin *w;
 	int r = d ^ 1;
 
 	if (__builtin_expect(!s->maxwin[0] || !s->maxwin[1] || (f & (TCPF_SYN | TCPF_RST)), 0))
@@ -186,20 +208,19 @@ tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt 
 	 * Both directions seen, no SYN or RST: the steady state of every flow, tcpwin_in() and
 	 * tcpwin_update() without the cases that cannot arise here (no SYN, both maxwin set).
 	 */
-	w = tcpwin_of(ct, s);
 	seq = ntohl(th->seq);
-	mw_r = tcpwin_mw_decode(s->maxwin[r]);
-	bound = w->maxack[r] + mw_r;
+	mw_r = (uint32_t)((s->maxwin[r] & 7) | 8) << (s->maxwin[r] >> 3);
+	bound = s->end[d] - s->lag[d] + mw_r;
 	/* Bounds I-IV, each a difference that must be >= 0 modulo 2^32. I: */
 	if ((int32_t)(bound - seq) < 0)
 		return TW_BAD;
 	end = seq + p->len - p->l4_off - (uint32_t)(th->doff >> 4) * 4u + (f & TCPF_FIN);
 	/* II: */
-	if ((int32_t)(end - w->end[d] + mw_r) < 0)
+	if ((int32_t)(end - s->end[d] + mw_r) < 0)
 		return TW_BAD;
-	rend = w->end[r];
+	rend = s->end[r];
 	ack = __builtin_expect(f & TCPF_ACK, TCPF_ACK) ? ntohl(th->ack) : rend;
-	mw_s = tcpwin_mw_decode(s->maxwin[d]);
+	mw_s = (uint32_t)((s->maxwin[d] & 7) | 8) << (s->maxwin[d] >> 3);
 	ackwin = mw_s > TCPWIN_MIN_ACKWIN ? mw_s : TCPWIN_MIN_ACKWIN;
 	/* III and IV: */
 	if ((int32_t)((rend - ack) | (ack - rend + ackwin)) < 0)
@@ -207,12 +228,14 @@ tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt 
 	win = (uint32_t)ntohs(th->win) << tcpwin_scale(s, d);
 	if (__builtin_expect(win > mw_s, 0))
 		s->maxwin[d] = tcpwin_mw_grow(win);
-	if (tw_after(end, w->end[d]))
-		w->end[d] = end;
-	if ((f & TCPF_ACK) && tw_after(ack, w->maxack[d]))
-		w->maxack[d] = ack;
 	if (__builtin_expect(tw_after(end, bound), 0))
 		s->maxwin[r] = tcpwin_mw_grow((uint64_t)mw_r + (end - bound));
+	if (tw_after(end, s->end[d]))
+		tcpwin_advance(s, d, end);
+	/* What d acks of its peer's data: the peer's lag shrinks to what is left unacked. */
+	left = rend - ack;
+	if ((f & TCPF_ACK) && left < s->lag[r])
+		s->lag[r] = (uint16_t)left;
 	return TW_OK;
 }
 

@@ -633,8 +633,8 @@ main(int argc, char **argv)
 		x.ct = dnat;
 	}
 
-	/* The hot line, the TCP window record and the list links kept apart from them. */
-	sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_tcpwin) + sizeof(struct ct_cold);
+	/* The hot line a packet touches plus the list links kept apart from it. */
+	sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_cold);
 	bucket_bytes = (size_t)x.ct->nlines * sizeof(struct ct_line);
 	for (i = 0; i < C_MAX; i++)
 		bad += cs[i].bad;
