@@ -30,6 +30,7 @@ enum {
 	OPT_NH_MAC,
 	OPT_TEST_CLOCK,
 	OPT_CT_TIMEOUT,
+	OPT_TCP_LIBERAL,
 	OPT_WORKERS,
 	OPT_WORLD_QUEUES,
 	OPT_IDLE_SLEEP,
@@ -57,6 +58,7 @@ static const struct option cvs_long_opts[] = {
 	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
+	{ "tcp-liberal", no_argument, NULL, OPT_TCP_LIBERAL },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
@@ -105,6 +107,9 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            tcp_syn tcp_established tcp_fin_wait tcp_close_wait\n"
 		"                            tcp_last_ack tcp_time_wait tcp_close udp_unreplied\n"
 		"                            udp_replied icmp [60 10800 120 60 30 120 10 30 180 30]\n"
+		"  --tcp-liberal             no TCP window tracking: any segment of a session is\n"
+		"                            accepted, an off-path RST can close it (as\n"
+		"                            nf_conntrack_tcp_be_liberal, RSTs included) [off]\n"
 		"  --test-clock              allow POST /debug/clock to move the session clock (tests)\n"
 		"  --set-ephemeral-range     move net.ipv4.ip_local_port_range out of the host-port\n"
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
@@ -402,6 +407,9 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 			break;
 		case OPT_TEST_CLOCK:
 			c->test_clock = true;
+			break;
+		case OPT_TCP_LIBERAL:
+			c->tcp_liberal = true;
 			break;
 		case OPT_CT_TIMEOUT: {
 			const char *eq = strchr(optarg, '=');

@@ -44,6 +44,7 @@ struct cvs_config {
 	uint32_t idle_sleep_us;		/* workers sleep this long when idle; 0 = pure polling */
 	bool test_clock;		/* POST /debug/clock moves the session clock */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
+	bool tcp_liberal;		/* no TCP window tracking */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
 	bool help;

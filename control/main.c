@@ -404,6 +404,7 @@ node_shared(struct node *n)
 	n->dpc.snat_hi = n->cfg.snat_ports.hi;
 	n->dpc.guest_ip = n->cfg.guest_ip;
 	n->dpc.gw_ip = n->cfg.gw_ip;
+	n->dpc.tcp_liberal = n->cfg.tcp_liberal;
 	memcpy(n->dpc.guest_mac, n->cfg.guest_mac, 6);
 	memcpy(n->dpc.gw_mac, n->cfg.gw_mac, 6);
 	if (publish_init(&n->pub, n->cfg.max_sandboxes, n->cfg.sandbox_net,

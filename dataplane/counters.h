@@ -37,7 +37,11 @@
 	_(TOO_BIG,		"too_big",		"frame larger than an output buffer") \
 	_(TX_FULL,		"tx_full",		"output ring or queue full") \
 	_(NO_BUFFER,		"no_buffer",		"no free mbuf or UMEM frame for output") \
-	_(HANDOFF_FULL,		"handoff_full",		"another worker's inbox was full")
+	_(HANDOFF_FULL,		"handoff_full",		"another worker's inbox was full") \
+	_(TCP_WINDOW,		"tcp_window", \
+	  "TCP segment outside the tracked window (blind injection, lost state): session unchanged") \
+	_(TCP_RST_WINDOW,	"tcp_rst_window", \
+	  "TCP RST outside the window or before the receiver's ack: session unchanged")
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,
@@ -74,6 +78,8 @@ enum cvs_drop {
 	_(SESS_EVICTED,		"sessions_evicted",	"not-established sessions evicted by a new flow") \
 	_(SESS_FLUSHED,		"sessions_flushed",	"sessions removed with their sandbox") \
 	_(TCP_INVALID,		"tcp_invalid",		"TCP segments with an invalid or ignored transition") \
+	_(TCP_RST_INEXACT,	"tcp_rst_inexact", \
+	  "TCP RST inside the window but not at the expected sequence: forwarded, state kept") \
 	_(HANDOFFS,		"handoffs",		"frames handed to the worker that owns their flow") \
 	_(POLLS_BUSY,		"polls_busy",		"worker loop iterations that moved packets") \
 	_(POLLS_IDLE,		"polls_idle",		"worker loop iterations without packets") \

@@ -27,6 +27,8 @@ const uint32_t ct_default_timeouts[CT_C_MAX] = {
  */
 enum { TF_SYN, TF_SYNACK, TF_FIN, TF_ACK, TF_RST, TF_NONE, TF_MAX };
 
+_Static_assert(TF_MAX == CT_TCP_FLAG_CLASSES, "flag classes");
+
 #define sNO CT_TCP_NONE
 #define sSS CT_TCP_SYN_SENT
 #define sSR CT_TCP_SYN_RECV
@@ -40,7 +42,7 @@ enum { TF_SYN, TF_SYNACK, TF_FIN, TF_ACK, TF_RST, TF_NONE, TF_MAX };
 #define sIV CT_TCP_INVALID
 #define sIG CT_TCP_IGNORE
 
-static const uint8_t tcp_next[2][TF_MAX][CT_TCP_MAX] = {
+const uint8_t ct_tcp_table[2][TF_MAX][CT_TCP_MAX] = {
 	[CT_DIR_ORIG] = {
 		/*	      sNO  sSS  sSR  sES  sFW  sCW  sLA  sTW  sCL  sS2 */
 		[TF_SYN]    = { sSS, sSS, sIG, sIG, sIG, sIG, sIG, sSS, sSS, sS2 },
@@ -61,53 +63,28 @@ static const uint8_t tcp_next[2][TF_MAX][CT_TCP_MAX] = {
 	},
 };
 
-uint8_t
-ct_tcp_next(uint8_t state, int dir, uint8_t f)
-{
-	int cls;
+/* Index: FIN, SYN, RST in bits 0-2, ACK in bit 3 (see ct_tcp_next()). */
+#define TF_OF(i) ((i) & 4 ? TF_RST : (i) & 2 ? ((i) & 8 ? TF_SYNACK : TF_SYN) : \
+		  (i) & 1 ? TF_FIN : (i) & 8 ? TF_ACK : TF_NONE)
 
-	if (state >= CT_TCP_MAX)
-		return CT_TCP_INVALID;
-	if (f & TCPF_RST)
-		cls = TF_RST;
-	else if (f & TCPF_SYN)
-		cls = (f & TCPF_ACK) ? TF_SYNACK : TF_SYN;
-	else if (f & TCPF_FIN)
-		cls = TF_FIN;
-	else if (f & TCPF_ACK)
-		cls = TF_ACK;
-	else
-		cls = TF_NONE;
-	return tcp_next[dir & 1][cls][state];
-}
+const uint8_t ct_tcp_flag_class[16] = {
+	TF_OF(0), TF_OF(1), TF_OF(2), TF_OF(3), TF_OF(4), TF_OF(5), TF_OF(6), TF_OF(7),
+	TF_OF(8), TF_OF(9), TF_OF(10), TF_OF(11), TF_OF(12), TF_OF(13), TF_OF(14), TF_OF(15),
+};
 
-enum ct_class
-ct_class_of(uint8_t proto, uint8_t state)
-{
-	switch (proto) {
-	case IPPROTO_TCP_:
-		switch (state) {
-		case CT_TCP_ESTABLISHED:
-			return CT_C_TCP_ESTABLISHED;
-		case CT_TCP_FIN_WAIT:
-			return CT_C_TCP_FIN_WAIT;
-		case CT_TCP_CLOSE_WAIT:
-			return CT_C_TCP_CLOSE_WAIT;
-		case CT_TCP_LAST_ACK:
-			return CT_C_TCP_LAST_ACK;
-		case CT_TCP_TIME_WAIT:
-			return CT_C_TCP_TIME_WAIT;
-		case CT_TCP_CLOSE:
-			return CT_C_TCP_CLOSE;
-		default:
-			return CT_C_TCP_SYN;
-		}
-	case IPPROTO_UDP_:
-		return state == CT_REPLIED ? CT_C_UDP_REPLIED : CT_C_UDP_UNREPLIED;
-	default:
-		return CT_C_ICMP;
-	}
-}
+/* Handshake states (and NONE, SYN_SENT2) share the SYN class. */
+const uint8_t ct_tcp_state_class[CT_TCP_MAX] = {
+	[CT_TCP_NONE] = CT_C_TCP_SYN,
+	[CT_TCP_SYN_SENT] = CT_C_TCP_SYN,
+	[CT_TCP_SYN_RECV] = CT_C_TCP_SYN,
+	[CT_TCP_ESTABLISHED] = CT_C_TCP_ESTABLISHED,
+	[CT_TCP_FIN_WAIT] = CT_C_TCP_FIN_WAIT,
+	[CT_TCP_CLOSE_WAIT] = CT_C_TCP_CLOSE_WAIT,
+	[CT_TCP_LAST_ACK] = CT_C_TCP_LAST_ACK,
+	[CT_TCP_TIME_WAIT] = CT_C_TCP_TIME_WAIT,
+	[CT_TCP_CLOSE] = CT_C_TCP_CLOSE,
+	[CT_TCP_SYN_SENT2] = CT_C_TCP_SYN,
+};
 
 bool
 ct_class_established(enum ct_class c)
@@ -297,14 +274,14 @@ static void
 ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 {
 	struct ct_session *s = &ct->s[idx];
-	struct ct_link *l = &ct->s[idx].lru;
+	struct ct_link *l = &ct->c[idx].lru;
 
 	s->cls = (uint8_t)c;
-	s->queued = s->last_seen;
+	s->queued = (uint16_t)s->last_seen;
 	l->next = CT_NIL;
 	l->prev = ct->lru_tail[c];
 	if (ct->lru_tail[c] != CT_NIL)
-		ct->s[ct->lru_tail[c]].lru.next = idx;
+		ct->c[ct->lru_tail[c]].lru.next = idx;
 	else
 		ct->lru_head[c] = idx;
 	ct->lru_tail[c] = idx;
@@ -314,15 +291,15 @@ ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 static void
 ct_lru_remove(struct ct_table *ct, uint32_t idx)
 {
-	struct ct_link *l = &ct->s[idx].lru;
+	struct ct_link *l = &ct->c[idx].lru;
 	uint8_t c = ct->s[idx].cls;
 
 	if (l->prev != CT_NIL)
-		ct->s[l->prev].lru.next = l->next;
+		ct->c[l->prev].lru.next = l->next;
 	else
 		ct->lru_head[c] = l->next;
 	if (l->next != CT_NIL)
-		ct->s[l->next].lru.prev = l->prev;
+		ct->c[l->next].lru.prev = l->prev;
 	else
 		ct->lru_tail[c] = l->prev;
 	l->prev = l->next = CT_NIL;
@@ -386,7 +363,7 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 	}
 	ct_lru_remove(ct, idx);
 	s->flags = 0;
-	ct->s[idx].lru.next = ct->free_head;
+	ct->c[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
 	ct->used--;
 }
@@ -467,7 +444,7 @@ ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t hori
 	}
 	if (ct->free_head != CT_NIL) {
 		idx = ct->free_head;
-		ct->free_head = ct->s[idx].lru.next;
+		ct->free_head = ct->c[idx].lru.next;
 	} else {
 		idx = ct->hiwater++;
 	}
@@ -498,16 +475,10 @@ ct_insert(struct ct_table *ct, const struct ct_tuple *orig, const struct ct_tupl
 }
 
 void
-ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
+ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c)
 {
 	uint32_t idx = ct_index(ct, s);
-	enum ct_class c = ct_class_of(s->t[0].proto, state);
 
-	s->state = state;
-	s->last_seen = now;
-	/* Moving to the tail keeps each list ordered by activity, to within the grain. */
-	if (c == s->cls && now - s->queued < ct->grain[c])
-		return;
 	ct_lru_remove(ct, idx);
 	ct_lru_append(ct, idx, c);
 }

@@ -24,6 +24,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "pkt.h"
+
 struct ct_tuple {
 	uint32_t saddr;
 	uint32_t daddr;
@@ -90,30 +92,44 @@ struct ct_link {
 	uint32_t next;
 };
 
-/* Everything a packet touches, in one cache line. */
+/*
+ * Everything a packet touches, in one cache line, TCP window tracking (tcpwin.h) included: per
+ * direction the highest sequence sent (end), how much of it the peer has not acknowledged
+ * (lag, saturating at 0xffff: the peer's highest ack is end - lag), the largest window
+ * advertised (maxwin, an 8-bit float, 0 until that direction is seen) and the window scale
+ * from the SYN (a nibble each in wscale, t[0]'s low). Index [d] is the direction of t[d].
+ */
 struct ct_session {
 	struct ct_tuple t[2];
-	struct ct_link lru;	/* class list, or free list (next only) */
 	uint32_t last_seen;
-	uint32_t queued;	/* when the session last moved to its list's tail */
+	uint32_t end[2];
+	uint16_t queued;	/* low 16 bits of the clock when it last moved to its list's tail */
+	uint16_t pol_ver;	/* policy version the flow was last checked against */
+	uint16_t lag[2];
 	uint8_t state;
 	uint8_t cls;
 	uint8_t flags;
-	uint8_t pad;
+	uint8_t wscale;
 	uint8_t peer_mac[6];	/* next hop on the world side */
-	uint16_t pol_ver;	/* policy version the flow was last checked against */
-	uint32_t pad2;
+	uint8_t maxwin[2];
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct ct_session) == 64, "a session is one cache line");
 
-/* Zone list links, touched only when a session is created or removed: kept out of the hot line. */
+/*
+ * List links, touched only when a session moves between lists (at most once per grain), is
+ * created or is removed: kept out of the hot line.
+ */
 struct ct_cold {
+	struct ct_link lru;	/* class list, or free list (next only) */
 	struct ct_link zl[2];	/* per-zone list of tuple t[dir] when its zone is a sandbox */
 };
 
 #define CT_F_USED	0x01
 #define CT_F_POLICY	0x02	/* t[0] is a sandbox that opened the flow: its policy applies */
+#define CT_F_WS_ORIG	0x04	/* the SYN of t[0]'s side offered window scaling */
+#define CT_F_WS_REPLY	0x08	/* the SYN of t[1]'s side offered window scaling */
+#define CT_F_PICKUP	0x10	/* window picked up mid-stream: liberal until both sides seen */
 
 enum ct_refuse {
 	CT_OK = 0,
@@ -340,10 +356,12 @@ ct_lookup_hint(struct ct_table *ct, const struct ct_tuple *t, uint64_t h, uint32
 static inline void
 ct_prefetch_free(const struct ct_table *ct)
 {
-	if (ct->free_head != CT_NIL)
-		ct_prefetch(&ct->s[ct->free_head]);
-	else if (ct->hiwater < ct->capacity)
-		ct_prefetch(&ct->s[ct->hiwater]);
+	uint32_t idx = ct->free_head != CT_NIL ? ct->free_head : ct->hiwater;
+
+	if (idx < ct->capacity) {
+		ct_prefetch(&ct->s[idx]);
+		ct_prefetch(&ct->c[idx]);
+	}
 }
 
 /*
@@ -359,8 +377,56 @@ struct ct_session *ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *
 				    uint8_t state, uint32_t now, enum ct_refuse *why);
 void ct_delete(struct ct_table *ct, struct ct_session *s);
 
-/* Record activity at 'now' and the (possibly new) state; moves the session between lists. */
-void ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now);
+/* The tables behind the per-packet helpers below (ct.c). */
+#define CT_TCP_FLAG_CLASSES	6
+extern const uint8_t ct_tcp_table[2][CT_TCP_FLAG_CLASSES][CT_TCP_MAX];
+extern const uint8_t ct_tcp_flag_class[16];
+extern const uint8_t ct_tcp_state_class[CT_TCP_MAX];
+
+/*
+ * TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE): the
+ * Linux conntrack transition table. FIN, SYN, RST are bits 0-2 of the flags; ACK (bit 4) is
+ * moved down to bit 3 to index the class table.
+ */
+static inline uint8_t
+ct_tcp_next(uint8_t state, int dir, uint8_t f)
+{
+	if (state >= CT_TCP_MAX)
+		return CT_TCP_INVALID;
+	return ct_tcp_table[dir & 1][ct_tcp_flag_class[(f & 7) | ((f >> 1) & 8)]][state];
+}
+
+static inline enum ct_class
+ct_class_of(uint8_t proto, uint8_t state)
+{
+	if (proto == IPPROTO_TCP_)
+		return state < CT_TCP_MAX ? (enum ct_class)ct_tcp_state_class[state] : CT_C_TCP_SYN;
+	if (proto == IPPROTO_UDP_)
+		return state == CT_REPLIED ? CT_C_UDP_REPLIED : CT_C_UDP_UNREPLIED;
+	return CT_C_ICMP;
+}
+
+/* Move a session to the tail of class c's list (ct_touch() when its grain has passed). */
+void ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c);
+
+/*
+ * Record activity at 'now' and the (possibly new) state. Moving to the tail keeps each list
+ * ordered by activity, to within the grain; most packets do not move it. 'queued' holds 16
+ * bits of the clock: the difference is exact while the session was active in the last 2^15 s,
+ * which the idle test makes sure of.
+ */
+static inline void
+ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
+{
+	enum ct_class c = ct_class_of(s->t[0].proto, state);
+	uint32_t idle = now - s->last_seen;
+
+	s->state = state;
+	s->last_seen = now;
+	if (c == s->cls && (uint16_t)((uint16_t)now - s->queued) < ct->grain[c] && idle < 32768)
+		return;
+	ct_touch_move(ct, s, c);
+}
 
 /* Remove sessions idle past their timeout; at most 'budget'. Returns how many. */
 uint32_t ct_expire(struct ct_table *ct, uint32_t now, uint32_t budget);
@@ -395,9 +461,6 @@ struct ct_dump_req {
  */
 void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
 
-/* TCP: flags → next state from 'state' seen in direction 'dir' (may be INVALID/IGNORE). */
-uint8_t ct_tcp_next(uint8_t state, int dir, uint8_t tcp_flags);
-enum ct_class ct_class_of(uint8_t proto, uint8_t state);
 bool ct_class_established(enum ct_class c);
 
 static inline uint32_t

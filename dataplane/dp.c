@@ -24,6 +24,7 @@
 #include "icmperr.h"
 #include "nat.h"
 #include "reply.h"
+#include "tcpwin.h"
 
 #define SNAT_PROBES		64
 
@@ -103,15 +104,30 @@ dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
 
 /* ---- building blocks ---- */
 
-/* Advance the session state for a packet seen in direction 'dir'. */
-static void
-dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p)
+/*
+ * Advance the session state for a packet seen in direction 'dir'. False when the packet is
+ * dropped: a TCP segment outside the tracked window changes nothing, not even the timeout.
+ */
+static bool
+dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
+	 struct dp_result *r)
 {
 	uint8_t st = s->state;
 
 	if (p->proto == IPPROTO_TCP_) {
-		uint8_t next = ct_tcp_next(st, dir, p->tcp_flags);
+		enum tcpwin_verdict v = x->cfg->tcp_liberal ? TW_OK : tcpwin_track(x->ct, s, dir, p);
+		uint8_t next;
 
+		if (v == TW_BAD || v == TW_BAD_RST) {
+			dp_drop(x, r, v == TW_BAD ? CVS_DROP_TCP_WINDOW : CVS_DROP_TCP_RST_WINDOW);
+			return false;
+		}
+		next = ct_tcp_next(st, dir, p->tcp_flags);
+		/* A RST in the window but off the expected sequence: the endpoint challenges it. */
+		if (v == TW_KEEP) {
+			x->st->c[CVS_WC_TCP_RST_INEXACT]++;
+			next = st;
+		}
 		/* Invalid or ignored transitions leave the state as it was (unlike CubeVS). */
 		if (next >= CT_TCP_MAX)
 			x->st->c[CVS_WC_TCP_INVALID]++;
@@ -121,6 +137,7 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p)
 		st = CT_REPLIED;
 	}
 	ct_touch(x->ct, s, st, x->now);
+	return true;
 }
 
 /* Write the Ethernet header for a frame leaving towards 'zone'; false when it cannot go. */
@@ -185,9 +202,8 @@ dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struc
 {
 	const struct ct_tuple *o = &s->t[dir ^ 1];
 
-	if (!dp_policy_recheck(x, s, r))
+	if (!dp_policy_recheck(x, s, r) || !dp_track(x, s, dir, p, r))
 		return;
-	dp_track(x, s, dir, p);
 	nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
 	dp_l2(x, s, o->zone, p, r);
 }
@@ -265,6 +281,9 @@ dp_open_hashed(struct dp_ctx *x, const struct ct_tuple *t, uint64_t ht, const st
 		return NULL;
 	}
 	x->st->c[CVS_WC_SESS_CREATED]++;
+	/* The opening SYN starts the window tracking of its direction. */
+	if (p->proto == IPPROTO_TCP_ && !x->cfg->tcp_liberal)
+		tcpwin_open(x->ct, s, p);
 	return s;
 }
 

@@ -40,6 +40,7 @@ struct dp_cfg {
 	uint8_t host_mac[6];	/* our side of cube-dev */
 	uint8_t host_peer_mac[6];	/* the kernel's side of cube-dev */
 	bool have_host;
+	bool tcp_liberal;	/* no TCP window tracking (--tcp-liberal) */
 };
 
 /* Egress policy of one sandbox; immutable once published. */

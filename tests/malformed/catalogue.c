@@ -35,6 +35,8 @@ enum base {
 	B_ARP_H,	/* cube-dev: who has sandbox A's address */
 	B_ICMPERR_W,	/* router → node: frag needed, quoting the egress TCP flow of A */
 	B_BIG_W,	/* B_EST_W with 4000 bytes of payload */
+	B_EST_A,	/* guest A → client:40000 ACK + 4 bytes: the reply side of B_EST_W */
+	B_EGR_W,	/* remote:80 → node:SNAT port SYN+ACK answering A's egress SYN */
 };
 
 struct patch {
@@ -81,6 +83,8 @@ struct row {
 #define O_SADDR		26
 #define O_DADDR		30
 #define O_L4		34
+#define O_TCP_SEQ	38
+#define O_TCP_ACK	42
 #define O_TCP_DOFF	46
 #define O_TCP_FLAGS	47
 #define O_TCP_WIN	48
@@ -196,7 +200,7 @@ static const struct row rows[] = {
 	{ "tcp-no-flags-established", 0, B_EST_W, { P1(O_TCP_FLAGS, 0x00) }, 0, 0,
 	  F_FIX_L4, PASS(DP_TO_SANDBOX), 0 },
 	{ "tcp-all-flags-established", 0, B_EST_W, { P1(O_TCP_FLAGS, 0xff) }, 0, 0,
-	  F_FIX_L4 | F_FLOW, PASS(DP_TO_SANDBOX), 0 },
+	  F_FIX_L4 | F_FLOW, DROP(TCP_RST_WINDOW), 0 },
 	{ "tcp-window-zero", 0, B_SYN_W, { P2(O_TCP_WIN, 0) }, 0, 0, F_FIX_L4,
 	  PASS(DP_TO_SANDBOX), 0 },
 	{ "tcp-window-max", 1, B_SYN_A, { P2(O_TCP_WIN, 0xffff) }, 0, 0, F_FIX_L4,
@@ -207,6 +211,38 @@ static const struct row rows[] = {
 	{ "tcp-to-gateway-ip", 1, B_SYN_A, { P4(O_DADDR, 0xa9fe4405) }, 0, 0, F_FIX_IP | F_FIX_L4,
 	  DROP(GATEWAY_DENIED), 0 },
 	{ "tcp-4000-byte-frame", 0, B_BIG_W, {{0}}, 0, 0, 0, PASS(DP_TO_SANDBOX), 4054 },
+	/* TCP window tracking: blind segments at sequence numbers far from the flow's */
+	{ "tcp-data-far-outside-window", 0, B_EST_W, { P4(O_TCP_SEQ, 1000 + 0x80000000u) }, 0, 0,
+	  F_FIX_L4, DROP(TCP_WINDOW), 0 },
+	{ "tcp-data-behind-window", 0, B_EST_W, { P4(O_TCP_SEQ, 1000 - 0x20000000u) }, 0, 0,
+	  F_FIX_L4, DROP(TCP_WINDOW), 0 },
+	{ "tcp-ack-of-unsent-data", 0, B_EST_W, { P4(O_TCP_ACK, 0x40000000u) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_WINDOW), 0 },
+	{ "tcp-fin-far-outside-window", 0, B_EST_W,
+	  { P4(O_TCP_SEQ, 0x9000000u), P1(O_TCP_FLAGS, TCPF_FIN | TCPF_ACK) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_WINDOW), 0 },
+	{ "tcp-reply-far-outside-window", 1, B_EST_A, { P4(O_TCP_SEQ, 0x7fff0000u) }, 0, 0,
+	  F_FIX_L4, DROP(TCP_WINDOW), 0 },
+	{ "tcp-reply-in-window", 1, B_EST_A, {{0}}, 0, 0, 0, PASS(DP_TO_WORLD), 58 },
+	{ "tcp-rst-far-outside-window", 0, B_EST_W,
+	  { P4(O_TCP_SEQ, 1001 + 0x80000000u), P1(O_TCP_FLAGS, TCPF_RST) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_RST_WINDOW), 0 },
+	{ "tcp-rst-ack-outside-window", 1, B_EST_A,
+	  { P4(O_TCP_SEQ, 0x40001000u), P1(O_TCP_FLAGS, TCPF_RST | TCPF_ACK) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_RST_WINDOW), 0 },
+	{ "tcp-rst-before-receivers-ack", 0, B_EST_W, { P1(O_TCP_FLAGS, TCPF_RST) }, 0, 0,
+	  F_FIX_L4, DROP(TCP_RST_WINDOW), 0 },
+	{ "tcp-rst-in-window-state-kept", 0, B_EST_W,
+	  { P4(O_TCP_SEQ, 1001 + 3000), P1(O_TCP_FLAGS, TCPF_RST) }, 0, 0, F_FIX_L4,
+	  PASS(DP_TO_SANDBOX), 0 },
+	{ "tcp-synack-acking-unsent", 0, B_EGR_W, { P4(O_TCP_ACK, 0x12345678u) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_WINDOW), 0 },
+	{ "tcp-refusal-rst-without-ack", 0, B_EGR_W, { P1(O_TCP_FLAGS, TCPF_RST) }, 0, 0,
+	  F_FIX_L4, DROP(TCP_RST_WINDOW), 0 },
+	{ "tcp-refusal-rst-acking-wrong", 0, B_EGR_W,
+	  { P4(O_TCP_ACK, 1005), P1(O_TCP_FLAGS, TCPF_RST | TCPF_ACK) }, 0, 0, F_FIX_L4,
+	  DROP(TCP_RST_WINDOW), 0 },
+	{ "tcp-synack-answering-egress", 0, B_EGR_W, {{0}}, 0, 0, F_FLOW, PASS(DP_TO_SANDBOX), 54 },
 	/* UDP */
 	{ "udp-truncated", 1, B_UDP_A, { P2(O_TOTLEN, 24) }, 38, 0, F_FIX_IP, DROP(L4_HEADER),
 	  0 },
@@ -337,6 +373,21 @@ base_build(const struct dpbed *b, enum base k, uint8_t *f)
 		csum_fix_ip(f);
 		csum_fix_l4(f);
 		return n + 4;
+	}
+	case B_EST_A:
+		return build_frame(f, IPPROTO_TCP_, c->guest_ip, b->client, htons(8080),
+				   htons(b->exp_sport), TCPF_ACK, 4);
+	case B_EGR_W: {
+		/* The egress SYN of A went out with seq 1000: this acks it. */
+		struct tcp_hdr *th = (struct tcp_hdr *)(f + O_L4);
+
+		n = build_frame(f, IPPROTO_TCP_, b->remote, c->node_ip, htons(80),
+				b->egress_snat, TCPF_SYN | TCPF_ACK, 0);
+		memcpy(f + O_ETH_SRC, bed_router_mac, 6);
+		th->seq = htonl(70000);
+		th->ack = htonl(1001);
+		csum_fix_l4(f);
+		return n;
 	}
 	case B_UDP_A:
 		return build_frame(f, IPPROTO_UDP_, c->guest_ip, b->client, htons(6000), htons(53),

@@ -91,6 +91,12 @@ main(void)
 	CHECK_EQ(c.sandbox_prefix, 16);
 	CHECK_EQ(c.gw_mac[5], 1);
 
+	/* Window tracking is on unless --tcp-liberal. */
+	CHECK(!c.tcp_liberal);
+	CHECK_EQ(parse("--tcp-liberal", &c, err), 0);
+	CHECK(c.tcp_liberal);
+	CHECK_EQ(parse("--tcp-liberal=yes", &c, err), -EINVAL);
+
 	CHECK(!strcmp(c.state_file, CVS_STATE_FILE_DEFAULT));
 	CHECK_EQ(parse("--state-file /tmp/x/state.json", &c, err), 0);
 	CHECK(!strcmp(c.state_file, "/tmp/x/state.json"));

@@ -64,8 +64,8 @@ static int opt_json;
 static int under_vg;
 
 static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
-static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM];
-static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn;
+static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM], tpl_brst[FRAME_ROOM];
+static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn, len_brst;
 
 static uint64_t
 now_ns(void)
@@ -118,6 +118,12 @@ templates_init(void)
 				 client_port(0), TCPF_SYN | TCPF_ACK, 6);
 	len_rack = build_frame(tpl_rack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
 			       client_port(0), TCPF_ACK, 6);
+	/* A blind RST: the flow's 4-tuple, a sequence number half the space away. */
+	len_brst = build_frame(tpl_brst, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+			       htons(HOSTPORT_BASE), TCPF_RST, 0);
+	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->seq = htonl(1000 + 0x80000000u);
+	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = 0;
+	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = l4_csum(tpl_brst + ETH_HLEN_);
 	/* A guest opening a connection to a remote host (egress SNAT); the remote varies. */
 	len_esyn = build_frame(tpl_esyn, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
 			       client_port(0), TCPF_SYN, 6);
@@ -493,7 +499,7 @@ main(int argc, char **argv)
 {
 	enum {
 		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
-		C_EGRESS_NEW, C_MAX
+		C_BLIND_RST, C_EGRESS_NEW, C_MAX
 	};
 	struct pb_case cs[C_MAX] = {
 		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
@@ -508,6 +514,8 @@ main(int argc, char **argv)
 				0, 0, 0 },
 		[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0 },
 		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
+		[C_BLIND_RST] = { "blind_rst", "RST outside the window of a random flow (dropped, "
+				  "tcp_rst_window)", 0, 0, 0 },
 		[C_EGRESS_NEW] = { "egress_new_session", "guest SYN to a remote host: SNAT port and "
 				   "session (table 0 -> N)", 0, 0, 0 },
 	};
@@ -597,6 +605,16 @@ main(int argc, char **argv)
 		run_case(&x, &cs[C_HOT_WORLD], one, BURST, tpl_ack, len_ack, PB_WORLD, 0,
 			 DP_TO_SANDBOX);
 	case_end(&cs[C_HOT_WORLD]);
+	/* A blind RST flood over every flow: each one dropped, every session still established. */
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_BLIND_RST], order, n, tpl_brst, len_brst, PB_WORLD, 0, DP_DROP);
+	case_end(&cs[C_BLIND_RST]);
+	if (st.drop[CVS_DROP_TCP_RST_WINDOW] != n ||
+	    x.ct->class_count[CT_C_TCP_ESTABLISHED] != n) {
+		fprintf(stderr, "ppbench: the blind RSTs were not all dropped as tcp_rst_window\n");
+		return 1;
+	}
 
 	/*
 	 * Egress: every flow's guest SYN opens a SNAT session, into a second, empty table of the
