@@ -41,6 +41,9 @@ reg_state(struct registry *r)
 			json_object_set_new(rec, "policy", policy_render(&sb->policy));
 		if (sb->guest_mac_set)
 			json_object_set_new(rec, "guestMAC", reg_mac_json(sb->guest_mac));
+		/* Only the overrides: a restart with other defaults applies the new ones. */
+		if (sb->limits.set)
+			json_object_set_new(rec, "limits", reg_limits_render(&sb->limits, false));
 		json_array_append_new(arr, rec);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -91,17 +94,17 @@ static int
 reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 {
 	const char *id = NULL, *iface = NULL, *ip = NULL;
-	json_t *ports = NULL, *pol = NULL, *mac = NULL;
+	json_t *ports = NULL, *pol = NULL, *mac = NULL, *lim = NULL;
 	struct sandbox *sb;
 	uint32_t addr, k;
 	char why[160];
 	int ret;
 
-	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o,s?o!}", "sandboxID", &id, "iface",
-			&iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol,
-			"guestMAC", &mac)) {
+	if (json_unpack((json_t *)rec, "{s:s,s:s,s:s,s:o,s?o,s?o,s?o!}", "sandboxID", &id,
+			"iface", &iface, "sandboxIP", &ip, "exposedPorts", &ports, "policy", &pol,
+			"guestMAC", &mac, "limits", &lim)) {
 		snprintf(err, errlen, "a record must have sandboxID, iface, sandboxIP, "
-			 "exposedPorts and optionally policy and guestMAC, nothing else");
+			 "exposedPorts and optionally policy, guestMAC and limits, nothing else");
 		return -EINVAL;
 	}
 	if (!reg_id_valid(id) || reg_find(r, id)) {
@@ -135,6 +138,8 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
 	if (!ret && pol)
 		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
+	if (!ret && lim)
+		ret = reg_limits_parse(lim, &sb->limits, why, sizeof(why)) ? -EINVAL : 0;
 	memcpy(sb->guest_mac, r->default_mac, 6);
 	if (!ret && mac) {
 		sb->guest_mac_set = true;
