@@ -21,6 +21,7 @@ static struct dp_cfg cfg;
 static struct dp_shared sh;
 static _Atomic uint8_t alive[8];
 static _Atomic(const struct dp_policy *) pols[8];
+static _Atomic uint64_t macs[8];
 static _Atomic uint16_t polver[8];
 static struct cvs_stats st;
 static struct dp_ctx x;
@@ -48,6 +49,7 @@ setup(void)
 	sh.slot_alive = alive;
 	sh.policy = pols;
 	sh.policy_ver = polver;
+	sh.slot_mac = macs;
 	sh.max_sandboxes = 8;
 	atomic_store(&alive[SLOT], 1);
 	atomic_store(&sh.hostport[HPORT], dp_hostport_entry(SLOT, GPORT));
