@@ -119,9 +119,9 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            accepted, an off-path RST can close it (as\n"
 		"                            nf_conntrack_tcp_be_liberal, RSTs included) [off]\n"
 		"  --sandbox-max-sessions N  sessions one sandbox may hold that it opened, 0 = no\n"
-		"                            limit [a 16th of a worker's table]\n"
+		"                            limit [a 16th of a worker's table, at least 1024]\n"
 		"  --sandbox-max-inbound N   sessions opened towards one sandbox (its exposed\n"
-		"                            ports), 0 = no limit [a 16th of a worker's table]\n"
+		"                            ports), 0 = no limit [as --sandbox-max-sessions]\n"
 		"  --sandbox-new-sessions-per-sec N  new sessions one sandbox opens a second, a\n"
 		"                            token bucket, 0 = no limit [2000]\n"
 		"  --sandbox-new-sessions-burst N  the bucket's size [4 x the rate]\n"
@@ -307,7 +307,12 @@ cvs_config_limits(struct cvs_config *c)
 	uint32_t snat = ((uint32_t)c->snat_ports.hi - c->snat_ports.lo + 1) / nw, d[CVS_SLIM_MAX];
 	int k;
 
-	d[CVS_SLIM_SESSIONS] = table / 16 > 64 ? table / 16 : 64;
+	/*
+	 * A 16th of the table, but never below 1,024 (or the whole of a smaller table): on a
+	 * small table a 16th is less than one busy sandbox's honest use, and the table-full
+	 * policy protects it below that.
+	 */
+	d[CVS_SLIM_SESSIONS] = table / 16 > 1024 ? table / 16 : table < 1024 ? table : 1024;
 	d[CVS_SLIM_INBOUND] = d[CVS_SLIM_SESSIONS];
 	d[CVS_SLIM_RATE] = 2000;
 	d[CVS_SLIM_BURST] = 4 * (c->sbx_lim_given & (1u << CVS_SLIM_RATE) ?

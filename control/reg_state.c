@@ -140,6 +140,8 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
 	if (!ret && lim)
 		ret = reg_limits_parse(lim, &sb->limits, why, sizeof(why)) ? -EINVAL : 0;
+	/* Shown while it waits for its interface; attaching computes them again. */
+	reg_limits_apply(r, sb);
 	memcpy(sb->guest_mac, r->default_mac, 6);
 	if (!ret && mac) {
 		sb->guest_mac_set = true;
