@@ -308,11 +308,11 @@ cvs_config_limits(struct cvs_config *c)
 	int k;
 
 	/*
-	 * A 16th of the table, but never below 1,024 (or the whole of a smaller table): on a
-	 * small table a 16th is less than one busy sandbox's honest use, and the table-full
-	 * policy protects it below that.
+	 * A 16th of the table, but never below 1,024: on a small table a 16th is less than one
+	 * busy sandbox's honest use. A table of 1,024 or fewer has no share (0): it has only
+	 * the table-full policy, which a share of all of it would pre-empt.
 	 */
-	d[CVS_SLIM_SESSIONS] = table / 16 > 1024 ? table / 16 : table < 1024 ? table : 1024;
+	d[CVS_SLIM_SESSIONS] = table / 16 > 1024 ? table / 16 : table <= 1024 ? 0 : 1024;
 	d[CVS_SLIM_INBOUND] = d[CVS_SLIM_SESSIONS];
 	d[CVS_SLIM_RATE] = 2000;
 	d[CVS_SLIM_BURST] = 4 * (c->sbx_lim_given & (1u << CVS_SLIM_RATE) ?

@@ -140,7 +140,7 @@ main(void)
 	CHECK_EQ(parse("--max-sessions 8192", &c, err), 0);
 	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 1024);	/* the floor */
 	CHECK_EQ(parse("--max-sessions 256", &c, err), 0);
-	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 256);	/* a small table: all of it */
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 0);	/* a small table: the table-full policy */
 	CHECK_EQ(parse("--sandbox-new-sessions-per-sec 50 --sandbox-snat-ports-per-endpoint 0 "
 		       "--sandbox-max-sessions 7", &c, err), 0);
 	CHECK_EQ(c.sbx_lim[CVS_SLIM_RATE], 50);
