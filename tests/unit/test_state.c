@@ -327,6 +327,7 @@ test_guest_mac(const char *dir)
 	CHECK(json_equal(la, lb));
 	json_decref(la);
 	json_decref(lb);
+	reg_clear(&b);
 	reg_fini(&b);
 	/* A record with a bad MAC fails the restore. */
 	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[{"
@@ -411,6 +412,7 @@ test_limits(const char *dir)
 	CHECK(json_equal(la, lb));
 	json_decref(la);
 	json_decref(lb);
+	reg_clear(&b);
 	reg_fini(&b);
 	reg_clear(&a);
 	reg_fini(&a);
