@@ -32,6 +32,8 @@ enum {
 	OPT_TEST_CLOCK,
 	OPT_CT_TIMEOUT,
 	OPT_TCP_LIBERAL,
+	OPT_SBX_LIMIT,		/* + CVS_SLIM_*: keep these last but OPT_VERSION */
+	OPT_SBX_LIMIT_END = OPT_SBX_LIMIT + CVS_SLIM_MAX - 1,
 	OPT_WORKERS,
 	OPT_WORLD_QUEUES,
 	OPT_IDLE_SLEEP,
@@ -63,6 +65,12 @@ static const struct option cvs_long_opts[] = {
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
 	{ "tcp-liberal", no_argument, NULL, OPT_TCP_LIBERAL },
+	{ "sandbox-max-sessions", required_argument, NULL, OPT_SBX_LIMIT + CVS_SLIM_SESSIONS },
+	{ "sandbox-max-inbound", required_argument, NULL, OPT_SBX_LIMIT + CVS_SLIM_INBOUND },
+	{ "sandbox-new-sessions-per-sec", required_argument, NULL, OPT_SBX_LIMIT + CVS_SLIM_RATE },
+	{ "sandbox-new-sessions-burst", required_argument, NULL, OPT_SBX_LIMIT + CVS_SLIM_BURST },
+	{ "sandbox-snat-ports-per-endpoint", required_argument, NULL,
+	  OPT_SBX_LIMIT + CVS_SLIM_SNAT },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "world-queues", required_argument, NULL, OPT_WORLD_QUEUES },
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
@@ -117,6 +125,16 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --tcp-liberal             no TCP window tracking: any segment of a session is\n"
 		"                            accepted, an off-path RST can close it (as\n"
 		"                            nf_conntrack_tcp_be_liberal, RSTs included) [off]\n"
+		"  --sandbox-max-sessions N  sessions one sandbox may hold that it opened, 0 = no\n"
+		"                            limit [a 16th of a worker's table, at least 1024]\n"
+		"  --sandbox-max-inbound N   sessions opened towards one sandbox (its exposed\n"
+		"                            ports), 0 = no limit [as --sandbox-max-sessions]\n"
+		"  --sandbox-new-sessions-per-sec N  new sessions one sandbox opens a second, a\n"
+		"                            token bucket, 0 = no limit [2000]\n"
+		"  --sandbox-new-sessions-burst N  the bucket's size [4 x the rate]\n"
+		"  --sandbox-snat-ports-per-endpoint N  SNAT ports one sandbox may hold towards one\n"
+		"                            remote address:port, 0 = no limit [an 8th of a\n"
+		"                            worker's share of --snat-port-range, at least 16]\n"
 		"  --test-clock              allow POST /debug/clock to move the session clock (tests)\n"
 		"  --set-ephemeral-range     move net.ipv4.ip_local_port_range out of the host-port\n"
 		"                            and SNAT ranges (to 10000-19999) instead of refusing\n"
@@ -292,6 +310,33 @@ cvs_check_reserved(const struct cvs_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * The per-sandbox limits not given (docs/datapath.md, "Per-sandbox limits"): a sandbox lives
+ * on one worker, so its shares are of that worker's table and SNAT share.
+ */
+static void
+cvs_config_limits(struct cvs_config *c)
+{
+	uint32_t nw = c->workers ? c->workers : 1, table = c->max_sessions / nw;
+	uint32_t snat = ((uint32_t)c->snat_ports.hi - c->snat_ports.lo + 1) / nw, d[CVS_SLIM_MAX];
+	int k;
+
+	/*
+	 * A 16th of the table, but never below 1,024: on a small table a 16th is less than one
+	 * busy sandbox's honest use. A table of 1,024 or fewer has no share (0): it has only
+	 * the table-full policy, which a share of all of it would pre-empt.
+	 */
+	d[CVS_SLIM_SESSIONS] = table / 16 > 1024 ? table / 16 : table <= 1024 ? 0 : 1024;
+	d[CVS_SLIM_INBOUND] = d[CVS_SLIM_SESSIONS];
+	d[CVS_SLIM_RATE] = 2000;
+	d[CVS_SLIM_BURST] = 4 * (c->sbx_lim_given & (1u << CVS_SLIM_RATE) ?
+				 c->sbx_lim[CVS_SLIM_RATE] : d[CVS_SLIM_RATE]);
+	d[CVS_SLIM_SNAT] = snat / 8 > 16 ? snat / 8 : 16;
+	for (k = 0; k < CVS_SLIM_MAX; k++)
+		if (!(c->sbx_lim_given & (1u << k)))
+			c->sbx_lim[k] = d[k];
 }
 
 /* Options that set a number in a range, a flag, an address or a MAC: one row each. */
@@ -500,6 +545,12 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		return cvs_opt_state_file(c, name, arg, err, errlen);
 	case OPT_RUNTIME_DIR:
 		return cvs_opt_runtime_dir(c, name, arg, err, errlen);
+	case OPT_SBX_LIMIT ... OPT_SBX_LIMIT_END:
+		if (cvs_parse_u32(arg, 0, 1u << 30, &c->sbx_lim[opt - OPT_SBX_LIMIT]))
+			return cvs_bad(err, errlen, name, arg,
+				       "an integer 0..1073741824 (0: no limit)");
+		c->sbx_lim_given |= 1u << (opt - OPT_SBX_LIMIT);
+		return 0;
 	}
 	return -ENOENT;
 }
@@ -508,6 +559,7 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 static int
 cvs_config_check(struct cvs_config *c, char *err, size_t errlen)
 {
+	cvs_config_limits(c);
 	if (!c->world_queues)
 		c->world_queues = c->workers;
 	if (c->world_queues > c->workers) {

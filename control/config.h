@@ -19,6 +19,16 @@ struct cvs_range {
 	uint16_t hi;
 };
 
+/*
+ * Node-wide per-sandbox limits, in the order of REG_LIMITS (registry.h): sessions a sandbox
+ * opened, sessions opened towards it, new sessions per second, the burst, SNAT ports towards
+ * one endpoint. 0 = none. Those not given are derived from the table and SNAT range.
+ */
+enum {
+	CVS_SLIM_SESSIONS, CVS_SLIM_INBOUND, CVS_SLIM_RATE, CVS_SLIM_BURST, CVS_SLIM_SNAT,
+	CVS_SLIM_MAX
+};
+
 struct cvs_config {
 	char world_iface[IF_NAMESIZE];
 	uint32_t node_ip;		/* network order; 0 = first IPv4 of the world interface */
@@ -46,6 +56,8 @@ struct cvs_config {
 	bool test_clock;		/* POST /debug/clock moves the session clock */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool tcp_liberal;		/* no TCP window tracking */
+	uint32_t sbx_lim[CVS_SLIM_MAX];	/* per-sandbox limit defaults */
+	uint32_t sbx_lim_given;		/* bit k: sbx_lim[k] came from the command line */
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
 	char runtime_dir[200];		/* the session region lives here; "" = not kept */

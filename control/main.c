@@ -525,6 +525,13 @@ node_registry(struct node *n)
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);
 	reg_set_default_guest_mac(&n->reg, n->cfg.guest_mac);
+	{
+		struct reg_limits lim = { .set = 0 };
+
+		_Static_assert((int)CVS_SLIM_MAX == (int)REG_LIM_MAX, "limits in one order");
+		memcpy(lim.v, n->cfg.sbx_lim, sizeof(lim.v));
+		reg_set_default_limits(&n->reg, &lim);
+	}
 	reg_set_persist(&n->reg, node_persist, n);
 	n->obs.w = n->w;
 	n->obs.nw = n->nw;

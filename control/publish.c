@@ -40,11 +40,12 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
 	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
 	sh->slot_mac = calloc(max_sandboxes, sizeof(*sh->slot_mac));
+	sh->slot_lim = calloc(max_sandboxes, sizeof(*sh->slot_lim));
 	sh->ip2slot_size = 1u << (32 - prefix);
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
 	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
-	    !sh->ip2slot || !p->wp.ports || !p->slot_st)
+	    !sh->ip2slot || !p->wp.ports || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
 }
@@ -58,6 +59,7 @@ publish_fini(struct publish *p)
 		free((void *)p->sh->policy_ver);
 		free((void *)p->sh->slot_ip);
 		free((void *)p->sh->slot_mac);
+		free(p->sh->slot_lim);
 		free((void *)p->sh->ip2slot);
 		free(p->sh);
 		p->sh = NULL;
@@ -237,6 +239,29 @@ publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t er
 	return 0;
 }
 
+/*
+ * The limits in force of a sandbox into its slot. Each field is read on its own by the
+ * worker: while they change, a new flow may meet old and new values mixed, never a torn one.
+ * The new generation restarts the slot's token bucket full.
+ */
+static void
+publish_op_limits(void *ctx, const struct sandbox *sb)
+{
+	struct publish *p = ctx;
+	struct dp_limit *l = &p->sh->slot_lim[sb->slot];
+	static uint32_t gen;
+
+	atomic_store_explicit(&l->sessions, sb->lim_eff.v[REG_LIM_SESSIONS], memory_order_relaxed);
+	atomic_store_explicit(&l->inbound, sb->lim_eff.v[REG_LIM_INBOUND], memory_order_relaxed);
+	atomic_store_explicit(&l->rate, sb->lim_eff.v[REG_LIM_RATE], memory_order_relaxed);
+	atomic_store_explicit(&l->burst, sb->lim_eff.v[REG_LIM_BURST], memory_order_relaxed);
+	atomic_store_explicit(&l->snat, sb->lim_eff.v[REG_LIM_SNAT], memory_order_relaxed);
+	/* Never 0: a zeroed bucket of gen 0 would read as filled and empty. */
+	if (++gen == 0)
+		gen = 1;
+	atomic_store_explicit(&l->gen, gen, memory_order_release);
+}
+
 static int
 publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 {
@@ -252,6 +277,7 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	}
 	/* Before the slot goes live: its first frame already carries the right MAC. */
 	publish_op_guest_mac(p, sb);
+	publish_op_limits(p, sb);
 	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, err, errlen);
 	if (!xp)
 		return -errno;
@@ -327,6 +353,7 @@ const struct reg_ops publish_reg_ops = {
 	.hostport = publish_op_hostport,
 	.policy = publish_op_policy,
 	.guest_mac = publish_op_guest_mac,
+	.limits = publish_op_limits,
 };
 
 /* ---- the test clock route ---- */

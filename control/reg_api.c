@@ -126,6 +126,9 @@ reg_req_field(const struct registry *r, const char *key, const json_t *v, struct
 	} else if (!strcmp(key, "policy")) {
 		if (policy_parse(v, &q->policy, why, sizeof(why)))
 			return reg_req_fail(err, errlen, "%s", why);
+	} else if (!strcmp(key, "limits")) {
+		if (reg_limits_parse(v, &q->limits, why, sizeof(why)))
+			return reg_req_fail(err, errlen, "%s", why);
 	} else if (!strcmp(key, "guestMAC")) {
 		if (reg_mac_parse(v, q->guest_mac))
 			return reg_req_fail(err, errlen, "\"guestMAC\" must be a unicast MAC like "

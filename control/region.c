@@ -277,6 +277,11 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 static void
 region_unmap(struct region *rg)
 {
+	size_t i;
+
+	/* Before the mapping goes: the tables live in it, their counts in our heap. */
+	for (i = 0; i < sizeof(rg->ct) / sizeof(rg->ct[0]); i++)
+		ct_destroy(rg->ct[i]);
 	if (rg->base)
 		munmap(rg->base, rg->bytes);
 	rg->base = NULL;

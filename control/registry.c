@@ -190,6 +190,9 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
+	/* Every limit in force; those the registration set are listed in limitsSet. */
+	json_object_set_new(j, "limits", reg_limits_render(&sb->lim_eff, true));
+	json_object_set_new(j, "limitsSet", reg_limits_render(&sb->limits, false));
 	return j;
 }
 
@@ -340,6 +343,12 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 		if (sb->dp && r->ops->guest_mac)
 			r->ops->guest_mac(r->ctx, sb);
 	}
+	if (q->limits.set) {
+		sb->limits = q->limits;
+		reg_limits_apply(r, sb);
+		if (sb->dp && r->ops->limits)
+			r->ops->limits(r->ctx, sb);
+	}
 	/* A restored sandbox whose interface was missing: try again now. */
 	if (!sb->dp)
 		reg_attach_one(r, sb);
@@ -406,6 +415,8 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	sb->policy = q->policy;
 	sb->guest_mac_set = q->guest_mac_set;
 	memcpy(sb->guest_mac, q->guest_mac_set ? q->guest_mac : r->default_mac, 6);
+	sb->limits = q->limits;
+	reg_limits_apply(r, sb);
 	ret = r->ops->attach(r->ctx, sb, why, sizeof(why));
 	if (ret) {
 		status = reg_fail(err, errlen, ret == -EBUSY ? REG_E_CONFLICT : REG_E_FAILED, "%s",
@@ -670,6 +681,7 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 		snprintf(sb->why, sizeof(sb->why), "interface %s does not exist", sb->iface);
 		return -ENODEV;
 	}
+	reg_limits_apply(r, sb);
 	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
 	if (ret) {
 		snprintf(sb->why, sizeof(sb->why), "%s", err);

@@ -31,6 +31,39 @@ struct exposed_port {
 	uint16_t hport;
 };
 
+/*
+ * Per-sandbox limits (docs/datapath.md, "Per-sandbox limits"): the node defaults come from
+ * the command line, a registration may override any of them ("limits" in its body). 0 is no
+ * limit. 'set' has bit k when v[k] was given rather than taken from the defaults.
+ */
+#define REG_LIMITS(_) \
+	_(SESSIONS,	"maxSessions") \
+	_(INBOUND,	"maxInboundSessions") \
+	_(RATE,		"newSessionsPerSec") \
+	_(BURST,	"newSessionsBurst") \
+	_(SNAT,		"snatPortsPerEndpoint")
+
+enum reg_limit {
+#define REG_LIM_ENUM(n, s) REG_LIM_##n,
+	REG_LIMITS(REG_LIM_ENUM)
+#undef REG_LIM_ENUM
+	REG_LIM_MAX
+};
+
+#define REG_LIMIT_CAP	(1u << 30)	/* the largest value a limit takes */
+
+struct reg_limits {
+	uint32_t v[REG_LIM_MAX];
+	uint32_t set;
+};
+
+extern const char *const reg_limit_names[REG_LIM_MAX];
+
+/* Parse a "limits" object into l (set bits for the fields given); 0 or -1 with 'why'. */
+int reg_limits_parse(const json_t *v, struct reg_limits *l, char *why, size_t whylen);
+/* The given fields of l as an object, or every field when all is true. */
+json_t *reg_limits_render(const struct reg_limits *l, bool all);
+
 struct sandbox {
 	char id[CVS_ID_MAX + 1];
 	char iface[IF_NAMESIZE];	/* "" for a vhost-user sandbox */
@@ -44,6 +77,8 @@ struct sandbox {
 	struct reg_policy policy;
 	uint8_t guest_mac[6];	/* the MAC frames to the guest carry (the default or its own) */
 	bool guest_mac_set;	/* given in the registration, not --guest-mac */
+	struct reg_limits limits;	/* the overrides of its registration */
+	struct reg_limits lim_eff;	/* in force: overrides over the node defaults */
 	void *dp;		/* data-path state owned by reg_ops */
 	char why[160];		/* why it is not attached (restored, interface gone) */
 };
@@ -61,6 +96,8 @@ struct reg_ops {
 	int (*policy)(void *ctx, struct sandbox *sb);
 	/* Optional: publish a changed sb->guest_mac of an attached sandbox. */
 	void (*guest_mac)(void *ctx, const struct sandbox *sb);
+	/* Optional: publish changed sb->lim_eff of an attached sandbox (attach publishes it). */
+	void (*limits)(void *ctx, const struct sandbox *sb);
 };
 
 /* Makes the registrations durable (the state file); non-zero with a message in err. */
@@ -76,6 +113,7 @@ struct registry {
 	struct portalloc slots;
 	uint32_t node_ip;
 	uint8_t default_mac[6];	/* guests registered without "guestMAC" */
+	struct reg_limits default_lim;	/* the node-wide limits (flags) */
 	const struct reg_ops *ops;
 	void *ctx;
 	pthread_mutex_t persist_lock;	/* one state-file writer at a time */
@@ -109,6 +147,7 @@ struct reg_req {
 	struct reg_policy policy;	/* .set when the request had one */
 	uint8_t guest_mac[6];
 	bool guest_mac_set;		/* the request had "guestMAC" */
+	struct reg_limits limits;	/* the request's "limits" (set bits: given) */
 };
 
 int reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp_hi,
@@ -183,6 +222,10 @@ uint32_t reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting);
 
 /* The guest MAC of sandboxes registered without one (--guest-mac). */
 void reg_set_default_guest_mac(struct registry *r, const uint8_t mac[6]);
+/* The node-wide limits; every sandbox attached afterwards gets them where it sets none. */
+void reg_set_default_limits(struct registry *r, const struct reg_limits *l);
+/* sb->lim_eff from sb->limits over the defaults (registry lock held). */
+void reg_limits_apply(const struct registry *r, struct sandbox *sb);
 
 /* Host ports never handed out, and how long a deleted id keeps its ports (0 = not at all). */
 void reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,

@@ -42,7 +42,15 @@
 	  "TCP segment outside the tracked window (blind injection, lost state): session unchanged") \
 	_(TCP_RST_WINDOW,	"tcp_rst_window", \
 	  "TCP RST outside the window or before the receiver's ack: session unchanged") \
-	_(VHOST_DOWN,		"vhost_down",		"frame for a vhost-user sandbox whose VMM is not connected")
+	_(VHOST_DOWN,		"vhost_down",		"frame for a vhost-user sandbox whose VMM is not connected") \
+	_(LIMIT_SESSIONS,	"limit_sessions", \
+	  "new flow of a sandbox that holds its maximum of sessions it opened") \
+	_(LIMIT_RATE,		"limit_rate", \
+	  "new flow of a sandbox beyond its new-sessions-per-second token bucket") \
+	_(LIMIT_SNAT,		"limit_snat_ports", \
+	  "new flow of a sandbox that holds its maximum of SNAT ports towards that endpoint") \
+	_(LIMIT_INBOUND,	"limit_inbound", \
+	  "new flow towards a sandbox that holds its maximum of inbound sessions")
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,
@@ -112,7 +120,12 @@ struct cvs_stats {
 	_(TX_PKTS,	"tx_packets",	"frames sent to the sandbox") \
 	_(TX_BYTES,	"tx_bytes",	"bytes sent to the sandbox") \
 	_(MAC_MISMATCH,	"guest_mac_mismatch", \
-	  "frames from the sandbox whose source MAC is not its guest MAC (frames to it are lost)")
+	  "frames from the sandbox whose source MAC is not its guest MAC (frames to it are lost)") \
+	_(LIM_SESSIONS,	"limit_sessions", "new flows refused: the sandbox's session limit") \
+	_(LIM_RATE,	"limit_rate", "new flows refused: the sandbox's new-sessions-per-second") \
+	_(LIM_SNAT,	"limit_snat_ports", \
+	  "new flows refused: the sandbox's SNAT ports towards one endpoint") \
+	_(LIM_INBOUND,	"limit_inbound", "new flows towards the sandbox refused: its inbound limit")
 
 enum cvs_pcounter {
 #define CVS_PC_ENUM(n, s, h) CVS_PC_##n,

@@ -172,7 +172,9 @@ ct_create(uint32_t capacity, uint32_t nzones, const uint32_t *timeouts)
 	ct->c = ct_alloc(ct_cold_bytes(capacity));
 	ct->lines = ct_alloc((size_t)ct->nlines * sizeof(struct ct_line));
 	ct->zone_head = malloc((nzones + 1) * sizeof(uint32_t));
-	if (!ct->s || !ct->c || !ct->lines || !ct->zone_head) {
+	ct->zone_cnt = calloc(2 * ((size_t)nzones + 1), sizeof(uint32_t));
+	ct->ep_cnt = calloc(CT_EP_BUCKETS, sizeof(uint32_t));
+	if (!ct->s || !ct->c || !ct->lines || !ct->zone_head || !ct->zone_cnt || !ct->ep_cnt) {
 		ct_destroy(ct);
 		errno = ENOMEM;
 		return NULL;
@@ -196,11 +198,32 @@ ct_set_seed(struct ct_table *ct, uint64_t seed)
 	return 0;
 }
 
+int
+ct_counts_alloc(struct ct_table *ct)
+{
+	ct->zone_cnt = calloc(2 * ((size_t)ct->nzones + 1), sizeof(uint32_t));
+	ct->ep_cnt = calloc(CT_EP_BUCKETS, sizeof(uint32_t));
+	if (!ct->zone_cnt || !ct->ep_cnt) {
+		free(ct->zone_cnt);
+		free(ct->ep_cnt);
+		ct->zone_cnt = ct->ep_cnt = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void
 ct_destroy(struct ct_table *ct)
 {
-	if (!ct || ct->in_region)
+	if (!ct)
 		return;
+	if (ct->in_region) {
+		/* The region is the caller's; only this process's counts are ours. */
+		free(ct->zone_cnt);
+		free(ct->ep_cnt);
+		ct->zone_cnt = ct->ep_cnt = NULL;
+		return;
+	}
 	if (ct->s)
 		munmap(ct->s, ct_session_bytes(ct->capacity));
 	if (ct->c)
@@ -208,6 +231,8 @@ ct_destroy(struct ct_table *ct)
 	if (ct->lines)
 		munmap(ct->lines, (size_t)ct->nlines * sizeof(struct ct_line));
 	free(ct->zone_head);
+	free(ct->zone_cnt);
+	free(ct->ep_cnt);
 	free(ct);
 }
 
@@ -366,6 +391,35 @@ ct_zone_del(struct ct_table *ct, uint32_t idx, int d)
 	l->prev = l->next = CT_NIL;
 }
 
+/* Count a session in (delta 1) or out of (delta -1) the per-zone and per-endpoint counts. */
+static void
+ct_account(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
+{
+	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
+
+	if (z0 && z0 <= ct->nzones) {
+		ct->zone_cnt[2u * z0] += delta;
+		/* Egress: the reply tuple is the world's, from the remote endpoint. */
+		if (z1 == 0)
+			ct->ep_cnt[ct_ep_bucket(ct, z0, s->t[1].saddr, s->t[1].sport,
+						s->t[1].proto)] += delta;
+	}
+	if (z1 && z1 <= ct->nzones && z1 != z0)
+		ct->zone_cnt[2u * z1 + 1] += delta;
+}
+
+void
+ct_recount_zones(struct ct_table *ct)
+{
+	uint32_t i;
+
+	memset(ct->zone_cnt, 0, 2 * ((size_t)ct->nzones + 1) * sizeof(uint32_t));
+	memset(ct->ep_cnt, 0, CT_EP_BUCKETS * sizeof(uint32_t));
+	for (i = 0; i < ct->hiwater; i++)
+		if (ct->s[i].flags & CT_F_USED)
+			ct_account(ct, &ct->s[i], 1);
+}
+
 void
 ct_delete(struct ct_table *ct, struct ct_session *s)
 {
@@ -379,6 +433,7 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 		ct_zone_del(ct, idx, d);
 	}
 	ct_lru_remove(ct, idx);
+	ct_account(ct, s, UINT32_MAX);
 	s->flags = 0;
 	ct->c[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
@@ -477,6 +532,7 @@ ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t hori
 	for (d = 0; d < 2; d++)
 		ct_zone_add(ct, idx, d);
 	ct_lru_append(ct, idx, ct_class_of(orig->proto, state));
+	ct_account(ct, s, 1);
 	ct->used++;
 	ct->cnt.created++;
 	*why = CT_OK;

@@ -158,6 +158,8 @@ struct ct_table {
 	struct ct_line *lines;
 	uint32_t nzones;
 	uint32_t *zone_head;	/* nzones + 1 heads */
+	uint32_t *zone_cnt;	/* per zone: [2z] sessions it opened, [2z + 1] opened towards it */
+	uint32_t *ep_cnt;	/* CT_EP_BUCKETS: egress sessions per (zone, remote endpoint) */
 	uint32_t lru_head[CT_C_MAX];
 	uint32_t lru_tail[CT_C_MAX];
 	uint32_t class_count[CT_C_MAX];
@@ -463,6 +465,60 @@ struct ct_dump_req {
 void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
 
 bool ct_class_established(enum ct_class c);
+
+/*
+ * Per-zone session counts for the per-sandbox limits, kept by insert and delete (so every
+ * removal path, expiry, eviction, flush, counts). A session is counted once for the zone of
+ * t[0] as opened by it (egress, hairpin from it) and once for the zone of t[1] as opened
+ * towards it (exposed port, hairpin to it, host to it), the second only when the zones differ.
+ */
+static inline uint32_t
+ct_zone_opened(const struct ct_table *ct, uint16_t zone)
+{
+	return zone && zone <= ct->nzones ? ct->zone_cnt[2u * zone] : 0;
+}
+
+static inline uint32_t
+ct_zone_inbound(const struct ct_table *ct, uint16_t zone)
+{
+	return zone && zone <= ct->nzones ? ct->zone_cnt[2u * zone + 1] : 0;
+}
+
+/*
+ * SNAT ports in use by one zone towards one remote endpoint, counted in CT_EP_BUCKETS hashed
+ * counters without keys: two (zone, endpoint) pairs that share a bucket add up, so a count
+ * can be high (never low). For ICMP the endpoint is the address alone (the port is the id).
+ */
+#define CT_EP_BUCKETS	32768u
+
+static inline uint32_t
+ct_ep_bucket(const struct ct_table *ct, uint16_t zone, uint32_t raddr, uint16_t rport,
+	     uint8_t proto)
+{
+	uint64_t h = ((uint64_t)raddr << 32 | (uint32_t)(proto == IPPROTO_ICMP_ ? 0 : rport) << 16 |
+		      zone) ^ ct->seed;
+
+	h = (h ^ (h >> 33) ^ proto) * 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 40) & (CT_EP_BUCKETS - 1);
+}
+
+static inline uint32_t
+ct_ep_count(const struct ct_table *ct, uint16_t zone, uint32_t raddr, uint16_t rport,
+	    uint8_t proto)
+{
+	return ct->ep_cnt[ct_ep_bucket(ct, zone, raddr, rport, proto)];
+}
+
+/*
+ * Rebuild the zone and endpoint counts from the sessions (a table adopted from another
+ * process). One pass over the used part of the table, no lookups.
+ */
+void ct_recount_zones(struct ct_table *ct);
+/*
+ * The per-zone and per-endpoint counts of a table laid out in a region: they live in this
+ * process's memory (ct_destroy() frees them), and an adopted table gets them recounted.
+ */
+int ct_counts_alloc(struct ct_table *ct);
 
 static inline uint32_t
 ct_index(const struct ct_table *ct, const struct ct_session *s)

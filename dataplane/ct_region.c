@@ -112,6 +112,8 @@ ct_region_init(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *ti
 	for (i = 0; i < CT_C_MAX; i++)
 		ct->lru_head[i] = ct->lru_tail[i] = CT_NIL;
 	ct_set_timeouts(ct, timeouts);
+	if (ct_counts_alloc(ct))
+		return NULL;
 	return ct;
 }
 
@@ -285,6 +287,12 @@ ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *t
 	if (!ok)
 		return NULL;
 	ct_zones_rebuild(ct);
+	if (ct_counts_alloc(ct)) {
+		ct_bad(why, whylen, "out of memory");
+		return NULL;
+	}
+	/* What each sandbox holds, for its limits: derived from the sessions, never trusted. */
+	ct_recount_zones(ct);
 	ct_set_timeouts(ct, timeouts);
 	/* Policy versions start again in this process: every flow is checked once more. */
 	for (i = 0; i < ct->hiwater; i++)

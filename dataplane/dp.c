@@ -24,6 +24,7 @@
 #include "icmperr.h"
 #include "nat.h"
 #include "reply.h"
+#include "dp_limits.h"
 #include "tcpwin.h"
 
 #define SNAT_PROBES		64
@@ -438,6 +439,8 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
 		return;
 	}
+	if (!dp_limits_inbound(x, pre->rt.zone, r))
+		return;
 	s = dp_open_hashed(x, &pre->t, pre->h, &pre->rt, pre->rh, p, r);
 	if (!s)
 		return;
@@ -547,6 +550,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 		ct_tuple_set(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
 		kind = CVS_WC_EGRESS_FLOWS;
 	}
+	if (!dp_limits_open(x, slot, kind, &rt, r))
+		return;
 	/*
 	 * World and hairpin flows leave from the node IP: they need a SNAT port. An egress SYN
 	 * tries first the candidate stage 1 prefetched (rt with that port, from the same packet).

@@ -60,6 +60,28 @@ struct dp_policy {
 };
 
 /*
+ * Limits of one sandbox, 0 = none: sessions it opened, sessions opened towards it, new
+ * sessions it opens per second (a token bucket of 'burst' tokens refilled at 'rate' a
+ * second), SNAT ports it holds towards one remote endpoint. 'gen' changes whenever the slot
+ * gets limits, so its worker starts the bucket full again for a new sandbox.
+ */
+struct dp_limit {
+	_Atomic uint32_t sessions;
+	_Atomic uint32_t inbound;
+	_Atomic uint32_t rate;
+	_Atomic uint32_t burst;
+	_Atomic uint32_t snat;
+	_Atomic uint32_t gen;
+};
+
+/* A slot's token bucket, owned by the worker of the slot (never shared). */
+struct dp_bucket {
+	uint32_t tokens;
+	uint32_t last;		/* worker clock of the last refill */
+	uint32_t gen;		/* dp_limit.gen it was filled for */
+};
+
+/*
  * State written by the control thread, read by workers. Host-port entry = (slot + 1) << 16 |
  * container port, 0 when the host port is not registered. Slot-alive flags tell a worker that a
  * sandbox is being removed before its sessions are flushed.
@@ -72,6 +94,7 @@ struct dp_shared {
 	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
 	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
 	_Atomic uint64_t *slot_mac;	/* slot → guest MAC, packed by dp_mac_pack() */
+	struct dp_limit *slot_lim;	/* per slot; NULL: no limits */
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
@@ -130,6 +153,8 @@ struct dp_ctx {
 	struct ct_table *ct;
 	struct cvs_stats *st;
 	struct dp_nh_reqs *nhreq;
+	struct cvs_port_stats *slot_st;	/* per slot (refusals by sandbox), may be NULL */
+	struct dp_bucket *bucket;	/* per slot, max_sandboxes entries; NULL: no rate limit */
 	uint32_t now;		/* seconds, from the worker's clock */
 	uint32_t snat_cursor;	/* where the next SNAT port search starts */
 	uint16_t snat_lo;	/* this worker's share of the SNAT range, host order */

@@ -10,6 +10,7 @@
  * table thus has a single writer.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
@@ -638,6 +640,11 @@ worker_main(void *arg)
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
 	w->ctx.nhreq = &w->nhreq;
+	w->ctx.slot_st = w->slot_st;
+	/* The token buckets of the slots this worker owns: its own, never shared. */
+	w->ctx.bucket = calloc(w->ctx.sh->max_sandboxes, sizeof(*w->ctx.bucket));
+	if (!w->ctx.bucket)
+		RTE_LOG(ERR, USER1, "worker %u: no memory for the rate limits: none apply\n", w->id);
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
@@ -700,6 +707,8 @@ worker_main(void *arg)
 			rte_pause();
 		}
 	}
+	free(w->ctx.bucket);
+	w->ctx.bucket = NULL;
 	return 0;
 }
 

@@ -147,6 +147,26 @@ main(void)
 	CHECK_EQ(c.hostport_hold_s, 0);
 	CHECK_EQ(parse("--host-port-hold 1h", &c, err), -EINVAL);
 	CHECK_EQ(parse("--host-port-hold 604801", &c, err), -EINVAL);
+	/* Per-sandbox limits: derived from the table and SNAT range unless given. */
+	CHECK_EQ(parse("--max-sessions 65536 --snat-port-range 30000-30511", &c, err), 0);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 4096);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_INBOUND], 4096);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SNAT], 64);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_RATE], 2000);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_BURST], 8000);
+	CHECK_EQ(parse("--max-sessions 8192", &c, err), 0);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 1024);	/* the floor */
+	CHECK_EQ(parse("--max-sessions 256", &c, err), 0);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 0);	/* a small table: the table-full policy */
+	CHECK_EQ(parse("--sandbox-new-sessions-per-sec 50 --sandbox-snat-ports-per-endpoint 0 "
+		       "--sandbox-max-sessions 7", &c, err), 0);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_RATE], 50);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_BURST], 200);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SNAT], 0);
+	CHECK_EQ(c.sbx_lim[CVS_SLIM_SESSIONS], 7);
+	CHECK_EQ(parse("--sandbox-max-inbound lots", &c, err), -EINVAL);
+	CHECK(strstr(err, "--sandbox-max-inbound") != NULL);
+	CHECK_EQ(parse("--sandbox-new-sessions-burst 1073741825", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions 12x", &c, err), -EINVAL);
 	CHECK_EQ(parse("--max-sessions -1", &c, err), -EINVAL);
 	CHECK_EQ(parse("--node-ip 300.1.1.1", &c, err), -EINVAL);

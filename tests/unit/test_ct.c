@@ -469,9 +469,112 @@ test_seed(void)
 	ct_destroy(b);
 }
 
+/* An egress session of 'zone' to remote r:rp from guest port gp, SNAT port sp. */
+static struct ct_session *
+egress(struct ct_table *ct, uint16_t zone, uint32_t r, uint16_t rp, uint16_t gp, uint16_t sp,
+       uint8_t proto, uint8_t state, uint32_t now)
+{
+	struct ct_tuple o = tup(0x0644fea9, r, gp, rp, zone, proto);
+	struct ct_tuple rt = tup(r, 0x010012c6, rp, sp, 0, proto);
+	enum ct_refuse why;
+
+	return ct_insert(ct, &o, &rt, state, now, &why);
+}
+
+/* Every count against a recount from the sessions (what an adopted table would get). */
+static void
+check_counts(struct ct_table *ct)
+{
+	uint32_t *z = malloc(2 * (ct->nzones + 1) * sizeof(*z));
+	uint32_t *e = malloc(CT_EP_BUCKETS * sizeof(*e)), i, bad = 0;
+
+	memcpy(z, ct->zone_cnt, 2 * (ct->nzones + 1) * sizeof(*z));
+	memcpy(e, ct->ep_cnt, CT_EP_BUCKETS * sizeof(*e));
+	ct_recount_zones(ct);
+	for (i = 0; i < 2 * (ct->nzones + 1); i++)
+		bad += z[i] != ct->zone_cnt[i];
+	for (i = 0; i < CT_EP_BUCKETS; i++)
+		bad += e[i] != ct->ep_cnt[i];
+	CHECK_EQ(bad, 0);
+	free(z);
+	free(e);
+}
+
+/* Per-zone and per-endpoint counts through insert, expiry, eviction, delete and flush. */
+static void
+test_zone_counts(void)
+{
+	struct ct_table *ct = ct_create(64, 8, NULL);
+	struct ct_tuple o, rt;
+	enum ct_refuse why;
+	uint32_t i, res = 0x0100a8c6, other = 0x0200a8c6;
+	struct ct_session *s;
+
+	CHECK(ct != NULL);
+	/* Zone 1: 10 UDP flows to one resolver, 5 TCP to another endpoint; zone 2: 3 flows. */
+	for (i = 0; i < 10; i++)
+		CHECK(egress(ct, 1, res, 53, 1000 + i, 30000 + i, IPPROTO_UDP_, CT_UNREPLIED, 100));
+	for (i = 0; i < 5; i++)
+		CHECK(egress(ct, 1, other, 443, 2000 + i, 31000 + i, IPPROTO_TCP_,
+			     CT_TCP_ESTABLISHED, 100));
+	for (i = 0; i < 3; i++)
+		CHECK(egress(ct, 2, res, 53, 1000 + i, 32000 + i, IPPROTO_UDP_, CT_UNREPLIED, 100));
+	CHECK_EQ(ct_zone_opened(ct, 1), 15);
+	CHECK_EQ(ct_zone_opened(ct, 2), 3);
+	CHECK_EQ(ct_zone_inbound(ct, 1), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, res, 53, IPPROTO_UDP_), 10);
+	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 5);
+	CHECK_EQ(ct_ep_count(ct, 2, res, 53, IPPROTO_UDP_), 3);
+	/* Inbound: a world client to zone 3's exposed port. */
+	o = tup(0x0900a8c6, 0x010012c6, 5555, 20000, 0, IPPROTO_TCP_);
+	rt = tup(0x0644fea9, 0x0900a8c6, 80, 5555, 3, IPPROTO_TCP_);
+	CHECK(ct_insert(ct, &o, &rt, CT_TCP_SYN_SENT, 100, &why));
+	CHECK_EQ(ct_zone_inbound(ct, 3), 1);
+	CHECK_EQ(ct_zone_opened(ct, 3), 0);
+	/* Hairpin 1 → 2: opened by 1, inbound for 2, no endpoint count. */
+	o = tup(0x0644fea9, 0x010012c6, 3000, 20001, 1, IPPROTO_TCP_);
+	rt = tup(0x0644fea9, 0x010012c6, 80, 33000, 2, IPPROTO_TCP_);
+	CHECK(ct_insert(ct, &o, &rt, CT_TCP_SYN_SENT, 100, &why));
+	CHECK_EQ(ct_zone_opened(ct, 1), 16);
+	CHECK_EQ(ct_zone_inbound(ct, 2), 1);
+	check_counts(ct);
+	/* Expiry: the unreplied UDP flows go after 30 s, the established TCP ones stay. */
+	ct_expire(ct, 100 + 31, 1000);
+	CHECK_EQ(ct_zone_opened(ct, 1), 6);
+	CHECK_EQ(ct_zone_opened(ct, 2), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, res, 53, IPPROTO_UDP_), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 5);
+	check_counts(ct);
+	/* Eviction: fill the table with zone 4's SYNs; each new one evicts the oldest. */
+	for (i = 0; ct->used < ct->capacity; i++)
+		CHECK(egress(ct, 4, res, 80, 4000 + i, 34000 + i, IPPROTO_TCP_, CT_TCP_SYN_SENT,
+			     140));
+	/* The oldest not-established session is the inbound SYN of zone 3 (t = 100). */
+	CHECK(egress(ct, 5, res, 80, 4000, 40000, IPPROTO_TCP_, CT_TCP_SYN_SENT, 141));
+	CHECK_EQ(ct->cnt.evicted, 1);
+	CHECK_EQ(ct_zone_opened(ct, 5), 1);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
+	CHECK_EQ(ct_zone_opened(ct, 4), i);
+	check_counts(ct);
+	/* Delete one, then flush zone 1 (its hairpin leaves zone 2's inbound count too). */
+	s = egress(ct, 6, other, 443, 9, 45000, IPPROTO_TCP_, CT_TCP_SYN_SENT, 300);
+	CHECK(s);
+	CHECK_EQ(ct_zone_opened(ct, 6), 1);
+	ct_delete(ct, s);
+	CHECK_EQ(ct_zone_opened(ct, 6), 0);
+	CHECK_EQ(ct_ep_count(ct, 6, other, 443, IPPROTO_TCP_), 0);
+	ct_flush_zone(ct, 1);
+	CHECK_EQ(ct_zone_opened(ct, 1), 0);
+	CHECK_EQ(ct_zone_inbound(ct, 2), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 0);
+	check_counts(ct);
+	ct_destroy(ct);
+}
+
 int
 main(void)
 {
+	test_zone_counts();
 	test_seed();
 	test_index_overflow();
 	test_index_fill();

@@ -393,6 +393,81 @@ test_guest_mac(const char *dir)
 	reg_fini(&a);
 }
 
+static uint32_t
+limit_of(json_t *o, const char *group, const char *name)
+{
+	return (uint32_t)json_integer_value(json_object_get(json_object_get(o, group), name));
+}
+
+/* Registration limits: parsed, over the defaults, rendered, kept in the state file. */
+static void
+test_limits(const char *dir)
+{
+	const struct reg_limits def = { .v = { 1000, 2000, 300, 600, 64 } };
+	struct registry a, b;
+	char path[256], err[512];
+	json_t *arr, *o = NULL, *la, *lb;
+
+	snprintf(path, sizeof(path), "%s/limits.json", dir);
+	reg_new(&a);
+	reg_set_default_limits(&a, &def);
+	CHECK_EQ(put(&a, "l1", "{\"iface\":\"tap1\",\"limits\":{\"maxSessions\":10,"
+		     "\"snatPortsPerEndpoint\":0}}"), REG_CREATED);
+	CHECK_EQ(put(&a, "l2", "{\"iface\":\"tap2\"}"), REG_CREATED);
+	CHECK_EQ(put(&a, "l3", "{\"iface\":\"tap3\",\"limits\":{\"maxSession\":1}}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "l3", "{\"iface\":\"tap3\",\"limits\":{\"maxSessions\":-1}}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "l3", "{\"iface\":\"tap3\",\"limits\":{\"maxSessions\":1.5}}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "l3", "{\"iface\":\"tap3\",\"limits\":{\"maxSessions\":"
+		     "1073741825}}"), REG_E_INVALID);
+	CHECK_EQ(put(&a, "l3", "{\"iface\":\"tap3\",\"limits\":[]}"), REG_E_INVALID);
+	CHECK_EQ(reg_get(&a, "l1", &o, err, sizeof(err)), REG_OK);
+	CHECK_EQ(limit_of(o, "limits", "maxSessions"), 10);
+	CHECK_EQ(limit_of(o, "limits", "snatPortsPerEndpoint"), 0);	/* none, as set */
+	CHECK_EQ(limit_of(o, "limits", "newSessionsPerSec"), 300);	/* the default */
+	CHECK_EQ(json_object_size(json_object_get(o, "limitsSet")), 2);
+	json_decref(o);
+	CHECK_EQ(reg_get(&a, "l2", &o, err, sizeof(err)), REG_OK);
+	CHECK_EQ(limit_of(o, "limits", "maxInboundSessions"), 2000);
+	CHECK_EQ(json_object_size(json_object_get(o, "limitsSet")), 0);
+	json_decref(o);
+	/* A PUT without limits keeps them; with limits replaces the set. */
+	CHECK_EQ(put(&a, "l1", "{\"iface\":\"tap1\"}"), REG_OK);
+	CHECK_EQ(reg_get(&a, "l1", &o, err, sizeof(err)), REG_OK);
+	CHECK_EQ(limit_of(o, "limits", "maxSessions"), 10);
+	json_decref(o);
+	CHECK_EQ(put(&a, "l1", "{\"iface\":\"tap1\",\"limits\":{\"newSessionsPerSec\":5}}"),
+		 REG_OK);
+	CHECK_EQ(reg_get(&a, "l1", &o, err, sizeof(err)), REG_OK);
+	CHECK_EQ(limit_of(o, "limits", "maxSessions"), 1000);
+	CHECK_EQ(limit_of(o, "limits", "newSessionsPerSec"), 5);
+	json_decref(o);
+	/* Only the set ones go to the state file, and come back from it. */
+	arr = reg_state(&a);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
+	CHECK(strstr(slurp(path), "\"newSessionsPerSec\": 5") ||
+	      strstr(slurp(path), "\"newSessionsPerSec\":5"));
+	CHECK(strstr(slurp(path), "maxSessions") == NULL);
+	json_decref(arr);
+	la = reg_list(&a);
+	reg_new(&b);
+	reg_set_default_limits(&b, &def);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	reg_attach_pending(&b);
+	lb = reg_list(&b);
+	CHECK(json_equal(la, lb));
+	json_decref(la);
+	json_decref(lb);
+	reg_clear(&b);
+	reg_fini(&b);
+	reg_clear(&a);
+	reg_fini(&a);
+}
+
 int
 main(void)
 {
@@ -404,6 +479,7 @@ main(void)
 	test_restore(dir);
 	test_slots();
 	test_guest_mac(dir);
+	test_limits(dir);
 	{
 		char cmd[128];
 

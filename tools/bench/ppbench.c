@@ -396,10 +396,33 @@ setup(struct dp_ctx *x)
 		perror("calloc");
 		exit(1);
 	}
+	/*
+	 * Every per-sandbox limit on, high enough never to refuse: new sessions pay for the
+	 * checks as on a node with its default limits.
+	 */
+	sh.slot_lim = calloc(opt_nsbx, sizeof(*sh.slot_lim));
+	if (!sh.slot_lim) {
+		perror("calloc");
+		exit(1);
+	}
+	for (s = 0; s < opt_nsbx; s++) {
+		atomic_store(&sh.slot_lim[s].sessions, 1u << 30);
+		atomic_store(&sh.slot_lim[s].inbound, 1u << 30);
+		atomic_store(&sh.slot_lim[s].rate, 1u << 30);
+		atomic_store(&sh.slot_lim[s].burst, 1u << 30);
+		atomic_store(&sh.slot_lim[s].snat, 1u << 30);
+		atomic_store(&sh.slot_lim[s].gen, 1);
+	}
 	memset(x, 0, sizeof(*x));
 	x->cfg = &cfg;
 	x->sh = &sh;
 	x->st = &st;
+	x->bucket = calloc(opt_nsbx, sizeof(*x->bucket));
+	x->slot_st = calloc(opt_nsbx, sizeof(*x->slot_st));
+	if (!x->bucket || !x->slot_st) {
+		perror("calloc");
+		exit(1);
+	}
 	x->now = 100;
 	x->snat_lo = 30000;
 	x->snat_hi = 60999;

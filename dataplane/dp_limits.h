@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Per-sandbox limits at session creation (docs/datapath.md, "Per-sandbox limits"): the
+ * session counts the table keeps per zone, SNAT ports per (sandbox, endpoint), the slot's
+ * token bucket. Included by dp.c only; nothing here runs for an established packet.
+ */
+#ifndef CVS_DP_LIMITS_H
+#define CVS_DP_LIMITS_H
+
+#include "dp.h"
+
+/*
+ * A flow refused by a per-sandbox limit: counted by reason for the node and under the
+ * sandbox. A TCP SYN is dropped like the rest, not answered with a RST: the guest's stack
+ * retries it after its backoff (by then a token or a session may be free, so an honest burst
+ * slows down instead of failing), and a hostile one gets no cheap fail-fast loop from us.
+ */
+static inline void
+dp_refuse(struct dp_ctx *x, uint32_t slot, enum cvs_drop why, enum cvs_pcounter pc,
+	  struct dp_result *r)
+{
+	r->action = DP_DROP;
+	r->drop = (uint8_t)why;
+	x->st->drop[why]++;
+	if (x->slot_st)
+		x->slot_st[slot].c[pc]++;
+}
+
+static inline uint32_t
+dp_lim(const _Atomic uint32_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Take a token of the slot's bucket (worker-owned, refilled by whole seconds of x->now). */
+static inline bool
+dp_bucket_take(struct dp_ctx *x, uint32_t slot, const struct dp_limit *lim)
+{
+	uint32_t rate = dp_lim(&lim->rate), burst = dp_lim(&lim->burst), gen = dp_lim(&lim->gen);
+	struct dp_bucket *b;
+
+	if (!rate || !x->bucket)
+		return true;
+	if (burst < rate)
+		burst = rate;
+	b = &x->bucket[slot];
+	if (b->gen != gen) {
+		/* A sandbox new to the slot (or new limits) starts with a full bucket. */
+		b->gen = gen;
+		b->tokens = burst;
+		b->last = x->now;
+	} else if (x->now != b->last) {
+		uint64_t t = b->tokens + (uint64_t)rate * (uint32_t)(x->now - b->last);
+
+		b->tokens = t > burst ? burst : (uint32_t)t;
+		b->last = x->now;
+	}
+	if (!b->tokens)
+		return false;
+	b->tokens--;
+	return true;
+}
+
+/*
+ * The limits of a sandbox opening a flow (kind: which flow, rt its reply tuple without the
+ * SNAT port yet). Only at session creation: an established packet never comes here.
+ */
+static inline bool
+dp_limits_open(struct dp_ctx *x, uint32_t slot, enum cvs_wcounter kind,
+	       const struct ct_tuple *rt, struct dp_result *r)
+{
+	const struct dp_limit *lim;
+	uint16_t zone = (uint16_t)(slot + 1);
+	uint32_t v;
+
+	if (!x->sh->slot_lim)
+		return true;
+	lim = &x->sh->slot_lim[slot];
+	v = dp_lim(&lim->sessions);
+	if (v && ct_zone_opened(x->ct, zone) >= v) {
+		dp_refuse(x, slot, CVS_DROP_LIMIT_SESSIONS, CVS_PC_LIM_SESSIONS, r);
+		return false;
+	}
+	v = dp_lim(&lim->snat);
+	if (kind == CVS_WC_EGRESS_FLOWS && v &&
+	    ct_ep_count(x->ct, zone, rt->saddr, rt->sport, rt->proto) >= v) {
+		dp_refuse(x, slot, CVS_DROP_LIMIT_SNAT, CVS_PC_LIM_SNAT, r);
+		return false;
+	}
+	/* A hairpin flow is also inbound for the sandbox it goes to. */
+	if (kind == CVS_WC_HAIRPIN_FLOWS && rt->zone && rt->zone <= x->sh->max_sandboxes) {
+		v = dp_lim(&x->sh->slot_lim[rt->zone - 1u].inbound);
+		if (v && ct_zone_inbound(x->ct, rt->zone) >= v) {
+			dp_refuse(x, rt->zone - 1u, CVS_DROP_LIMIT_INBOUND, CVS_PC_LIM_INBOUND, r);
+			return false;
+		}
+	}
+	/* Last: a flow refused for another reason takes no token. */
+	if (!dp_bucket_take(x, slot, lim)) {
+		dp_refuse(x, slot, CVS_DROP_LIMIT_RATE, CVS_PC_LIM_RATE, r);
+		return false;
+	}
+	return true;
+}
+
+/* A world flow towards a sandbox's host port: that sandbox's inbound limit. */
+static inline bool
+dp_limits_inbound(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
+{
+	uint32_t v;
+
+	if (!x->sh->slot_lim || !zone || zone > x->sh->max_sandboxes)
+		return true;
+	v = dp_lim(&x->sh->slot_lim[zone - 1u].inbound);
+	if (v && ct_zone_inbound(x->ct, zone) >= v) {
+		dp_refuse(x, zone - 1u, CVS_DROP_LIMIT_INBOUND, CVS_PC_LIM_INBOUND, r);
+		return false;
+	}
+	return true;
+}
+
+#endif /* CVS_DP_LIMITS_H */

@@ -1,0 +1,162 @@
+#!/bin/bash
+# Per-sandbox limits (issue 15): a hostile sandbox hogs SNAT ports towards one resolver,
+# floods new UDP flows and bursts SYNs, and the world floods its exposed port, while a victim
+# sandbox resolves, opens 20 TCP connections and serves its exposed port. Usage:
+#   test_limits.sh hostile   the victim succeeds every time; the refusals are the hog's
+#   test_limits.sh nolimits  the same hog without the SNAT share: the victim cannot resolve
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HOG=$SRC_DIR/hog.py
+RESOLVER_PORT=5353
+
+bed() { # hog-limits-json, extra cubevs-fp options
+	local hog_limits=$1
+	shift
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_sandbox_server 1 8080
+	tb_sandbox_server 2 8080
+	tb_server "$NS_W" 8000 --name world --udp-echo $RESOLVER_PORT
+	# 512 SNAT ports on one worker: the default share towards one endpoint is 512 / 8 = 64.
+	fp_start --snat-port-range 30000-30511 "$@"
+	eq "$(api PUT /sandboxes/hog "{\"iface\":\"sb1\",\"exposedPorts\":[8080],
+		\"limits\":$hog_limits}" | tail -n1)" 201 ||
+		die "register hog"
+	eq "$(register victim sb2 '[8080]' | tail -n1)" 201 || die "register victim"
+	HP_HOG=$(hostport_of hog 8080)
+	HP_VIC=$(hostport_of victim 8080)
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	# The node's neighbour entry for the world router, as a running node has it: the first
+	# datagrams would otherwise be dropped (no_neighbour) and never meet a limit.
+	nss 1 ping -c 1 -W 2 -q $WORLD_IP >/dev/null
+}
+
+# Wait until the worker has taken every frame sent so far (the counters stop moving).
+settle() {
+	local a b=x n
+	for n in $(seq 50); do
+		a=$(stat_of worker pipeline_packets)
+		[ "$a" = "$b" ] && return 0
+		b=$a
+		sleep 0.2
+	done
+}
+
+sbx_counter() { # sandbox counter
+	api_body GET /stats | python3 -c \
+		"import json,sys; print(json.load(sys.stdin)['sandboxPorts']['$1']['$2'])"
+}
+
+sessions_of() { # sandbox proto: its sessions, every page of /sessions?sandbox=&proto=
+	nsn python3 -c '
+import json, sys, urllib.request
+n, cur = 0, ""
+for _ in range(100):
+    u = "http://%s/sessions?sandbox=%s&proto=%s&limit=1000%s" % (sys.argv[1], sys.argv[2],
+                                                                  sys.argv[3], cur)
+    j = json.load(urllib.request.urlopen(u, timeout=10))
+    n += j["count"]
+    if j["nextCursor"] is None:
+        break
+    cur = "&cursor=%s" % j["nextCursor"]
+print(n)' "$API" "$1" "$2"
+}
+
+limit_of() { # sandbox name
+	api_body GET "/sandboxes/$1" | python3 -c \
+		"import json,sys; print(json.load(sys.stdin)['limits']['$2'])"
+}
+
+case_hostile() {
+	bed '{"maxSessions":400,"maxInboundSessions":50}' --sandbox-new-sessions-per-sec 0
+	check "the hog's overrides are in force" eq "$(limit_of hog maxSessions)" 400
+	check "the victim has the node defaults (SNAT share 512 / 8)" \
+		eq "$(limit_of victim snatPortsPerEndpoint)" 64
+	check "the victim's rate is the flag's (none)" eq "$(limit_of victim newSessionsPerSec)" 0
+	check "the overrides are kept in the state file" python3 -c '
+import json, sys
+recs = json.load(open(sys.argv[1]))["sandboxes"]
+hog = [r for r in recs if r["sandboxID"] == "hog"][0]
+assert hog["limits"] == {"maxSessions": 400, "maxInboundSessions": 50}, hog
+assert "limits" not in [r for r in recs if r["sandboxID"] == "victim"][0]' "$TB_DIR/state.json"
+
+	# The hostile loads, one after another, each bounded, each meeting its own limit first.
+	log "hog: $(nss 1 python3 "$HOG" udp-ports $WORLD_IP $RESOLVER_PORT 1000)"
+	settle
+	# Not every datagram of a burst reaches the worker (the socket's ring overflows on veth):
+	# what holds exactly is what the hog ends up with.
+	check "SNAT-port hog: flows to the resolver beyond its share refused" \
+		test "$(sbx_counter hog limit_snat_ports)" -ge 500
+	check "it holds 64 ports towards the resolver (512 / 8)" eq "$(sessions_of hog udp)" 64
+	log "hog: $(nss 1 python3 "$HOG" udp-flood $WORLD_IP 40000 2000)"
+	settle
+	check "flood of new UDP flows: refused beyond its 400 sessions" \
+		test "$(sbx_counter hog limit_sessions)" -ge 1000
+	check "it holds 400 sessions, no more (UDP, and the ICMP of the first ping)" \
+		eq "$(($(sessions_of hog udp) + $(sessions_of hog icmp)))" 400
+	# New limits for the hog, through a registration update: no session cap, 100 new ones
+	# a second (the bucket starts full for the new limits).
+	eq "$(api PUT /sandboxes/hog '{"iface":"sb1","exposedPorts":[8080],
+		"limits":{"maxSessions":0,"maxInboundSessions":50,"newSessionsPerSec":100,
+		"newSessionsBurst":100}}' | tail -n1)" 200 || die "update hog"
+	check "the update is in force" eq "$(limit_of hog newSessionsPerSec)" 100
+	log "hog: $(nss 1 python3 "$HOG" syn-spread $WORLD_IP 41000 400 1)"
+	settle
+	check "burst of SYNs: refused by its token bucket" \
+		test "$(sbx_counter hog limit_rate)" -ge 200
+	log "world → hog's port: $(nsc python3 "$HOG" syn-burst $NODE_IP $HP_HOG 200 3)"
+	settle
+	check "world flood at the hog's exposed port: refused at its inbound limit" \
+		test "$(sbx_counter hog limit_inbound)" -ge 150
+	check "/sessions?sandbox=hog&proto=tcp: inbound held at 50" \
+		test "$(sessions_of hog tcp)" -ge 50
+
+	# The victim, while the hog's sessions are all still there.
+	local out
+	out=$(nss 2 python3 "$HOG" resolve $WORLD_IP $RESOLVER_PORT 10)
+	check "the victim resolves every time ($out)" eq "$out" "ok=10 failed=0"
+	out=$(nss 2 python3 "$SRC_DIR/client.py" serial $WORLD_IP 8000 20)
+	check "the victim opens 20 TCP connections" python3 -c '
+import sys
+p = sys.argv[1].split()
+assert len(p) == 20 and all(x.isdigit() for x in p), sys.argv[1]' "$out"
+	out=$(nsc python3 "$SRC_DIR/client.py" parallel $NODE_IP $HP_VIC 20)
+	check "the victim serves its exposed port to 20 clients ($out)" eq "$out" "ok=20 failed=0"
+	check "nothing was refused for the victim" python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])["sandboxPorts"]["victim"]
+bad = {k: v for k, v in p.items() if k.startswith("limit_") and v}
+assert not bad, bad' "$(api_body GET /stats)"
+	check "the node counts the refusals by reason too" python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+d, p = s["drops"], s["sandboxPorts"]["hog"]
+for k in ("limit_snat_ports", "limit_rate", "limit_sessions", "limit_inbound"):
+    assert d[k] == p[k] > 0, (k, d[k], p[k])
+assert d["snat_exhausted"] == 0, d["snat_exhausted"]' "$(api_body GET /stats)"
+	check "/metrics has them under the hog's name" contains "$(api_body GET /metrics)" \
+		"cubevs_sandbox_port_limit_snat_ports_total{sandbox=\"hog\"}"
+}
+
+case_nolimits() {
+	bed '{}' --sandbox-snat-ports-per-endpoint 0 --sandbox-new-sessions-per-sec 0
+	log "hog: $(nss 1 python3 "$HOG" udp-ports $WORLD_IP $RESOLVER_PORT 1000)"
+	settle
+	check "the hog holds every SNAT port towards the resolver" \
+		eq "$(sessions_of hog udp)" 512
+	local out
+	out=$(nss 2 python3 "$HOG" resolve $WORLD_IP $RESOLVER_PORT 3)
+	check "without a SNAT share the hog takes every port: the victim cannot resolve ($out)" \
+		eq "$out" "ok=0 failed=3"
+	check "counted as SNAT exhaustion, not as a limit" \
+		test "$(stat_of drops snat_exhausted)" -ge 3
+}
+
+case "${1:-}" in
+hostile) case_hostile ;;
+nolimits) case_nolimits ;;
+*) die "usage: $0 hostile|nolimits" ;;
+esac
+tb_done
