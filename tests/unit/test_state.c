@@ -68,6 +68,28 @@ spit(const char *path, const char *text)
 	fclose(f);
 }
 
+/*
+ * The state file at path, restored into b (fresh, configured by the caller): b then lists
+ * exactly what a lists. Returns how many sandboxes are still unattached.
+ */
+static uint32_t
+restored_equal(struct registry *a, struct registry *b, const char *path)
+{
+	json_t *arr = NULL, *la = reg_list(a), *lb;
+	char err[512];
+	uint32_t left;
+
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(b, arr, err, sizeof(err)), 0);
+	json_decref(arr);
+	left = reg_attach_pending(b);
+	lb = reg_list(b);
+	CHECK(json_equal(la, lb));
+	json_decref(la);
+	json_decref(lb);
+	return left;
+}
+
 static void
 test_file(const char *dir)
 {
@@ -169,7 +191,7 @@ test_restore(const char *dir)
 {
 	struct registry a, b;
 	char path[256], err[512];
-	json_t *arr, *la, *lb, *bad;
+	json_t *arr, *bad;
 	int i;
 
 	snprintf(path, sizeof(path), "%s/reg.json", dir);
@@ -189,17 +211,8 @@ test_restore(const char *dir)
 	arr = reg_state(&a);
 	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
 	json_decref(arr);
-	la = reg_list(&a);
-
 	reg_new(&b);
-	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
-	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
-	json_decref(arr);
-	CHECK_EQ(reg_attach_pending(&b), 0);
-	lb = reg_list(&b);
-	CHECK(json_equal(la, lb));
-	json_decref(la);
-	json_decref(lb);
+	CHECK_EQ(restored_equal(&a, &b, path), 0);
 	/* The restored host ports are taken: a new registration gets another one. */
 	CHECK_EQ(put(&b, "s4", "{\"iface\":\"tap4\",\"exposedPorts\":[1]}"), REG_CREATED);
 	{
@@ -334,7 +347,7 @@ test_guest_mac(const char *dir)
 {
 	struct registry a, b;
 	char path[256], err[512];
-	json_t *arr, *o = NULL, *la, *lb;
+	json_t *arr, *o = NULL;
 
 	snprintf(path, sizeof(path), "%s/mac.json", dir);
 	reg_new(&a);
@@ -367,16 +380,8 @@ test_guest_mac(const char *dir)
 	CHECK(strstr(slurp(path), "02:00:00:00:00:02") != NULL);
 	CHECK(strstr(slurp(path), "20:90:6f") == NULL);	/* the default is not written */
 	json_decref(arr);
-	la = reg_list(&a);
 	reg_new(&b);
-	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
-	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
-	json_decref(arr);
-	reg_attach_pending(&b);
-	lb = reg_list(&b);
-	CHECK(json_equal(la, lb));
-	json_decref(la);
-	json_decref(lb);
+	restored_equal(&a, &b, path);
 	reg_clear(&b);
 	reg_fini(&b);
 	/* A record with a bad MAC fails the restore. */
@@ -406,7 +411,7 @@ test_limits(const char *dir)
 	const struct reg_limits def = { .v = { 1000, 2000, 300, 600, 64 } };
 	struct registry a, b;
 	char path[256], err[512];
-	json_t *arr, *o = NULL, *la, *lb;
+	json_t *arr, *o = NULL;
 
 	snprintf(path, sizeof(path), "%s/limits.json", dir);
 	reg_new(&a);
@@ -451,17 +456,9 @@ test_limits(const char *dir)
 	      strstr(slurp(path), "\"newSessionsPerSec\":5"));
 	CHECK(strstr(slurp(path), "maxSessions") == NULL);
 	json_decref(arr);
-	la = reg_list(&a);
 	reg_new(&b);
 	reg_set_default_limits(&b, &def);
-	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
-	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), 0);
-	json_decref(arr);
-	reg_attach_pending(&b);
-	lb = reg_list(&b);
-	CHECK(json_equal(la, lb));
-	json_decref(la);
-	json_decref(lb);
+	restored_equal(&a, &b, path);
 	reg_clear(&b);
 	reg_fini(&b);
 	reg_clear(&a);
