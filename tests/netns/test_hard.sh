@@ -317,8 +317,11 @@ case_soak() {
 	tb_bg ip netns exec "$NS_W" python3 "$SRC_DIR/sbxserver.py" --name world --port 8000 \
 		--udp-echo 5353
 	sleep 0.5
-	fp_start "${HARD_OPTS[@]}" --test-clock --max-sessions 4096
-	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	# The 4096-session table makes the default inbound share of a sandbox 1024, and the five
+	# connections per round leave about 1,200 TIME_WAIT sessions of s1 at once: the soak is
+	# about churn and leaks, the limits have their own tests (test_limits.sh).
+	fp_start "${HARD_OPTS[@]}" --test-clock --max-sessions 4096 --sandbox-max-inbound 0
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1""
 	eq "$(register s2 sb2 '[8080]' | tail -n1)" 201 || die "register s2"
 	local hp1 hp2 end rss0 rss1 rounds=0 errs=0 reg=0 t0
 	hp1=$(hostport_of s1 8080)
