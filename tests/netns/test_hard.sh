@@ -321,7 +321,7 @@ case_soak() {
 	# connections per round leave about 1,200 TIME_WAIT sessions of s1 at once: the soak is
 	# about churn and leaks, the limits have their own tests (test_limits.sh).
 	fp_start "${HARD_OPTS[@]}" --test-clock --max-sessions 4096 --sandbox-max-inbound 0
-	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1""
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[8080]' | tail -n1)" 201 || die "register s2"
 	local hp1 hp2 end rss0 rss1 rounds=0 errs=0 reg=0 t0
 	hp1=$(hostport_of s1 8080)
