@@ -391,21 +391,37 @@ ct_zone_del(struct ct_table *ct, uint32_t idx, int d)
 	l->prev = l->next = CT_NIL;
 }
 
-/* Count a session in (delta 1) or out of (delta -1) the per-zone and per-endpoint counts. */
+/* The per-zone session counts of a session (live ones only, see ct_class_live()). */
+static void
+ct_account_zones(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
+{
+	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
+
+	if (z0 && z0 <= ct->nzones)
+		ct->zone_cnt[2u * z0] += delta;
+	if (z1 && z1 <= ct->nzones && z1 != z0)
+		ct->zone_cnt[2u * z1 + 1] += delta;
+}
+
+/*
+ * Count a session in (delta 1) or out of (delta -1) the per-zone and per-endpoint counts.
+ * The endpoint count holds every session, closed ones too: their SNAT port stays taken until
+ * the session is gone.
+ */
 static void
 ct_account(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
 {
 	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
 
-	if (z0 && z0 <= ct->nzones) {
-		ct->zone_cnt[2u * z0] += delta;
-		/* Egress: the reply tuple is the world's, from the remote endpoint. */
-		if (z1 == 0)
-			ct->ep_cnt[ct_ep_bucket(ct, z0, s->t[1].saddr, s->t[1].sport,
-						s->t[1].proto)] += delta;
-	}
-	if (z1 && z1 <= ct->nzones && z1 != z0)
-		ct->zone_cnt[2u * z1 + 1] += delta;
+	if (ct_class_live(s->cls))
+		ct_account_zones(ct, s, delta);
+	/*
+	 * Egress (z1 0: the world's remote endpoint) and hairpin (z1 a sandbox, its exposed
+	 * port): the flows with a SNAT port. Towards the host (CVS_ZONE_HOST) there is none.
+	 */
+	if (z0 && z0 <= ct->nzones && z1 <= ct->nzones)
+		ct->ep_cnt[ct_ep_bucket(ct, z0, z1, s->t[1].saddr, s->t[1].sport,
+					s->t[1].proto)] += delta;
 }
 
 void
@@ -551,9 +567,13 @@ void
 ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c)
 {
 	uint32_t idx = ct_index(ct, s);
+	bool was = ct_class_live(s->cls), live = ct_class_live(c);
 
 	ct_lru_remove(ct, idx);
 	ct_lru_append(ct, idx, c);
+	/* Closing leaves the zone counts, a revived session (a SYN on TIME_WAIT) comes back. */
+	if (was != live)
+		ct_account_zones(ct, s, live ? 1 : UINT32_MAX);
 }
 
 uint32_t

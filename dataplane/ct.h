@@ -467,10 +467,23 @@ void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
 bool ct_class_established(enum ct_class c);
 
 /*
- * Per-zone session counts for the per-sandbox limits, kept by insert and delete (so every
- * removal path, expiry, eviction, flush, counts). A session is counted once for the zone of
- * t[0] as opened by it (egress, hairpin from it) and once for the zone of t[1] as opened
- * towards it (exposed port, hairpin to it, host to it), the second only when the zones differ.
+ * Whether a session of class c is live for the per-zone counts: not TIME_WAIT or CLOSE. A
+ * closed TCP session only waits out its timeout; counted, a sandbox serving short connections
+ * would meet its limit from its own closed ones (65,536 at 120 s of TIME_WAIT: ~540 conn/s).
+ */
+static inline bool
+ct_class_live(unsigned int c)
+{
+	return c != CT_C_TCP_TIME_WAIT && c != CT_C_TCP_CLOSE;
+}
+
+/*
+ * Per-zone counts of live sessions for the per-sandbox limits, kept by insert, delete (so
+ * every removal path, expiry, eviction, flush, counts) and by the class moves of
+ * ct_touch_move() that enter or leave TIME_WAIT/CLOSE. A session is counted once for the
+ * zone of t[0] as opened by it (egress, hairpin from it) and once for the zone of t[1] as
+ * opened towards it (exposed port, hairpin to it, host to it), the second only when the
+ * zones differ.
  */
 static inline uint32_t
 ct_zone_opened(const struct ct_table *ct, uint16_t zone)
@@ -487,31 +500,34 @@ ct_zone_inbound(const struct ct_table *ct, uint16_t zone)
 /*
  * SNAT ports in use by one zone towards one remote endpoint, counted in CT_EP_BUCKETS hashed
  * counters without keys: two (zone, endpoint) pairs that share a bucket add up, so a count
- * can be high (never low). For ICMP the endpoint is the address alone (the port is the id).
+ * can be high (never low). The endpoint is (rzone, address, port, protocol) of the reply
+ * tuple: rzone 0 for the world, a sandbox's zone for a hairpin to its exposed port (every
+ * sandbox has the one guest address). For ICMP the port is the id, not part of the endpoint.
  */
 #define CT_EP_BUCKETS	32768u
 
 static inline uint32_t
-ct_ep_bucket(const struct ct_table *ct, uint16_t zone, uint32_t raddr, uint16_t rport,
-	     uint8_t proto)
+ct_ep_bucket(const struct ct_table *ct, uint16_t zone, uint16_t rzone, uint32_t raddr,
+	     uint16_t rport, uint8_t proto)
 {
 	uint64_t h = ((uint64_t)raddr << 32 | (uint32_t)(proto == IPPROTO_ICMP_ ? 0 : rport) << 16 |
 		      zone) ^ ct->seed;
 
-	h = (h ^ (h >> 33) ^ proto) * 0xff51afd7ed558ccdull;
+	h = (h ^ (h >> 33) ^ proto ^ (uint64_t)rzone << 8) * 0xff51afd7ed558ccdull;
 	return (uint32_t)(h >> 40) & (CT_EP_BUCKETS - 1);
 }
 
 static inline uint32_t
-ct_ep_count(const struct ct_table *ct, uint16_t zone, uint32_t raddr, uint16_t rport,
-	    uint8_t proto)
+ct_ep_count(const struct ct_table *ct, uint16_t zone, uint16_t rzone, uint32_t raddr,
+	    uint16_t rport, uint8_t proto)
 {
-	return ct->ep_cnt[ct_ep_bucket(ct, zone, raddr, rport, proto)];
+	return ct->ep_cnt[ct_ep_bucket(ct, zone, rzone, raddr, rport, proto)];
 }
 
 /*
  * Rebuild the zone and endpoint counts from the sessions (a table adopted from another
- * process). One pass over the used part of the table, no lookups.
+ * process) by the same rule: zones count live sessions by their class, endpoints all. One
+ * pass over the used part of the table, no lookups.
  */
 void ct_recount_zones(struct ct_table *ct);
 /*

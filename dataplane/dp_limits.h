@@ -61,6 +61,32 @@ dp_bucket_take(struct dp_ctx *x, uint32_t slot, const struct dp_limit *lim)
 	return true;
 }
 
+/* The inbound limit of the sandbox of 'zone' (a flow towards it); true when under it. */
+static inline bool
+dp_inbound_ok(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
+{
+	uint32_t v;
+
+	if (!x->sh->slot_lim || !zone || zone > x->sh->max_sandboxes)
+		return true;
+	v = dp_lim(&x->sh->slot_lim[zone - 1u].inbound);
+	if (v && ct_zone_inbound(x->ct, zone) >= v) {
+		dp_refuse(x, zone - 1u, CVS_DROP_LIMIT_INBOUND, CVS_PC_LIM_INBOUND, r);
+		return false;
+	}
+	return true;
+}
+
+/* Take a token of the bucket of 'slot' or refuse the flow under that sandbox. */
+static inline bool
+dp_rate_ok(struct dp_ctx *x, uint32_t slot, struct dp_result *r)
+{
+	if (dp_bucket_take(x, slot, &x->sh->slot_lim[slot]))
+		return true;
+	dp_refuse(x, slot, CVS_DROP_LIMIT_RATE, CVS_PC_LIM_RATE, r);
+	return false;
+}
+
 /*
  * The limits of a sandbox opening a flow (kind: which flow, rt its reply tuple without the
  * SNAT port yet). Only at session creation: an established packet never comes here.
@@ -81,42 +107,41 @@ dp_limits_open(struct dp_ctx *x, uint32_t slot, enum cvs_wcounter kind,
 		dp_refuse(x, slot, CVS_DROP_LIMIT_SESSIONS, CVS_PC_LIM_SESSIONS, r);
 		return false;
 	}
+	/* Egress and hairpin take a SNAT port towards rt's endpoint (rt->zone: whose). */
 	v = dp_lim(&lim->snat);
-	if (kind == CVS_WC_EGRESS_FLOWS && v &&
-	    ct_ep_count(x->ct, zone, rt->saddr, rt->sport, rt->proto) >= v) {
+	if (v && kind != CVS_WC_HOST_FLOWS &&
+	    ct_ep_count(x->ct, zone, rt->zone, rt->saddr, rt->sport, rt->proto) >= v) {
 		dp_refuse(x, slot, CVS_DROP_LIMIT_SNAT, CVS_PC_LIM_SNAT, r);
 		return false;
 	}
 	/* A hairpin flow is also inbound for the sandbox it goes to. */
-	if (kind == CVS_WC_HAIRPIN_FLOWS && rt->zone && rt->zone <= x->sh->max_sandboxes) {
-		v = dp_lim(&x->sh->slot_lim[rt->zone - 1u].inbound);
-		if (v && ct_zone_inbound(x->ct, rt->zone) >= v) {
-			dp_refuse(x, rt->zone - 1u, CVS_DROP_LIMIT_INBOUND, CVS_PC_LIM_INBOUND, r);
-			return false;
-		}
-	}
-	/* Last: a flow refused for another reason takes no token. */
-	if (!dp_bucket_take(x, slot, lim)) {
-		dp_refuse(x, slot, CVS_DROP_LIMIT_RATE, CVS_PC_LIM_RATE, r);
+	if (kind == CVS_WC_HAIRPIN_FLOWS && !dp_inbound_ok(x, rt->zone, r))
 		return false;
-	}
-	return true;
+	/* Last: a flow refused for another reason takes no token. */
+	return dp_rate_ok(x, slot, r);
 }
 
 /* A world flow towards a sandbox's host port: that sandbox's inbound limit. */
 static inline bool
 dp_limits_inbound(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
 {
-	uint32_t v;
+	return dp_inbound_ok(x, zone, r);
+}
 
+/*
+ * A flow from the host through cube-dev towards the sandbox of 'zone': its inbound limit, as
+ * for any flow towards it, and its token bucket, so that a host process opening flows in a
+ * loop cannot take the worker's time for new flows from the other sandboxes. World flows take
+ * no token (a flood at an exposed port would stop the sandbox's own flows); the host is the
+ * node's own, opening flows to a sandbox for it (its agent, its gateway), so they share its
+ * budget.
+ */
+static inline bool
+dp_limits_host(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
+{
 	if (!x->sh->slot_lim || !zone || zone > x->sh->max_sandboxes)
 		return true;
-	v = dp_lim(&x->sh->slot_lim[zone - 1u].inbound);
-	if (v && ct_zone_inbound(x->ct, zone) >= v) {
-		dp_refuse(x, zone - 1u, CVS_DROP_LIMIT_INBOUND, CVS_PC_LIM_INBOUND, r);
-		return false;
-	}
-	return true;
+	return dp_inbound_ok(x, zone, r) && dp_rate_ok(x, zone - 1u, r);
 }
 
 #endif /* CVS_DP_LIMITS_H */

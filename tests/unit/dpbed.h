@@ -33,6 +33,10 @@ struct dpbed {
 	struct dp_policy pol_b;
 	struct dp_nh_reqs nhreq;
 	struct cvs_stats st;
+	/* Per-sandbox limits (all 0: none) and what they refuse, by slot. */
+	struct dp_limit lim[BED_SLOTS];
+	struct dp_bucket bucket[BED_SLOTS];
+	struct cvs_port_stats pst[BED_SLOTS];
 	struct dp_ctx x;
 	uint32_t capacity;
 	uint32_t base_sessions;	/* sessions after the preload */
@@ -114,6 +118,7 @@ bed_init(struct dpbed *b, uint32_t capacity)
 	b->sh->ip2slot = b->ip2slot;
 	b->sh->ip2slot_size = 64;
 	b->sh->max_sandboxes = BED_SLOTS;
+	b->sh->slot_lim = b->lim;
 	b->pol_b.internet = true;
 	b->pol_b.ndeny = 1;
 	b->pol_b.deny[0].net = ip4("198.19.0.0");
@@ -121,6 +126,8 @@ bed_init(struct dpbed *b, uint32_t capacity)
 	b->x.cfg = c;
 	b->x.sh = b->sh;
 	b->x.st = &b->st;
+	b->x.slot_st = b->pst;
+	b->x.bucket = b->bucket;
 	b->x.nhreq = &b->nhreq;
 	/* One worker: it owns the whole SNAT range. */
 	b->x.snat_lo = c->snat_lo;
@@ -153,14 +160,12 @@ bed_send(struct dpbed *b, int port, uint8_t proto, uint32_t s, uint32_t d, uint1
 }
 
 /*
- * Fresh table and the preloaded flows. Returns 0, or the number of the preload step that did
- * not do what it should (a bug in the pipeline, not in the input).
+ * A fresh empty table, counters and limits cleared, sandboxes A and B alive with their host
+ * ports, the next hops, the clock at 1000. Returns 0, or 1 when the table cannot be made.
  */
 static inline int
-bed_reset(struct dpbed *b)
+bed_table(struct dpbed *b)
 {
-	const struct dp_cfg *c = &b->cfg;
-	uint8_t f[256];
 	int i;
 
 	ct_destroy(b->x.ct);
@@ -168,6 +173,9 @@ bed_reset(struct dpbed *b)
 	if (!b->x.ct)
 		return 1;
 	memset(&b->st, 0, sizeof(b->st));
+	memset(b->lim, 0, sizeof(b->lim));
+	memset(b->bucket, 0, sizeof(b->bucket));
+	memset(b->pst, 0, sizeof(b->pst));
 	memset(b->sh->hostport, 0, sizeof(b->sh->hostport));
 	dp_nh_clear(&b->sh->nh);
 	atomic_store(&b->nhreq.head, 0);
@@ -193,7 +201,21 @@ bed_reset(struct dpbed *b)
 	dp_nh_store(&b->sh->nh, b->client, bed_client_mac);
 	b->x.now = 1000;
 	b->x.snat_cursor = 1;
+	return 0;
+}
 
+/*
+ * Fresh table and the preloaded flows. Returns 0, or the number of the preload step that did
+ * not do what it should (a bug in the pipeline, not in the input).
+ */
+static inline int
+bed_reset(struct dpbed *b)
+{
+	const struct dp_cfg *c = &b->cfg;
+	uint8_t f[256];
+
+	if (bed_table(b))
+		return 1;
 	/* Exposed port, established: SYN, SYN+ACK, ACK. */
 	b->exp_sport = 40000;
 	if (bed_send(b, 0, IPPROTO_TCP_, b->client, c->node_ip, 40000, BED_HP_A, TCPF_SYN, 0,

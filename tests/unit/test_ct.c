@@ -522,28 +522,30 @@ test_zone_counts(void)
 	CHECK_EQ(ct_zone_opened(ct, 1), 15);
 	CHECK_EQ(ct_zone_opened(ct, 2), 3);
 	CHECK_EQ(ct_zone_inbound(ct, 1), 0);
-	CHECK_EQ(ct_ep_count(ct, 1, res, 53, IPPROTO_UDP_), 10);
-	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 5);
-	CHECK_EQ(ct_ep_count(ct, 2, res, 53, IPPROTO_UDP_), 3);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, res, 53, IPPROTO_UDP_), 10);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, other, 443, IPPROTO_TCP_), 5);
+	CHECK_EQ(ct_ep_count(ct, 2, 0, res, 53, IPPROTO_UDP_), 3);
 	/* Inbound: a world client to zone 3's exposed port. */
 	o = tup(0x0900a8c6, 0x010012c6, 5555, 20000, 0, IPPROTO_TCP_);
 	rt = tup(0x0644fea9, 0x0900a8c6, 80, 5555, 3, IPPROTO_TCP_);
 	CHECK(ct_insert(ct, &o, &rt, CT_TCP_SYN_SENT, 100, &why));
 	CHECK_EQ(ct_zone_inbound(ct, 3), 1);
 	CHECK_EQ(ct_zone_opened(ct, 3), 0);
-	/* Hairpin 1 → 2: opened by 1, inbound for 2, no endpoint count. */
+	/* Hairpin 1 → 2: opened by 1, inbound for 2, a SNAT port towards 2's port 80. */
 	o = tup(0x0644fea9, 0x010012c6, 3000, 20001, 1, IPPROTO_TCP_);
 	rt = tup(0x0644fea9, 0x010012c6, 80, 33000, 2, IPPROTO_TCP_);
 	CHECK(ct_insert(ct, &o, &rt, CT_TCP_SYN_SENT, 100, &why));
 	CHECK_EQ(ct_zone_opened(ct, 1), 16);
 	CHECK_EQ(ct_zone_inbound(ct, 2), 1);
+	CHECK_EQ(ct_ep_count(ct, 1, 2, 0x0644fea9, 80, IPPROTO_TCP_), 1);
+	CHECK_EQ(ct_ep_count(ct, 1, 3, 0x0644fea9, 80, IPPROTO_TCP_), 0);
 	check_counts(ct);
 	/* Expiry: the unreplied UDP flows go after 30 s, the established TCP ones stay. */
 	ct_expire(ct, 100 + 31, 1000);
 	CHECK_EQ(ct_zone_opened(ct, 1), 6);
 	CHECK_EQ(ct_zone_opened(ct, 2), 0);
-	CHECK_EQ(ct_ep_count(ct, 1, res, 53, IPPROTO_UDP_), 0);
-	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 5);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, res, 53, IPPROTO_UDP_), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, other, 443, IPPROTO_TCP_), 5);
 	check_counts(ct);
 	/* Eviction: fill the table with zone 4's SYNs; each new one evicts the oldest. */
 	for (i = 0; ct->used < ct->capacity; i++)
@@ -562,11 +564,88 @@ test_zone_counts(void)
 	CHECK_EQ(ct_zone_opened(ct, 6), 1);
 	ct_delete(ct, s);
 	CHECK_EQ(ct_zone_opened(ct, 6), 0);
-	CHECK_EQ(ct_ep_count(ct, 6, other, 443, IPPROTO_TCP_), 0);
+	CHECK_EQ(ct_ep_count(ct, 6, 0, other, 443, IPPROTO_TCP_), 0);
 	ct_flush_zone(ct, 1);
 	CHECK_EQ(ct_zone_opened(ct, 1), 0);
 	CHECK_EQ(ct_zone_inbound(ct, 2), 0);
-	CHECK_EQ(ct_ep_count(ct, 1, other, 443, IPPROTO_TCP_), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, other, 443, IPPROTO_TCP_), 0);
+	check_counts(ct);
+	ct_destroy(ct);
+}
+
+/* A world client's session towards zone 3's exposed port, in 'state'. */
+static struct ct_session *
+inbound(struct ct_table *ct, uint16_t cport, uint8_t state, uint32_t now)
+{
+	struct ct_tuple o = tup(0x0900a8c6, 0x010012c6, cport, 20000, 0, IPPROTO_TCP_);
+	struct ct_tuple rt = tup(0x0644fea9, 0x0900a8c6, 80, cport, 3, IPPROTO_TCP_);
+	enum ct_refuse why;
+
+	return ct_insert(ct, &o, &rt, state, now, &why);
+}
+
+/*
+ * Closed sessions (TIME_WAIT, CLOSE) leave the zone counts when they close, not again when
+ * they expire or are evicted, and come back when revived; the endpoint count keeps them
+ * (their SNAT port is still taken). A recount gives the same at every step.
+ */
+static void
+test_closed_counts(void)
+{
+	struct ct_table *ct = ct_create(16, 8, NULL);
+	uint32_t res = 0x0100a8c6, i;
+	struct ct_session *s, *e;
+
+	CHECK(ct != NULL);
+	s = inbound(ct, 5000, CT_TCP_SYN_SENT, 100);
+	CHECK(s);
+	ct_touch(ct, s, CT_TCP_ESTABLISHED, 101);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 1);
+	ct_touch(ct, s, CT_TCP_FIN_WAIT, 102);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 1);
+	ct_touch(ct, s, CT_TCP_TIME_WAIT, 103);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
+	check_counts(ct);
+	/* Packets on the closed session keep it out; a SYN revives it. */
+	ct_touch(ct, s, CT_TCP_TIME_WAIT, 104);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
+	ct_touch(ct, s, CT_TCP_SYN_SENT, 105);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 1);
+	check_counts(ct);
+	ct_touch(ct, s, CT_TCP_CLOSE, 106);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
+	/* Egress of zone 1 closing: out of the zone count, still on its endpoint. */
+	e = egress(ct, 1, res, 443, 1000, 30000, IPPROTO_TCP_, CT_TCP_ESTABLISHED, 106);
+	CHECK(e);
+	ct_touch(ct, e, CT_TCP_TIME_WAIT, 107);
+	CHECK_EQ(ct_zone_opened(ct, 1), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, res, 443, IPPROTO_TCP_), 1);
+	check_counts(ct);
+	/* Expiry of the closed ones: nothing goes below zero. */
+	ct_expire(ct, 106 + 10, 100);
+	CHECK_EQ(ct->used, 1);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
+	ct_expire(ct, 107 + 120, 100);
+	CHECK_EQ(ct->used, 0);
+	CHECK_EQ(ct_zone_opened(ct, 1), 0);
+	CHECK_EQ(ct_ep_count(ct, 1, 0, res, 443, IPPROTO_TCP_), 0);
+	check_counts(ct);
+	/* Eviction: a table full of closed and live sessions; evicted closed ones count once. */
+	for (i = 0; i < ct->capacity; i++) {
+		s = inbound(ct, (uint16_t)(6000 + i), CT_TCP_SYN_SENT, 300 + i);
+		CHECK(s);
+		if (s && i % 2 == 0)
+			ct_touch(ct, s, CT_TCP_TIME_WAIT, 300 + i);
+	}
+	CHECK_EQ(ct_zone_inbound(ct, 3), ct->capacity / 2);
+	for (i = 0; i < 4; i++)
+		CHECK(inbound(ct, (uint16_t)(7000 + i), CT_TCP_SYN_SENT, 320));
+	CHECK_EQ(ct->cnt.evicted, 4);
+	/* The four oldest went: two closed, two live (SYN_SENT), four live came. */
+	CHECK_EQ(ct_zone_inbound(ct, 3), ct->capacity / 2 + 2);
+	check_counts(ct);
+	ct_flush_zone(ct, 3);
+	CHECK_EQ(ct_zone_inbound(ct, 3), 0);
 	check_counts(ct);
 	ct_destroy(ct);
 }
@@ -575,6 +654,7 @@ int
 main(void)
 {
 	test_zone_counts();
+	test_closed_counts();
 	test_seed();
 	test_index_overflow();
 	test_index_fill();

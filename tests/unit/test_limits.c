@@ -1,79 +1,34 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Per-sandbox limits in the pipeline: the token bucket, the session limit, SNAT ports towards
- * one endpoint and the inbound limit refuse the sandbox over its limit (counted by reason and
- * under its slot) while another sandbox opens the same flows.
+ * Per-sandbox limits in the pipeline (on the shared bed, dpbed.h): the token bucket, the
+ * session limit, SNAT ports towards one endpoint (egress and hairpin), the inbound limit
+ * (world, hairpin and host flows) refuse the sandbox over its limit, counted by reason and
+ * under its slot, while another sandbox opens the same flows. Closed sessions do not count.
  */
 #include "t.h"
-#include "pktgen.h"
-#include "dp.h"
+#include "dpbed.h"
 
 #define HOG	3
 #define VICTIM	4
+#define OTHER	5
 
-static struct dp_cfg cfg;
-static struct dp_shared sh;
-static _Atomic uint8_t alive[8];
-static _Atomic(const struct dp_policy *) pols[8];
-static _Atomic uint16_t polver[8];
-static _Atomic uint32_t slot_ip[8];
-static _Atomic uint64_t slot_mac[8];
-static _Atomic uint16_t ip2slot[64];
-static struct dp_limit lim[8];
-static struct dp_bucket bucket[8];
-static struct cvs_port_stats pst[8];
-static struct cvs_stats st;
-static struct dp_ctx x;
+static struct dpbed b;
 
-static void
-setup(void)
-{
-	static const uint8_t gm[6] = { 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc };
-	static const uint8_t gw[6] = { 0x20, 0x90, 0x6f, 0xcf, 0xcf, 0xcf };
-	static const uint8_t nh[6] = { 2, 0, 0, 0, 0, 0xfe };
-
-	cfg.node_ip = ip4("198.18.0.1");
-	cfg.guest_ip = ip4("169.254.68.6");
-	cfg.gw_ip = ip4("169.254.68.5");
-	cfg.world_net = ip4("198.18.0.0");
-	cfg.world_mask = ip4("255.255.255.0");
-	memcpy(cfg.guest_mac, gm, 6);
-	memcpy(cfg.gw_mac, gw, 6);
-	sh.slot_alive = alive;
-	sh.policy = pols;
-	sh.policy_ver = polver;
-	sh.slot_ip = slot_ip;
-	sh.slot_mac = slot_mac;
-	sh.slot_lim = lim;
-	sh.ip2slot = ip2slot;
-	sh.ip2slot_size = 64;
-	sh.max_sandboxes = 8;
-	for (int i = 0; i < 8; i++) {
-		atomic_store(&slot_mac[i], dp_mac_pack(gm));
-		atomic_store(&alive[i], 1);
-	}
-	atomic_store(&sh.hostport[20005], dp_hostport_entry(HOG, 8080));
-	atomic_store(&sh.hostport[20006], dp_hostport_entry(VICTIM, 8080));
-	dp_nh_store(&sh.nh, 0, nh);
-	x.cfg = &cfg;
-	x.sh = &sh;
-	x.st = &st;
-	x.slot_st = pst;
-	x.bucket = bucket;
-	x.snat_lo = 40000;
-	x.snat_hi = 40255;
-}
-
+/* An empty table; the hog exposes 8080 on BED_HP_A, the victim on BED_HP_B. */
 static void
 fresh(void)
 {
-	ct_destroy(x.ct);
-	x.ct = ct_create(4096, 8, NULL);
-	memset(&st, 0, sizeof(st));
-	memset(pst, 0, sizeof(pst));
-	memset(bucket, 0, sizeof(bucket));
-	memset(lim, 0, sizeof(lim));
-	x.now = 100;
+	CHECK_EQ(bed_table(&b), 0);
+	for (uint32_t i = HOG; i <= OTHER; i++) {
+		atomic_store(&b.alive[i], 1);
+		atomic_store(&b.slot_ip[i], htonl(ntohl(b.cfg.sbx_net) + i + 1));
+		atomic_store(&b.ip2slot[i + 1], (uint16_t)(i + 1));
+	}
+	atomic_store(&b.sh->hostport[BED_HP_A], dp_hostport_entry(HOG, 8080));
+	atomic_store(&b.sh->hostport[BED_HP_B], dp_hostport_entry(VICTIM, 8080));
+	b.x.snat_lo = 40000;
+	b.x.snat_hi = 40255;
+	b.x.now = 100;
 }
 
 static void
@@ -81,27 +36,69 @@ set_limits(uint32_t slot, uint32_t sessions, uint32_t inbound, uint32_t rate, ui
 	   uint32_t snat)
 {
 	static uint32_t gen;
+	struct dp_limit *l = &b.lim[slot];
 
-	atomic_store(&lim[slot].sessions, sessions);
-	atomic_store(&lim[slot].inbound, inbound);
-	atomic_store(&lim[slot].rate, rate);
-	atomic_store(&lim[slot].burst, burst);
-	atomic_store(&lim[slot].snat, snat);
-	atomic_store(&lim[slot].gen, ++gen);
+	atomic_store(&l->sessions, sessions);
+	atomic_store(&l->inbound, inbound);
+	atomic_store(&l->rate, rate);
+	atomic_store(&l->burst, burst);
+	atomic_store(&l->snat, snat);
+	atomic_store(&l->gen, ++gen);
 }
 
-/* A new flow from a guest; returns the action (r.drop says why when dropped). */
+/*
+ * One TCP segment through the port of 'slot' (-1: the world, -2: cube-dev) with chosen
+ * sequence and ack numbers; returns the action (r->drop says why when dropped).
+ */
+static int
+seg(int slot, uint32_t s, uint32_t d, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
+    uint32_t ack, struct dp_result *r)
+{
+	uint8_t f[256];
+	struct tcp_hdr *th = (struct tcp_hdr *)(f + 34);
+	uint32_t n = build_frame(f, IPPROTO_TCP_, s, d, htons(sp), htons(dp), flags, 0);
+
+	th->seq = htonl(seq);
+	th->ack = htonl(ack);
+	th->check = 0;
+	th->check = l4_csum(f + 14);
+	memset(r, 0, sizeof(*r));
+	if (slot == -1)
+		dp_world_rx(&b.x, f, n, r);
+	else if (slot == -2)
+		dp_host_rx(&b.x, f, n, r);
+	else
+		dp_sandbox_rx(&b.x, (uint32_t)slot, f, n, r);
+	return r->action;
+}
+
+/* A new flow from a guest; returns the action. */
 static int
 open_from(uint32_t slot, uint8_t proto, const char *dst, uint16_t gport, uint16_t dport,
 	  struct dp_result *r)
 {
 	uint8_t f[256];
-	uint32_t n = build_frame(f, proto, cfg.guest_ip, ip4(dst), htons(gport), htons(dport),
+	uint32_t n = build_frame(f, proto, b.cfg.guest_ip, ip4(dst), htons(gport), htons(dport),
 				 proto == IPPROTO_TCP_ ? TCPF_SYN : 0, 0);
 
 	memset(r, 0, sizeof(*r));
-	dp_sandbox_rx(&x, slot, f, n, r);
+	dp_sandbox_rx(&b.x, slot, f, n, r);
 	return r->action;
+}
+
+/* n new flows of 'slot' that must pass, then one that is refused for 'why'. */
+static void
+upto(uint32_t slot, uint8_t proto, const char *dst, uint16_t dport, int n, uint16_t *port,
+     enum cvs_drop why)
+{
+	struct dp_result r;
+	int ok = 0;
+
+	for (int i = 0; i < n; i++)
+		ok += open_from(slot, proto, dst, (*port)++, dport, &r) == DP_TO_WORLD;
+	CHECK_EQ(ok, n);
+	CHECK_EQ(open_from(slot, proto, dst, (*port)++, dport, &r), DP_DROP);
+	CHECK_EQ(r.drop, why);
 }
 
 /* The bucket: a burst, then 'rate' a second of the worker clock, never more than the burst. */
@@ -114,28 +111,18 @@ test_bucket(void)
 
 	fresh();
 	set_limits(HOG, 0, 0, 5, 20, 0);
-	for (i = 0; i < 20; i++)
-		CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.1.1", p++, 53, &r), DP_TO_WORLD);
-	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.1.1", p++, 53, &r), DP_DROP);
-	CHECK_EQ(r.drop, CVS_DROP_LIMIT_RATE);
+	upto(HOG, IPPROTO_UDP_, "198.19.1.1", 53, 20, &p, CVS_DROP_LIMIT_RATE);
 	/* The victim has its own bucket, no limits at all here. */
 	for (i = 0; i < 50; i++)
 		CHECK_EQ(open_from(VICTIM, IPPROTO_UDP_, "198.19.1.1", p++, 53, &r), DP_TO_WORLD);
-	/* One second: five tokens. */
-	x.now++;
-	for (i = 0; i < 5; i++)
-		CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.1.2", p++, 80, &r), DP_TO_WORLD);
-	CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.1.2", p++, 80, &r), DP_DROP);
-	CHECK_EQ(r.drop, CVS_DROP_LIMIT_RATE);
-	/* A long pause refills to the burst, not beyond. */
-	x.now += 1000;
-	for (i = 0; i < 20; i++)
-		CHECK_EQ(open_from(HOG, IPPROTO_ICMP_, "198.19.1.3", p++, 0, &r), DP_TO_WORLD);
-	CHECK_EQ(open_from(HOG, IPPROTO_ICMP_, "198.19.1.3", p++, 0, &r), DP_DROP);
-	CHECK_EQ(r.drop, CVS_DROP_LIMIT_RATE);
-	CHECK_EQ(st.drop[CVS_DROP_LIMIT_RATE], 3);
-	CHECK_EQ(pst[HOG].c[CVS_PC_LIM_RATE], 3);
-	CHECK_EQ(pst[VICTIM].c[CVS_PC_LIM_RATE], 0);
+	/* One second: five tokens. A long pause refills to the burst, not beyond. */
+	b.x.now++;
+	upto(HOG, IPPROTO_TCP_, "198.19.1.2", 80, 5, &p, CVS_DROP_LIMIT_RATE);
+	b.x.now += 1000;
+	upto(HOG, IPPROTO_ICMP_, "198.19.1.3", 0, 20, &p, CVS_DROP_LIMIT_RATE);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_RATE], 3);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_RATE], 3);
+	CHECK_EQ(b.pst[VICTIM].c[CVS_PC_LIM_RATE], 0);
 	/* New limits (a new generation) start the bucket full again. */
 	set_limits(HOG, 0, 0, 5, 20, 0);
 	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.1.1", p++, 53, &r), DP_TO_WORLD);
@@ -151,25 +138,81 @@ test_sessions(void)
 
 	fresh();
 	set_limits(HOG, 10, 0, 0, 0, 0);
-	for (i = 0; i < 10; i++)
-		CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.2.1", p++, 53, &r), DP_TO_WORLD);
-	CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.2.2", p++, 80, &r), DP_DROP);
-	CHECK_EQ(r.drop, CVS_DROP_LIMIT_SESSIONS);
+	upto(HOG, IPPROTO_UDP_, "198.19.2.1", 53, 10, &p, CVS_DROP_LIMIT_SESSIONS);
 	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.2.2", p++, 53, &r), DP_DROP);
 	CHECK_EQ(open_from(VICTIM, IPPROTO_TCP_, "198.19.2.2", p++, 80, &r), DP_TO_WORLD);
-	CHECK_EQ(pst[HOG].c[CVS_PC_LIM_SESSIONS], 2);
-	CHECK_EQ(st.drop[CVS_DROP_LIMIT_SESSIONS], 2);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_SESSIONS], 2);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_SESSIONS], 2);
 	/* Unreplied UDP expires after 30 s: the sandbox may open again. */
-	x.now += 31;
-	ct_expire(x.ct, x.now, 1000);
-	CHECK_EQ(ct_zone_opened(x.ct, HOG + 1), 0);
+	b.x.now += 31;
+	ct_expire(b.x.ct, b.x.now, 1000);
+	CHECK_EQ(ct_zone_opened(b.x.ct, HOG + 1), 0);
 	CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.2.2", p++, 80, &r), DP_TO_WORLD);
 	/* Removing the sandbox's sessions (flush) frees them too. */
 	for (i = 0; i < 9; i++)
 		open_from(HOG, IPPROTO_UDP_, "198.19.2.1", p++, 53, &r);
 	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.2.1", p++, 53, &r), DP_DROP);
-	ct_flush_zone(x.ct, HOG + 1);
+	ct_flush_zone(b.x.ct, HOG + 1);
 	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.2.1", p++, 53, &r), DP_TO_WORLD);
+}
+
+/*
+ * One world client connection to the hog's exposed port, opened and closed in order (the
+ * client closes first: the session ends in TIME_WAIT). False when a segment did not pass.
+ */
+static bool
+short_conn(uint32_t client, uint16_t cport)
+{
+	uint32_t node = b.cfg.node_ip, g = b.cfg.guest_ip, c = 1000, s = 7000;
+	struct dp_result r;
+
+	return seg(-1, client, node, cport, BED_HP_A, TCPF_SYN, c, 0, &r) == DP_TO_SANDBOX &&
+	       seg(HOG, g, client, 8080, cport, TCPF_SYN | TCPF_ACK, s, c + 1, &r) ==
+	       DP_TO_WORLD &&
+	       seg(-1, client, node, cport, BED_HP_A, TCPF_ACK, c + 1, s + 1, &r) ==
+	       DP_TO_SANDBOX &&
+	       seg(-1, client, node, cport, BED_HP_A, TCPF_FIN | TCPF_ACK, c + 1, s + 1, &r) ==
+	       DP_TO_SANDBOX &&
+	       seg(HOG, g, client, 8080, cport, TCPF_FIN | TCPF_ACK, s + 1, c + 2, &r) ==
+	       DP_TO_WORLD &&
+	       seg(-1, client, node, cport, BED_HP_A, TCPF_ACK, c + 2, s + 2, &r) ==
+	       DP_TO_SANDBOX;
+}
+
+/*
+ * Closed sessions do not count: a sandbox serving many short connections with an inbound
+ * share of 16 never meets it, and one opening and resetting many flows never meets its
+ * session limit; 16 half-open sessions still fill the inbound share.
+ */
+static void
+test_closed(void)
+{
+	uint32_t client = ip4("198.18.0.50"), remote = ip4("198.19.6.1"), i, ok = 0;
+	struct dp_result r;
+	uint16_t p = 6000;
+
+	fresh();
+	set_limits(HOG, 4, 16, 0, 0, 0);
+	for (i = 0; i < 500; i++)
+		ok += short_conn(client, (uint16_t)(10000 + i));
+	CHECK_EQ(ok, 500);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 500);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, HOG + 1), 0);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_INBOUND], 0);
+	/* The hog's own flows, aborted by its guest: CLOSE, out of its count of 4. */
+	for (i = 0, ok = 0; i < 50; i++, p++)
+		ok += seg(HOG, b.cfg.guest_ip, remote, p, 80, TCPF_SYN, 1000, 0, &r) ==
+		      DP_TO_WORLD &&
+		      seg(HOG, b.cfg.guest_ip, remote, p, 80, TCPF_RST, 1001, 0, &r) == DP_TO_WORLD;
+	CHECK_EQ(ok, 50);
+	CHECK_EQ(ct_zone_opened(b.x.ct, HOG + 1), 0);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 50);
+	/* Half-open sessions are live: the 17th is refused under the hog. */
+	for (i = 0, ok = 0; i < 20; i++)
+		ok += seg(-1, client + 1 + i, b.cfg.node_ip, 5000, BED_HP_A, TCPF_SYN, 1, 0, &r) ==
+		      DP_TO_SANDBOX;
+	CHECK_EQ(ok, 16);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_INBOUND], 4);
 }
 
 /*
@@ -188,9 +231,9 @@ test_snat(void)
 	for (i = 0; i < 300; i++)
 		ok += open_from(HOG, IPPROTO_UDP_, "198.19.3.53", p++, 53, &r) == DP_TO_WORLD;
 	CHECK_EQ(ok, 32);
-	CHECK_EQ(pst[HOG].c[CVS_PC_LIM_SNAT], 300 - 32);
-	CHECK_EQ(st.drop[CVS_DROP_LIMIT_SNAT], 300 - 32);
-	CHECK_EQ(st.drop[CVS_DROP_SNAT_EXHAUSTED], 0);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_SNAT], 300 - 32);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_SNAT], 300 - 32);
+	CHECK_EQ(b.st.drop[CVS_DROP_SNAT_EXHAUSTED], 0);
 	/* Another port of the same address is another endpoint. */
 	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.3.53", p++, 5353, &r), DP_TO_WORLD);
 	for (i = 0; i < 100; i++)
@@ -204,43 +247,104 @@ test_snat(void)
 	CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
 }
 
+/* Hairpin SNAT ports towards the victim's exposed port count in the hog's share too. */
+static void
+test_hairpin_snat(void)
+{
+	struct dp_result r;
+	uint32_t node = b.cfg.node_ip, g = b.cfg.guest_ip;
+	uint16_t p = 4000;
+	int i, ok = 0;
+
+	fresh();
+	set_limits(HOG, 0, 0, 0, 0, 32);
+	for (i = 0; i < 300; i++)
+		ok += seg(HOG, g, node, p++, BED_HP_B, TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
+	CHECK_EQ(ok, 32);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_SNAT], 300 - 32);
+	CHECK_EQ(b.st.drop[CVS_DROP_SNAT_EXHAUSTED], 0);
+	/* Another sandbox still reaches the victim's port; its egress share is not touched. */
+	CHECK_EQ(seg(OTHER, g, node, p++, BED_HP_B, TCPF_SYN, 1, 0, &r), DP_TO_SANDBOX);
+	CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.4.1", p++, 80, &r), DP_TO_WORLD);
+	/* Without the limit the hog took every port towards it. */
+	fresh();
+	for (i = 0; i < 300; i++)
+		seg(HOG, g, node, p++, BED_HP_B, TCPF_SYN, 1, 0, &r);
+	CHECK_EQ(seg(OTHER, g, node, p++, BED_HP_B, TCPF_SYN, 1, 0, &r), DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
+}
+
 /* Inbound: many world clients at the hog's host port fill its inbound share only. */
 static void
 test_inbound(void)
 {
+	uint32_t base = ntohl(ip4("198.18.0.100")), i, ok = 0;
 	struct dp_result r;
-	uint8_t f[256];
-	uint32_t n, i, ok = 0;
 
 	fresh();
 	set_limits(HOG, 0, 16, 0, 0, 0);
-	for (i = 0; i < 64; i++) {
-		n = build_frame(f, IPPROTO_TCP_, htonl(ntohl(ip4("198.18.0.100")) + i), cfg.node_ip,
-				htons((uint16_t)(5000 + i)), htons(20005), TCPF_SYN, 0);
-		memset(&r, 0, sizeof(r));
-		dp_world_rx(&x, f, n, &r);
-		ok += r.action == DP_TO_SANDBOX;
-	}
+	for (i = 0; i < 64; i++)
+		ok += seg(-1, htonl(base + i), b.cfg.node_ip, (uint16_t)(5000 + i), BED_HP_A,
+			  TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
 	CHECK_EQ(ok, 16);
-	CHECK_EQ(pst[HOG].c[CVS_PC_LIM_INBOUND], 48);
-	CHECK_EQ(st.drop[CVS_DROP_LIMIT_INBOUND], 48);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_INBOUND], 48);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_INBOUND], 48);
 	/* The hog itself may still open flows: inbound and outbound are counted apart. */
 	CHECK_EQ(open_from(HOG, IPPROTO_TCP_, "198.19.4.1", 999, 80, &r), DP_TO_WORLD);
-	n = build_frame(f, IPPROTO_TCP_, ip4("198.18.0.99"), cfg.node_ip, htons(4000),
-			htons(20006), TCPF_SYN, 0);
-	dp_world_rx(&x, f, n, &r);
-	CHECK_EQ(r.action, DP_TO_SANDBOX);
+	CHECK_EQ(seg(-1, ip4("198.18.0.99"), b.cfg.node_ip, 4000, BED_HP_B, TCPF_SYN, 1, 0, &r),
+		 DP_TO_SANDBOX);
 	CHECK_EQ(r.slot, VICTIM);
+}
+
+/* Flows from the host (cube-dev) to a sandbox: its inbound limit and its token bucket. */
+static void
+test_host(void)
+{
+	uint32_t host = b.cfg.host_ip, ip = atomic_load(&b.slot_ip[HOG]), i, ok = 0;
+	uint32_t vip = atomic_load(&b.slot_ip[VICTIM]);
+	struct dp_result r;
+	uint16_t p = 7000;
+
+	fresh();
+	set_limits(HOG, 0, 8, 0, 0, 0);
+	for (i = 0; i < 20; i++)
+		ok += seg(-2, host, ip, p++, 8080, TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
+	CHECK_EQ(ok, 8);
+	CHECK_EQ(r.drop, CVS_DROP_LIMIT_INBOUND);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_INBOUND], 12);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_INBOUND], 12);
+	/* The rate: a burst of 5, then 2 a second, taken from the hog's own bucket. */
+	set_limits(HOG, 0, 0, 2, 5, 0);
+	for (i = 0, ok = 0; i < 10; i++)
+		ok += seg(-2, host, ip, p++, 8080, TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
+	CHECK_EQ(ok, 5);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_RATE], 5);
+	CHECK_EQ(b.st.drop[CVS_DROP_LIMIT_RATE], 5);
+	b.x.now++;
+	for (i = 0, ok = 0; i < 10; i++)
+		ok += seg(-2, host, ip, p++, 8080, TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
+	CHECK_EQ(ok, 2);
+	/* The hog's guest shares that bucket; the victim is not touched by any of it. */
+	CHECK_EQ(open_from(HOG, IPPROTO_UDP_, "198.19.5.1", p++, 53, &r), DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_LIMIT_RATE);
+	for (i = 0, ok = 0; i < 50; i++)
+		ok += seg(-2, host, vip, p++, 8080, TCPF_SYN, 1, 0, &r) == DP_TO_SANDBOX;
+	CHECK_EQ(ok, 50);
+	CHECK_EQ(b.pst[VICTIM].c[CVS_PC_LIM_RATE] + b.pst[VICTIM].c[CVS_PC_LIM_INBOUND], 0);
 }
 
 int
 main(void)
 {
-	setup();
+	if (bed_init(&b, 4096))
+		return 1;
 	test_bucket();
 	test_sessions();
+	test_closed();
 	test_snat();
+	test_hairpin_snat();
 	test_inbound();
-	ct_destroy(x.ct);
+	test_host();
+	bed_fini(&b);
 	return t_done("test_limits");
 }

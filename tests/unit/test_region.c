@@ -85,6 +85,22 @@ found(struct ct_table *ct, uint32_t n, uint32_t salt)
 	return hits;
 }
 
+/* Every fourth session of ct to TIME_WAIT; opened[z]: the live count of zones 1-3 after. */
+static uint32_t
+close_some(struct ct_table *ct, uint32_t opened[4])
+{
+	uint32_t i, n = 0, z;
+
+	for (i = 0; i < ct->hiwater; i++)
+		if ((ct->s[i].flags & CT_F_USED) && i % 4 == 0) {
+			ct_touch(ct, &ct->s[i], CT_TCP_TIME_WAIT, 5);
+			n++;
+		}
+	for (z = 1; z <= 3; z++)
+		opened[z] = ct_zone_opened(ct, (uint16_t)z);
+	return n;
+}
+
 static uint32_t
 asides(void)
 {
@@ -113,7 +129,7 @@ test_adopt(void)
 	bool gone[8];
 	struct region rg;
 	char err[256], p[128];
-	uint32_t k0, k1;
+	uint32_t k0, k1, opened[4], closed, z;
 	struct stat st;
 
 	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
@@ -131,6 +147,7 @@ test_adopt(void)
 	}
 	k0 = fill(rg.ct[0], 600, 0);
 	k1 = fill(rg.ct[1], 300, 1);
+	closed = close_some(rg.ct[0], opened);
 	cur[0].ip = 0x0a000001;
 	cur[0].id_hash = region_id_hash("a");
 	cur[1].ip = 0x0a000002;
@@ -147,6 +164,10 @@ test_adopt(void)
 	CHECK_EQ(found(rg.ct[0], 600, 0), k0);
 	CHECK_EQ(found(rg.ct[1], 300, 1), k1);
 	CHECK_EQ(rg.ct[0]->used, k0);
+	/* The recount keeps the closed sessions out of the zone counts, as the worker did. */
+	for (z = 1; z <= 3; z++)
+		CHECK_EQ(ct_zone_opened(rg.ct[0], (uint16_t)z), opened[z]);
+	CHECK_EQ(opened[1] + opened[2] + opened[3] + closed, k0);
 	/* Zone lists were rebuilt: a flush of zone 2 removes exactly its sessions. */
 	CHECK_EQ(ct_flush_zone(rg.ct[0], 2), 160);
 	CHECK_EQ(ct_expire(rg.ct[1], 5 + 10800 + 61, 100000), k1);

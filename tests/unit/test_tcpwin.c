@@ -1,30 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TCP window tracking through the pipeline: one exposed-port flow (client 198.18.0.2:40000 →
- * node:20005 → guest:8080 of slot 3) driven segment by segment with chosen sequence numbers,
- * acks, windows and options. What passes, what is dropped and under which counter, and what
- * the session's state and timeout do.
+ * node:20005 → guest:8080 of sandbox A of the shared bed, dpbed.h) driven segment by segment
+ * with chosen sequence numbers, acks, windows and options. What passes, what is dropped and
+ * under which counter, and what the session's state and timeout do.
  */
 #include "t.h"
-#include "pktgen.h"
-#include "dp.h"
+#include "dpbed.h"
 #include "tcpwin.h"
 
-#define SLOT	3
+#define SLOT	BED_SLOT_A	/* exposes GPORT on HPORT */
 #define CPORT	40000
-#define HPORT	20005
+#define HPORT	BED_HP_A
 #define GPORT	8080
 
 enum side { C2S, S2C };	/* client → guest (world port), guest → client (sandbox port) */
 
-static struct dp_cfg cfg;
-static struct dp_shared sh;
-static _Atomic uint8_t alive[8];
-static _Atomic(const struct dp_policy *) pols[8];
-static _Atomic uint16_t polver[8];
-static _Atomic uint64_t slot_mac[8];
-static struct cvs_stats st;
-static struct dp_ctx x;
+static struct dpbed bed;
 static uint32_t client;
 
 /* Options of the next segment: window field, window scale option (-1: none). */
@@ -32,42 +24,12 @@ static uint16_t o_win = 65535;
 static int o_ws = -1;
 static struct dp_result last;
 
-static void
-setup(void)
-{
-	static const uint8_t gm[6] = { 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc };
-	static const uint8_t gw[6] = { 0x20, 0x90, 0x6f, 0xcf, 0xcf, 0xcf };
-	static const uint8_t wm[6] = { 2, 0, 0, 0, 0, 0x99 };
-
-	cfg.node_ip = ip4("198.18.0.1");
-	cfg.guest_ip = ip4("169.254.68.6");
-	cfg.gw_ip = ip4("169.254.68.5");
-	memcpy(cfg.guest_mac, gm, 6);
-	memcpy(cfg.gw_mac, gw, 6);
-	memcpy(cfg.world_mac, wm, 6);
-	client = ip4("198.18.0.2");
-	sh.slot_alive = alive;
-	sh.policy = pols;
-	sh.policy_ver = polver;
-	sh.max_sandboxes = 8;
-	sh.slot_mac = slot_mac;
-	atomic_store(&slot_mac[SLOT], dp_mac_pack(gm));
-	atomic_store(&alive[SLOT], 1);
-	atomic_store(&sh.hostport[HPORT], dp_hostport_entry(SLOT, GPORT));
-	memset(&x, 0, sizeof(x));
-	x.cfg = &cfg;
-	x.sh = &sh;
-	x.st = &st;
-}
-
 /* A new table and clock, default options. */
 static void
 fresh(void)
 {
-	ct_destroy(x.ct);
-	x.ct = ct_create(1024, 8, NULL);
-	memset(&st, 0, sizeof(st));
-	x.now = 100;
+	CHECK_EQ(bed_table(&bed), 0);
+	bed.x.now = 100;
 	o_win = 65535;
 	o_ws = -1;
 }
@@ -82,10 +44,10 @@ tx(enum side side, uint32_t seq, uint32_t ack, uint8_t flags, uint32_t len)
 	uint8_t *o = f + 54;
 
 	if (side == C2S)
-		n = build_frame(f, IPPROTO_TCP_, client, cfg.node_ip, htons(CPORT), htons(HPORT),
+		n = build_frame(f, IPPROTO_TCP_, client, bed.cfg.node_ip, htons(CPORT), htons(HPORT),
 				flags, olen + len);
 	else
-		n = build_frame(f, IPPROTO_TCP_, cfg.guest_ip, client, htons(GPORT), htons(CPORT),
+		n = build_frame(f, IPPROTO_TCP_, bed.cfg.guest_ip, client, htons(GPORT), htons(CPORT),
 				flags, olen + len);
 	th->seq = htonl(seq);
 	th->ack = htonl(ack);
@@ -101,19 +63,20 @@ tx(enum side side, uint32_t seq, uint32_t ack, uint8_t flags, uint32_t len)
 	th->check = l4_csum(f + 14);
 	memset(&last, 0, sizeof(last));
 	if (side == C2S)
-		dp_world_rx(&x, f, n, &last);
+		dp_world_rx(&bed.x, f, n, &last);
 	else
-		dp_sandbox_rx(&x, SLOT, f, n, &last);
+		dp_sandbox_rx(&bed.x, SLOT, f, n, &last);
 	return last.action;
 }
 
 static struct ct_session *
 sess(void)
 {
-	struct ct_tuple t = { client, cfg.node_ip, htons(CPORT), htons(HPORT), 0, IPPROTO_TCP_, 0 };
+	struct ct_tuple t = { client, bed.cfg.node_ip, htons(CPORT), htons(HPORT), 0,
+			      IPPROTO_TCP_, 0 };
 	int d;
 
-	return ct_lookup(x.ct, &t, &d);
+	return ct_lookup(bed.x.ct, &t, &d);
 }
 
 static int
@@ -133,7 +96,7 @@ dropped_as(enum cvs_drop why, const struct cvs_stats *before)
 	if (last.action != DP_DROP || last.drop != why)
 		return 0;
 	for (i = 0; i < CVS_DROP_MAX; i++)
-		if (st.drop[i] != before->drop[i] + (i == why))
+		if (bed.st.drop[i] != before->drop[i] + (i == why))
 			return 0;
 	return 1;
 }
@@ -192,12 +155,12 @@ test_scaling(void)
 	CHECK_EQ(tcpwin_scale(sess(), CT_DIR_ORIG), 7);
 	CHECK_EQ(tcpwin_scale(sess(), CT_DIR_REPLY), 8);
 	/* Beyond the guest's 256000-byte window (stored up to 1/8 wider), then inside it. */
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(C2S, c + 1 + 300000, s + 1, TCPF_ACK, 100), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_WINDOW, &b));
 	CHECK_EQ(tx(C2S, c + 1 + 250000, s + 1, TCPF_ACK, 100), DP_TO_SANDBOX);
 	/* The guest's data beyond the client's 128000 bytes, then inside. */
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(S2C, s + 1 + 150000, c + 1, TCPF_ACK, 100), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_WINDOW, &b));
 	CHECK_EQ(tx(S2C, s + 1 + 120000, c + 1, TCPF_ACK, 100), DP_TO_WORLD);
@@ -207,7 +170,7 @@ test_scaling(void)
 	handshake(c, s, 7, -1, 1000);
 	CHECK_EQ(sess()->wscale, 0);
 	CHECK_EQ(tx(S2C, s + 1 + 60000, c + 1, TCPF_ACK, 100), DP_TO_WORLD);
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(S2C, s + 1 + 120000, c + 1, TCPF_ACK, 100), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_WINDOW, &b));
 	/* A shift above 14 counts as 14 (RFC 7323 2.3). */
@@ -245,13 +208,13 @@ test_retransmits(void)
 	CHECK_EQ(tx(C2S, c + 1001, s + 1, TCPF_ACK, 1000), DP_TO_SANDBOX);
 	CHECK_EQ(tx(S2C, s + 1, c + 10001, TCPF_ACK, 0), DP_TO_WORLD);
 	CHECK_EQ(tx(C2S, c + 1, s + 1, TCPF_ACK, 1000), DP_TO_SANDBOX);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], 0);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], 0);
 	/* Move on 100 kB (acked as it goes); the first segment is now older than a window. */
 	for (k = 10; k < 110; k++) {
 		CHECK_EQ(tx(C2S, c + 1 + 1000 * k, s + 1, TCPF_ACK, 1000), DP_TO_SANDBOX);
 		CHECK_EQ(tx(S2C, s + 1, c + 1 + 1000 * (k + 1), TCPF_ACK, 0), DP_TO_WORLD);
 	}
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(C2S, c + 1, s + 1, TCPF_ACK, 1000), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_WINDOW, &b));
 	/* Half a window back still passes. */
@@ -274,12 +237,12 @@ test_wrap(void)
 		CHECK_EQ(tx(S2C, s + 1 + 50 * k, seq + 100, TCPF_ACK, 50), DP_TO_WORLD);
 	}
 	CHECK(seq < 0x1000);	/* the client's sequence wrapped */
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], 0);
-	b = st;
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], 0);
+	b = bed.st;
 	CHECK_EQ(tx(C2S, seq + 0x60000000u, s + 501, TCPF_ACK, 10), DP_DROP);
 	CHECK_EQ(tx(C2S, seq + 70000, s + 501, TCPF_ACK, 10), DP_DROP);
 	CHECK_EQ(tx(C2S, seq - 70000, s + 501, TCPF_ACK, 10), DP_DROP);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], b.drop[CVS_DROP_TCP_WINDOW] + 3);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], b.drop[CVS_DROP_TCP_WINDOW] + 3);
 	CHECK_EQ(tx(C2S, seq, s + 501, TCPF_ACK, 10), DP_TO_SANDBOX);
 }
 
@@ -305,10 +268,10 @@ test_simultaneous_open(void)
 	CHECK_EQ(tx(S2C, s + 1, c + 1, TCPF_ACK, 0), DP_TO_WORLD);
 	/* Scaled both ways (1000 << 7 = 128000). */
 	CHECK_EQ(tx(C2S, c + 1 + 150000, s + 1, TCPF_ACK, 100), DP_DROP);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], 1);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], 1);
 	CHECK_EQ(tx(S2C, s + 1 + 120000, c + 1, TCPF_ACK, 100), DP_TO_WORLD);
 	CHECK_EQ(tx(C2S, c + 1 + 120000, s + 1, TCPF_ACK, 100), DP_TO_SANDBOX);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], 1);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], 1);
 }
 
 /* RSTs: outside, before the ack, inside but inexact, exact; RST+ACK; refusing a SYN. */
@@ -324,7 +287,7 @@ test_rst(void)
 	CHECK_EQ(tx(C2S, c + 1, s + 1, TCPF_ACK, 300), DP_TO_SANDBOX);
 	CHECK_EQ(tx(S2C, s + 1, cn, TCPF_ACK, 200), DP_TO_WORLD);
 	CHECK_EQ(tx(C2S, cn, sn, TCPF_ACK, 0), DP_TO_SANDBOX);
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(C2S, cn + 0x80000000u, 0, TCPF_RST, 0), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_RST_WINDOW, &b));
 	CHECK_EQ(tx(C2S, cn + 0x12345678u, sn, TCPF_RST | TCPF_ACK, 0), DP_DROP);
@@ -332,12 +295,12 @@ test_rst(void)
 	CHECK_EQ(tx(C2S, cn - 100, 0, TCPF_RST, 0), DP_DROP);
 	/* At the exact sequence but acking data the guest never sent. */
 	CHECK_EQ(tx(C2S, cn, sn + 0x40000000u, TCPF_RST | TCPF_ACK, 0), DP_DROP);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_RST_WINDOW], b.drop[CVS_DROP_TCP_RST_WINDOW] + 4);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_RST_WINDOW], b.drop[CVS_DROP_TCP_RST_WINDOW] + 4);
 	CHECK_EQ(state(), CT_TCP_ESTABLISHED);
 	/* Inside the window, not exact: forwarded for the guest's challenge ACK, state kept. */
 	CHECK_EQ(tx(C2S, cn + 1000, 0, TCPF_RST, 0), DP_TO_SANDBOX);
 	CHECK_EQ(tx(S2C, sn + 5000, cn, TCPF_RST | TCPF_ACK, 0), DP_TO_WORLD);
-	CHECK_EQ(st.c[CVS_WC_TCP_RST_INEXACT], 2);
+	CHECK_EQ(bed.st.c[CVS_WC_TCP_RST_INEXACT], 2);
 	CHECK_EQ(state(), CT_TCP_ESTABLISHED);
 	CHECK_EQ(tx(C2S, cn, sn, TCPF_ACK, 10), DP_TO_SANDBOX);
 	cn += 10;
@@ -360,10 +323,10 @@ test_rst(void)
 	/* Refusing the SYN: the RST+ACK must ack it. */
 	fresh();
 	CHECK_EQ(tx(C2S, c, 0, TCPF_SYN, 0), DP_TO_SANDBOX);
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(S2C, 0, c + 5, TCPF_RST | TCPF_ACK, 0), DP_DROP);
 	CHECK_EQ(tx(S2C, 0, 0, TCPF_RST, 0), DP_DROP);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_RST_WINDOW], b.drop[CVS_DROP_TCP_RST_WINDOW] + 2);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_RST_WINDOW], b.drop[CVS_DROP_TCP_RST_WINDOW] + 2);
 	CHECK_EQ(state(), CT_TCP_SYN_SENT);
 	CHECK_EQ(tx(S2C, 0, c + 1, TCPF_RST | TCPF_ACK, 0), DP_TO_WORLD);
 	CHECK_EQ(state(), CT_TCP_CLOSE);
@@ -395,8 +358,8 @@ test_injection(void)
 	CHECK_EQ(tx(S2C, sn, cn, TCPF_ACK, 0), DP_TO_WORLD);
 	ss = sess();
 	seen = ss->last_seen;
-	x.now += 50;
-	b = st;
+	bed.x.now += 50;
+	b = bed.st;
 	CHECK_EQ(tx(C2S, cn + 0x80000000u, sn, TCPF_ACK | TCPF_PSH, 100), DP_DROP);
 	CHECK_EQ(tx(C2S, cn - 0x40000000u, sn, TCPF_ACK | TCPF_PSH, 100), DP_DROP);
 	CHECK_EQ(tx(S2C, sn + 0x30000000u, cn, TCPF_ACK | TCPF_PSH, 100), DP_DROP);
@@ -405,16 +368,16 @@ test_injection(void)
 	CHECK_EQ(tx(C2S, cn, sn - 0x10000000u, TCPF_ACK, 100), DP_DROP);
 	/* A blind FIN cannot start the close. */
 	CHECK_EQ(tx(C2S, cn + 0x55555555u, sn, TCPF_ACK | TCPF_FIN, 0), DP_DROP);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], b.drop[CVS_DROP_TCP_WINDOW] + 6);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], b.drop[CVS_DROP_TCP_WINDOW] + 6);
 	CHECK_EQ(ss->state, CT_TCP_ESTABLISHED);
 	CHECK_EQ(ss->last_seen, seen);
-	CHECK_EQ(st.c[CVS_WC_TCP_INVALID], b.c[CVS_WC_TCP_INVALID]);
+	CHECK_EQ(bed.st.c[CVS_WC_TCP_INVALID], b.c[CVS_WC_TCP_INVALID]);
 	CHECK_EQ(tx(C2S, c + 7, sn, TCPF_SYN, 0), DP_TO_SANDBOX);
 	CHECK_EQ(ss->state, CT_TCP_ESTABLISHED);
 	/* The flow itself goes on, and its timeout is refreshed by it. */
 	CHECK_EQ(tx(C2S, cn, sn, TCPF_ACK | TCPF_PSH, 100), DP_TO_SANDBOX);
 	CHECK_EQ(tx(S2C, sn, cn + 100, TCPF_ACK, 0), DP_TO_WORLD);
-	CHECK_EQ(ss->last_seen, x.now);
+	CHECK_EQ(ss->last_seen, bed.x.now);
 	CHECK_EQ(ss->state, CT_TCP_ESTABLISHED);
 }
 
@@ -425,8 +388,8 @@ test_injection(void)
 static void
 test_pickup(void)
 {
-	struct ct_tuple t = { client, cfg.node_ip, htons(CPORT), htons(HPORT), 0, IPPROTO_TCP_, 0 };
-	struct ct_tuple rt = { cfg.guest_ip, client, htons(GPORT), htons(CPORT), SLOT + 1,
+	struct ct_tuple t = { client, bed.cfg.node_ip, htons(CPORT), htons(HPORT), 0, IPPROTO_TCP_, 0 };
+	struct ct_tuple rt = { bed.cfg.guest_ip, client, htons(GPORT), htons(CPORT), SLOT + 1,
 			       IPPROTO_TCP_, 0 };
 	const uint32_t cn = 0x40000000u, sn = 0xc0000000u;
 	struct ct_session *s;
@@ -434,7 +397,7 @@ test_pickup(void)
 	struct cvs_stats b;
 
 	fresh();
-	s = ct_insert(x.ct, &t, &rt, CT_TCP_ESTABLISHED, x.now, &why);
+	s = ct_insert(bed.x.ct, &t, &rt, CT_TCP_ESTABLISHED, bed.x.now, &why);
 	CHECK(s != NULL);
 	if (!s)
 		return;
@@ -450,13 +413,13 @@ test_pickup(void)
 	CHECK_EQ(tx(C2S, cn + 100, sn, TCPF_ACK, 100), DP_TO_SANDBOX);
 	CHECK_EQ(tx(S2C, sn, cn + 200, TCPF_ACK, 100), DP_TO_WORLD);
 	CHECK(!(s->flags & CT_F_PICKUP));
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW], 0);
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW], 0);
 	/* Both seen: checked, with the widest scale assumed (100 << 14 = 1.6 MB). */
 	CHECK_EQ(tx(C2S, cn + 200 + 1000000, sn + 100, TCPF_ACK, 100), DP_TO_SANDBOX);
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(C2S, cn + 0x60000000u, sn + 100, TCPF_ACK, 100), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_WINDOW, &b));
-	b = st;
+	b = bed.st;
 	CHECK_EQ(tx(S2C, sn + 0x60000000u, cn, TCPF_RST, 0), DP_DROP);
 	CHECK(dropped_as(CVS_DROP_TCP_RST_WINDOW, &b));
 	CHECK_EQ(tx(S2C, sn + 5000, cn, TCPF_RST, 0), DP_TO_WORLD);
@@ -472,19 +435,21 @@ test_liberal(void)
 	const uint32_t c = 1, s = 2;
 
 	fresh();
-	cfg.tcp_liberal = true;
+	bed.cfg.tcp_liberal = true;
 	handshake(c, s, -1, -1, 65535);
 	CHECK_EQ(tx(C2S, c + 0x70000000u, s + 1, TCPF_ACK, 100), DP_TO_SANDBOX);
 	CHECK_EQ(tx(C2S, c + 0x12345678u, 0, TCPF_RST, 0), DP_TO_SANDBOX);
 	CHECK_EQ(state(), CT_TCP_CLOSE);
-	CHECK_EQ(st.drop[CVS_DROP_TCP_WINDOW] + st.drop[CVS_DROP_TCP_RST_WINDOW], 0);
-	cfg.tcp_liberal = false;
+	CHECK_EQ(bed.st.drop[CVS_DROP_TCP_WINDOW] + bed.st.drop[CVS_DROP_TCP_RST_WINDOW], 0);
+	bed.cfg.tcp_liberal = false;
 }
 
 int
 main(void)
 {
-	setup();
+	if (bed_init(&bed, 1024))
+		return 1;
+	client = bed.client;
 	test_float();
 	test_scaling();
 	test_retransmits();
@@ -494,6 +459,6 @@ main(void)
 	test_injection();
 	test_pickup();
 	test_liberal();
-	ct_destroy(x.ct);
+	bed_fini(&bed);
 	return t_done("test_tcpwin");
 }
