@@ -132,6 +132,8 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 		/* Invalid or ignored transitions leave the state as it was (unlike CubeVS). */
 		if (next >= CT_TCP_MAX)
 			x->st->c[CVS_WC_TCP_INVALID]++;
+		else if (next != st && !ct_class_live(s->cls) && !dp_limits_revive(x, s, next, r))
+			return false;
 		else
 			st = next;
 	} else if (dir == CT_DIR_REPLY) {

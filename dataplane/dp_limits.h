@@ -144,4 +144,29 @@ dp_limits_host(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
 	return dp_inbound_ok(x, zone, r) && dp_rate_ok(x, zone - 1u, r);
 }
 
+/*
+ * A closed session (TIME_WAIT, CLOSE: not counted) that a packet would move to a live state
+ * (a SYN on TIME_WAIT) comes back into its zones' counts: it must be under their limits as a
+ * new session would, or revivals could take a sandbox past its share. Never for an
+ * established packet (its session is live).
+ */
+static inline bool
+dp_limits_revive(struct dp_ctx *x, const struct ct_session *s, uint8_t next,
+		 struct dp_result *r)
+{
+	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
+	uint32_t v;
+
+	if (!x->sh->slot_lim || !ct_class_live(ct_class_of(IPPROTO_TCP_, next)))
+		return true;
+	if (z0 && z0 <= x->sh->max_sandboxes) {
+		v = dp_lim(&x->sh->slot_lim[z0 - 1u].sessions);
+		if (v && ct_zone_opened(x->ct, z0) >= v) {
+			dp_refuse(x, z0 - 1u, CVS_DROP_LIMIT_SESSIONS, CVS_PC_LIM_SESSIONS, r);
+			return false;
+		}
+	}
+	return z1 == z0 || dp_inbound_ok(x, z1, r);
+}
+
 #endif /* CVS_DP_LIMITS_H */

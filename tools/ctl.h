@@ -13,7 +13,7 @@
 #include "cvs_common.h"
 
 #define CTL_PROG		"cubevs-fpctl"
-#define CTL_MAX_OPTS		8	/* options of one command, --help and --json aside */
+#define CTL_MAX_OPTS		12	/* options of one command, --help and --json aside */
 
 #define ctl_err(...)		cvs_err(CTL_PROG, __VA_ARGS__)
 
@@ -112,6 +112,18 @@ void ctl_close(struct ctl *c);
 void ctl_print_json(const json_t *j);
 
 /* ---- the commands (ctl_cmds.c) ---- */
+
+/*
+ * The per-sandbox limits of sandbox add: option name, registration field. The options are
+ * in the command table (cubevs-fpctl.c) as CTL_NUM 0..CTL_LIMIT_MAX, in this order.
+ */
+#define CTL_LIMITS(_) \
+	_("max-sessions",		"maxSessions") \
+	_("max-inbound",		"maxInboundSessions") \
+	_("new-sessions-per-sec",	"newSessionsPerSec") \
+	_("new-sessions-burst",		"newSessionsBurst") \
+	_("snat-ports-per-endpoint",	"snatPortsPerEndpoint")
+#define CTL_LIMIT_MAX		(1u << 30)	/* the API's largest (REG_LIMIT_CAP) */
 
 int ctl_run_status(struct ctl *c, const struct ctl_args *a);
 int ctl_run_stats(struct ctl *c, const struct ctl_args *a);

@@ -227,6 +227,57 @@ sandbox_table(json_t *j)
 	}
 }
 
+static const char *const ctl_limit_keys[] = {
+#define CTL_LIMIT_KEY(o, k) k,
+	CTL_LIMITS(CTL_LIMIT_KEY)
+#undef CTL_LIMIT_KEY
+};
+
+static const char *const ctl_limit_opts[] = {
+#define CTL_LIMIT_NAME(o, k) o,
+	CTL_LIMITS(CTL_LIMIT_NAME)
+#undef CTL_LIMIT_NAME
+};
+
+#define CTL_NLIMITS	(sizeof(ctl_limit_keys) / sizeof(ctl_limit_keys[0]))
+
+/* The limits in force, each marked "(set)" when the registration overrides the default. */
+static void
+limits_print(json_t *sb)
+{
+	json_t *lim = json_object_get(sb, "limits"), *set = json_object_get(sb, "limitsSet");
+	size_t k;
+
+	if (!json_is_object(lim))
+		return;
+	printf("limits (0: none):\n");
+	for (k = 0; k < CTL_NLIMITS; k++) {
+		json_t *v = json_object_get(lim, ctl_limit_keys[k]);
+
+		if (json_is_integer(v))
+			printf("  %-24s %lld%s\n", ctl_limit_opts[k], (long long)json_integer_value(v),
+			       json_object_get(set, ctl_limit_keys[k]) ? " (set)" : "");
+	}
+}
+
+/* The "limits" object of a registration from the options given, or NULL when none was. */
+static json_t *
+limits_body(const struct ctl_args *a)
+{
+	json_t *lim = NULL;
+	size_t k;
+
+	for (k = 0; k < CTL_NLIMITS; k++) {
+		if (!ctl_flag(a, ctl_limit_opts[k]))
+			continue;
+		if (!lim)
+			lim = json_object();
+		json_object_set_new(lim, ctl_limit_keys[k],
+				    json_integer(ctl_num(a, ctl_limit_opts[k], 0)));
+	}
+	return lim;
+}
+
 static void
 sandbox_print(json_t *sb)
 {
@@ -249,6 +300,7 @@ sandbox_print(json_t *sb)
 	json_array_foreach(ports, i, p)
 		printf("  %5lld -> %s\n", (long long)int_of(p, "containerPort"),
 		       str_of(p, "endpoint"));
+	limits_print(sb);
 }
 
 int
@@ -270,7 +322,7 @@ ctl_run_sandbox_show(struct ctl *c, const struct ctl_args *a)
 int
 ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 {
-	json_t *ports = ctl_list(a, "port"), *body, *j;
+	json_t *ports = ctl_list(a, "port"), *body, *j, *lim;
 	const char *ip = ctl_str(a, "ip"), *mac = ctl_str(a, "guest-mac");
 	const char *vsock = ctl_str(a, "vhost-user"), *vmode = ctl_str(a, "vhost-mode");
 	char *path, *text;
@@ -296,6 +348,8 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 		json_object_set_new(body, "sandboxIP", json_string(ip));
 	if (mac)
 		json_object_set_new(body, "guestMAC", json_string(mac));
+	if ((lim = limits_body(a)))
+		json_object_set_new(body, "limits", lim);
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	path = ctl_path(c, "/sandboxes/%s", a->pos[0]);

@@ -51,12 +51,18 @@ static const char usage_sandbox[] =
 	"Usage: cubevs-fpctl sandbox list [--json]\n"
 	"       cubevs-fpctl sandbox show ID [--json]\n"
 	"       cubevs-fpctl sandbox add ID --iface IFACE [--port PORT]... [--ip SANDBOX_IP]\n"
-	"                          [--guest-mac MAC]\n"
+	"                          [--guest-mac MAC] [LIMITS]\n"
 	"       cubevs-fpctl sandbox add ID --vhost-user SOCKET [--vhost-mode server|client]\n"
-	"                          [--port PORT]... [--ip SANDBOX_IP] [--guest-mac MAC]\n"
+	"                          [--port PORT]... [--ip SANDBOX_IP] [--guest-mac MAC] [LIMITS]\n"
 	"       cubevs-fpctl sandbox del ID\n"
 	"Register (add: PUT /sandboxes/ID, also changes the exposed ports of a registered\n"
-	"sandbox), remove, list and show sandboxes.\n";
+	"sandbox), remove, list and show sandboxes. LIMITS override the node's per-sandbox\n"
+	"limits for this sandbox (0: no limit; not given: the node's default):\n"
+	"  --max-sessions N             sessions it opened (maxSessions)\n"
+	"  --max-inbound N              sessions opened towards it (maxInboundSessions)\n"
+	"  --new-sessions-per-sec N     new sessions a second (newSessionsPerSec)\n"
+	"  --new-sessions-burst N       the burst of that (newSessionsBurst)\n"
+	"  --snat-ports-per-endpoint N  SNAT ports towards one endpoint (snatPortsPerEndpoint)\n";
 
 static const char usage_ports[] =
 	"Usage: cubevs-fpctl ports ID [CONTAINER_PORT] [--json]\n"
@@ -94,6 +100,9 @@ static const struct ctl_opt opts_sandbox_add[] = {
 	{ .name = "port", .kind = CTL_NUMS, .key = 'p', .lo = 1, .hi = 65535 },
 	{ .name = "ip", .kind = CTL_STR, .key = 'a' },
 	{ .name = "guest-mac", .kind = CTL_STR, .key = 'm' },
+#define CTL_LIMIT_OPT(o, k) { .name = o, .kind = CTL_NUM, .lo = 0, .hi = CTL_LIMIT_MAX },
+	CTL_LIMITS(CTL_LIMIT_OPT)
+#undef CTL_LIMIT_OPT
 	{ .name = NULL },
 };
 

@@ -9,6 +9,10 @@ hog.py syn-burst HOST PORT N SEC    N non-blocking connects at once, kept SEC se
 hog.py syn-spread HOST BASE N SEC   the same to ports BASE.. (one endpoint each)
 hog.py resolve HOST PORT N          N queries, each from a fresh socket, 2 s to answer;
                                     prints ok=K failed=F
+hog.py short-conns HOST PORT N SEC  an honest server's load: up to N connections one after
+                                    another, each a request and its answer, then closed; at
+                                    most SEC seconds; prints ok=K failed=F slow=S (S took
+                                    over 0.9 s: a SYN retransmitted, as after a refusal)
 """
 import errno
 import resource
@@ -91,6 +95,32 @@ def resolve(host, port, n):
     print('ok=%d failed=%d' % (ok, n - ok))
 
 
+def short_conns(host, port, n, sec):
+    ok = failed = slow = 0
+    deadline = time.time() + sec
+    for _ in range(n):
+        if time.time() > deadline:
+            break
+        t0 = time.time()
+        try:
+            with socket.create_connection((host, port), timeout=5) as s:
+                s.sendall(b'GET /peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+                data = b''
+                while True:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            if b' 200 ' in data.split(b'\r\n', 1)[0]:
+                ok += 1
+            else:
+                failed += 1
+        except OSError:
+            failed += 1
+        slow += time.time() - t0 > 0.9
+    print('ok=%d failed=%d slow=%d' % (ok, failed, slow))
+
+
 def main():
     a = sys.argv[1:]
     if a[0] == 'udp-ports':
@@ -101,6 +131,8 @@ def main():
         syn_burst(a[1], int(a[2]), int(a[3]), float(a[4]))
     elif a[0] == 'syn-spread':
         syn_burst(a[1], int(a[2]), int(a[3]), float(a[4]), True)
+    elif a[0] == 'short-conns':
+        short_conns(a[1], int(a[2]), int(a[3]), float(a[4]))
     elif a[0] == 'resolve':
         resolve(a[1], int(a[2]), int(a[3]))
     else:

@@ -4,6 +4,9 @@
 # sandbox resolves, opens 20 TCP connections and serves its exposed port. Usage:
 #   test_limits.sh hostile   the victim succeeds every time; the refusals are the hog's
 #   test_limits.sh nolimits  the same hog without the SNAT share: the victim cannot resolve
+#   test_limits.sh closed    a sandbox serving 3,000 short connections with an inbound share
+#                            of 256 never meets it (closed sessions do not count); a flood
+#                            of live connections still does
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HOG=$SRC_DIR/hog.py
@@ -154,9 +157,26 @@ case_nolimits() {
 		test "$(stat_of drops snat_exhausted)" -ge 3
 }
 
+case_closed() {
+	bed '{"maxInboundSessions":256}' --max-sessions 8192 --sandbox-new-sessions-per-sec 0
+	local out
+	out=$(nsc python3 "$HOG" short-conns $NODE_IP $HP_HOG 3000 60)
+	check "3,000 short connections to the exposed port, none refused ($out)" \
+		eq "$out" "ok=3000 failed=0 slow=0"
+	check "their closed sessions are still in the table (TIME_WAIT)" \
+		test "$(stat_of sessionsByClass tcp_time_wait)" -ge 2900
+	check "none met the inbound share of 256" eq "$(sbx_counter hog limit_inbound)" 0
+	log "world → hog's port: $(nsc python3 "$HOG" syn-burst $NODE_IP $HP_HOG 400 3)"
+	settle
+	check "400 live connections at once: refused beyond 256" \
+		test "$(sbx_counter hog limit_inbound)" -ge 100
+	check "counted for the node too" test "$(stat_of drops limit_inbound)" -ge 100
+}
+
 case "${1:-}" in
 hostile) case_hostile ;;
 nolimits) case_nolimits ;;
-*) die "usage: $0 hostile|nolimits" ;;
+closed) case_closed ;;
+*) die "usage: $0 hostile|nolimits|closed" ;;
 esac
 tb_done

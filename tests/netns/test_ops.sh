@@ -498,6 +498,24 @@ case_ctl() {
 	check "sandbox list shows the vhost-user port" contains "$(ctl sandbox list)" "vhost:$TB_DIR/v1.sock"
 	ctl sandbox add v2 --iface sb2 --vhost-user "$TB_DIR/v2.sock" >/dev/null 2>&1
 	check "sandbox add with both kinds of port → 2" test $? = 2
+	out=$(ctl sandbox add l1 --iface sb2 --max-sessions 400 --snat-ports-per-endpoint 7 \
+		--new-sessions-per-sec 0)
+	check "sandbox add with limits → 0 ($?)" test $? = 0
+	check "it prints the limits set" contains "$out" "max-sessions             400 (set)"
+	check "and the defaults in force" contains "$out" "max-inbound              65536"
+	check "the registration has exactly the limits given" python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["limitsSet"] == {"maxSessions": 400, "snatPortsPerEndpoint": 7,
+                          "newSessionsPerSec": 0}, j["limitsSet"]
+assert j["limits"]["snatPortsPerEndpoint"] == 7, j["limits"]' "$(api_body GET /sandboxes/l1)"
+	check "sandbox show prints them" contains "$(ctl sandbox show l1)" \
+		"snat-ports-per-endpoint  7 (set)"
+	ctl sandbox add l1 --iface sb2 --max-sessions 12x >/dev/null 2>&1
+	check "a bad limit → 2" test $? = 2
+	check "and the registration is unchanged" contains "$(ctl sandbox show l1)" \
+		"max-sessions             400 (set)"
+	check "sandbox del l1 → 0" quiet ctl sandbox del l1
 	ctl sandbox add v2 --vhost-user relative.sock >/dev/null 2>&1
 	check "sandbox add with a relative socket → 1 (the API's 400)" test $? = 1
 	check "sandbox del v1 → 0" quiet ctl sandbox del v1

@@ -60,6 +60,17 @@ for l in 5x '' 0 4294967296; do
 	expect "ctl: --limit '$l' refused" 2 "--limit wants a whole number 1..4294967295, got '$l'" \
 		"${CTL[@]}" sessions --limit "$l"
 done
+expect "ctl: valid limits reach the API" 3 "cannot connect" \
+	"${CTL[@]}" sandbox add s1 --iface x --max-sessions 0 --max-inbound 1073741824 \
+	--new-sessions-per-sec 5 --new-sessions-burst 10 --snat-ports-per-endpoint 16
+for o in max-sessions max-inbound new-sessions-per-sec new-sessions-burst \
+	snat-ports-per-endpoint; do
+	for v in 5x '' -1 +5 0x10 1.5 1073741825 99999999999999999999; do
+		expect "ctl: --$o '$v' refused" 2 "--$o wants a whole number 0..1073741824, got '$v'" \
+			"${CTL[@]}" sandbox add s1 --iface x --"$o" "$v"
+	done
+done
+one_line "ctl: one line for a bad limit" "${CTL[@]}" sandbox add s1 --iface x --max-inbound x
 for a in 127.0.0.1:80x 127.0.0.1:70000 127.0.0.1:0 127.0.0.1: ':80' 'a/b:80' 'x@y:80'; do
 	expect "ctl: --api '$a' refused" 2 "--api wants ADDR:PORT, got '$a'" "$FPCTL" --api "$a" status
 done

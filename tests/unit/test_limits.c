@@ -216,6 +216,30 @@ test_closed(void)
 }
 
 /*
+ * A closed session revived (the guest's SYN on a TIME_WAIT session of its exposed port)
+ * comes back into the count, under the limit like a new one: refused when the share is full.
+ */
+static void
+test_revive(void)
+{
+	uint32_t client = ip4("198.18.0.60"), g = b.cfg.guest_ip;
+	struct dp_result r;
+
+	fresh();
+	set_limits(HOG, 0, 1, 0, 0, 0);
+	CHECK(short_conn(client, 11000));
+	CHECK(short_conn(client, 11001));
+	CHECK_EQ(ct_zone_inbound(b.x.ct, HOG + 1), 0);
+	CHECK_EQ(seg(HOG, g, client, 8080, 11000, TCPF_SYN, 90000, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, HOG + 1), 1);
+	CHECK_EQ(seg(HOG, g, client, 8080, 11001, TCPF_SYN, 90000, 0, &r), DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_LIMIT_INBOUND);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_LIM_INBOUND], 1);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 1);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, HOG + 1), 1);
+}
+
+/*
  * SNAT ports towards one endpoint: the hog gets its share of the 256-port range and no more,
  * other endpoints stay open to it, and the victim still gets ports towards that endpoint.
  */
@@ -341,6 +365,7 @@ main(void)
 	test_bucket();
 	test_sessions();
 	test_closed();
+	test_revive();
 	test_snat();
 	test_hairpin_snat();
 	test_inbound();
