@@ -312,7 +312,8 @@ ct_hash_del(struct ct_table *ct, uint32_t idx, int d)
 	}
 }
 
-static void
+/* Inline: ct_touch_move() is on the path of every class change. */
+static inline void
 ct_lru_append(struct ct_table *ct, uint32_t idx, enum ct_class c)
 {
 	struct ct_session *s = &ct->s[idx];

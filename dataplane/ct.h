@@ -417,18 +417,40 @@ void ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c);
  * ordered by activity, to within the grain; most packets do not move it. 'queued' holds 16
  * bits of the clock: the difference is exact while the session was active in the last 2^15 s,
  * which the idle test makes sure of.
+ *
+ * ct_touch_quick() is the common case alone: it records the packet and returns true when the
+ * session stays in its list position, else changes nothing and returns false (then
+ * ct_touch_slow()), so a caller can look at a class change before it happens. c is the class
+ * of 'state'.
  */
+static inline bool
+ct_touch_quick(struct ct_table *ct, struct ct_session *s, enum ct_class c, uint8_t state,
+	       uint32_t now)
+{
+	if (c != s->cls || (uint16_t)((uint16_t)now - s->queued) >= ct->grain[c] ||
+	    now - s->last_seen >= 32768)
+		return false;
+	s->state = state;
+	s->last_seen = now;
+	return true;
+}
+
+static inline void
+ct_touch_slow(struct ct_table *ct, struct ct_session *s, enum ct_class c, uint8_t state,
+	      uint32_t now)
+{
+	s->state = state;
+	s->last_seen = now;
+	ct_touch_move(ct, s, c);
+}
+
 static inline void
 ct_touch(struct ct_table *ct, struct ct_session *s, uint8_t state, uint32_t now)
 {
 	enum ct_class c = ct_class_of(s->t[0].proto, state);
-	uint32_t idle = now - s->last_seen;
 
-	s->state = state;
-	s->last_seen = now;
-	if (c == s->cls && (uint16_t)((uint16_t)now - s->queued) < ct->grain[c] && idle < 32768)
-		return;
-	ct_touch_move(ct, s, c);
+	if (!ct_touch_quick(ct, s, c, state, now))
+		ct_touch_slow(ct, s, c, state, now);
 }
 
 /* Remove sessions idle past their timeout; at most 'budget'. Returns how many. */
@@ -471,10 +493,12 @@ bool ct_class_established(enum ct_class c);
  * closed TCP session only waits out its timeout; counted, a sandbox serving short connections
  * would meet its limit from its own closed ones (65,536 at 120 s of TIME_WAIT: ~540 conn/s).
  */
+_Static_assert(CT_C_TCP_CLOSE == CT_C_TCP_TIME_WAIT + 1, "the closed classes are adjacent");
+
 static inline bool
 ct_class_live(unsigned int c)
 {
-	return c != CT_C_TCP_TIME_WAIT && c != CT_C_TCP_CLOSE;
+	return c - CT_C_TCP_TIME_WAIT > 1u;
 }
 
 /*

@@ -114,6 +114,7 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 	 struct dp_result *r)
 {
 	uint8_t st = s->state;
+	enum ct_class c;
 
 	if (p->proto == IPPROTO_TCP_) {
 		enum tcpwin_verdict v = x->cfg->tcp_liberal ? TW_OK : tcpwin_track(x->ct, s, dir, p);
@@ -132,14 +133,18 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 		/* Invalid or ignored transitions leave the state as it was (unlike CubeVS). */
 		if (next >= CT_TCP_MAX)
 			x->st->c[CVS_WC_TCP_INVALID]++;
-		else if (next != st && !ct_class_live(s->cls) && !dp_limits_revive(x, s, next, r))
-			return false;
 		else
 			st = next;
 	} else if (dir == CT_DIR_REPLY) {
 		st = CT_REPLIED;
 	}
-	ct_touch(x->ct, s, st, x->now);
+	c = ct_class_of(p->proto, st);
+	if (ct_touch_quick(x->ct, s, c, st, x->now))
+		return true;
+	/* A class change: a closed session coming back to life meets the limits first. */
+	if (!ct_class_live(s->cls) && !dp_limits_revive(x, s, c, r))
+		return false;
+	ct_touch_slow(x->ct, s, c, st, x->now);
 	return true;
 }
 

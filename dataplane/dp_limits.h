@@ -145,19 +145,19 @@ dp_limits_host(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
 }
 
 /*
- * A closed session (TIME_WAIT, CLOSE: not counted) that a packet would move to a live state
- * (a SYN on TIME_WAIT) comes back into its zones' counts: it must be under their limits as a
- * new session would, or revivals could take a sandbox past its share. Never for an
- * established packet (its session is live).
+ * A closed session (TIME_WAIT, CLOSE: not counted) that a packet moves to class c comes back
+ * into its zones' counts when c is live (a SYN on TIME_WAIT): it must be under their limits
+ * as a new session would, or revivals could take a sandbox past its share. Called on a class
+ * change of a closed session only, never for an established packet.
  */
 static inline bool
-dp_limits_revive(struct dp_ctx *x, const struct ct_session *s, uint8_t next,
+dp_limits_revive(struct dp_ctx *x, const struct ct_session *s, enum ct_class c,
 		 struct dp_result *r)
 {
 	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
 	uint32_t v;
 
-	if (!x->sh->slot_lim || !ct_class_live(ct_class_of(IPPROTO_TCP_, next)))
+	if (!x->sh->slot_lim || !ct_class_live(c))
 		return true;
 	if (z0 && z0 <= x->sh->max_sandboxes) {
 		v = dp_lim(&x->sh->slot_lim[z0 - 1u].sessions);
