@@ -21,6 +21,8 @@ import socket
 import sys
 import time
 
+from client import get_to_close
+
 
 def udp_ports(host, port, n):
     sent = 0
@@ -104,13 +106,7 @@ def short_conns(host, port, n, sec):
         t0 = time.time()
         try:
             with socket.create_connection((host, port), timeout=5) as s:
-                s.sendall(b'GET /peer HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
-                data = b''
-                while True:
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
+                data = get_to_close(s, '/peer')
             if b' 200 ' in data.split(b'\r\n', 1)[0]:
                 ok += 1
             else:

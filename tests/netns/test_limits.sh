@@ -171,6 +171,18 @@ case_closed() {
 	check "400 live connections at once: refused beyond 256" \
 		test "$(sbx_counter hog limit_inbound)" -ge 100
 	check "counted for the node too" test "$(stat_of drops limit_inbound)" -ge 100
+	# The host (cube-dev) opening connections to the sandbox meets the same share.
+	local sbx before
+	sbx=$(api_body GET /sandboxes/hog | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+	sleep 1
+	before=$(sbx_counter hog limit_inbound)
+	out=$(nsn python3 "$HOG" syn-burst "$sbx" 8080 400 3)
+	settle
+	check "400 live connections from the host: at most 256 ($out)" \
+		test "${out#connected=}" -le 256 -a "${out#connected=}" -ge 200
+	check "the host's beyond the share refused under the hog" \
+		test "$(($(sbx_counter hog limit_inbound) - before))" -ge 100
 }
 
 case "${1:-}" in
