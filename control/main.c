@@ -31,6 +31,7 @@
 #include "handover.h"
 #include "hostif.h"
 #include "log.h"
+#include "mbufpool.h"
 #include "nexthop.h"
 #include "notify.h"
 #include "obs.h"
@@ -280,6 +281,7 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
 	uint16_t pid, found = RTE_MAX_ETHPORTS;
+	bool af_xdp;
 	int ret;
 
 	RTE_ETH_FOREACH_DEV(pid) {
@@ -304,15 +306,17 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	n->world_port = found;
-	n->mp = rte_pktmbuf_pool_create("cvs_mbuf", NB_MBUF * n->nw, 256, 0,
-					RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_info_get(found, &info);
+	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
+	n->mp = mbufpool_create("cvs_mbuf", NB_MBUF * n->nw, 256, rte_socket_id(), af_xdp);
 	if (!n->mp) {
 		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_info_get(found, &info);
+	if (af_xdp && !mbufpool_packed_ok(n->mp, err, errlen))
+		return -ENOMEM;
 	if (!ret && (info.max_rx_queues < n->cfg.world_queues ||
 		     info.max_tx_queues < n->cfg.world_queues)) {
 		snprintf(err, errlen, "the world port has %u rx / %u tx queues, fewer than "

@@ -81,7 +81,8 @@ tb_sandbox_server 1 8080
 real_before=$(ls -ld --time-style=full-iso "$REAL_STATE_DIR" 2>&1)
 
 if [ "${1:-}" = unit ]; then
-	UNIT=${2:?unit FILE}
+	# The unit file of this checkout unless one is named.
+	UNIT=${2:-$(dirname "${BASH_SOURCE[0]}")/../../docs/cubevs-fp.service}
 	lines=("$(unit_command "$UNIT")")
 	SOURCE="the unit's ExecStart"
 	# The unit names its binary by path; the test runs the one under test.
