@@ -51,6 +51,10 @@ def udp_flood(host, base, n):
             sent += 1
         except OSError:
             pass    # an ICMP error of an earlier datagram shows on a later send
+        # Paced as udp-ports: unpaced, a loaded machine lost a third of them in the ring
+        # before the worker saw them, and the refusals to count with them.
+        if i % 64 == 63:
+            time.sleep(0.02)
     s.close()
     print('sent=%d' % sent)
 
