@@ -158,7 +158,7 @@ struct ct_table {
 	struct ct_line *lines;
 	uint32_t nzones;
 	uint32_t *zone_head;	/* nzones + 1 heads */
-	uint32_t *zone_cnt;	/* per zone: [2z] sessions it opened, [2z + 1] opened towards it */
+	uint32_t *zone_cnt;	/* per zone, live sessions: [2z] it opened, [2z + 1] towards it */
 	uint32_t *ep_cnt;	/* CT_EP_BUCKETS: egress sessions per (zone, remote endpoint) */
 	uint32_t lru_head[CT_C_MAX];
 	uint32_t lru_tail[CT_C_MAX];

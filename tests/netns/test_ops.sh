@@ -515,6 +515,13 @@ assert j["limits"]["snatPortsPerEndpoint"] == 7, j["limits"]' "$(api_body GET /s
 	check "a bad limit → 2" test $? = 2
 	check "and the registration is unchanged" contains "$(ctl sandbox show l1)" \
 		"max-sessions             400 (set)"
+	check "sandbox add without limits keeps them" contains \
+		"$(ctl sandbox add l1 --iface sb2 --port 8080)" "max-sessions             400 (set)"
+	out=$(ctl sandbox add l1 --iface sb2 --max-inbound 99)
+	check "with one, it replaces the ones set" python3 -c '
+import json, sys
+assert json.loads(sys.argv[1])["limitsSet"] == {"maxInboundSessions": 99}' \
+		"$(api_body GET /sandboxes/l1)"
 	check "sandbox del l1 → 0" quiet ctl sandbox del l1
 	ctl sandbox add v2 --vhost-user relative.sock >/dev/null 2>&1
 	check "sandbox add with a relative socket → 1 (the API's 400)" test $? = 1
