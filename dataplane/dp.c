@@ -446,7 +446,7 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
 		return;
 	}
-	if (!dp_limits_inbound(x, pre->rt.zone, r))
+	if (!dp_inbound_ok(x, pre->rt.zone, r))
 		return;
 	s = dp_open_hashed(x, &pre->t, pre->h, &pre->rt, pre->rh, p, r);
 	if (!s)

@@ -61,7 +61,10 @@ dp_bucket_take(struct dp_ctx *x, uint32_t slot, const struct dp_limit *lim)
 	return true;
 }
 
-/* The inbound limit of the sandbox of 'zone' (a flow towards it); true when under it. */
+/*
+ * The inbound limit of the sandbox of 'zone' for a flow towards it (a world flow to its host
+ * port, a hairpin, the host's); true when under it.
+ */
 static inline bool
 dp_inbound_ok(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
 {
@@ -119,13 +122,6 @@ dp_limits_open(struct dp_ctx *x, uint32_t slot, enum cvs_wcounter kind,
 		return false;
 	/* Last: a flow refused for another reason takes no token. */
 	return dp_rate_ok(x, slot, r);
-}
-
-/* A world flow towards a sandbox's host port: that sandbox's inbound limit. */
-static inline bool
-dp_limits_inbound(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
-{
-	return dp_inbound_ok(x, zone, r);
 }
 
 /*
