@@ -11,6 +11,11 @@ if [ "${RESTART_WORKERS:-1}" = 2 ]; then
 	FP_OPTS=(--workers 2 --world-queues 1 --idle-sleep-us 20)
 fi
 
+sandbox_ip() { # id
+	api_body GET "/sandboxes/$1" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])'
+}
+
 bed() { # extra cubevs-fp options
 	tb_setup
 	tb_add_world
@@ -24,60 +29,95 @@ bed() { # extra cubevs-fp options
 	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
 	HP1=$(hostport_of s1 7000)
 	HP2=$(hostport_of s2 7000)
-	SBX1=$(api_body GET /sandboxes/s1 |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])')
+	SBX1=$(sandbox_ip s1)
+	SBX2=$(sandbox_ip s2)
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 }
 
-# Flows of every kind, from the namespaces they start in, counted in $TB_DIR/f-*.
+# The 50 long-lived flows of the issue, from the namespaces they start in: 20 world → exposed
+# ports, 15 sandbox → world TCP and 5 UDP (SNAT), 5 hairpin (sandbox 1 → sandbox 2's host
+# port), 5 node → sandbox through cube-dev. One longconn.py per namespace, in $TB_DIR/f-*.
+FLOW_DIRS="in eg1 eg2 host"
+FLOW_MIX="ingress:20 egress-tcp:15 egress-udp:5 hairpin:5 host:5"
 flows_start() {
-	local d
-	for d in in eg host; do
+	local d n
+	for d in $FLOW_DIRS; do
 		mkdir -p "$TB_DIR/f-$d"
-		rm -f "$TB_DIR/f-$d"/{mark,ready,stop}
+		rm -f "$TB_DIR/f-$d"/{mark,ready,stop,out}
 	done
-	# World → exposed ports of both sandboxes.
-	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "$NODE_IP:$HP1:4" \
-		--tcp "$NODE_IP:$HP2:4" >"$TB_DIR/f-in/out"
-	# Sandbox 1 → world TCP and UDP (SNAT), and hairpin to sandbox 2's host port.
-	tb_bg nss 1 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg" --tcp "$WORLD_IP:7001:5" \
-		--udp "$WORLD_IP:5353:3" --tcp "$NODE_IP:$HP2:3" >"$TB_DIR/f-eg/out"
-	# Host → sandbox through cube-dev.
-	tb_bg nsn python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-host" --tcp "$SBX1:7000:3" \
-		>"$TB_DIR/f-host/out"
-	local n
-	for n in $(seq 200); do
-		[ -f "$TB_DIR/f-in/ready" ] && [ -f "$TB_DIR/f-eg/ready" ] &&
-			[ -f "$TB_DIR/f-host/ready" ] && return 0
+	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "ingress@$NODE_IP:$HP1:10" \
+		--tcp "ingress@$NODE_IP:$HP2:10" >"$TB_DIR/f-in/out"
+	tb_bg nss 1 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg1" \
+		--tcp "egress-tcp@$WORLD_IP:7001:8" --udp "egress-udp@$WORLD_IP:5353:3" \
+		--tcp "hairpin@$NODE_IP:$HP2:5" >"$TB_DIR/f-eg1/out"
+	tb_bg nss 2 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg2" \
+		--tcp "egress-tcp@$WORLD_IP:7001:7" --udp "egress-udp@$WORLD_IP:5353:2" \
+		>"$TB_DIR/f-eg2/out"
+	tb_bg nsn python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-host" --tcp "host@$SBX1:7000:3" \
+		--tcp "host@$SBX2:7000:2" >"$TB_DIR/f-host/out"
+	for n in $(seq 300); do
+		flows_all ready && return 0
 		sleep 0.1
 	done
 	die "the flows did not start"
 }
 
-flows_mark() { # number
+flows_all() { # file: true when every flow directory has a non-empty one (or any, for ready)
 	local d
-	for d in in eg host; do echo "$1" >"$TB_DIR/f-$d/mark"; done
+	for d in $FLOW_DIRS; do
+		if [ "$1" = ready ]; then
+			[ -f "$TB_DIR/f-$d/ready" ] || return 1
+		else
+			[ -s "$TB_DIR/f-$d/$1" ] || return 1
+		fi
+	done
 }
 
-# Stop the flows; check that every one is intact. Prints the summaries.
+flows_mark() { # number
+	local d
+	for d in $FLOW_DIRS; do echo "$1" >"$TB_DIR/f-$d/mark"; done
+}
+
+# Stop the flows; judge every one of the 50 on its own, and the mix.
 flows_check() { # what
-	local d n
+	local d n line k got want ok
 	# Let each flow exchange a message after the last mark.
 	sleep 2
-	for d in in eg host; do touch "$TB_DIR/f-$d/stop"; done
-	for n in $(seq 100); do
-		[ -s "$TB_DIR/f-in/out" ] && [ -s "$TB_DIR/f-eg/out" ] &&
-			[ -s "$TB_DIR/f-host/out" ] && break
+	for d in $FLOW_DIRS; do touch "$TB_DIR/f-$d/stop"; done
+	for n in $(seq 150); do
+		flows_all out && break
 		sleep 0.2
 	done
-	for d in in eg host; do
-		check "$1: $d flows intact ($(cat "$TB_DIR/f-$d/out"))" python3 -c '
+	python3 - "$FLOW_MIX" $(for d in $FLOW_DIRS; do echo "$TB_DIR/f-$d/out"; done) \
+		>"$TB_DIR/flows.txt" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
-for b in r["bad"]:
-    print("#   " + b)
-assert r["flows"] > 0 and not r["bad"], r' "$TB_DIR/f-$d/out"
-	done
+mix = dict((k, int(v)) for k, v in (x.split(':') for x in sys.argv[1].split()))
+flows, stalls = [], []
+for p in sys.argv[2:]:
+    try:
+        r = json.load(open(p))
+    except (OSError, ValueError) as e:
+        print('MISSING %s: %s' % (p, e))
+        continue
+    flows += r['flows']
+for k, want in mix.items():
+    got = sum(f['label'] == k for f in flows)
+    print('MIX %s %d %d' % (k, got, want))
+for f in flows:
+    print('FLOW %d %s: %s' % (f['ok'], f['name'], f['why'] if not f['ok'] else
+                             '%d msgs, longest stall %d ms' % (f['msgs'], f['stall_ms'])))
+s = sorted(f['stall_ms'] for f in flows) or [0]
+print('STALL %d %d' % (s[len(s) // 2], s[-1]))
+PY
+	check "$1: every flow reported" bash -c "! grep -q '^MISSING' $TB_DIR/flows.txt"
+	while read -r _ k got want; do
+		check "$1: $want $k flows" eq "$got" "$want"
+	done < <(grep '^MIX' "$TB_DIR/flows.txt")
+	while read -r _ ok line; do
+		check "$1: intact: $line" eq "$ok" 1
+	done < <(grep '^FLOW' "$TB_DIR/flows.txt")
+	read -r _ n line < <(grep '^STALL' "$TB_DIR/flows.txt")
+	log "$1: the stall the flows saw: median $n ms, longest $line ms (printed, not judged)"
 }
 
 # New connections of every kind work.
@@ -89,6 +129,11 @@ fresh() { # what
 		eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" "world $NODE_IP"
 	check "$1: a new host → sandbox connection" \
 		eq "$(nsn curl -s -m 5 "http://$SBX1:8080/name" | cut -d' ' -f1)" "sandbox1"
+	check "$1: a new hairpin connection" \
+		eq "$(nss 1 curl -s -m 5 "http://$NODE_IP:$(hostport_of s2 8080)/name" |
+			cut -d' ' -f1)" "sandbox2"
+	check "$1: a new egress UDP flow" \
+		contains "$(nss 2 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
 }
 
 region_stat() { # field of /stats "region"
@@ -108,7 +153,7 @@ case_flows() {
 	check "a new instance starts" fp_start "${FP_OPTS[@]}"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
-	check "it adopted the sessions" test "$(region_stat adopted)" -ge 22
+	check "it adopted the sessions" test "$(region_stat adopted)" -ge 50
 	check "it took the steering program over" \
 		bash -c "grep -q 'taking over the steering program' $TB_DIR/fp.log"
 	flows_mark 1
@@ -120,7 +165,7 @@ case_flows() {
 	FP_PID=
 	check "after kill -9 a new instance starts" fp_start "${FP_OPTS[@]}"
 	log "kill -9 restart: kill to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
-	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 22
+	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 50
 	check "the region's generation went up twice" test "$(region_stat generation)" -eq 3
 	log "frames held back over both gaps: gap_drop $(stat_of xdp gap_drop)"
 	flows_mark 2
