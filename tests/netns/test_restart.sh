@@ -136,6 +136,14 @@ fresh() { # what
 		contains "$(nss 2 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
 }
 
+PINS=(cvs_steer cvs_cfg cvs_stats xsks_map sbx_xsks_map sbx_cvs_sbx_slot sbx_cvs_stats)
+pins_there() { # what
+	local p
+	for p in "${PINS[@]}"; do
+		check "$1: map $p is pinned" test -e "$TB_DIR/bpf/cubevs-fp/nic0/$p"
+	done
+}
+
 region_stat() { # field of /stats "region"
 	api_body GET /stats | python3 -c '
 import json, sys
@@ -150,12 +158,20 @@ case_flows() {
 	check "SIGTERM → exit 0" fp_stop
 	check "the steering program stays on the world interface" \
 		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+	check "the sandbox interfaces keep their program" \
+		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
+			 ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
+	pins_there "after SIGTERM"
 	check "a new instance starts" fp_start "${FP_OPTS[@]}"
+	check "it loaded its programs onto the pinned maps" \
+		bash -c "grep -q 'steering maps reused from .*/nic0 (4 maps)' $TB_DIR/fp.log &&
+			 grep -q 'sandbox maps reused from .*/nic0 (3 maps)' $TB_DIR/fp.log"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions" test "$(region_stat adopted)" -ge 50
 	check "it took the steering program over" \
 		bash -c "grep -q 'taking over the steering program' $TB_DIR/fp.log"
+	check "the pinned maps are the attached program's" bash -c "! grep -q 'differs' $TB_DIR/fp.log"
 	flows_mark 1
 	fresh "after SIGTERM"
 	sleep 1
@@ -163,6 +179,7 @@ case_flows() {
 	kill -KILL "$FP_PID"
 	wait "$FP_PID" 2>/dev/null
 	FP_PID=
+	pins_there "after kill -9"
 	check "after kill -9 a new instance starts" fp_start "${FP_OPTS[@]}"
 	log "kill -9 restart: kill to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 50
@@ -178,6 +195,9 @@ case_flows() {
 case_grace() {
 	bed --restart-grace 5
 	tb_server "$NS_N" 8000 --name kernel
+	# The guest knows its gateway's MAC: its datagrams in the gap leave at once.
+	check "a sandbox's UDP works before the stop" \
+		contains "$(nss 1 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
 	check "SIGTERM → exit 0" fp_stop
 	# A kernel listener on a host port: during the grace it must not see the SYNs.
 	tb_server "$NS_N" "$HP1" --name kernelhp
@@ -186,12 +206,22 @@ case_grace() {
 	check "ping of the node works during the grace" quiet nsc ping -c 1 -W 1 -q "$NODE_IP"
 	check "a host port gets no answer during the grace" \
 		bash -c "! ip netns exec $NS_C curl -s -m 1 http://$NODE_IP:$HP1/name"
-	sleep 5
+	# A sandbox's frames while no process serves it: dropped by its program, counted.
+	check "the sandbox interface keeps its program during the gap" \
+		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+	nss 1 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20):
+    s.sendto(b"gap %d" % i, (sys.argv[1], 5353))' "$WORLD_IP"
+	sleep 4
 	check "after grace + 1 s the kernel listener on the host port answers" \
 		eq "$(nsc curl -s -m 2 "http://$NODE_IP:$HP1/name")" "kernelhp $CLIENT_IP"
 	kill "${TB_PIDS[-1]}"
 	fp_start "${FP_OPTS[@]}"
-	check "the next process reports the gap drops" test "$(stat_of xdp gap_drop)" -ge 1
+	# The 20 datagrams (and the guest's ARP) at least, on top of the host-port SYNs.
+	check "the next process reports the gap drops, the sandbox's among them" \
+		test "$(stat_of xdp gap_drop)" -ge 21
 }
 
 # A region of another layout (an upgrade that changed the session structures), a corrupt one,
@@ -239,6 +269,12 @@ PY
 		bash -c "grep -q 'refused: owned by uid 65534' $TB_DIR/fp.log"
 	fresh "after the refusals"
 	check "every refused region is kept aside" test "$(ls "$reg".refused-* | wc -l)" -eq 4
+	# Another sandbox count: sandbox maps of another size, and a region of another shape.
+	fp_stop
+	fp_start "${FP_OPTS[@]}" --max-sandboxes 64
+	check "pinned maps of another size: replaced, with the reason in the log" \
+		bash -c "grep -q 'pinned map .*/sbx_xsks_map differs (type 17 key 4 value 4 entries [0-9]*, this build 17/4/4/64): replaced' $TB_DIR/fp.log"
+	fresh "after the maps were replaced"
 }
 
 # A sandbox that is not in the state file any more when the node comes back: its adopted
@@ -279,6 +315,9 @@ case_detach() {
 	check "the steering program left the world interface" \
 		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
 	check "and the region was removed" test ! -e "$TB_DIR/run/sessions-nic0.region"
+	check "and the pinned maps" test ! -e "$TB_DIR/bpf/cubevs-fp/nic0"
+	check "the sandbox interfaces lost their program too" \
+		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
 	tb_server "$NS_N" "$HP1" --name kernelhp
 	check "the kernel has the host port at once" \
 		eq "$(nsc curl -s -m 2 "http://$NODE_IP:$HP1/name")" "kernelhp $CLIENT_IP"
