@@ -260,6 +260,8 @@ ct_check_shape(const struct ct_table *ct, uint32_t capacity, uint32_t nzones,
 	return true;
 }
 
+#define CT_RB_AHEAD	16
+
 static int
 ct_key_cmp(const void *a, const void *b)
 {
@@ -299,6 +301,27 @@ ct_rebuild_lists(struct ct_table *ct, const uint32_t *per_class)
 	free(keys);
 }
 
+/* Session idx (tuples hashed h0, h1) back in the index; false when it is dropped instead. */
+static bool
+ct_rebuild_one(struct ct_table *ct, uint32_t idx, uint64_t h0, uint64_t h1,
+	       uint32_t *per_class)
+{
+	struct ct_session *s = &ct->s[idx];
+	int d;
+
+	if (!(s->flags & CT_F_USED))
+		return true;
+	if (!ct_session_sane(ct, s) || ct_tuple_eq(&s->t[0], &s->t[1]) ||
+	    ct_lookup_hash(ct, &s->t[0], h0, &d) || ct_lookup_hash(ct, &s->t[1], h1, &d)) {
+		s->flags = 0;
+		return false;
+	}
+	ct_index_session(ct, idx, h0, h1);
+	per_class[s->cls]++;
+	ct->used++;
+	return true;
+}
+
 /*
  * Everything derived, from the sessions alone: a crash in the middle of an update left links
  * that do not hold. A session is kept when it is sane and its tuples are nobody else's.
@@ -308,7 +331,7 @@ static uint32_t
 ct_rebuild(struct ct_table *ct)
 {
 	uint32_t i, c, dropped = 0, per_class[CT_C_MAX] = { 0 };
-	int d;
+	uint64_t h[CT_RB_AHEAD][2];
 
 	memset(ct->lines, 0, (size_t)ct->nlines * sizeof(*ct->lines));
 	for (c = 0; c < CT_C_MAX; c++) {
@@ -317,23 +340,18 @@ ct_rebuild(struct ct_table *ct)
 	}
 	ct->free_head = CT_NIL;
 	ct->used = 0;
-	for (i = 0; i < ct->hiwater; i++) {
-		struct ct_session *s = &ct->s[i];
-		uint64_t h0, h1;
+	/* The index lines are random reads: hashed and prefetched CT_RB_AHEAD sessions ahead. */
+	for (i = 0; i < ct->hiwater + CT_RB_AHEAD; i++) {
+		uint64_t *hi = h[i % CT_RB_AHEAD];
 
-		if (!(s->flags & CT_F_USED))
-			continue;
-		h0 = ct_hash_tuple(ct, &s->t[0]);
-		h1 = ct_hash_tuple(ct, &s->t[1]);
-		if (!ct_session_sane(ct, s) || ct_tuple_eq(&s->t[0], &s->t[1]) ||
-		    ct_lookup_hash(ct, &s->t[0], h0, &d) || ct_lookup_hash(ct, &s->t[1], h1, &d)) {
-			s->flags = 0;
-			dropped++;
-			continue;
+		if (i >= CT_RB_AHEAD)
+			dropped += !ct_rebuild_one(ct, i - CT_RB_AHEAD, hi[0], hi[1], per_class);
+		if (i < ct->hiwater) {
+			hi[0] = ct_hash_tuple(ct, &ct->s[i].t[0]);
+			hi[1] = ct_hash_tuple(ct, &ct->s[i].t[1]);
+			ct_prefetch(&ct->lines[ct_line_of(ct, hi[0])]);
+			ct_prefetch(&ct->lines[ct_line_of(ct, hi[1])]);
 		}
-		ct_index_session(ct, i, h0, h1);
-		per_class[s->cls]++;
-		ct->used++;
 	}
 	ct_rebuild_lists(ct, per_class);
 	for (i = ct->hiwater; i-- > 0;) {

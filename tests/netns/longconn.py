@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Long-lived flows for the restart tests: each exchanges a message every 50 ms until told to stop.
 
-longconn.py DIR [--tcp [LABEL@]HOST:PORT:N]... [--udp [LABEL@]HOST:PORT:N]...
+longconn.py DIR [--period MS] [--tcp [LABEL@]HOST:PORT:N]... [--udp [LABEL@]HOST:PORT:N]...
 
-TCP flows talk to a line echo server and must get back every line they send, in order, on the
+Each flow exchanges a message every MS ms (50; tools/bench/restartbench.sh uses 1 or 2 to
+time the gap). TCP flows talk to a line echo server and must get back every line they send, in order, on the
 same connection; a reset, an end of stream, a wrong echo or 30 s without an answer breaks
 them. UDP flows talk to sbxserver.py's UDP echo, which appends the source address it saw: it
 must stay the same (the SNAT port survived). DIR/mark holds a number the test bumps after each
@@ -106,7 +107,11 @@ def main():
     d = sys.argv[1]
     flows = []
     args = sys.argv[2:]
+    global PERIOD
     for opt, spec in zip(args[::2], args[1::2]):
+        if opt == '--period':
+            PERIOD = float(spec) / 1000
+            continue
         label, _, spec = spec.rpartition('@')
         host, port, n = spec.rsplit(':', 2)
         for i in range(int(n)):
