@@ -57,15 +57,26 @@ real_load(void)
 	return f;
 }
 
-int
-handover_prepare(int ifindex, const struct cvs_xdp_cfg *cfg, const char *pin_dir)
+const char *
+handover_pin_dir(void)
 {
-	char name[BPF_OBJ_NAME_LEN];
+	return ho.pin_dir;
+}
+
+int
+handover_prepare(int ifindex, const struct cvs_xdp_cfg *cfg, const char *pin_root,
+		 const char *iface)
+{
+	char name[BPF_OBJ_NAME_LEN], err[512];
 	uint32_t id;
 
 	ho.ifindex = ifindex;
 	ho.cfg = *cfg;
-	snprintf(ho.pin_dir, sizeof(ho.pin_dir), "%s", pin_dir ? pin_dir : "");
+	if (pin_root[0] && xdppin_dir(pin_root, iface, ho.pin_dir, sizeof(ho.pin_dir), err,
+				      sizeof(err))) {
+		fprintf(stderr, "cubevs-fp: the XDP maps are not pinned: %s\n", err);
+		ho.pin_dir[0] = '\0';
+	}
 	if (xdpctl_prog_info(ifindex, &id, name, sizeof(name)) || !id ||
 	    strcmp(name, CVS_PROG_STEER))
 		return 0;
@@ -148,11 +159,29 @@ handover_copy(int new_prog, bool ports)
 		close(ost);
 }
 
+/* Id of a program's cvs_steer map, 0 when it has none. */
+static uint32_t
+handover_map_id(int prog_fd)
+{
+	int fd = xdpctl_prog_map_fd(prog_fd, CVS_MAP_STEER);
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		mi.id = 0;
+	close(fd);
+	return mi.id;
+}
+
 /* Interposed for net_af_xdp: see handover.h. */
 int
 bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attach_opts *opts)
 {
 	attach_fn f = real_attach();
+	bool same;
 	int ret;
 
 	if (!f)
@@ -161,8 +190,9 @@ bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attac
 	    !(flags & XDP_FLAGS_UPDATE_IF_NOEXIST) || opts)
 		return f(ifindex, prog_fd, flags, opts);
 	/* On the pinned maps the ports and counters are there already. */
-	handover_copy(prog_fd, !ho.reused);
-	if (!ho.reused)
+	same = ho.reused && handover_map_id(ho.old_fd) == handover_map_id(prog_fd);
+	handover_copy(prog_fd, !same);
+	if (!same)
 		handover_copy_stats(prog_fd);
 	{
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = ho.old_fd);

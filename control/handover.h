@@ -25,11 +25,14 @@
 /*
  * Before EAL: when a steering program of ours is attached to ifindex, keep it (its fd) for
  * the replacement. 'cfg' is what the new program's cvs_cfg starts with (node IP, SNAT range,
- * grace); the heartbeat is taken from the old program. 'pin_dir' (xdppin_dir(), "" for none)
- * is where the steering maps are pinned and reused. Returns 1 when an old program will be
- * replaced, 0 when there is none.
+ * grace); the heartbeat is taken from the old program. The maps are pinned and reused in
+ * pin_root/iface (xdppin_dir(); pin_root "" for none, and none when that directory cannot be
+ * had, which is logged). Returns 1 when an old program will be replaced, 0 when there is none.
  */
-int handover_prepare(int ifindex, const struct cvs_xdp_cfg *cfg, const char *pin_dir);
+int handover_prepare(int ifindex, const struct cvs_xdp_cfg *cfg, const char *pin_root,
+		     const char *iface);
+/* The pin directory in use, "" when the maps are not pinned. */
+const char *handover_pin_dir(void);
 /* Whether net_af_xdp may detach the steering program when the world port closes. */
 void handover_keep_attached(int ifindex, bool keep);
 /* Ports carried from the old program's cvs_steer, copied or pinned (pruned after the restore). */
