@@ -27,35 +27,19 @@ typedef int (*attach_fn)(int, int, __u32, const struct bpf_xdp_attach_opts *);
 typedef int (*detach_fn)(int, __u32, const struct bpf_xdp_attach_opts *);
 typedef int (*load_fn)(struct bpf_object *);
 
-static attach_fn
-real_attach(void)
+/* libbpf's own definition of a call we interpose, looked up once. */
+static void *
+real_sym(void **cache, const char *name, const char *version)
 {
-	static attach_fn f;
-
-	if (!f)
-		f = (attach_fn)dlvsym(RTLD_NEXT, "bpf_xdp_attach", "LIBBPF_0.7.0");
-	return f;
+	if (!*cache)
+		*cache = dlvsym(RTLD_NEXT, name, version);
+	return *cache;
 }
 
-static detach_fn
-real_detach(void)
-{
-	static detach_fn f;
-
-	if (!f)
-		f = (detach_fn)dlvsym(RTLD_NEXT, "bpf_xdp_detach", "LIBBPF_0.7.0");
-	return f;
-}
-
-static load_fn
-real_load(void)
-{
-	static load_fn f;
-
-	if (!f)
-		f = (load_fn)dlvsym(RTLD_NEXT, "bpf_object__load", "LIBBPF_0.0.1");
-	return f;
-}
+static void *real_fns[3];
+#define real_attach() ((attach_fn)real_sym(&real_fns[0], "bpf_xdp_attach", "LIBBPF_0.7.0"))
+#define real_detach() ((detach_fn)real_sym(&real_fns[1], "bpf_xdp_detach", "LIBBPF_0.7.0"))
+#define real_load() ((load_fn)real_sym(&real_fns[2], "bpf_object__load", "LIBBPF_0.0.1"))
 
 const char *
 handover_pin_dir(void)

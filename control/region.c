@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cvs_common.h"
 #include "ct_region.h"
 #include "region.h"
 
@@ -129,30 +130,6 @@ region_clock_now(const struct region *rg)
 	int64_t d = boot_seconds() - h->clock_base;
 
 	return d > 0 ? (uint32_t)d : 0;
-}
-
-/* The directory: ours, a directory, nobody else may look in. */
-static int
-region_dir(const char *dir, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "--runtime-dir %s: cannot create it: %s", dir,
-			 strerror(errno));
-		return -errno;
-	}
-	if (lstat(dir, &st)) {
-		snprintf(err, errlen, "--runtime-dir %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(err, errlen, "--runtime-dir %s must be a directory owned by uid %u with "
-			 "mode 0700 (it is uid %u, mode %04o)", dir, geteuid(), st.st_uid,
-			 st.st_mode & 07777);
-		return -EPERM;
-	}
-	return 0;
 }
 
 /* Header checks, in order; the first that fails is the reason given. */
@@ -397,7 +374,7 @@ region_open(struct region *rg, const char *dir, const char *name,
 			 REGION_MAX_WORKERS);
 		return -EINVAL;
 	}
-	ret = region_dir(dir, err, errlen);
+	ret = cvs_private_dir(dir, "--runtime-dir ", err, errlen);
 	if (ret)
 		return ret;
 	snprintf(rg->info.path, sizeof(rg->info.path), "%s/%s", dir, name);

@@ -9,32 +9,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cvs_common.h"
 #include "xdppin.h"
 
 #define BPF_FS_MAGIC_	0xcafe4a11
-
-static int
-pin_mkdir(const char *path, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (mkdir(path, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (lstat(path, &st)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	/* Whoever may write here may hand the next process maps of their making. */
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(err, errlen, "%s must be a directory owned by uid %u with mode 0700 "
-			 "(it is uid %u, mode %04o)", path, geteuid(), st.st_uid,
-			 st.st_mode & 07777);
-		return -EPERM;
-	}
-	return 0;
-}
 
 int
 xdppin_dir(const char *root, const char *iface, char *dir, size_t len, char *err,
@@ -43,7 +21,8 @@ xdppin_dir(const char *root, const char *iface, char *dir, size_t len, char *err
 	struct statfs sf;
 	int ret;
 
-	ret = pin_mkdir(root, err, errlen);
+	/* Whoever may write here may hand the next process maps of their making. */
+	ret = cvs_private_dir(root, "", err, errlen);
 	if (ret)
 		return ret;
 	if (statfs(root, &sf) || (uint32_t)sf.f_type != BPF_FS_MAGIC_) {
@@ -56,7 +35,7 @@ xdppin_dir(const char *root, const char *iface, char *dir, size_t len, char *err
 		snprintf(err, errlen, "%s/%s: path too long", root, iface);
 		return -ENAMETOOLONG;
 	}
-	return pin_mkdir(dir, err, errlen);
+	return cvs_private_dir(dir, "", err, errlen);
 }
 
 /* Whether the pinned map fd is what 'm' would create. */
