@@ -291,6 +291,11 @@ PY
 	check "and said so in the log" \
 		bash -c "grep -q '3 adopted sessions dropped, their sandbox did not come back' \
 			$TB_DIR/fp.log"
+	check "its interface lost the program the process before left there" \
+		bash -c "! ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp &&
+			 grep -q '1 sandbox interfaces no sandbox came back for' $TB_DIR/fp.log"
+	check "the other sandbox's interface runs the new one" \
+		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
 	local left
 	left=$(api_body GET /stats | python3 -c '
 import json, sys
