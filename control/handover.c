@@ -17,7 +17,6 @@ static struct {
 	int ifindex;		/* the world interface; 0 = nothing to do */
 	int old_fd;		/* the old steering program, -1 when none */
 	bool keep;		/* skip the PMD's detach at exit */
-	bool reused;		/* the PMD's program was loaded onto the pinned maps */
 	struct cvs_xdp_cfg cfg;
 	uint32_t copied;
 	char pin_dir[300];	/* "" = no pins */
@@ -143,11 +142,11 @@ handover_copy(int new_prog, bool ports)
 		close(ost);
 }
 
-/* Id of a program's cvs_steer map, 0 when it has none. */
+/* Id of a program's map 'name', 0 when it has none. */
 static uint32_t
-handover_map_id(int prog_fd)
+handover_map_id(int prog_fd, const char *name)
 {
-	int fd = xdpctl_prog_map_fd(prog_fd, CVS_MAP_STEER);
+	int fd = xdpctl_prog_map_fd(prog_fd, name);
 	struct bpf_map_info mi;
 	uint32_t len = sizeof(mi);
 
@@ -165,7 +164,6 @@ int
 bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attach_opts *opts)
 {
 	attach_fn f = real_attach();
-	bool same;
 	int ret;
 
 	if (!f)
@@ -173,10 +171,10 @@ bpf_xdp_attach(int ifindex, int prog_fd, __u32 flags, const struct bpf_xdp_attac
 	if (ifindex != ho.ifindex || !ho.ifindex || ho.old_fd < 0 ||
 	    !(flags & XDP_FLAGS_UPDATE_IF_NOEXIST) || opts)
 		return f(ifindex, prog_fd, flags, opts);
-	/* On the pinned maps the ports and counters are there already. */
-	same = ho.reused && handover_map_id(ho.old_fd) == handover_map_id(prog_fd);
-	handover_copy(prog_fd, !same);
-	if (!same)
+	/* On the pinned maps the ports and counters are there already; a replaced one is not. */
+	handover_copy(prog_fd, handover_map_id(ho.old_fd, CVS_MAP_STEER) !=
+			       handover_map_id(prog_fd, CVS_MAP_STEER));
+	if (handover_map_id(ho.old_fd, CVS_MAP_STATS) != handover_map_id(prog_fd, CVS_MAP_STATS))
 		handover_copy_stats(prog_fd);
 	{
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = ho.old_fd);
@@ -230,7 +228,6 @@ bpf_object__load(struct bpf_object *obj)
 	if (ret)
 		return ret;
 	if (n) {
-		ho.reused = true;
 		ho.copied = handover_count_steered(obj);
 		fprintf(stderr, "cubevs-fp: steering maps reused from %s (%u maps)\n", ho.pin_dir,
 			n);

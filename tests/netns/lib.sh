@@ -111,9 +111,10 @@ tb_setup() {
 	offloads_off "$NS_N" nic0
 	# The node's own connections must use ports outside the host-port and SNAT ranges.
 	nsn sysctl -qw net.ipv4.ip_local_port_range="10000 19999"
-	# A BPF file system of this bed's own for the pinned XDP maps (--bpf-pin-dir).
+	# A BPF file system of this bed's own for the pinned XDP maps (--bpf-pin-dir);
+	# TB_PIN=0 runs without pins (the hand-over copies from the attached program then).
 	mkdir -p "$TB_DIR/bpf"
-	if mount -t bpf "cvs-bpf-$TB_ID" "$TB_DIR/bpf" 2>/dev/null; then
+	if [ "${TB_PIN:-1}" = 1 ] && mount -t bpf "cvs-bpf-$TB_ID" "$TB_DIR/bpf" 2>/dev/null; then
 		FP_PIN=(--bpf-pin-dir "$TB_DIR/bpf/cubevs-fp")
 	else
 		log "no BPF file system: the XDP maps are not pinned"
