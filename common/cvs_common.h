@@ -24,6 +24,13 @@ int cvs_write_all(int fd, const void *buf, size_t len);
 int cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
 		     char *err, size_t errlen);
 
+/*
+ * PATH as a directory only we may enter: made 0700 when missing, then refused unless it is a
+ * directory (not a link) owned by the effective uid with no access for group or others. WHAT
+ * prefixes the messages (an option name and a space, or ""). Returns 0 or -errno with ERR.
+ */
+int cvs_private_dir(const char *path, const char *what, char *err, size_t errlen);
+
 /* "PROG: message" and a newline on stderr, written at once so lines never interleave. */
 void cvs_err(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cvs_verr(const char *prog, const char *fmt, va_list ap)

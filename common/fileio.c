@@ -90,3 +90,25 @@ cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
 	free(tmp);
 	return dir_sync(path, err, errlen);
 }
+
+int
+cvs_private_dir(const char *path, const char *what, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		snprintf(err, errlen, "%s%s: cannot create it: %s", what, path, strerror(errno));
+		return -errno;
+	}
+	if (lstat(path, &st)) {
+		snprintf(err, errlen, "%s%s: %s", what, path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, errlen, "%s%s must be a directory owned by uid %u with mode 0700 (it "
+			 "is uid %u, mode %04o)", what, path, geteuid(), st.st_uid,
+			 st.st_mode & 07777);
+		return -EPERM;
+	}
+	return 0;
+}

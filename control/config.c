@@ -39,6 +39,7 @@ enum {
 	OPT_IDLE_SLEEP,
 	OPT_STATE_FILE,
 	OPT_RUNTIME_DIR,
+	OPT_BPF_PIN_DIR,
 	OPT_RESTART_GRACE,
 	OPT_DETACH_ON_EXIT,
 	OPT_VERSION,
@@ -76,6 +77,7 @@ static const struct option cvs_long_opts[] = {
 	{ "idle-sleep-us", required_argument, NULL, OPT_IDLE_SLEEP },
 	{ "state-file", required_argument, NULL, OPT_STATE_FILE },
 	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
+	{ "bpf-pin-dir", required_argument, NULL, OPT_BPF_PIN_DIR },
 	{ "restart-grace", required_argument, NULL, OPT_RESTART_GRACE },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH_ON_EXIT },
 	{ "help", no_argument, NULL, 'h' },
@@ -142,6 +144,9 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            keeps nothing [" CVS_STATE_FILE_DEFAULT "]\n"
 		"  --runtime-dir DIR         sessions are kept here (shared memory) across restarts,\n"
 		"                            'none' keeps nothing [" CVS_RUNTIME_DIR_DEFAULT "]\n"
+		"  --bpf-pin-dir DIR         the XDP maps are pinned in DIR/<world-iface> (bpffs) and\n"
+		"                            reused by the next process, 'none' pins nothing\n"
+		"                            [" CVS_BPF_PIN_DIR_DEFAULT "]\n"
 		"  --restart-grace SECONDS   while no cubevs-fp runs, fast-path frames are held back\n"
 		"                            this long after the last heartbeat, then go to the\n"
 		"                            kernel; 0 passes them at once [10]\n"
@@ -180,6 +185,7 @@ cvs_config_defaults(struct cvs_config *c)
 	memcpy(c->timeouts, ct_default_timeouts, sizeof(ct_default_timeouts));
 	snprintf(c->state_file, sizeof(c->state_file), "%s", CVS_STATE_FILE_DEFAULT);
 	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", CVS_RUNTIME_DIR_DEFAULT);
+	snprintf(c->bpf_pin_dir, sizeof(c->bpf_pin_dir), "%s", CVS_BPF_PIN_DIR_DEFAULT);
 	c->restart_grace_s = 10;
 }
 
@@ -477,18 +483,21 @@ cvs_opt_state_file(struct cvs_config *c, const char *name, const char *arg, char
 	return 0;
 }
 
+_Static_assert(sizeof(((struct cvs_config *)0)->runtime_dir) == 200 &&
+	       sizeof(((struct cvs_config *)0)->bpf_pin_dir) == 200, "cvs_opt_dir() bound");
+
+/* --runtime-dir, --bpf-pin-dir: into a 200-byte field. */
 static int
-cvs_opt_runtime_dir(struct cvs_config *c, const char *name, const char *arg, char *err,
-		    size_t errlen)
+cvs_opt_dir(char *dst, const char *name, const char *arg, char *err, size_t errlen)
 {
 	if (!strcmp(arg, "none")) {
-		c->runtime_dir[0] = '\0';
+		dst[0] = '\0';
 		return 0;
 	}
-	if (arg[0] != '/' || strlen(arg) >= sizeof(c->runtime_dir))
+	if (arg[0] != '/' || strlen(arg) >= 200)
 		return cvs_bad(err, errlen, name, arg,
 			       "an absolute directory (under 200 bytes) or 'none'");
-	strcpy(c->runtime_dir, arg);
+	strcpy(dst, arg);
 	return 0;
 }
 
@@ -544,7 +553,9 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 	case OPT_STATE_FILE:
 		return cvs_opt_state_file(c, name, arg, err, errlen);
 	case OPT_RUNTIME_DIR:
-		return cvs_opt_runtime_dir(c, name, arg, err, errlen);
+		return cvs_opt_dir(c->runtime_dir, name, arg, err, errlen);
+	case OPT_BPF_PIN_DIR:
+		return cvs_opt_dir(c->bpf_pin_dir, name, arg, err, errlen);
 	case OPT_SBX_LIMIT ... OPT_SBX_LIMIT_END:
 		if (cvs_parse_u32(arg, 0, 1u << 30, &c->sbx_lim[opt - OPT_SBX_LIMIT]))
 			return cvs_bad(err, errlen, name, arg,

@@ -12,6 +12,7 @@
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
+#define CVS_BPF_PIN_DIR_DEFAULT	"/sys/fs/bpf/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 
 struct cvs_range {
@@ -61,6 +62,7 @@ struct cvs_config {
 	bool set_ephemeral;		/* move net.ipv4.ip_local_port_range out of our ranges */
 	char state_file[256];		/* registrations survive restarts here; "" = not kept */
 	char runtime_dir[200];		/* the session region lives here; "" = not kept */
+	char bpf_pin_dir[200];		/* our XDP maps are pinned under DIR/<world-iface> */
 	uint32_t restart_grace_s;	/* steered frames held back this long without a process */
 	bool detach_on_exit;		/* a stop detaches the steering program, drops sessions */
 	bool help;

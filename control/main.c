@@ -44,6 +44,7 @@
 #include "telemetry.h"
 #include "worker.h"
 #include "xdpctl.h"
+#include "xdppin.h"
 
 #define WORLD_VDEV	"net_af_xdp_cvs"
 #define HOST_VDEV	"net_tap_cvs"
@@ -209,7 +210,8 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 
 		/* Ours from the process before: replaced in place when the PMD attaches. */
 		handover_keep_attached(n->world_ifindex, !n->cfg.detach_on_exit);
-		if (handover_prepare(n->world_ifindex, &xc) > 0)
+		if (handover_prepare(n->world_ifindex, &xc, n->cfg.bpf_pin_dir,
+				     n->cfg.world_iface) > 0)
 			fprintf(stderr, "cubevs-fp: taking over the steering program on %s\n",
 				n->cfg.world_iface);
 		else if (xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
@@ -400,9 +402,14 @@ node_ports(struct node *n)
 			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
 				strerror(errno));
 	}
-	ret = xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, err, sizeof(err));
+	ret = xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, handover_pin_dir(), err, sizeof(err));
 	if (ret)
 		CVS_LOG(ERR, xdp, "%s", err);
+	else if (n->sbx.note[0])
+		CVS_LOG(WARNING, xdp, "%s", n->sbx.note);
+	else if (n->sbx.reused)
+		CVS_LOG(INFO, xdp, "sandbox maps reused from %s (%u maps)", handover_pin_dir(),
+			n->sbx.reused);
 	return ret;
 }
 
@@ -648,6 +655,7 @@ static int
 node_serve(struct node *n)
 {
 	char err[512], node_ip[INET_ADDRSTRLEN], api_ip[INET_ADDRSTRLEN];
+	uint32_t gone;
 
 	if (node_restore(n, err, sizeof(err))) {
 		CVS_LOG(ERR, ctl, "%s", err);
@@ -659,6 +667,9 @@ node_serve(struct node *n)
 		CVS_LOG(INFO, xdp, "steering taken over: %u ports carried, %u no longer registered "
 			"removed", handover_copied(), xdpctl_steer_prune(&n->steer, node_steered,
 									 n));
+	if ((gone = xdpctl_sbx_prune(&n->sbx)))
+		CVS_LOG(INFO, xdp, "%u sandbox interfaces no sandbox came back for: their program "
+			"removed", gone);
 	atomic_store(&n->obs.restored, true);
 	telemetry_start(&n->obs);
 	if (node_routes(n)) {
@@ -764,6 +775,8 @@ node_teardown(struct node *n, bool worker_running)
 		xdpctl_steer_heartbeat(&n->steer);
 		n->pub.steer = NULL;
 	}
+	/* Guest frames dropped, not the kernel's, until the next start (unless we never served). */
+	n->pub.keep_sbx_xdp = !n->cfg.detach_on_exit && atomic_load(&n->obs.restored);
 	if (n->reg.by_slot)
 		reg_clear(&n->reg);
 	if (worker_running)
@@ -780,6 +793,8 @@ node_teardown(struct node *n, bool worker_running)
 	}
 	if (n->have_steer)
 		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
+	if (handover_pin_dir()[0] && n->cfg.detach_on_exit)
+		xdppin_remove(handover_pin_dir());
 	xdpctl_sbx_unload(&n->sbx);
 	if (n->reg.by_slot)
 		reg_fini(&n->reg);

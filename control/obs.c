@@ -298,6 +298,8 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		s->region_bytes = o->region->bytes;
 		s->region_adopted = o->region->adopted;
 		s->region_discarded_gone = o->region->discarded_gone;
+		s->region_discarded_bad = o->region->discarded_bad;
+		s->region_rebuilt = o->region->rebuilt;
 		s->region_refused = o->region->refused;
 		s->region_adopt_us = o->region->adopt_us;
 	}

@@ -242,6 +242,12 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit(fn, arg, "region_discarded_sessions", "adopted sessions dropped at start because "
 		 "their sandbox did not come back", OBS_GAUGE, NULL, NULL, "region",
 		 "discarded_gone", s->region_discarded_gone);
+	obs_emit(fn, arg, "region_rebuilt_tables", "adopted session tables left in the middle of "
+		 "an update by a crash, rebuilt from their sessions", OBS_GAUGE, NULL, NULL,
+		 "region", "rebuilt", s->region_rebuilt);
+	obs_emit(fn, arg, "region_inconsistent_sessions", "sessions such a rebuild dropped "
+		 "(inconsistent, or a duplicate tuple)", OBS_GAUGE, NULL, NULL, "region",
+		 "discarded_bad", s->region_discarded_bad);
 	obs_emit(fn, arg, "region_refused", "1 when the region found at start was refused (the "
 		 "reason is in the log)", OBS_GAUGE, NULL, NULL, "region", "refused",
 		 s->region_refused);

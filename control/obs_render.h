@@ -93,6 +93,8 @@ struct obs_snap {
 	uint64_t region_bytes;
 	uint32_t region_adopted;
 	uint32_t region_discarded_gone;
+	uint32_t region_discarded_bad;
+	uint32_t region_rebuilt;
 	uint32_t region_refused;
 	uint32_t region_adopt_us;
 	double uptime;

@@ -314,7 +314,9 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 			sb->id, sb->vhost, flushed);
 		return;
 	}
-	xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
+	/* Kept at exit: until the next process binds, the program drops (gap_drop). */
+	if (!p->keep_sbx_xdp)
+		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
 	xskport_destroy(sb->dp);
 	sb->dp = NULL;
 	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,

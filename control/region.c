@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cvs_common.h"
 #include "ct_region.h"
 #include "region.h"
 
@@ -29,7 +30,7 @@ struct region_hdr {
 	uint32_t capacity;
 	uint32_t nzones;
 	uint64_t file_bytes;
-	uint64_t generation;
+	uint64_t generation;	/* not in the checksum: one aligned store, whenever it dies */
 	int64_t clock_base;	/* CLOCK_BOOTTIME seconds at worker time 0 */
 	uint32_t node_ip;
 	uint16_t snat_lo;
@@ -57,10 +58,16 @@ region_id_hash(const char *id)
 	return fnv(id, strlen(id), 2166136261u) | 1;
 }
 
+_Static_assert(offsetof(struct region_hdr, generation) == REGION_GENERATION_OFF, "region.h");
+
+/* Everything but the sum and the generation, which changes alone. */
 static uint32_t
 hdr_sum(const struct region_hdr *h)
 {
-	return fnv(h, offsetof(struct region_hdr, sum), 2166136261u);
+	uint32_t v = fnv(h, offsetof(struct region_hdr, generation), 2166136261u);
+
+	return fnv(&h->clock_base, offsetof(struct region_hdr, sum) -
+		   offsetof(struct region_hdr, clock_base), v);
 }
 
 void
@@ -123,30 +130,6 @@ region_clock_now(const struct region *rg)
 	int64_t d = boot_seconds() - h->clock_base;
 
 	return d > 0 ? (uint32_t)d : 0;
-}
-
-/* The directory: ours, a directory, nobody else may look in. */
-static int
-region_dir(const char *dir, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "--runtime-dir %s: cannot create it: %s", dir,
-			 strerror(errno));
-		return -errno;
-	}
-	if (lstat(dir, &st)) {
-		snprintf(err, errlen, "--runtime-dir %s: %s", dir, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(err, errlen, "--runtime-dir %s must be a directory owned by uid %u with "
-			 "mode 0700 (it is uid %u, mode %04o)", dir, geteuid(), st.st_uid,
-			 st.st_mode & 07777);
-		return -EPERM;
-	}
-	return 0;
 }
 
 /* Header checks, in order; the first that fails is the reason given. */
@@ -259,6 +242,7 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 		struct ct_adopt_stats as;
 		char why[160];
 
+		why[0] = '\0';
 		rg->ct[i] = ct_region_adopt((uint8_t *)rg->base + h->table_off[i], w->capacity,
 					    w->nzones, w->timeouts, &as, why, sizeof(why));
 		if (!rg->ct[i] || rg->ct[i]->seed != h->seed[i]) {
@@ -267,9 +251,12 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 			return false;
 		}
 		rg->info.adopted += as.sessions;
+		rg->info.discarded_bad += as.dropped;
+		if (as.rebuilt && !rg->info.rebuilt++)
+			snprintf(rg->info.rebuild_why, sizeof(rg->info.rebuild_why),
+				 "worker %u's table: %s", i, why);
 	}
 	h->generation++;
-	h->sum = hdr_sum(h);
 	rg->info.generation = h->generation;
 	return true;
 }
@@ -387,7 +374,7 @@ region_open(struct region *rg, const char *dir, const char *name,
 			 REGION_MAX_WORKERS);
 		return -EINVAL;
 	}
-	ret = region_dir(dir, err, errlen);
+	ret = cvs_private_dir(dir, "--runtime-dir ", err, errlen);
 	if (ret)
 		return ret;
 	snprintf(rg->info.path, sizeof(rg->info.path), "%s/%s", dir, name);
@@ -418,7 +405,7 @@ region_open(struct region *rg, const char *dir, const char *name,
 		region_unmap(rg);
 		region_aside(rg->info.path, aside, sizeof(aside));
 		rg->info.refused = 1;
-		rg->info.adopted = 0;
+		rg->info.adopted = rg->info.discarded_bad = rg->info.rebuilt = 0;
 		snprintf(rg->info.aside, sizeof(rg->info.aside), "%s", aside);
 	}
 	ret = region_create(rg, rg->info.path, w, err, errlen);
@@ -452,11 +439,20 @@ region_close(struct region *rg)
 	rg->lock_fd = -1;
 }
 
+_Static_assert(sizeof(struct region_slot) == sizeof(uint64_t), "a slot is one store");
+
 void
 region_set_slots(struct region *rg, const struct region_slot *cur)
 {
-	if (rg->base)
-		memcpy(rg->slots, cur, (size_t)rg->nzones * sizeof(*cur));
+	uint32_t i;
+
+	/* Slot by slot in one store each: a crash leaves each one old or new, never half. */
+	for (i = 0; rg->base && i < rg->nzones; i++) {
+		uint64_t v;
+
+		memcpy(&v, &cur[i], sizeof(v));
+		__atomic_store_n((uint64_t *)(void *)&rg->slots[i], v, __ATOMIC_RELAXED);
+	}
 }
 
 uint32_t

@@ -22,6 +22,8 @@
 #include "ct.h"
 
 #define REGION_MAX_WORKERS	16
+/* Where the header keeps the generation (tests change it alone). */
+#define REGION_GENERATION_OFF	40
 
 /* Which sandbox a zone (slot + 1) belonged to, so an adopted session meets the same one. */
 struct region_slot {
@@ -45,10 +47,13 @@ struct region_info {
 	uint64_t bytes;
 	uint32_t adopted;	/* sessions adopted at start */
 	uint32_t discarded_gone;	/* adopted, then dropped: their sandbox did not come back */
+	uint32_t discarded_bad;	/* dropped by a rebuild: inconsistent or duplicate sessions */
+	uint32_t rebuilt;	/* tables rebuilt from their sessions (a crash mid-update) */
 	uint32_t refused;	/* regions refused at start (0 or 1) */
 	uint32_t adopt_us;	/* time the checks took */
 	bool hugetlb;		/* on hugetlbfs */
 	char why[200];		/* why the region was refused, "" when not */
+	char rebuild_why[200];	/* the first failed check of a rebuilt table */
 	char path[300];
 	char aside[340];	/* where the refused region went */
 };

@@ -29,6 +29,10 @@ region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 		CVS_LOG(ERR, main, "%s: sessions will not survive a restart", err);
 		return -1;
 	}
+	if (ri->rebuilt)
+		CVS_LOG(WARNING, main, "session region %s: %u table(s) left in the middle of an "
+			"update (%s): rebuilt from their sessions, %u inconsistent sessions dropped",
+			ri->path, ri->rebuilt, ri->rebuild_why, ri->discarded_bad);
 	if (ri->refused)
 		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
 			"with empty session tables", ri->path, ri->why, ri->aside);

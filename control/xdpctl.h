@@ -28,6 +28,8 @@ struct xdp_sbx {
 	int xsks_fd;
 	int slot_fd;
 	int stats_fd;
+	uint32_t reused;	/* maps taken from their pins (xdppin.h) */
+	char note[600];		/* what the pinning had to say, for the log; "" when nothing */
 };
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
@@ -50,10 +52,17 @@ uint32_t xdpctl_steer_prune(struct xdp_steer *s,
 int xdpctl_steer_port(struct xdp_steer *s, uint8_t proto, uint16_t port, bool add);
 void xdpctl_steer_close(struct xdp_steer *s, bool detach);
 
-int xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, char *err, size_t errlen);
+/* Load the sandbox program; with 'pin_dir' (not "") onto the maps pinned there, as sbx_*. */
+int xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_dir, char *err,
+		    size_t errlen);
 int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
 		      int xsk_fd, char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
+/*
+ * After the restore: the interfaces in the (pinned) slot map that no sandbox came back for
+ * lose the program the process before left attached, and their entries. Returns how many.
+ */
+uint32_t xdpctl_sbx_prune(struct xdp_sbx *x);
 void xdpctl_sbx_unload(struct xdp_sbx *x);
 
 /* A map of a loaded program by name: an fd the caller closes, or -errno. */

@@ -623,6 +623,19 @@ ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req)
 }
 
 void
+ct_index_session(struct ct_table *ct, uint32_t idx, uint64_t h0, uint64_t h1)
+{
+	ct_hash_add(ct, idx, 0, h0);
+	ct_hash_add(ct, idx, 1, h1);
+}
+
+void
+ct_lru_push(struct ct_table *ct, uint32_t idx, enum ct_class c)
+{
+	ct_lru_append(ct, idx, c);
+}
+
+void
 ct_zones_rebuild(struct ct_table *ct)
 {
 	uint32_t i;

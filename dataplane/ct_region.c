@@ -131,11 +131,24 @@ ct_bad(char *why, size_t len, const char *fmt, ...)
 #define BIT_GET(b, i)	((b)[(i) >> 6] >> ((i) & 63) & 1)
 #define BIT_SET(b, i)	((b)[(i) >> 6] |= 1ull << ((i) & 63))
 
-/* Per session: a zone that names a port we have, a class, a state that indexes nothing wild. */
+/* A session that can be kept as it is: a class, zones that name a port we have. */
+static bool
+ct_session_sane(const struct ct_table *ct, const struct ct_session *s)
+{
+	int d;
+
+	if (s->cls >= CT_C_MAX)
+		return false;
+	for (d = 0; d < 2; d++)
+		if (s->t[d].zone > ct->nzones && s->t[d].zone != UINT16_MAX)
+			return false;
+	return true;
+}
+
 static bool
 ct_check_sessions(const struct ct_table *ct, char *why, size_t len)
 {
-	uint32_t i, d, used = 0;
+	uint32_t i, used = 0;
 
 	for (i = 0; i < ct->hiwater; i++) {
 		const struct ct_session *s = &ct->s[i];
@@ -143,14 +156,9 @@ ct_check_sessions(const struct ct_table *ct, char *why, size_t len)
 		if (!(s->flags & CT_F_USED))
 			continue;
 		used++;
-		if (s->cls >= CT_C_MAX)
-			return ct_bad(why, len, "session %u: class %u", i, s->cls);
-		for (d = 0; d < 2; d++) {
-			uint16_t z = s->t[d].zone;
-
-			if (z > ct->nzones && z != UINT16_MAX)
-				return ct_bad(why, len, "session %u: zone %u", i, z);
-		}
+		if (!ct_session_sane(ct, s))
+			return ct_bad(why, len, "session %u: class %u, zones %u/%u", i, s->cls,
+				      s->t[0].zone, s->t[1].zone);
 	}
 	if (used != ct->used)
 		return ct_bad(why, len, "%u sessions marked used, the table says %u", used,
@@ -246,12 +254,113 @@ ct_check_shape(const struct ct_table *ct, uint32_t capacity, uint32_t nzones,
 	    ct->ref_mask != p->ref_mask)
 		return ct_bad(why, len, "table shape %u sessions/%u zones, expected %u/%u",
 			      ct->capacity, ct->nzones, capacity, nzones);
-	if (ct->hiwater > capacity || ct->used > ct->hiwater)
-		return ct_bad(why, len, "%u used of %u touched, capacity %u", ct->used,
-			      ct->hiwater, capacity);
-	if (ct->free_head != CT_NIL && ct->free_head >= ct->hiwater)
-		return ct_bad(why, len, "free list head %u out of bounds", ct->free_head);
+	/* One word, only ever raised below the capacity: no crash leaves it above. */
+	if (ct->hiwater > capacity)
+		return ct_bad(why, len, "%u sessions touched, capacity %u", ct->hiwater, capacity);
 	return true;
+}
+
+#define CT_RB_AHEAD	16
+
+static int
+ct_key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The class lists from the kept sessions, oldest first: (last_seen, index) sorted per class. */
+static void
+ct_rebuild_lists(struct ct_table *ct, const uint32_t *per_class)
+{
+	uint32_t pos[CT_C_MAX], c, i, k = 0;
+	uint64_t *keys = malloc(((size_t)ct->used + 1) * sizeof(*keys));
+
+	for (c = 0; c < CT_C_MAX; c++) {
+		pos[c] = k;
+		k += per_class[c];
+	}
+	for (i = 0; i < ct->hiwater; i++) {
+		const struct ct_session *s = &ct->s[i];
+
+		if (!(s->flags & CT_F_USED))
+			continue;
+		if (!keys) {	/* no memory for the order: index order, expiry only later */
+			ct_lru_push(ct, i, (enum ct_class)s->cls);
+			continue;
+		}
+		keys[pos[s->cls]++] = (uint64_t)s->last_seen << 32 | i;
+	}
+	if (!keys)
+		return;
+	for (c = 0, k = 0; c < CT_C_MAX; k += per_class[c], c++)
+		qsort(keys + k, per_class[c], sizeof(*keys), ct_key_cmp);
+	for (k = 0; k < ct->used; k++)
+		ct_lru_push(ct, (uint32_t)keys[k], (enum ct_class)ct->s[(uint32_t)keys[k]].cls);
+	free(keys);
+}
+
+/* Session idx (tuples hashed h0, h1) back in the index; false when it is dropped instead. */
+static bool
+ct_rebuild_one(struct ct_table *ct, uint32_t idx, uint64_t h0, uint64_t h1,
+	       uint32_t *per_class)
+{
+	struct ct_session *s = &ct->s[idx];
+	int d;
+
+	if (!(s->flags & CT_F_USED))
+		return true;
+	if (!ct_session_sane(ct, s) || ct_tuple_eq(&s->t[0], &s->t[1]) ||
+	    ct_lookup_hash(ct, &s->t[0], h0, &d) || ct_lookup_hash(ct, &s->t[1], h1, &d)) {
+		s->flags = 0;
+		return false;
+	}
+	ct_index_session(ct, idx, h0, h1);
+	per_class[s->cls]++;
+	ct->used++;
+	return true;
+}
+
+/*
+ * Everything derived, from the sessions alone: a crash in the middle of an update left links
+ * that do not hold. A session is kept when it is sane and its tuples are nobody else's.
+ * Returns how many were dropped.
+ */
+static uint32_t
+ct_rebuild(struct ct_table *ct)
+{
+	uint32_t i, c, dropped = 0, per_class[CT_C_MAX] = { 0 };
+	uint64_t h[CT_RB_AHEAD][2];
+
+	memset(ct->lines, 0, (size_t)ct->nlines * sizeof(*ct->lines));
+	for (c = 0; c < CT_C_MAX; c++) {
+		ct->lru_head[c] = ct->lru_tail[c] = CT_NIL;
+		ct->class_count[c] = 0;
+	}
+	ct->free_head = CT_NIL;
+	ct->used = 0;
+	/* The index lines are random reads: hashed and prefetched CT_RB_AHEAD sessions ahead. */
+	for (i = 0; i < ct->hiwater + CT_RB_AHEAD; i++) {
+		uint64_t *hi = h[i % CT_RB_AHEAD];
+
+		if (i >= CT_RB_AHEAD)
+			dropped += !ct_rebuild_one(ct, i - CT_RB_AHEAD, hi[0], hi[1], per_class);
+		if (i < ct->hiwater) {
+			hi[0] = ct_hash_tuple(ct, &ct->s[i].t[0]);
+			hi[1] = ct_hash_tuple(ct, &ct->s[i].t[1]);
+			ct_prefetch(&ct->lines[ct_line_of(ct, hi[0])]);
+			ct_prefetch(&ct->lines[ct_line_of(ct, hi[1])]);
+		}
+	}
+	ct_rebuild_lists(ct, per_class);
+	for (i = ct->hiwater; i-- > 0;) {
+		if (ct->s[i].flags & CT_F_USED)
+			continue;
+		ct->c[i].lru.next = ct->free_head;
+		ct->free_head = i;
+	}
+	return dropped;
 }
 
 struct ct_table *
@@ -284,8 +393,10 @@ ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *t
 		ok = ct_check_index(ct, seen, why, whylen);
 	}
 	free(seen);
-	if (!ok)
-		return NULL;
+	if (!ok) {
+		st->rebuilt = true;
+		st->dropped = ct_rebuild(ct);
+	}
 	ct_zones_rebuild(ct);
 	if (ct_counts_alloc(ct)) {
 		ct_bad(why, whylen, "out of memory");

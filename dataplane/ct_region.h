@@ -12,6 +12,7 @@
 #ifndef CVS_CT_REGION_H
 #define CVS_CT_REGION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,8 @@
 /* What an adoption found. */
 struct ct_adopt_stats {
 	uint32_t sessions;	/* sessions found valid and kept */
+	uint32_t dropped;	/* sessions dropped by a rebuild: inconsistent or duplicate */
+	bool rebuilt;		/* the links did not hold: rebuilt from the sessions */
 };
 
 /* Bytes of the block of one table of this shape. */
@@ -40,8 +43,15 @@ struct ct_table *ct_region_init(void *mem, uint32_t capacity, uint32_t nzones,
  * The table an earlier process left in 'mem', checked before anything follows it: the shape
  * against capacity and nzones, every list (classes, free list) walked with a bound, every
  * index entry against its session and its hash, every counter against what was counted. The
- * zone lists and the overflow counts of the index are rebuilt from the sessions. Returns NULL
- * with the reason in 'why' when anything is wrong; the memory may then have been written to.
+ * zone lists and the overflow counts of the index are rebuilt from the sessions.
+ *
+ * A process killed in the middle of an update (an insert, a delete, a move between lists)
+ * leaves links that do not hold. Then nothing derived is trusted: the index, the class lists
+ * (in last-seen order), the free list and every count are rebuilt from the sessions alone,
+ * and only sessions that are themselves inconsistent (class, zones) or that repeat another's
+ * tuple are dropped; st->rebuilt says so, with the failed check in 'why'. Returns NULL with
+ * the reason in 'why' only when the table's own shape is wrong (nothing a crash can cause);
+ * the memory may then have been written to.
  */
 struct ct_table *ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones,
 				 const uint32_t *timeouts, struct ct_adopt_stats *st, char *why,
@@ -51,5 +61,8 @@ struct ct_table *ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones,
 void ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask);
 void ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts);
 void ct_zones_rebuild(struct ct_table *ct);
+/* For a rebuild: index both tuples of session idx (hashed h0, h1); append it to list c. */
+void ct_index_session(struct ct_table *ct, uint32_t idx, uint64_t h0, uint64_t h1);
+void ct_lru_push(struct ct_table *ct, uint32_t idx, enum ct_class c);
 
 #endif /* CVS_CT_REGION_H */

@@ -61,8 +61,9 @@ struct cvs_xdp_cfg {
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
 	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
 	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
-	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, no socket bound") \
-	_(GAP_DROP,		"gap_drop",		"steered, no socket, within the restart grace")
+	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, interface not ours") \
+	_(GAP_DROP,		"gap_drop",		"steered within the restart grace, or a sandbox " \
+						"frame, while no socket is bound")
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

@@ -3,7 +3,9 @@
  * Sandbox-interface program: every frame a guest sends goes to the AF_XDP socket of its
  * sandbox. One program serves all sandbox interfaces; cvs_sbx_slot maps the receiving ifindex
  * to the sandbox slot, which is the index of its socket in xsks_map. Without a socket the frame
- * is dropped: guest traffic must never leak into the host stack untranslated.
+ * is dropped: guest traffic must never leak into the host stack untranslated. The program and
+ * its maps (pinned) stay over a restart of cubevs-fp: a known sandbox's frames while no socket
+ * is bound are the restart gap, counted as such.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -38,8 +40,7 @@ cvs_sbx_prog(struct xdp_md *ctx)
 
 	if (!slot)
 		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
-	return cvs_redirect(&xsks_map, *slot, XDP_DROP, CVS_XDP_SBX_REDIRECT,
-			    CVS_XDP_SBX_NO_SOCKET);
+	return cvs_redirect(&xsks_map, *slot, XDP_DROP, CVS_XDP_SBX_REDIRECT, CVS_XDP_GAP_DROP);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -27,6 +27,7 @@ TB_PIDS=()
 TB_SANDBOXES=0
 FP_PID=
 FP_EAL_ARGS=()
+FP_PIN=(--bpf-pin-dir none)
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${CUBEVS_FP:=$SRC_DIR/../../build/control/cubevs-fp}"
 
@@ -110,6 +111,14 @@ tb_setup() {
 	offloads_off "$NS_N" nic0
 	# The node's own connections must use ports outside the host-port and SNAT ranges.
 	nsn sysctl -qw net.ipv4.ip_local_port_range="10000 19999"
+	# A BPF file system of this bed's own for the pinned XDP maps (--bpf-pin-dir);
+	# TB_PIN=0 runs without pins (the hand-over copies from the attached program then).
+	mkdir -p "$TB_DIR/bpf"
+	if [ "${TB_PIN:-1}" = 1 ] && mount -t bpf "cvs-bpf-$TB_ID" "$TB_DIR/bpf" 2>/dev/null; then
+		FP_PIN=(--bpf-pin-dir "$TB_DIR/bpf/cubevs-fp")
+	else
+		log "no BPF file system: the XDP maps are not pinned"
+	fi
 }
 
 # A "world" host behind the client namespace, which routes: node → 198.18.0.2 → 198.19.0.2.
@@ -179,7 +188,8 @@ fp_start() { # extra options
 	: >"$TB_DIR/fp.log"
 	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
 		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- --world-iface nic0 \
-		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" "$@" >"$TB_DIR/fp.log" 2>&1 &
+		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" "${FP_PIN[@]}" "$@" \
+		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
 	local n
@@ -273,5 +283,6 @@ tb_teardown() {
 	[ -n "${TB_WORLD:-}" ] && ip netns del "$NS_W" 2>/dev/null
 	ip netns del "$NS_C" 2>/dev/null
 	ip netns del "$NS_N" 2>/dev/null
+	mountpoint -q "$TB_DIR/bpf" && umount "$TB_DIR/bpf"
 	rm -rf "$TB_DIR"
 }

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Long-lived flows for the restart tests: each exchanges a message every 50 ms until told to stop.
 
-longconn.py DIR [--tcp HOST:PORT:N]... [--udp HOST:PORT:N]...
+longconn.py DIR [--period MS] [--tcp [LABEL@]HOST:PORT:N]... [--udp [LABEL@]HOST:PORT:N]...
 
-TCP flows talk to a line echo server and must get back every line they send, in order, on the
+Each flow exchanges a message every MS ms (50; tools/bench/restartbench.sh uses 1 or 2 to
+time the gap). TCP flows talk to a line echo server and must get back every line they send, in order, on the
 same connection; a reset, an end of stream, a wrong echo or 30 s without an answer breaks
 them. UDP flows talk to sbxserver.py's UDP echo, which appends the source address it saw: it
 must stay the same (the SNAT port survived). DIR/mark holds a number the test bumps after each
 restart; a flow must have exchanged a message after the last mark. DIR/ready appears once every
-flow has exchanged one; creating DIR/stop ends the run and prints one JSON summary, with the
-longest wait between two answers of the flows (the stall a restart caused; printed, not judged).
+flow has exchanged one; creating DIR/stop ends the run and prints one JSON summary: per flow
+its label, whether it is intact (and why not), its messages and the longest wait between two
+answers (the stall a restart caused; printed, not judged).
 """
 import json
 import os
@@ -30,8 +32,9 @@ def mark(d):
 
 
 class Flow:
-    def __init__(self, d, kind, host, port, idx):
+    def __init__(self, d, kind, label, host, port, idx):
         self.d, self.kind, self.host, self.port, self.idx = d, kind, host, port, idx
+        self.label = label or kind
         self.msgs = 0
         self.last_mark = -1
         self.broken = None
@@ -40,7 +43,7 @@ class Flow:
         self.stall = 0.0    # longest wait between two answers: the restart as the flow saw it
 
     def name(self):
-        return '%s %s:%d #%d' % (self.kind, self.host, self.port, self.idx)
+        return '%s %s %s:%d #%d' % (self.label, self.kind, self.host, self.port, self.idx)
 
     def answered(self, m):
         t = time.time()
@@ -104,10 +107,15 @@ def main():
     d = sys.argv[1]
     flows = []
     args = sys.argv[2:]
+    global PERIOD
     for opt, spec in zip(args[::2], args[1::2]):
+        if opt == '--period':
+            PERIOD = float(spec) / 1000
+            continue
+        label, _, spec = spec.rpartition('@')
         host, port, n = spec.rsplit(':', 2)
         for i in range(int(n)):
-            flows.append(Flow(d, opt.lstrip('-'), host, int(port), len(flows)))
+            flows.append(Flow(d, opt.lstrip('-'), label, host, int(port), len(flows)))
     threads = [threading.Thread(target=f.run, daemon=True) for f in flows]
     for t in threads:
         t.start()
@@ -118,21 +126,21 @@ def main():
     for t in threads:
         t.join()
     last = mark(d)
-    bad = []
+    out = []
     for f in flows:
+        why = None
         if f.broken:
-            bad.append('%s broken: %s' % (f.name(), f.broken))
+            why = 'broken: %s' % f.broken
         elif f.last_mark < last:
-            bad.append('%s: nothing exchanged after mark %d (%d msgs)' % (f.name(), last,
-                                                                          f.msgs))
+            why = 'nothing exchanged after mark %d' % last
         elif f.kind == 'udp' and len(f.peers) != 1:
-            bad.append('%s: seen from %s' % (f.name(), sorted(f.peers)))
+            why = 'seen from %s' % sorted(f.peers)
+        out.append({'name': f.name(), 'label': f.label, 'ok': why is None, 'why': why,
+                    'msgs': f.msgs, 'stall_ms': int(f.stall * 1000)})
     stalls = sorted(f.stall for f in flows)
-    print(json.dumps({'flows': len(flows), 'ok': len(flows) - len(bad), 'bad': bad,
-                      'msgs': sum(f.msgs for f in flows),
+    print(json.dumps({'flows': out, 'ok': sum(o['ok'] for o in out),
                       'stall_ms_median': int(stalls[len(stalls) // 2] * 1000),
                       'stall_ms_max': int(stalls[-1] * 1000)}))
-
 
 if __name__ == '__main__':
     main()

@@ -160,8 +160,9 @@ case_sigterm() {
 	check "SIGTERM → exit 0" fp_stop
 	check "our steering program stays on the world interface for the next process" \
 		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
-	check "our programs left the sandbox interfaces" \
-		bash -c "! ip netns exec $NS_N ip link show | grep -q cvs_sbx"
+	check "our programs stay on the sandbox interfaces (guest frames dropped until the next start)" \
+		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
+			 ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
 	check "the node still answers ping" quiet nsc ping -c 2 -W 2 -q "$NODE_IP"
 	check "and its own kernel ports" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
@@ -169,6 +170,9 @@ case_sigterm() {
 	check "SIGTERM → exit 0" fp_stop
 	check "with --detach-on-exit our program left the world interface" \
 		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+	check "and ours left the sandbox interfaces" \
+		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
+			 ! ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
 	nsn ip link set dev nic0 xdpgeneric obj /dev/null 2>/dev/null
 }
 

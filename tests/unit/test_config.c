@@ -119,6 +119,15 @@ main(void)
 	CHECK_EQ(c.runtime_dir[0], '\0');
 	CHECK_EQ(parse("--runtime-dir run", &c, err), -EINVAL);
 	CHECK(strstr(err, "--runtime-dir") != NULL);
+	/* Where the XDP maps are pinned. */
+	CHECK_EQ(parse("", &c, err), 0);
+	CHECK(!strcmp(c.bpf_pin_dir, CVS_BPF_PIN_DIR_DEFAULT));
+	CHECK_EQ(parse("--bpf-pin-dir /sys/fs/bpf/fp2", &c, err), 0);
+	CHECK(!strcmp(c.bpf_pin_dir, "/sys/fs/bpf/fp2"));
+	CHECK_EQ(parse("--bpf-pin-dir none", &c, err), 0);
+	CHECK_EQ(c.bpf_pin_dir[0], '\0');
+	CHECK_EQ(parse("--bpf-pin-dir bpf", &c, err), -EINVAL);
+	CHECK(strstr(err, "--bpf-pin-dir") != NULL);
 	CHECK_EQ(parse("--restart-grace 601", &c, err), -EINVAL);
 	CHECK_EQ(parse("--restart-grace 5s", &c, err), -EINVAL);
 	CHECK(strstr(err, "--restart-grace") != NULL);

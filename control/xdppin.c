@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cvs_common.h"
+#include "xdppin.h"
+
+#define BPF_FS_MAGIC_	0xcafe4a11
+
+int
+xdppin_dir(const char *root, const char *iface, char *dir, size_t len, char *err,
+	   size_t errlen)
+{
+	struct statfs sf;
+	int ret;
+
+	/* Whoever may write here may hand the next process maps of their making. */
+	ret = cvs_private_dir(root, "", err, errlen);
+	if (ret)
+		return ret;
+	if (statfs(root, &sf) || (uint32_t)sf.f_type != BPF_FS_MAGIC_) {
+		snprintf(err, errlen, "%s is not on a BPF file system (mount one with "
+			 "'mount -t bpf bpf /sys/fs/bpf')", root);
+		rmdir(root);
+		return -ENOTSUP;
+	}
+	if ((size_t)snprintf(dir, len, "%s/%s", root, iface) >= len) {
+		snprintf(err, errlen, "%s/%s: path too long", root, iface);
+		return -ENAMETOOLONG;
+	}
+	return cvs_private_dir(dir, "", err, errlen);
+}
+
+/* Whether the pinned map fd is what 'm' would create. */
+static const char *
+pin_mismatch(int fd, const struct bpf_map *m, char *buf, size_t len)
+{
+	struct bpf_map_info mi;
+	uint32_t ilen = sizeof(mi);
+
+	memset(&mi, 0, sizeof(mi));
+	if (bpf_obj_get_info_by_fd(fd, &mi, &ilen))
+		return "cannot be inspected";
+	if (mi.type != (uint32_t)bpf_map__type(m) || mi.key_size != bpf_map__key_size(m) ||
+	    mi.value_size != bpf_map__value_size(m) ||
+	    mi.max_entries != bpf_map__max_entries(m) || mi.map_flags != bpf_map__map_flags(m)) {
+		snprintf(buf, len, "type %u key %u value %u entries %u, this build %u/%u/%u/%u",
+			 mi.type, mi.key_size, mi.value_size, mi.max_entries,
+			 (uint32_t)bpf_map__type(m), bpf_map__key_size(m),
+			 bpf_map__value_size(m), bpf_map__max_entries(m));
+		return buf;
+	}
+	return NULL;
+}
+
+uint32_t
+xdppin_reuse(struct bpf_object *obj, const char *dir, const char *prefix, char *note,
+	     size_t notelen)
+{
+	struct bpf_map *m;
+	uint32_t n = 0;
+	size_t used = 0;
+
+	note[0] = '\0';
+	bpf_object__for_each_map(m, obj) {
+		char path[512], buf[128];
+		const char *bad;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s%s", dir, prefix, bpf_map__name(m));
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		bad = pin_mismatch(fd, m, buf, sizeof(buf));
+		if (!bad && !bpf_map__reuse_fd(m, fd)) {
+			n++;
+		} else {
+			unlink(path);
+			if (used < notelen)
+				used += (size_t)snprintf(note + used, notelen - used,
+							 "%spinned map %s differs (%s): replaced",
+							 used ? "; " : "", path,
+							 bad ? bad : "cannot reuse it");
+		}
+		close(fd);
+	}
+	return n;
+}
+
+int
+xdppin_pin(struct bpf_object *obj, const char *dir, const char *prefix)
+{
+	struct bpf_map *m;
+	int ret = 0;
+
+	bpf_object__for_each_map(m, obj) {
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s%s", dir, prefix, bpf_map__name(m));
+		if (!stat(path, &st))
+			continue;
+		if (bpf_obj_pin(bpf_map__fd(m), path) && !ret)
+			ret = -errno;
+	}
+	return ret;
+}
+
+void
+xdppin_remove(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+
+	while (dh && (e = readdir(dh))) {
+		char path[512];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (dh)
+		closedir(dh);
+	rmdir(dir);
+}
