@@ -325,6 +325,9 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		forward_fini(&f);
 		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
+	/* 2026-07-28 requests have no session to resume on. */
+	if (!p->json_only && !p->s->modern)
+		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
 	stream_forward(st, &f, h->conf.call_timeout_ns);
 	forward_fini(&f);
 	return stream_reply(p->c, st, NULL);
@@ -562,7 +565,15 @@ mcp_get(struct http_server *h, struct MHD_Connection *c)
 	s = session_get(h, sid);
 	if (s == NULL)
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	ret = stream_get(h, c, s, last);
+	if (last && strchr(last, '-')) {
+		/* An event of a POST stream: that stream goes on here (resume.c). */
+		struct stream *st = resume_take(h, s, last, conn_fd(c));
+
+		ret = st ? stream_reply(c, st, NULL) : reply_text(c, MHD_HTTP_BAD_REQUEST,
+			"Bad Request: Last-Event-ID names no stream that is kept\n");
+	} else {
+		ret = stream_get(h, c, s, last);
+	}
 	session_put(h, s);
 	return ret;
 }
@@ -789,6 +800,7 @@ http_stop(struct http_server *h)
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], NULL, NULL);
 	parks_free(h);
+	resume_free_all(h);
 	while ((s = h->sessions) != NULL) {
 		h->sessions = s->next;
 		session_unref_locked(s);

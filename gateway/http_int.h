@@ -81,6 +81,7 @@ struct session {
 	json_t *events;		/* recent GET events: [[id, json text], ...] for replay */
 	uint64_t event_seq;
 	json_t *subs;		/* subscribed resource URIs: object uri -> true */
+	unsigned post_seq;	/* POST streams numbered so far (resume.c) */
 	struct session *next;
 };
 
@@ -109,6 +110,8 @@ struct http_server {
 	bool *stale;		/* per upstream: list it again */
 	pthread_cond_t rcond;
 	struct park *parks;	/* 2026-07-28 requests waiting for input, under lock */
+	struct stream *resumable;	/* POST streams a client may resume, under lock */
+	size_t ndetached;	/* of those, the ones waiting for their client */
 	json_int_t next_park_key;
 };
 
@@ -196,6 +199,13 @@ enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, stru
 /* 2026-07-28 subscriptions/listen: s (a one-request session) becomes a listener. */
 enum MHD_Result listen_start(struct http_server *h, struct MHD_Connection *c,
 			     struct session *s, json_t *msg, int fd);
+/* resume.c: POST streams a client can resume with GET and Last-Event-ID. */
+void resume_start(struct http_server *h, struct stream *st, bool priming);
+struct stream *resume_take(struct http_server *h, struct session *s, const char *last,
+			   int fd);
+/* Cancels what waited too long; the ns until the next is due, 0 for none. */
+int64_t resume_sweep(struct http_server *h);
+void resume_free_all(struct http_server *h);
 /* At shutdown: listeners get their final result, GET streams just end. */
 void streams_close_locked(struct http_server *h);
 

@@ -92,7 +92,7 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 				shq(HOSTILE) },
 			later: { runCmd: fakeCmd("later", { FAKE_LATER: "1" }) },
 			gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) },
-		}, { dir, port, token: TOKEN, extra: ["--allowed-hosts", "mcp.example.org",
+		}, { dir, port, token: TOKEN, extra: ["--resume-window", "1s", "--allowed-hosts", "mcp.example.org",
 			"--allowed-origins", "https://app.example.org"] });
 		url = g.url;
 	});
@@ -166,12 +166,12 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		await sleep(200);
 		ac.abort("test cancels");
 		await assert.rejects(call);
-		// Dropping the POST stream cancels too.
+		// Dropping the POST stream cancels too, once --resume-window (1s here) has passed.
 		const rc = new RawClient(url, TOKEN);
 		await rc.initialize();
 		const drop = new AbortController();
 		const pending = fetch(url, { method: "POST", headers: rc.headers(), signal: drop.signal,
-			body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call",
+			body: JSON.stringify({ jsonrpc: "2.0", id: "drop", method: "tools/call",
 				params: { name: "silent", arguments: {} } }) }).catch(() => null);
 		await sleep(200);
 		drop.abort();
