@@ -1,7 +1,8 @@
 // Resumable POST streams through mcp-gateway: event ids and the priming event, a client that
 // drops its POST stream mid tool call and reads on with GET and Last-Event-ID (by hand, and
 // the SDK client through a proxy that cuts the stream), and a dropped stream nobody resumes
-// being cancelled at the server once --resume-window has passed.
+// being cancelled at the server once --resume-window has passed; and 2026-07-28 stateless
+// requests, which have no session to resume on, cancelled at the server when dropped.
 
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -155,6 +156,70 @@ describe("resumable POST streams", () => {
 			assert.equal(ids.length, 1, "cancelled once the window passed");
 			assert.equal(typeof ids[0], "number", "with the server's own id");
 		});
+
+	// 2026-07-28: closing the response stream is the cancellation (no notice is sent).
+	describe("2026-07-28 stateless requests: a closed stream cancels", () => {
+		const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": {},
+			"io.modelcontextprotocol/clientInfo": { name: "gw-resume", version: "0" } };
+		let rc;
+
+		before(async () => {
+			rc = new RawClient(url, TOKEN);
+			await rc.initialize("2025-11-25");
+		});
+
+		// The server's cancelled ids, once there are more than `had`. Looked for during
+		// half the resume window only: at once, not as a session's unresumed stream.
+		async function cancelledAfter(had) {
+			let ids = [];
+			for (let i = 0; i < 10 && ids.length <= had; i++) {
+				await sleep(100);
+				ids = JSON.parse(await rc.callText("cancelled", {}));
+			}
+			return ids;
+		}
+
+		for (const accept of ["application/json, text/event-stream", "application/json"]) {
+			test(`dropped at once, the server gets its id (Accept: ${accept})`, async () => {
+				const had = JSON.parse(await rc.callText("cancelled", {})).length;
+				const ac = new AbortController();
+				const pending = fetch(url, { method: "POST", signal: ac.signal, headers: {
+					Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json",
+					Accept: accept, "MCP-Protocol-Version": "2026-07-28",
+					"Mcp-Method": "tools/call", "Mcp-Name": "silent" },
+				body: JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "tools/call",
+					params: { name: "silent", arguments: {}, _meta: meta } }) })
+					.catch(() => null);
+				await sleep(300);
+				ac.abort();
+				await pending;
+				const ids = await cancelledAfter(had);
+				assert.equal(ids.length, had + 1, `cancelled ${JSON.stringify(ids)}`);
+				assert.equal(typeof ids[had], "number", "the server's own id, not \"s1\"");
+			});
+		}
+
+		test("the SDK v2 client at 2026-07-28 aborts a call: the server cancels", async () => {
+			const v2 = await import("@modelcontextprotocol/client");
+			const had = JSON.parse(await rc.callText("cancelled", {})).length;
+			const transport = new v2.StreamableHTTPClientTransport(new URL(url),
+				{ requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+			const client = new v2.Client({ name: "gw-resume-v2", version: "0" },
+				{ versionNegotiation: { mode: { pin: "2026-07-28" } } });
+			await client.connect(transport);
+			assert.equal(transport.protocolVersion, "2026-07-28");
+			const ac = new AbortController();
+			const call = client.callTool({ name: "silent", arguments: {} },
+				{ signal: ac.signal });
+			await sleep(300);
+			ac.abort("test cancels");
+			await assert.rejects(call);
+			const ids = await cancelledAfter(had);
+			assert.equal(ids.length, had + 1, `cancelled ${JSON.stringify(ids)}`);
+			await client.close();
+		});
+	});
 
 	test("the SDK client resumes a stream a proxy cut mid call", async () => {
 		const sdk = {
