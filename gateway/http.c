@@ -231,6 +231,8 @@ post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 		sreq_answer(h, p->s, msg);
 	else if (strcmp(method, "notifications/cancelled") == 0)
 		session_cancel(h, p->s, json_object_get(msg, "params"));
+	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->modern)
+		roots_changed(h, p->s);
 	return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
 }
 

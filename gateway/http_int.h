@@ -82,6 +82,7 @@ struct session {
 	uint64_t event_seq;
 	json_t *subs;		/* subscribed resource URIs: object uri -> true */
 	unsigned post_seq;	/* POST streams numbered so far (resume.c) */
+	int64_t roots_changed;	/* when its client last said its roots changed; 0: never */
 	struct session *next;
 };
 
@@ -186,8 +187,11 @@ void stream_cancel(struct stream *st, const char *reason);
 /* A client's answer to a server request: 0, or -ENOENT for an id we never sent. */
 int sreq_answer(struct http_server *h, struct session *s, json_t *msg);
 void sreqs_free_locked(struct session *s);
-/* Events that belong to no request, for every session that listens. */
-void relay_event(void *ctx, struct upstream *u, json_t *msg);
+struct sreq *sreq_add_locked(struct session *s, struct upstream *u, json_t *upid);
+/* Events that belong to no request, for every session that listens; see up_event_fn. */
+bool relay_event(void *ctx, struct upstream *u, json_t *msg);
+/* A client's notifications/roots/list_changed, for the servers that asked for roots. */
+void roots_changed(struct http_server *h, struct session *s);
 /* One notification of the gateway's own to every session that wants it. */
 void relay_broadcast(struct http_server *h, json_t *msg);
 /* 2026-07-28 retries: the parked stream that answers, or NULL for an unknown requestState. */

@@ -229,42 +229,50 @@ server_request_refuse(json_t *id, const char *why)
 			 RPC_METHOD_NOT_FOUND, "message", why);
 }
 
+/*
+ * With h->lock held: a server request that session s's client is to answer, under an id of
+ * the session's (r->cid); NULL when too many wait already or memory is out.
+ */
+struct sreq *
+sreq_add_locked(struct session *s, struct upstream *u, json_t *upid)
+{
+	struct sreq *r;
+
+	if (s->nsreqs >= SREQ_MAX || (r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->cid = ++s->next_cid;
+	r->u = u;
+	r->upid = json_incref(upid);
+	r->next = s->sreqs;
+	s->sreqs = r;
+	s->nsreqs++;
+	return r;
+}
+
 /* A server request for this client: it gets an id of the session's, the answer goes back. */
 static json_t *
 relay_request(struct stream *st, json_t *msg)
 {
 	json_t *id = json_object_get(msg, "id"), *out;
-	struct session *s = st->s;
 	struct sreq *r;
-	bool full;
+	json_int_t cid = 0;
 
 	if (!st->sse)
 		return server_request_refuse(id, "mcp-gateway: the calling client accepts only "
 					     "application/json responses, which cannot carry "
 					     "server requests");
-	if (s->modern)
+	if (st->s->modern)
 		return park_request(st, msg);
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return server_request_refuse(id, "mcp-gateway: out of memory");
 	pthread_mutex_lock(&st->h->lock);
-	full = s->nsreqs >= SREQ_MAX;
-	if (!full) {
-		r->cid = ++s->next_cid;
-		r->u = st->u;
-		r->upid = json_incref(id);
-		r->next = s->sreqs;
-		s->sreqs = r;
-		s->nsreqs++;
-	}
+	r = sreq_add_locked(st->s, st->u, id);
+	if (r)
+		cid = r->cid;
 	pthread_mutex_unlock(&st->h->lock);
-	if (full) {
-		free(r);
+	if (r == NULL)
 		return server_request_refuse(id, "mcp-gateway: too many unanswered server "
 					     "requests for this client");
-	}
 	out = json_copy(msg);
-	json_object_set_new(out, "id", json_integer(r->cid));
+	json_object_set_new(out, "id", json_integer(cid));
 	stream_push(st, out, NULL);
 	json_decref(out);
 	return NULL;
