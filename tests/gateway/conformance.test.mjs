@@ -57,6 +57,14 @@ function runSuite(args, cwd) {
 	return runProgram(NODE22, [SUITE, ...args], { cwd });
 }
 
+// The checks of a scenario's run, from the checks.json the suite writes under out.
+function checks(out, name) {
+	const runs = fs.readdirSync(out).filter((d) => d.startsWith(`server-${name}-`)).sort();
+	assert.ok(runs.length, `no results for ${name} in ${out}`);
+	return JSON.parse(fs.readFileSync(path.join(out, runs[runs.length - 1], "checks.json"),
+		"utf8"));
+}
+
 function authProxy(target) {
 	return http.createServer((req, res) => {
 		const up = http.request({ host: "127.0.0.1", port: target, method: req.method,
@@ -114,6 +122,9 @@ describe("conformance suite through mcp-gateway", { skip: available ? false :
 				return;
 			}
 			assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+			// A SHOULD the suite only warns about (a priming event, a retry field) counts too.
+			const warned = checks(out, name).filter((c) => c.status === "WARNING");
+			assert.deepEqual(warned.map((c) => `${c.id}: ${c.errorMessage}`), []);
 		});
 	}
 
