@@ -187,8 +187,17 @@ stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct stream *st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
+	struct stream *st;
 
+	if (last_event_id && strchr(last_event_id, '-')) {
+		/* An event of a POST stream: that stream goes on here (resume.c). */
+		st = resume_take(h, s, last_event_id, ci ? ci->connect_fd : -1);
+		if (st)
+			return stream_reply(c, st, NULL);
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Last-Event-ID names "
+				       "no stream that is kept\n");
+	}
+	st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
 	if (st == NULL)
 		return MHD_NO;
 	st->get = true;

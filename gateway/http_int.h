@@ -140,6 +140,8 @@ void session_unlist_locked(struct http_server *h, struct session *s);
 void http_decorate(struct MHD_Response *r);
 enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r,
 			       const char *session_id);
+enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned int status,
+				const char *text);
 
 /* guard.c */
 bool host_allowed(const struct http_conf *conf, const char *hostport);
