@@ -126,6 +126,7 @@ vh_new_device(int vid)
 		rte_vhost_enable_guest_notification(vid, VHP_GUEST_TXQ, 0);
 		vp->vid = vid;
 		vp->dev = true;
+		vp->features = features;
 		if (vid >= 0 && vid < RTE_MAX_VHOST_DEVICE)
 			vh.ran[vid] = true;
 		vh.st.started++;
@@ -305,6 +306,18 @@ vhostctl_destroy(struct vhport *vp)
 	for (i = 0; i < vp->ntx; i++)
 		rte_pktmbuf_free(vp->tx[i]);
 	free(vp);
+}
+
+bool
+vhostctl_port_state(struct vhport *vp, uint64_t *features)
+{
+	bool dev;
+
+	pthread_mutex_lock(&vh.lock);
+	dev = vp->dev;
+	*features = dev ? vp->features : 0;
+	pthread_mutex_unlock(&vh.lock);
+	return dev;
 }
 
 void

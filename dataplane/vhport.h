@@ -51,6 +51,7 @@ struct vhport {
 	bool client;			/* we connect to the VMM's socket */
 	bool registered;		/* the library knows the path */
 	bool dev;			/* a device exists for this port (vid is its id) */
+	uint64_t features;		/* negotiated by the running device */
 	struct vhport *next;		/* every port, for the callbacks' lookups */
 	_Atomic uint64_t *running;	/* the word of the workers' bitmap with our bit */
 	uint64_t running_bit;

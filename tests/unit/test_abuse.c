@@ -215,7 +215,7 @@ main(void)
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\","
 		       "\"mode\":\"client\"},\"exposedPorts\":[80]}"), 201);
 	check_field("/sandboxes/v1", "vhostUser",
-		    "{\"socket\":\"/run/v1.sock\",\"mode\":\"client\"}");
+		    "{\"socket\":\"/run/v1.sock\",\"mode\":\"client\",\"connected\":false}");
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v2", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),
 		 409);
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),
