@@ -44,6 +44,8 @@
 	 (1ULL << VIRTIO_NET_F_GUEST_ECN) | (1ULL << VIRTIO_NET_F_GUEST_UFO) | \
 	 (1ULL << VIRTIO_NET_F_MQ))
 
+#define VH_F_RING_PACKED	34	/* virtio 1.1 VIRTIO_F_RING_PACKED */
+
 static struct {
 	pthread_mutex_t lock;
 	struct vhport *ports;
@@ -127,6 +129,9 @@ vh_new_device(int vid)
 		vp->vid = vid;
 		vp->dev = true;
 		vp->features = features;
+		/* Packed rings have no avail index to count: always dequeue for those. */
+		vp->split = !(features & (1ULL << VH_F_RING_PACKED));
+		vp->idle_polls = 0;
 		if (vid >= 0 && vid < RTE_MAX_VHOST_DEVICE)
 			vh.ran[vid] = true;
 		vh.st.started++;
