@@ -228,7 +228,7 @@ case_vms() {
 # Two workers: vmv (slot 0) belongs to worker 0, vmt (slot 1) to worker 1, so every flow
 # between them and many to the world cross workers through the handoff inboxes.
 case_workers() {
-	export FP_EAL="--lcores 0@0,1@1,2@0"
+	export FP_EAL="--lcores 0@0,1@1,2@0 ${FP_EAL_EXTRA:-}"
 	bed --workers 2 --world-queues 1 --idle-sleep-us 20
 	local id hp
 	check "two workers run" bash -c "grep -q '2 worker(s)' $TB_DIR/fp.log"

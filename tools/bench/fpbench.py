@@ -213,10 +213,12 @@ class Bed:
         out = run(['ip', '-n', ns, '-br', 'link', 'show', i])
         return out.split()[2]
 
-    def napi_threaded(self, cpu):
-        """Give W's NAPI its own kthread on 'cpu' (the 2cpu layout for kernel paths)."""
-        run(self.ns(self.ns_n, 'sh', '-c', 'echo 1 > /sys/class/net/%s/threaded' % self.if_w))
-        want = 'napi/%s-' % self.if_w
+    def napi_threaded(self, cpu, ns=None, iface=None):
+        """Give W's NAPI (or iface's in ns) its own kthread on 'cpu' (the 2cpu layout for
+        kernel paths; the S3 reflector for every path)."""
+        ns, iface = ns or self.ns_n, iface or self.if_w
+        run(self.ns(ns, 'sh', '-c', 'echo 1 > /sys/class/net/%s/threaded' % iface))
+        want = 'napi/%s-' % iface
         pids = []
         for pid in os.listdir('/proc'):
             if not pid.isdigit():
@@ -563,9 +565,9 @@ class Bench:
         a = self.a
         res['sessions_before'] = self.prepass(bed, h, path, flows)
         if path == 'cubevs-vhost':
-            # A pure sink: it sleeps 50 us whenever its ring is empty (1024 descriptors
-            # hold ~0.7 ms at 1.5 Mpps), leaving CPU0 to the generator.
-            sink = self.guest(bed, ['fpb'], a.warmup, a.measure, '--idle-us', '50')
+            # A pure sink: it sleeps 20 us whenever it has drained its ring (1024
+            # descriptors hold ~0.7 ms at 1.5 Mpps), leaving CPU0 to the generator.
+            sink = self.guest(bed, ['fpb'], a.warmup, a.measure, '--idle-us', '20')
         else:
             sink = self.sink_start(bed, a.warmup, a.measure, path)
         g = self.gen(bed, 'ack', flows, 1 << 40, a.warmup + a.measure + 0.5)
@@ -585,6 +587,13 @@ class Bench:
                                            '--mode', 'reflect', '--seconds', '600', '--json'))
             if refl.stdout.readline().strip() != 'ready':
                 raise RuntimeError('reflector did not start')
+            if self.a.reflector_cpu >= 0:
+                # The reflector stands in for the internet: its work runs in a NAPI thread on
+                # the generator's CPU instead of inline in whichever sendto() reached it
+                # (GRO on gives the veth a NAPI to thread).
+                run(bed.ns(bed.ns_g, 'ethtool', '-K', bed.if_g, 'gro', 'on'), check=False)
+                res['reflector_napi'] = len(bed.napi_threaded(self.a.reflector_cpu, bed.ns_g,
+                                                              bed.if_g))
             if path == 'cubevs-vhost':
                 return self.s35_vhost(bed, flows, res, scen)
             res['sessions_before'] = self.prepass(bed, h, path, flows, side='sandbox',
@@ -886,6 +895,25 @@ def fmt(v, f='%.2f'):
     return '-' if v is None else f % v
 
 
+def summarize_paired(results):
+    """Ratios of the cubevs paths to nft and xdp within each trial, median over trials: the
+    trials are interleaved, so on a shared machine a ratio of one trial compares paths measured
+    seconds apart, under much the same load."""
+    pps = {(r['scenario'], r['flows'], r['path'], r.get('trial')): r['pps']
+           for r in results if r.get('pps')}
+    cells = {}
+    for (scen, flows, path, t), v in pps.items():
+        if path not in CUBEVS_PATHS:
+            continue
+        for base in ('xdp', 'nft', 'cubevs'):
+            b = pps.get((scen, flows, base, t))
+            if b and base != path:
+                cells.setdefault((scen, flows, path, base), []).append(v / b)
+    return [{'scenario': k[0], 'flows': k[1], 'path': k[2], 'base': k[3], 'trials': len(v),
+             'ratio_median': statistics.median(v), 'ratio_min': min(v), 'ratio_max': max(v)}
+            for k, v in sorted(cells.items())]
+
+
 def summarize_lcore(results):
     """Busy and pipeline TSC cycles of the worker per frame it received, in ns."""
     cells = {}
@@ -904,7 +932,7 @@ def summarize_lcore(results):
             for k, v in sorted(cells.items())]
 
 
-def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=()):
+def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=(), paired=()):
     titles = {
         'S1': 'S1 established-flow DNAT, world -> sandbox, 60-byte TCP ACKs (Mpps at the sink)',
         'S3': 'S3 SNAT round trip: guest UDP -> SNAT -> reflector -> reverse SNAT -> guest '
@@ -928,6 +956,14 @@ def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=()):
                           fmt(r['ns_per_pkt'], '%.0f'), fmt(r['dut_ns_per_pkt'], '%.0f'),
                           fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_xdp']),
                           fmt(r['x_testpmd'])))
+    if paired:
+        out.write('\nPaired ratios: cubevs path / base within each trial, median (min-max) '
+                  'over trials\n| scenario | flows | path | base | trials | ratio |\n'
+                  '|---|---|---|---|---|---|\n')
+        for r in paired:
+            out.write('| %s | %d | %s | %s | %d | %.2f (%.2f-%.2f) |\n' % (
+                r['scenario'], r['flows'], r['path'], r['base'], r['trials'],
+                r['ratio_median'], r['ratio_min'], r['ratio_max']))
     if lcore:
         out.write('\nWorker lcore per frame received (cubevs paths; counters of the whole trial, '
                   'medians over trials): pipeline = parse, conntrack, NAT, L2; the rest is I/O '
@@ -1060,6 +1096,9 @@ def main():
     ap.add_argument('--json', default=None, help='write all results here')
     ap.add_argument('--markdown', default=None, help='write the table here too')
     ap.add_argument('--install', action='store_true', help='apt-get missing tools')
+    ap.add_argument('--reflector-cpu', type=int, default=-1,
+                    help='S3: run the reflector in a NAPI thread on this CPU [-1: inline, in '
+                    'the softirq of the CPU that transmitted to it]')
     ap.add_argument('--tag', default=TAG,
                     help='prefix of namespace, interface and DPDK file-prefix names [fpb]')
     ap.add_argument('-v', '--verbose', action='store_true')
@@ -1120,7 +1159,8 @@ def main():
     s4 = summarize_s4(results)
     s6 = summarize_s6(results)
     lcore = summarize_lcore(results)
-    print_table(rows, s2, s4, s6, lcore=lcore)
+    paired = summarize_paired(results)
+    print_table(rows, s2, s4, s6, lcore=lcore, paired=paired)
     meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
             'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
             'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
@@ -1130,10 +1170,10 @@ def main():
     if a.json:
         with open(a.json, 'w') as f:
             json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
-                       'lcore': lcore, 'raw': results}, f, indent=1)
+                       'lcore': lcore, 'paired': paired, 'raw': results}, f, indent=1)
     if a.markdown:
         with open(a.markdown, 'w') as f:
-            print_table(rows, s2, s4, s6, f, lcore)
+            print_table(rows, s2, s4, s6, f, lcore, paired)
     errors = [r for r in results if 'error' in r]
     return 1 if errors and len(errors) == len(results) else 0
 
