@@ -170,7 +170,7 @@ case_vms() {
 	check "vhost mbufs back to idle after the transfers" wait_idle
 
 	# A guest driver reset (what a reboot does to the device): the device stops and starts.
-	local started=$(vhost_stat started)
+	local started=$(vhost_stat started) conns=$(vhost_stat connections)
 	gx "$HPV" "(sleep 1; d=\$(basename \$(readlink /sys/class/net/eth0/device)); \
 		echo \$d >/sys/bus/virtio/drivers/virtio_net/unbind; sleep 1; \
 		echo \$d >/sys/bus/virtio/drivers/virtio_net/bind; sleep 1; ip link set eth0 up; \
@@ -181,6 +181,8 @@ case_vms() {
 	gx "$HPV" "cat /tmp/reset.log" | sed 's/^/#   guest: /'
 	check "after the reset one device runs, the old one stopped" eq \
 		"$(vhost_stat running) $(( $(vhost_stat stopped) >= 1 ))" "1 1"
+	check "the reset kept QEMU's connection (no new one)" eq "$(vhost_stat connections)" \
+		"$conns"
 	check "20 MB from vmv after the reset, sha256 matches" eq \
 		"$(nsc curl -s -m 120 "http://$NODE_IP:$HPV/blob" | sha256sum | cut -d' ' -f1)" \
 		"$(sed -n 's/^BLOB \([0-9a-f]*\) .*/\1/p' "$TB_DIR/vmv.log" | tail -n1)"
