@@ -1073,7 +1073,7 @@ def main():
     ap.add_argument('--quick', action='store_true',
                     help='1 trial, flows 1 and 65536, short windows (under 3 minutes)')
     ap.add_argument('--build', default=None, help='meson build dir [build, build-perf]')
-    ap.add_argument('--paths', default='null,nft,tc-ct,xdp,testpmd,cubevs',
+    ap.add_argument('--paths', default='null,nft,tc-ct,xdp,testpmd,cubevs,cubevs-vhost',
                     help='comma list of %s' % ','.join(ALL_PATHS))
     ap.add_argument('--flows', default='1,1024,65536,1048576')
     ap.add_argument('--layouts', default='2cpu', help='2cpu and/or 1cpu (kernel paths)')

@@ -198,20 +198,53 @@ parse(int argc, char **argv, struct vopts *o)
 		die("--tx-port needs --src, --dst and 1..65536 flows within the port range");
 }
 
+/* The guest's frames: flow f's ACK or UDP frame, and its SYN for the first pass. */
+struct gen {
+	uint8_t frames[MAXF][64];
+	uint8_t syns[MAXF][64];
+	uint16_t len[MAXF];
+	uint32_t next;		/* flow of the next frame */
+	bool opening;		/* TCP: the first pass over the flows sends SYNs, opening sessions */
+	uint64_t sent;
+};
+
+static void
+send_burst(struct gen *g, const struct vopts *o, struct rte_mempool *mp)
+{
+	struct rte_mbuf *m[BURST];
+	uint32_t i = g->next;
+	uint16_t j, k;
+
+	if (rte_pktmbuf_alloc_bulk(mp, m, BURST))
+		return;
+	for (j = 0; j < BURST; j++) {
+		rte_memcpy(rte_pktmbuf_mtod(m[j], void *),
+			   g->opening ? g->syns[i] : g->frames[i], g->len[i]);
+		m[j]->data_len = m[j]->pkt_len = g->len[i];
+		if (++i == o->flows)
+			i = 0;
+	}
+	k = rte_eth_tx_burst((uint16_t)o->tx, 0, m, BURST);
+	g->sent += k;
+	/* Only what the ring took moves on: every flow gets its SYN. */
+	for (j = 0; j < k; j++)
+		if (++g->next == o->flows)
+			g->next = 0, g->opening = false;
+	if (k < BURST)
+		rte_pktmbuf_free_bulk(m + k, BURST - k);
+}
+
 int
 main(int argc, char **argv)
 {
-	static uint8_t frames[MAXF][64];
-	static uint8_t syns[MAXF][64];
-	static uint16_t flen[MAXF];
+	static struct gen g;
 	struct rte_mbuf *m[BURST];
 	struct rte_ether_addr smac;
 	struct rte_mempool *mp;
-	uint64_t got = 0, win = 0, sent = 0;
+	uint64_t got = 0, win = 0;
 	double t0, t1, t_end, w0 = 0, w1 = 0;
-	uint32_t f = 0, i;
-	bool opening;	/* TCP: the first pass over the flows sends SYNs, which open sessions */
 	struct vopts o;
+	uint32_t i;
 	int n;
 
 	n = rte_eal_init(argc, argv);
@@ -232,39 +265,24 @@ main(int argc, char **argv)
 	if (o.tx >= 0) {
 		rte_eth_macaddr_get(o.tx, &smac);
 		for (i = 0; i < o.flows; i++) {
-			flen[i] = build(frames[i], &o, &smac, i, false);
-			build(syns[i], &o, &smac, i, true);
+			g.len[i] = build(g.frames[i], &o, &smac, i, false);
+			build(g.syns[i], &o, &smac, i, true);
 		}
 	}
+	g.opening = !o.udp;
 	printf("ready\n");
 	fflush(stdout);
 	t0 = now_s();
 	t1 = t0 + o.warmup;
 	t_end = t1 + o.seconds;
-	opening = !o.udp;
 	while (!stop) {
 		double t = now_s();
-		uint16_t k, j;
+		uint16_t k;
 
 		if (t >= t_end)
 			break;
-		if (o.tx >= 0 && !rte_pktmbuf_alloc_bulk(mp, m, BURST)) {
-			for (j = 0, i = f; j < BURST; j++) {
-				rte_memcpy(rte_pktmbuf_mtod(m[j], void *),
-					   opening ? syns[i] : frames[i], flen[i]);
-				m[j]->data_len = m[j]->pkt_len = flen[i];
-				if (++i == o.flows)
-					i = 0;
-			}
-			k = rte_eth_tx_burst(o.tx, 0, m, BURST);
-			sent += k;
-			/* Only what the ring took moves on: every flow gets its SYN. */
-			for (j = 0; j < k; j++)
-				if (++f == o.flows)
-					f = 0, opening = false;
-			if (k < BURST)
-				rte_pktmbuf_free_bulk(m + k, BURST - k);
-		}
+		if (o.tx >= 0)
+			send_burst(&g, &o, mp);
 		k = rte_eth_rx_burst(o.rx, 0, m, BURST);
 		got += k;
 		if (t >= t1) {
@@ -285,7 +303,7 @@ main(int argc, char **argv)
 	}
 	printf("{\"pps\": %.0f, \"packets\": %" PRIu64 ", \"window_s\": %.3f, "
 	       "\"total_packets\": %" PRIu64 ", \"sent\": %" PRIu64 "}\n",
-	       w1 > w0 ? win / (w1 - w0) : 0.0, win, w1 - w0, got, sent);
+	       w1 > w0 ? win / (w1 - w0) : 0.0, win, w1 - w0, got, g.sent);
 	fflush(stdout);
 	RTE_ETH_FOREACH_DEV(i)
 		rte_eth_dev_stop((uint16_t)i);
