@@ -564,6 +564,7 @@ worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64
 			vp = worker_vhport(w, s);
 			if (!vp || !vhport_ready(vp))
 				continue;
+			/* Counting locks the queue; only this VMM, mid-message, holds it. */
 			if (vp->idle_polls >= VHP_IDLE_POLLS && vp->split &&
 			    !rte_vhost_rx_queue_count(vp->vid, VHP_GUEST_TXQ))
 				continue;

@@ -415,11 +415,12 @@ class Bench:
         on CPU0 with the generator (CPU1 is the worker's)."""
         vdevs = []
         for k, name in enumerate(socks):
-            vdevs += ['--vdev', 'net_virtio_user%d,path=%s,queue_size=1024' %
-                      (k, self.vsock(bed, name))]
+            vdevs += ['--vdev', 'net_virtio_user%d,path=%s,queue_size=%d' %
+                      (k, self.vsock(bed, name), self.a.vhost_ring)]
         cmd = bed.ns(bed.ns_n, self.tool('fpvhost'), '-l', '0', '--no-huge', '-m', '256',
                      '--no-pci', '--no-shconf', '--file-prefix', bed.prefix + 'v', *vdevs,
-                     '--', '--warmup', str(warmup), '--seconds', str(seconds), *opts)
+                     '--', '--warmup', str(warmup), '--seconds', str(seconds), '--ring',
+                     str(self.a.vhost_ring), *opts)
         p = self.procs.start(cmd)
         if p.stdout.readline().strip() != 'ready':
             out, err = self.procs.stop(p)
@@ -565,8 +566,8 @@ class Bench:
         a = self.a
         res['sessions_before'] = self.prepass(bed, h, path, flows)
         if path == 'cubevs-vhost':
-            # A pure sink: it sleeps 20 us whenever it has drained its ring (1024
-            # descriptors hold ~0.7 ms at 1.5 Mpps), leaving CPU0 to the generator.
+            # A pure sink: it sleeps 20 us whenever it has drained its ring (--vhost-ring),
+            # leaving CPU0 to the generator.
             sink = self.guest(bed, ['fpb'], a.warmup, a.measure, '--idle-us', '20')
         else:
             sink = self.sink_start(bed, a.warmup, a.measure, path)
@@ -1096,6 +1097,9 @@ def main():
     ap.add_argument('--json', default=None, help='write all results here')
     ap.add_argument('--markdown', default=None, help='write the table here too')
     ap.add_argument('--install', action='store_true', help='apt-get missing tools')
+    ap.add_argument('--vhost-ring', type=int, default=4096,
+                    help='descriptors per virtio ring of the cubevs-vhost guest: room for the '
+                    'sink to be descheduled (4096 hold ~2.7 ms at 1.5 Mpps)')
     ap.add_argument('--reflector-cpu', type=int, default=-1,
                     help='S3: run the reflector in a NAPI thread on this CPU [-1: inline, in '
                     'the softirq of the CPU that transmitted to it]')

@@ -33,7 +33,6 @@
 #include <rte_udp.h>
 
 #define BURST	32u
-#define RING	1024u
 #define MAXF	65536u
 
 static volatile sig_atomic_t stop;
@@ -47,6 +46,7 @@ struct vopts {
 	struct rte_ether_addr dmac;
 	double warmup, seconds;
 	unsigned int idle_us;
+	uint16_t ring;			/* descriptors per ring: the vdev's queue_size */
 };
 
 static void
@@ -128,15 +128,15 @@ build(uint8_t *buf, const struct vopts *o, const struct rte_ether_addr *smac, ui
 }
 
 static void
-port_up(uint16_t port, struct rte_mempool *mp)
+port_up(uint16_t port, struct rte_mempool *mp, uint16_t ring)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_link link;
 	int i;
 
 	if (rte_eth_dev_configure(port, 1, 1, &conf) ||
-	    rte_eth_rx_queue_setup(port, 0, RING, rte_socket_id(), NULL, mp) ||
-	    rte_eth_tx_queue_setup(port, 0, RING, rte_socket_id(), NULL) ||
+	    rte_eth_rx_queue_setup(port, 0, ring, rte_socket_id(), NULL, mp) ||
+	    rte_eth_tx_queue_setup(port, 0, ring, rte_socket_id(), NULL) ||
 	    rte_eth_dev_start(port))
 		die("cannot set up a virtio_user port (is cubevs-fp listening on the socket?)");
 	for (i = 0; i < 100; i++) {
@@ -152,7 +152,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: fpvhost EAL-ARGS -- [--rx-port N] [--tx-port N --proto udp|ack "
 		"--src IP --sport P --flows N --dst IP --dport P --dst-mac MAC [--size B]] "
-		"--warmup S --seconds S [--idle-us US]\n");
+		"--warmup S --seconds S [--idle-us US] [--ring N]\n");
 	exit(2);
 }
 
@@ -165,10 +165,12 @@ parse(int argc, char **argv, struct vopts *o)
 		{ "flows", 1, NULL, 'f' }, { "dst", 1, NULL, 'd' }, { "dport", 1, NULL, 'D' },
 		{ "dst-mac", 1, NULL, 'm' }, { "size", 1, NULL, 'z' },
 		{ "warmup", 1, NULL, 'w' }, { "seconds", 1, NULL, 'n' },
-		{ "idle-us", 1, NULL, 'i' }, { "json", 0, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+		{ "idle-us", 1, NULL, 'i' }, { "ring", 1, NULL, 'R' }, { "json", 0, NULL, 'j' },
+		{ NULL, 0, NULL, 0 } };
 	int c;
 
-	*o = (struct vopts){ .tx = -1, .udp = 1, .flows = 1, .size = 60, .seconds = -1 };
+	*o = (struct vopts){ .tx = -1, .udp = 1, .flows = 1, .size = 60, .seconds = -1,
+			     .ring = 1024 };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'r': o->rx = atoi(optarg); break;
@@ -187,10 +189,13 @@ parse(int argc, char **argv, struct vopts *o)
 		case 'w': o->warmup = atof(optarg); break;
 		case 'n': o->seconds = atof(optarg); break;
 		case 'i': o->idle_us = (unsigned int)atoi(optarg); break;
+		case 'R': o->ring = (uint16_t)atoi(optarg); break;
 		case 'j': break;	/* the output is always JSON */
 		default: usage();
 		}
 	}
+	if (!o->ring || o->ring > 32768 || (o->ring & (o->ring - 1)))
+		die("--ring: a power of two up to 32768, the vdev's queue_size");
 	if (o->seconds <= 0 || o->seconds > 600 || o->warmup < 0 || o->warmup > 60)
 		die("--seconds (0-600] and --warmup [0-60] are required: every load is bounded");
 	if (o->tx >= 0 && (!o->src || !o->dst || !o->flows || o->flows > MAXF ||
@@ -256,12 +261,12 @@ main(int argc, char **argv)
 	if (!rte_eth_dev_is_valid_port(o.rx) || (o.tx >= 0 && !rte_eth_dev_is_valid_port(o.tx)))
 		die("no such port (one --vdev net_virtio_user per port)");
 	/* Every receive ring is filled at start; ports other than rx and tx only sit idle. */
-	mp = rte_pktmbuf_pool_create("fpv", rte_eth_dev_count_avail() * (RING + 2 * BURST) +
+	mp = rte_pktmbuf_pool_create("fpv", rte_eth_dev_count_avail() * (o.ring + 2u * BURST) +
 				     4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 	if (!mp)
 		die("no mbuf pool (raise -m)");
 	RTE_ETH_FOREACH_DEV(i)
-		port_up((uint16_t)i, mp);
+		port_up((uint16_t)i, mp, o.ring);
 	if (o.tx >= 0) {
 		rte_eth_macaddr_get(o.tx, &smac);
 		for (i = 0; i < o.flows; i++) {

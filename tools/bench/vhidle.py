@@ -113,6 +113,7 @@ def main():
     a = ap.parse_args()
     a.ports = sorted(int(x) for x in a.ports.split(','))
     a.devices = min(a.devices, 31)
+    a.vhost_ring = 256      # idle devices: small rings keep fpvhost within -m 256
     a.build = a.build or fpbench.find_build()
     if not a.build or os.geteuid() != 0:
         sys.exit('vhidle: needs root and a build (--build)')
