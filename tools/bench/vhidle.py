@@ -14,6 +14,7 @@ Usage: vhidle.py [--build DIR] [--ports 0,16,64,256] [--devices 16] [--windows 1
 """
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -97,6 +98,7 @@ def run(a):
     finally:
         b.procs.stop_all()
         bed.down()
+        shutil.rmtree(b.tmp, ignore_errors=True)
     return rows
 
 
