@@ -45,6 +45,7 @@
 #include "worker.h"
 #include "xdpctl.h"
 #include "xdppin.h"
+#include "worldxsk.h"
 
 #define WORLD_VDEV	"net_af_xdp_cvs"
 #define HOST_VDEV	"net_tap_cvs"
@@ -72,6 +73,7 @@ struct node {
 	int world_ifindex;
 	uint32_t world_mask;
 	struct obs obs;
+	struct worldxsk wxsk;	/* the world port's AF_XDP sockets, for their statistics */
 	struct api_routes routes;
 	struct api *api;
 	json_t *restore;	/* registrations read from the state file at start */
@@ -257,9 +259,10 @@ node_eal_init(struct node *n, int eal_argc, char **eal_argv)
 
 /* ---- step 3: ports ---- */
 
-/* Configure nq rx and tx queues on a port and start it. */
+/* Configure nq rx and tx queues on a port and start it; wx: note its AF_XDP sockets. */
 static int
-node_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
+node_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp,
+	    struct worldxsk *wx)
 {
 	struct rte_eth_conf conf;
 	uint16_t q;
@@ -267,8 +270,12 @@ node_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
 
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
+	if (wx)
+		worldxsk_begin(wx);
 	for (q = 0; !ret && q < nq; q++) {
 		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
+		if (!ret && wx)
+			worldxsk_note_queue(wx, q);
 		if (!ret)
 			ret = rte_eth_tx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid),
 						     NULL);
@@ -308,16 +315,18 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	n->world_port = found;
+	worldxsk_init(&n->wxsk);
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_info_get(found, &info);
 	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
-	n->mp = mbufpool_create("cvs_mbuf", NB_MBUF * n->nw, 256, rte_socket_id(), af_xdp);
+	n->mp = mbufpool_create("cvs_mbuf", NB_MBUF * n->nw, 256, rte_socket_id(),
+				af_xdp && !n->cfg.test_unpacked_pool);
 	if (!n->mp) {
 		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	if (af_xdp && !mbufpool_packed_ok(n->mp, err, errlen))
+	if (af_xdp && !n->cfg.test_unpacked_pool && !mbufpool_packed_ok(n->mp, err, errlen))
 		return -ENOMEM;
 	if (!ret && (info.max_rx_queues < n->cfg.world_queues ||
 		     info.max_tx_queues < n->cfg.world_queues)) {
@@ -327,7 +336,8 @@ world_port_setup(struct node *n, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (!ret)
-		ret = node_queues(found, n->cfg.world_queues, 1024, n->mp);
+		ret = node_queues(found, n->cfg.world_queues, 1024, n->mp,
+				  af_xdp ? &n->wxsk : NULL);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
 		return ret;
@@ -347,7 +357,7 @@ host_port_setup(struct node *n, char *err, size_t errlen)
 	uint16_t pid = n->host_port;
 	int ret;
 
-	ret = node_queues(pid, n->nw, 512, n->mp);
+	ret = node_queues(pid, n->nw, 512, n->mp, NULL);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", n->cfg.host_iface, strerror(-ret));
 		return ret;
@@ -554,6 +564,7 @@ node_registry(struct node *n)
 	n->obs.world_port = n->world_port;
 	n->obs.host_port = n->host_port;
 	n->obs.world_ifindex = n->world_ifindex;
+	n->obs.wxsk = &n->wxsk;
 	return 0;
 }
 
@@ -808,6 +819,7 @@ node_teardown(struct node *n, bool worker_running)
 	if (n->have_region)
 		region_close(&n->region);
 	obs_fini(&n->obs);
+	worldxsk_fini(&n->wxsk);
 	publish_fini(&n->pub);
 	json_decref(n->restore);
 	json_decref(n->restore_holds);
