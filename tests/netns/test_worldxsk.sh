@@ -15,28 +15,37 @@ metric() { awk -v s="$2" '$1 == s { print $2 }' "$1"; }
 wq() { echo "cubevs_world_$1_total{queue=\"0\"}"; }
 json_get() { python3 -c "import json,sys; j=json.loads(sys.argv[1]); print($2)" "$1"; }
 
-# One 20 MB download from the sandbox behind host port $1: "ok" when every byte came.
-fetch() { # hostport want-sha
+# One 20 MB download from the sandbox behind host port $1, intact (a healthy one takes well
+# under 1 s).
+fetch() { # hostport want-sha [timeout]
 	local got
-	got=$(nsc curl -s -m 30 -o "$TB_DIR/blob" -w '%{size_download} bytes in %{time_total} s' \
+	got=$(nsc curl -s -m "${3:-30}" -o "$TB_DIR/blob" -w '%{size_download} bytes in %{time_total} s' \
 		"http://$NODE_IP:$1/blob?n=$N"; echo " curl=$?")
 	echo "# 20 MB: $got"
 	[ "$(sha256sum <"$TB_DIR/blob" | cut -d' ' -f1)" = "$2" ]
 }
 
-bed() { # cubevs-fp options...
+bed() { # sandboxes, then cubevs-fp options...
+	local i nsbx=$1
+	shift
 	FP_EAL_ARGS=(--file-prefix "$PREFIX")
 	tb_setup
-	tb_add_sandbox 1
-	tb_sandbox_server 1 8080
+	for i in $(seq "$nsbx"); do
+		tb_add_sandbox "$i"
+		tb_sandbox_server "$i" 8080
+	done
 	fp_start --host-iface none "$@"
-	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
-	HP=$(hostport_of s1 8080)
+	HPS=()
+	for i in $(seq "$nsbx"); do
+		eq "$(register "s$i" "sb$i" '[8080]' | tail -n1)" 201 || die "register s$i"
+		HPS+=("$(hostport_of "s$i" 8080)")
+	done
+	HP=${HPS[0]}
 	WANT=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $N)
 }
 
 case_counters() {
-	bed
+	bed 1
 	local k stats tel
 	scrape "$TB_DIR/m0"
 	check "one world socket found" eq "$(metric "$TB_DIR/m0" cubevs_world_xsk_sockets)" 1
@@ -90,13 +99,19 @@ assert t["world_xsk_tx_ring_empty/0"] >= json.loads(sys.argv[2])["worldXsk"]["0"
 }
 
 case_invalid() {
-	# Two workers cycle the frames through the whole pool within seconds (control/mbufpool.h).
+	# Two workers, a sandbox each: frames allocated by one and freed by the other cycle
+	# through the whole pool within seconds (control/mbufpool.h), and the first one above
+	# what the UMEM covers is met (the world port then stops sending: a download fails).
 	export FP_EAL="--lcores 0@0,1@1,2@0"
-	bed --workers 2 --world-queues 1 --idle-sleep-us 20 --test-unpacked-pool
-	local round
+	bed 2 --workers 2 --world-queues 1 --idle-sleep-us 20 --test-unpacked-pool
+	local round hp failed=0
 	for round in 1 2 3; do
-		fetch "$HP" "$WANT" || break
+		for hp in "${HPS[@]}"; do
+			fetch "$hp" "$WANT" 10 || failed=1
+			[ $failed = 1 ] && break 2
+		done
 	done
+	sleep 1.5	# one check of the control thread
 	scrape "$TB_DIR/m1"
 	grep '^cubevs_world_xsk' "$TB_DIR/m1" | sed 's/^/# /'
 	check "the kernel rejected TX descriptors of the world socket" python3 -c "
@@ -110,6 +125,16 @@ assert float('$(metric "$TB_DIR/m1" "$(wq xsk_tx_invalid)")') > 0"
 	check "/readyz answers 503" eq "$(api_status GET /readyz)" 503
 	check "and names the world sockets" \
 		eq "$(json_get "$(api_body GET /readyz)" 'j["checks"]["worldSocketsHealthy"]')" False
+	check "cubevs_ready says the same" eq "$(metric "$TB_DIR/m1" cubevs_ready)" 0
+	# Ready again 30 s after the last rejected descriptor (the sandbox's retransmissions of the
+	# cut download end with curl's reset).
+	local t0=$SECONDS
+	for round in $(seq 90); do
+		[ "$(api_status GET /readyz)" = 200 ] && break
+		sleep 1
+	done
+	check "/readyz recovers once no descriptor is rejected any more ($((SECONDS - t0)) s)" \
+		eq "$(api_status GET /readyz)" 200
 	fp_stop
 	rm -rf "/var/run/dpdk/$PREFIX"
 }
