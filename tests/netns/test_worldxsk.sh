@@ -105,7 +105,7 @@ case_invalid() {
 	export FP_EAL="--lcores 0@0,1@1,2@0"
 	bed 2 --workers 2 --world-queues 1 --idle-sleep-us 20 --test-unpacked-pool
 	local round hp failed=0
-	for round in 1 2 3; do
+	for round in 1 2 3 4 5; do
 		for hp in "${HPS[@]}"; do
 			fetch "$hp" "$WANT" 10 || failed=1
 			[ $failed = 1 ] && break 2
