@@ -442,6 +442,7 @@ node_registry(struct node *n)
 	n->obs.world_port = n->pt.world;
 	n->obs.host_port = n->pt.host;
 	n->obs.world_ifindex = n->pt.world_ifindex;
+	n->obs.wxsk = &n->pt.wxsk;
 	return 0;
 }
 
@@ -696,6 +697,7 @@ node_teardown(struct node *n, bool worker_running)
 	if (n->have_region)
 		region_close(&n->region);
 	obs_fini(&n->obs);
+	worldxsk_fini(&n->pt.wxsk);
 	publish_fini(&n->pub);
 	json_decref(n->restore);
 	json_decref(n->restore_holds);

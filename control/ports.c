@@ -13,9 +13,10 @@
 
 #define NB_MBUF		8191
 
-/* Configure nq rx and tx queues on a port and start it. */
+/* Configure nq rx and tx queues on a port and start it; wx: note its AF_XDP sockets. */
 static int
-ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
+ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp,
+	     struct worldxsk *wx)
 {
 	struct rte_eth_conf conf;
 	uint16_t q;
@@ -23,8 +24,12 @@ ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
 
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
+	if (wx)
+		worldxsk_begin(wx);
 	for (q = 0; !ret && q < nq; q++) {
 		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
+		if (!ret && wx)
+			worldxsk_note_queue(wx, q);
 		if (!ret)
 			ret = rte_eth_tx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid),
 						     NULL);
@@ -65,16 +70,18 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 		return -ENODEV;
 	}
 	pt->world = found;
+	worldxsk_init(&pt->wxsk);
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_info_get(found, &info);
 	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
-	pt->mp = mbufpool_create("cvs_mbuf", NB_MBUF * nw, 256, rte_socket_id(), af_xdp);
+	pt->mp = mbufpool_create("cvs_mbuf", NB_MBUF * nw, 256, rte_socket_id(),
+				 af_xdp && !cfg->test_unpacked_pool);
 	if (!pt->mp) {
 		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	if (af_xdp && !mbufpool_packed_ok(pt->mp, err, errlen))
+	if (af_xdp && !cfg->test_unpacked_pool && !mbufpool_packed_ok(pt->mp, err, errlen))
 		return -ENOMEM;
 	if (!ret && (info.max_rx_queues < cfg->world_queues ||
 		     info.max_tx_queues < cfg->world_queues)) {
@@ -84,7 +91,8 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 		return -EINVAL;
 	}
 	if (!ret)
-		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp);
+		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp,
+				   af_xdp ? &pt->wxsk : NULL);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
 		return ret;
@@ -105,7 +113,7 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 	uint16_t pid = pt->host;
 	int ret;
 
-	ret = ports_queues(pid, nw, 512, pt->mp);
+	ret = ports_queues(pid, nw, 512, pt->mp, NULL);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", cfg->host_iface, strerror(-ret));
 		return ret;

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "dp.h"
+#include "worldxsk.h"
 
 /* The EAL names of the ports cubevs-fp creates itself. */
 #define WORLD_VDEV	"net_af_xdp_cvs"
@@ -19,6 +20,7 @@ struct ports {
 	uint16_t host;		/* cube-dev, or UINT16_MAX */
 	int world_ifindex;	/* its kernel interface, or 0 */
 	struct rte_mempool *mp;	/* every port receives into it; for net_af_xdp it is the UMEM */
+	struct worldxsk wxsk;	/* the world port's AF_XDP sockets, for their statistics */
 };
 
 /*

@@ -68,6 +68,8 @@ status_print(const struct ctl *c, json_t *ready, json_t *stats)
 	       ctl_yes(json_object_get(chk, "steeringProgramAttached")),
 	       ctl_yes(json_object_get(chk, "workerPolling")),
 	       ctl_yes(json_object_get(chk, "stateRestored")));
+	printf("  world sockets healthy: %s\n",
+	       ctl_yes(json_object_get(chk, "worldSocketsHealthy")));
 	printf("  sandboxes: %lld (%lld not attached)\n", (long long)int_of(ready, "sandboxes"),
 	       (long long)int_of(ready, "unattachedSandboxes"));
 	printf("  sessions: %lld of %lld\n", (long long)int_of(stats, "sessions"),

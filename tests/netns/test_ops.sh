@@ -287,7 +287,7 @@ EOF
 }
 
 case_metrics() {
-	local prefix=cvs-t$TB_ID
+	local prefix=${TB_EAL_PREFIX:-cvs-t}$TB_ID
 	FP_EAL_ARGS=(--file-prefix "$prefix")
 	tb_setup
 	tb_add_sandbox 1
