@@ -22,6 +22,7 @@ enum {
 	OPT_SANDBOX_CIDR,
 	OPT_MAX_SESSIONS,
 	OPT_MAX_SANDBOXES,
+	OPT_SBX_UMEM_FRAMES,
 	OPT_GUEST_IP,
 	OPT_GUEST_MAC,
 	OPT_GW_IP,
@@ -57,6 +58,7 @@ static const struct option cvs_long_opts[] = {
 	{ "sandbox-cidr", required_argument, NULL, OPT_SANDBOX_CIDR },
 	{ "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
 	{ "max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES },
+	{ "sandbox-umem-frames", required_argument, NULL, OPT_SBX_UMEM_FRAMES },
 	{ "guest-ip", required_argument, NULL, OPT_GUEST_IP },
 	{ "guest-mac", required_argument, NULL, OPT_GUEST_MAC },
 	{ "gateway-ip", required_argument, NULL, OPT_GW_IP },
@@ -113,6 +115,9 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
 		"  --max-sessions N          session table capacity [1048576]\n"
 		"  --max-sandboxes N         sandbox slots [4096]\n"
+		"  --sandbox-umem-frames N   2 KiB UMEM frames per sandbox socket, half receive, half\n"
+		"                            transmit; a power of two 512..16384; pinned memory:\n"
+		"                            N x 2 KiB per sandbox [2048, 4 MiB]\n"
 		"  --workers N               worker lcores [1]\n"
 		"  --world-queues N          world queues (queue_count=N on the world interface),\n"
 		"                            read by the first N workers [as many as workers]\n"
@@ -180,6 +185,7 @@ cvs_config_defaults(struct cvs_config *c)
 	c->sandbox_prefix = 18;
 	c->max_sessions = 1048576;
 	c->max_sandboxes = 4096;
+	c->sandbox_umem_frames = CVS_UMEM_FRAMES_DEFAULT;
 	inet_pton(AF_INET, "169.254.68.6", &c->guest_ip);
 	inet_pton(AF_INET, "169.254.68.5", &c->gw_ip);
 	memcpy(c->guest_mac, guest_mac, 6);
@@ -354,19 +360,22 @@ struct cvs_num_opt {
 	int opt;
 	size_t off;
 	uint32_t lo, hi;
+	bool pow2;		/* a power of two only */
 	const char *want;
 };
 
 #define CVS_AT(f)	offsetof(struct cvs_config, f)
 
 static const struct cvs_num_opt cvs_num_opts[] = {
-	{ OPT_MAX_SESSIONS, CVS_AT(max_sessions), 16, 1u << 28, "an integer 16..268435456" },
-	{ OPT_MAX_SANDBOXES, CVS_AT(max_sandboxes), 1, 65534, "an integer 1..65534" },
-	{ OPT_WORKERS, CVS_AT(workers), 1, 16, "an integer 1..16" },
-	{ OPT_WORLD_QUEUES, CVS_AT(world_queues), 1, 16, "an integer 1..16" },
-	{ OPT_IDLE_SLEEP, CVS_AT(idle_sleep_us), 0, 100000, "microseconds 0..100000" },
-	{ OPT_HOSTPORT_HOLD, CVS_AT(hostport_hold_s), 0, 86400 * 7, "seconds, 0 to 604800" },
-	{ OPT_RESTART_GRACE, CVS_AT(restart_grace_s), 0, 600, "seconds 0..600" },
+	{ OPT_MAX_SESSIONS, CVS_AT(max_sessions), 16, 1u << 28, false, "an integer 16..268435456" },
+	{ OPT_MAX_SANDBOXES, CVS_AT(max_sandboxes), 1, 65534, false, "an integer 1..65534" },
+	{ OPT_SBX_UMEM_FRAMES, CVS_AT(sandbox_umem_frames), CVS_UMEM_FRAMES_MIN, CVS_UMEM_FRAMES_MAX, true,
+	  "a power of two 512..16384" },
+	{ OPT_WORKERS, CVS_AT(workers), 1, 16, false, "an integer 1..16" },
+	{ OPT_WORLD_QUEUES, CVS_AT(world_queues), 1, 16, false, "an integer 1..16" },
+	{ OPT_IDLE_SLEEP, CVS_AT(idle_sleep_us), 0, 100000, false, "microseconds 0..100000" },
+	{ OPT_HOSTPORT_HOLD, CVS_AT(hostport_hold_s), 0, 86400 * 7, false, "seconds, 0 to 604800" },
+	{ OPT_RESTART_GRACE, CVS_AT(restart_grace_s), 0, 600, false, "seconds 0..600" },
 };
 
 static const struct { int opt; size_t off; } cvs_flag_opts[] = {
@@ -396,11 +405,16 @@ cvs_opt_table(struct cvs_config *c, int opt, const char *name, const char *arg, 
 	char *base = (char *)c;
 	size_t i;
 
-	for (i = 0; i < CVS_NELEM(cvs_num_opts); i++)
-		if (cvs_num_opts[i].opt == opt)
-			return cvs_parse_u32(arg, cvs_num_opts[i].lo, cvs_num_opts[i].hi,
-					     (uint32_t *)(base + cvs_num_opts[i].off)) ?
-			       cvs_bad(err, errlen, name, arg, cvs_num_opts[i].want) : 0;
+	for (i = 0; i < CVS_NELEM(cvs_num_opts); i++) {
+		const struct cvs_num_opt *o = &cvs_num_opts[i];
+		uint32_t *at = (uint32_t *)(base + o->off);
+
+		if (o->opt != opt)
+			continue;
+		if (cvs_parse_u32(arg, o->lo, o->hi, at) || (o->pow2 && (*at & (*at - 1))))
+			return cvs_bad(err, errlen, name, arg, o->want);
+		return 0;
+	}
 	for (i = 0; i < CVS_NELEM(cvs_flag_opts); i++)
 		if (cvs_flag_opts[i].opt == opt) {
 			*(bool *)(base + cvs_flag_opts[i].off) = true;

@@ -14,6 +14,10 @@
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
 #define CVS_BPF_PIN_DIR_DEFAULT	"/sys/fs/bpf/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
+/* --sandbox-umem-frames: powers of two; the default's reasons are in docs/operations.md. */
+#define CVS_UMEM_FRAMES_DEFAULT	2048u
+#define CVS_UMEM_FRAMES_MIN	512u
+#define CVS_UMEM_FRAMES_MAX	16384u
 
 struct cvs_range {
 	uint16_t lo;
@@ -44,6 +48,7 @@ struct cvs_config {
 	uint8_t sandbox_prefix;
 	uint32_t max_sessions;
 	uint32_t max_sandboxes;
+	uint32_t sandbox_umem_frames;	/* UMEM frames per sandbox socket, a power of two */
 	uint32_t guest_ip;
 	uint32_t gw_ip;
 	uint8_t guest_mac[6];

@@ -415,6 +415,7 @@ node_registry(struct node *n)
 	n->pub.sbx = &n->sbx;
 	n->pub.steer = n->have_steer ? &n->steer : NULL;
 	n->pub.world_ifindex = n->pt.world_ifindex;
+	n->pub.umem_frames = n->cfg.sandbox_umem_frames;
 	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,
 		     n->cfg.sandbox_net, n->cfg.sandbox_prefix, n->cfg.node_ip, &publish_reg_ops,
 		     &n->pub)) {

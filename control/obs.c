@@ -340,7 +340,7 @@ obs_buffers(const struct obs *o, struct obs_snap *s)
 
 		if (!xp)
 			continue;
-		s->umem_frames += XSKP_NUM_FRAMES;
+		s->umem_frames += xp->nframes;
 		s->umem_free += __atomic_load_n(&xp->nfree, __ATOMIC_RELAXED);
 	}
 }

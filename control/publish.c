@@ -278,7 +278,7 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	/* Before the slot goes live: its first frame already carries the right MAC. */
 	publish_op_guest_mac(p, sb);
 	publish_op_limits(p, sb);
-	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, err, errlen);
+	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, p->umem_frames, err, errlen);
 	if (!xp)
 		return -errno;
 	ret = xdpctl_sbx_attach(p->sbx, sb->ifindex, sb->iface, sb->slot, xp->fd, err, errlen);

@@ -54,6 +54,7 @@ struct publish {
 	struct xdp_steer *steer;	/* NULL without our steering program */
 	int world_ifindex;
 	bool keep_sbx_xdp;		/* at exit: sandbox programs stay for the next process */
+	uint32_t umem_frames;		/* per sandbox socket (--sandbox-umem-frames) */
 };
 
 /* Allocate the shared state for max_sandboxes slots of a /prefix sandbox CIDR. 0 or -ENOMEM. */

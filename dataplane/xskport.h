@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A sandbox port: one AF_XDP socket on the sandbox's host-side interface, with its own small
- * UMEM. Created and destroyed by the control thread (control/xskport.c); between publish and
+ * UMEM of nframes frames (--sandbox-umem-frames), half for receive and half for transmit, and
+ * rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c); between publish and
  * unpublish only the worker touches its rings and its free-frame stack, with the per-packet
  * functions below: receive (rx_peek, rx_frame, rx_release, fill_short, refill) and transmit
  * (tx_copy, kick, complete).
@@ -16,8 +17,6 @@
 #include <xdp/xsk.h>
 
 #define XSKP_FRAME_SIZE		2048u
-#define XSKP_NUM_FRAMES		1024u	/* half for receive, half for transmit */
-#define XSKP_RING_SIZE		512u
 #define XSKP_BURST		32u
 
 struct xskport {
@@ -31,9 +30,11 @@ struct xskport {
 	uint32_t nfree;
 	uint32_t tx_unsent;	/* descriptors submitted since the last kick */
 	uint32_t slot;
+	uint32_t ring_size;	/* every ring: nframes / 2 */
+	uint32_t nframes;	/* fixed at creation */
 	int ifindex;
 	int fd;
-	uint64_t free[XSKP_NUM_FRAMES];
+	uint64_t free[];	/* nframes entries, as before: room for any frame of the UMEM */
 };
 
 /*
@@ -81,7 +82,7 @@ xskport_complete(struct xskport *xp)
 {
 	uint32_t idx, n, i;
 
-	n = xsk_ring_cons__peek(&xp->cq, XSKP_RING_SIZE, &idx);
+	n = xsk_ring_cons__peek(&xp->cq, xp->ring_size, &idx);
 	for (i = 0; i < n; i++)
 		xp->free[xp->nfree++] = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
 	if (n)
@@ -136,11 +137,11 @@ xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
 
 /*
  * Control thread, not per packet (control/xskport.c): create the socket on queue 0 of 'ifname'
- * with its UMEM and a full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a
- * readable reason.
+ * with a UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of config.h) and a
+ * full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a readable reason.
  */
-struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, char *err,
-			       size_t errlen);
+struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
+			       char *err, size_t errlen);
 void xskport_destroy(struct xskport *xp);
 
 #endif /* CVS_XSKPORT_H */

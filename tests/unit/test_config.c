@@ -61,6 +61,36 @@ make_dir_checks(void)
 	CHECK_EQ(cvs_config_make_dirs(&c, err, sizeof(err)), 0);
 }
 
+/* --sandbox-umem-frames: a power of two in 512..16384, anything else named in the error. */
+static void
+umem_checks(void)
+{
+	static const char *const bad[] = { "0", "256", "1000", "1536", "32768", "2048k", "-2048",
+					   "0x800", "" };
+	struct cvs_config c;
+	char err[256], line[64];
+	size_t i;
+
+	CHECK_EQ(parse("", &c, err), 0);
+	CHECK_EQ(c.sandbox_umem_frames, CVS_UMEM_FRAMES_DEFAULT);
+	CHECK_EQ(CVS_UMEM_FRAMES_DEFAULT, 2048);
+	CHECK_EQ(parse("--sandbox-umem-frames 512", &c, err), 0);
+	CHECK_EQ(c.sandbox_umem_frames, 512);
+	CHECK_EQ(parse("--sandbox-umem-frames 16384", &c, err), 0);
+	CHECK_EQ(c.sandbox_umem_frames, 16384);
+	CHECK_EQ(parse("--sandbox-umem-frames 4096 --sandbox-umem-frames 1024", &c, err), 0);
+	CHECK_EQ(c.sandbox_umem_frames, 1024);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "--sandbox-umem-frames=%s", bad[i]);
+		err[0] = '\0';
+		CHECK_EQ(parse(line, &c, err), -EINVAL);
+		CHECK(strstr(err, "--sandbox-umem-frames") != NULL);
+		CHECK(strstr(err, "a power of two 512..16384") != NULL);
+	}
+	CHECK_EQ(parse("--sandbox-umem-frames", &c, err), -EINVAL);
+	CHECK(strstr(err, "needs a value") != NULL);
+}
+
 int
 main(void)
 {
@@ -213,5 +243,6 @@ main(void)
 	fclose(f);
 	unlink(path);
 	make_dir_checks();
+	umem_checks();
 	return t_done("test_config");
 }
