@@ -154,8 +154,19 @@ import json, sys
 print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
+umem_is() { # frames-per-sandbox what: both restored sandboxes got sockets of that size
+	local n got
+	for n in $(seq 50); do
+		got=$(stat_of buffers umemFrames)
+		[ "$got" = $((2 * $1)) ] && break
+		sleep 0.1
+	done
+	check "$2: /stats buffers.umemFrames is 2 x $1" eq "$got" $((2 * $1))
+}
+
 case_flows() {
 	bed
+	umem_is 2048 "the default"
 	flows_start
 	local t0
 	t0=$(date +%s%N)
@@ -166,7 +177,10 @@ case_flows() {
 		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
 			 ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
 	pins_there "after SIGTERM"
-	check "a new instance starts" fp_start "${FP_OPTS[@]}"
+	# Each start sizes the sandbox UMEMs anew: the sessions it adopts do not care.
+	check "a new instance starts, with smaller sandbox UMEMs" \
+		fp_start "${FP_OPTS[@]}" --sandbox-umem-frames 512
+	umem_is 512 "after SIGTERM"
 	[ "${FP_PIN[1]}" = none ] ||
 		check "it loaded its programs onto the pinned maps" \
 			bash -c "grep -q 'steering maps reused from .*/nic0 (4 maps)' $TB_DIR/fp.log &&
@@ -185,7 +199,9 @@ case_flows() {
 	wait "$FP_PID" 2>/dev/null
 	FP_PID=
 	pins_there "after kill -9"
-	check "after kill -9 a new instance starts" fp_start "${FP_OPTS[@]}"
+	check "after kill -9 a new instance starts, with larger sandbox UMEMs" \
+		fp_start "${FP_OPTS[@]}" --sandbox-umem-frames 4096
+	umem_is 4096 "after kill -9"
 	log "kill -9 restart: kill to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions again" test "$(region_stat adopted)" -ge 50
 	check "the region's generation went up twice" test "$(region_stat generation)" -eq 3
