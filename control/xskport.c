@@ -50,7 +50,8 @@ xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
 	int ret;
 
 	/* The parser checked it; a caller that did not gets EINVAL, not a broken ring. */
-	if (nframes < CVS_UMEM_FRAMES_MIN || nframes > CVS_UMEM_FRAMES_MAX || (nframes & (nframes - 1))) {
+	if (nframes < CVS_UMEM_FRAMES_MIN || nframes > CVS_UMEM_FRAMES_MAX ||
+	    (nframes & (nframes - 1))) {
 		snprintf(err, errlen, "UMEM of %u frames for %s: not a power of two %u..%u", nframes,
 			 ifname, CVS_UMEM_FRAMES_MIN, CVS_UMEM_FRAMES_MAX);
 		errno = EINVAL;

@@ -2,10 +2,10 @@
 /*
  * A sandbox port: one AF_XDP socket on the sandbox's host-side interface, with its own small
  * UMEM of nframes frames (--sandbox-umem-frames), half for receive and half for transmit, and
- * rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c); between publish and
- * unpublish only the worker touches its rings and its free-frame stack, with the per-packet
- * functions below: receive (rx_peek, rx_frame, rx_release, fill_short, refill) and transmit
- * (tx_copy, kick, complete).
+ * rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c);
+ * between publish and unpublish only the worker touches its rings and its free-frame stack,
+ * with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
+ * refill) and transmit (tx_copy, kick, complete).
  */
 #ifndef CVS_XSKPORT_H
 #define CVS_XSKPORT_H
