@@ -244,6 +244,16 @@ stat_of() { # group name: one counter of GET /stats
 	api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"
 }
 
+stat_wait() { # group name want: GET /stats until group.name is want (5 s); prints the last
+	local n got
+	for n in $(seq 50); do
+		got=$(stat_of "$1" "$2")
+		[ "$got" = "$3" ] && break
+		sleep 0.1
+	done
+	echo "$got"
+}
+
 hostport_of() { # id containerPort
 	api_body GET "/sandboxes/$1/exposed-ports/$2" | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["hostPort"])'

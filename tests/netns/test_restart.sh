@@ -155,13 +155,8 @@ print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
 umem_is() { # frames-per-sandbox what: both restored sandboxes got sockets of that size
-	local n got
-	for n in $(seq 50); do
-		got=$(stat_of buffers umemFrames)
-		[ "$got" = $((2 * $1)) ] && break
-		sleep 0.1
-	done
-	check "$2: /stats buffers.umemFrames is 2 x $1" eq "$got" $((2 * $1))
+	check "$2: /stats buffers.umemFrames is 2 x $1" \
+		eq "$(stat_wait buffers umemFrames $((2 * $1)))" $((2 * $1))
 }
 
 case_flows() {

@@ -34,6 +34,10 @@ expect "bad MAC" 2 "guest-mac" "$FP" -- --guest-mac zz
 expect "bad IP" 2 "node-ip" "$FP" -- --node-ip 1.2.3
 expect "missing interface" 2 "no such interface" "$FP" -- --world-iface cvsnope0
 one_line "one line per error (bad max-sessions)" "$FP" -- --max-sessions lots
+for v in 1000 256 32768 4k; do
+	expect "bad UMEM size $v" 2 "for --sandbox-umem-frames: expected a power of two 512..16384" \
+		"$FP" -- --sandbox-umem-frames "$v"
+done
 read -r lo hi </proc/sys/net/ipv4/ip_local_port_range
 expect "ephemeral overlap names the sysctl" 2 "net.ipv4.ip_local_port_range" \
 	"$FP" -- --node-ip 198.18.0.1 --host-port-range "$lo-$lo" --snat-port-range 1-1
