@@ -11,8 +11,9 @@ export CUBEVS_FP=${CUBEVS_FP:-$BUILD/control/cubevs-fp}
 SIZES=${SIZES:-1024 2048}
 ROUNDS=${ROUNDS:-3}
 PER=${PER:-4}
+# An EAL --file-prefix of the bed's own, which its teardown removes from /var/run/dpdk.
+export TB_EAL_PREFIX=${TB_EAL_PREFIX:-cvs-umembench-}
 source "$(dirname "${BASH_SOURCE[0]}")/../../tests/netns/lib.sh"
-FP_EAL_ARGS=(--file-prefix "${UB_FILE_PREFIX:-cvs-umembench}-$$")
 
 retrans() { # the sandbox namespace's TcpRetransSegs
 	nss 1 nstat -az TcpRetransSegs 2>/dev/null |
