@@ -525,10 +525,11 @@ ct_zone_inbound(const struct ct_table *ct, uint16_t zone)
 
 /*
  * SNAT ports held by live sessions (ct_class_live()) of one zone towards one remote endpoint,
- * kept like the zone counts, in CT_EP_BUCKETS hashed counters without keys: two (zone, endpoint) pairs that share a bucket add up, so a count
- * can be high (never low). The endpoint is (rzone, address, port, protocol) of the reply
- * tuple: rzone 0 for the world, a sandbox's zone for a hairpin to its exposed port (every
- * sandbox has the one guest address). For ICMP the port is the id, not part of the endpoint.
+ * kept like the zone counts, in CT_EP_BUCKETS hashed counters without keys: two (zone,
+ * endpoint) pairs that share a bucket add up, so a count can be high (never low). The
+ * endpoint is (rzone, address, port, protocol) of the reply tuple: rzone 0 for the world, a
+ * sandbox's zone for a hairpin to its exposed port (every sandbox has the one guest address).
+ * For ICMP the port is the id, not part of the endpoint.
  */
 #define CT_EP_BUCKETS	32768u
 
