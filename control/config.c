@@ -30,6 +30,7 @@ enum {
 	OPT_HOST_IFACE,
 	OPT_NH_MAC,
 	OPT_TEST_CLOCK,
+	OPT_TEST_UNPACKED_POOL,
 	OPT_CT_TIMEOUT,
 	OPT_TCP_LIBERAL,
 	OPT_SBX_LIMIT,		/* + CVS_SLIM_*: keep these last but OPT_VERSION */
@@ -64,6 +65,9 @@ static const struct option cvs_long_opts[] = {
 	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },
 	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
+	/* Hidden: the mbuf pool the AF_XDP UMEM does not cover (control/mbufpool.h), so that
+	 * tests can see the world sockets' invalid descriptors counted and reported. */
+	{ "test-unpacked-pool", no_argument, NULL, OPT_TEST_UNPACKED_POOL },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
 	{ "tcp-liberal", no_argument, NULL, OPT_TCP_LIBERAL },
 	{ "sandbox-max-sessions", required_argument, NULL, OPT_SBX_LIMIT + CVS_SLIM_SESSIONS },
@@ -368,6 +372,7 @@ static const struct cvs_num_opt cvs_num_opts[] = {
 static const struct { int opt; size_t off; } cvs_flag_opts[] = {
 	{ OPT_SET_EPHEMERAL, CVS_AT(set_ephemeral) },
 	{ OPT_TEST_CLOCK, CVS_AT(test_clock) },
+	{ OPT_TEST_UNPACKED_POOL, CVS_AT(test_unpacked_pool) },
 	{ OPT_TCP_LIBERAL, CVS_AT(tcp_liberal) },
 	{ OPT_DETACH_ON_EXIT, CVS_AT(detach_on_exit) },
 	{ 'h', CVS_AT(help) },

@@ -31,10 +31,10 @@
 #include "handover.h"
 #include "hostif.h"
 #include "log.h"
-#include "mbufpool.h"
 #include "nexthop.h"
 #include "notify.h"
 #include "obs.h"
+#include "ports.h"
 #include "publish.h"
 #include "reg_api.h"
 #include "region.h"
@@ -46,9 +46,6 @@
 #include "xdpctl.h"
 #include "xdppin.h"
 
-#define WORLD_VDEV	"net_af_xdp_cvs"
-#define HOST_VDEV	"net_tap_cvs"
-#define NB_MBUF		8191
 #define EPHEMERAL_PATH	"/proc/sys/net/ipv4/ip_local_port_range"
 
 static volatile sig_atomic_t force_quit;
@@ -58,7 +55,7 @@ struct node {
 	struct dp_cfg dpc;		/* addressing shared by the workers */
 	struct worker *w;		/* nw workers */
 	uint32_t nw;
-	struct rte_mempool *mp;
+	struct ports pt;		/* world port, cube-dev, the mbuf pool */
 	rte_spinlock_t txlock[16];	/* world tx queues shared by several workers */
 	struct publish pub;		/* the state the workers read */
 	struct xdp_steer steer;
@@ -67,9 +64,6 @@ struct node {
 	struct registry reg;
 	struct nexthop nexthop;
 	bool have_nexthop;
-	uint16_t world_port;
-	uint16_t host_port;
-	int world_ifindex;
 	uint32_t world_mask;
 	struct obs obs;
 	struct api_routes routes;
@@ -159,8 +153,8 @@ node_preflight(struct node *n)
 	int ret;
 
 	if (n->cfg.world_iface[0]) {
-		n->world_ifindex = (int)if_nametoindex(n->cfg.world_iface);
-		if (!n->world_ifindex)
+		n->pt.world_ifindex = (int)if_nametoindex(n->cfg.world_iface);
+		if (!n->pt.world_ifindex)
 			fail_early("--world-iface %s: no such interface", n->cfg.world_iface);
 		n->cfg.node_ip = hostif_ipv4(n->cfg.world_iface, n->cfg.node_ip, &n->world_mask) ?:
 				 n->cfg.node_ip;
@@ -209,12 +203,12 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 		};
 
 		/* Ours from the process before: replaced in place when the PMD attaches. */
-		handover_keep_attached(n->world_ifindex, !n->cfg.detach_on_exit);
-		if (handover_prepare(n->world_ifindex, &xc, n->cfg.bpf_pin_dir,
+		handover_keep_attached(n->pt.world_ifindex, !n->cfg.detach_on_exit);
+		if (handover_prepare(n->pt.world_ifindex, &xc, n->cfg.bpf_pin_dir,
 				     n->cfg.world_iface) > 0)
 			fprintf(stderr, "cubevs-fp: taking over the steering program on %s\n",
 				n->cfg.world_iface);
-		else if (xdpctl_clear_stale(n->world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
+		else if (xdpctl_clear_stale(n->pt.world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
 					    err, sizeof(err)) < 0)
 			fail_early("%s", err);
 		n->memfd = xdpctl_steer_memfd();
@@ -242,8 +236,8 @@ node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 static void
 node_eal_init(struct node *n, int eal_argc, char **eal_argv)
 {
-	n->host_port = UINT16_MAX;
-	n->world_port = UINT16_MAX;
+	n->pt.host = UINT16_MAX;
+	n->pt.world = UINT16_MAX;
 	n->nw = n->cfg.workers;
 	n->w = calloc(n->nw, sizeof(*n->w));
 	if (!n->w)
@@ -257,112 +251,6 @@ node_eal_init(struct node *n, int eal_argc, char **eal_argv)
 
 /* ---- step 3: ports ---- */
 
-/* Configure nq rx and tx queues on a port and start it. */
-static int
-node_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
-{
-	struct rte_eth_conf conf;
-	uint16_t q;
-	int ret;
-
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
-	for (q = 0; !ret && q < nq; q++) {
-		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
-		if (!ret)
-			ret = rte_eth_tx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid),
-						     NULL);
-	}
-	return ret ? ret : rte_eth_dev_start(pid);
-}
-
-static int
-world_port_setup(struct node *n, char *err, size_t errlen)
-{
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	struct rte_ether_addr mac;
-	uint16_t pid, found = RTE_MAX_ETHPORTS;
-	bool af_xdp;
-	int ret;
-
-	RTE_ETH_FOREACH_DEV(pid) {
-		char name[RTE_ETH_NAME_MAX_LEN];
-
-		rte_eth_dev_get_name_by_port(pid, name);
-		if (!strcmp(name, HOST_VDEV))
-			n->host_port = pid;
-		else if (n->cfg.world_iface[0] ? !strcmp(name, WORLD_VDEV) :
-			 found == RTE_MAX_ETHPORTS)
-			found = pid;
-	}
-	if (found == RTE_MAX_ETHPORTS && n->cfg.world_iface[0]) {
-		snprintf(err, errlen, "cannot create the AF_XDP port on %s with %u queue(s) (see "
-			 "the PMD's message above; 'ethtool -l %s' shows its queues)",
-			 n->cfg.world_iface, n->cfg.world_queues, n->cfg.world_iface);
-		return -ENODEV;
-	}
-	if (found == RTE_MAX_ETHPORTS) {
-		snprintf(err, errlen, "no world port: give --world-iface IFACE or an EAL port "
-			 "(--vdev net_af_xdp0,iface=... or a PCI device)");
-		return -ENODEV;
-	}
-	n->world_port = found;
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_info_get(found, &info);
-	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
-	n->mp = mbufpool_create("cvs_mbuf", NB_MBUF * n->nw, 256, rte_socket_id(), af_xdp);
-	if (!n->mp) {
-		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
-			 rte_strerror(rte_errno));
-		return -ENOMEM;
-	}
-	if (af_xdp && !mbufpool_packed_ok(n->mp, err, errlen))
-		return -ENOMEM;
-	if (!ret && (info.max_rx_queues < n->cfg.world_queues ||
-		     info.max_tx_queues < n->cfg.world_queues)) {
-		snprintf(err, errlen, "the world port has %u rx / %u tx queues, fewer than "
-			 "--world-queues %u", info.max_rx_queues, info.max_tx_queues,
-			 n->cfg.world_queues);
-		return -EINVAL;
-	}
-	if (!ret)
-		ret = node_queues(found, n->cfg.world_queues, 1024, n->mp);
-	if (ret) {
-		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
-		return ret;
-	}
-	rte_eth_macaddr_get(found, &mac);
-	memcpy(n->dpc.world_mac, mac.addr_bytes, 6);
-	n->world_ifindex = (int)info.if_index;
-	n->world_port = found;
-	return 0;
-}
-
-/* cube-dev: the net_tap port, its kernel address and the kernel's MAC. */
-static int
-host_port_setup(struct node *n, char *err, size_t errlen)
-{
-	struct rte_ether_addr mac;
-	uint16_t pid = n->host_port;
-	int ret;
-
-	ret = node_queues(pid, n->nw, 512, n->mp);
-	if (ret) {
-		snprintf(err, errlen, "cannot start %s: %s", n->cfg.host_iface, strerror(-ret));
-		return ret;
-	}
-	rte_eth_macaddr_get(pid, &mac);
-	memcpy(n->dpc.host_mac, mac.addr_bytes, 6);
-	n->dpc.host_ip = htonl(ntohl(n->cfg.sandbox_net) + 1);
-	ret = hostif_configure(n->cfg.host_iface, n->dpc.host_ip, n->cfg.sandbox_prefix,
-			       n->dpc.host_peer_mac, err, errlen);
-	if (ret)
-		return ret;
-	n->dpc.have_host = true;
-	return 0;
-}
-
 /* World port, cube-dev, the node address, the steering and the sandbox XDP programs. */
 static int
 node_ports(struct node *n)
@@ -370,21 +258,21 @@ node_ports(struct node *n)
 	char err[512];
 	int ret;
 
-	ret = world_port_setup(n, err, sizeof(err));
+	ret = ports_world_setup(&n->pt, &n->cfg, n->nw, &n->dpc, err, sizeof(err));
 	if (n->memfd >= 0)
 		close(n->memfd);
 	n->memfd = -1;
-	if (!ret && n->host_port != UINT16_MAX)
-		ret = host_port_setup(n, err, sizeof(err));
+	if (!ret && n->pt.host != UINT16_MAX)
+		ret = ports_host_setup(&n->pt, &n->cfg, n->nw, &n->dpc, err, sizeof(err));
 	if (ret) {
 		CVS_LOG(ERR, main, "%s", err);
 		return ret;
 	}
-	if (!n->cfg.world_iface[0] && n->world_ifindex > 0) {
+	if (!n->cfg.world_iface[0] && n->pt.world_ifindex > 0) {
 		/* An explicit EAL port on a kernel interface: take its address and subnet. */
 		char ifname[IF_NAMESIZE];
 
-		if (if_indextoname((unsigned int)n->world_ifindex, ifname))
+		if (if_indextoname((unsigned int)n->pt.world_ifindex, ifname))
 			n->cfg.node_ip = hostif_ipv4(ifname, n->cfg.node_ip, &n->world_mask) ?:
 					 n->cfg.node_ip;
 	}
@@ -392,8 +280,8 @@ node_ports(struct node *n)
 		CVS_LOG(ERR, main, "no node IP: give --node-ip");
 		return -EINVAL;
 	}
-	if (n->world_ifindex > 0) {
-		n->have_steer = !xdpctl_steer_open(&n->steer, n->world_ifindex, err, sizeof(err));
+	if (n->pt.world_ifindex > 0) {
+		n->have_steer = !xdpctl_steer_open(&n->steer, n->pt.world_ifindex, err, sizeof(err));
 		if (!n->have_steer)
 			CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
 		else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
@@ -464,14 +352,14 @@ node_worker_init(struct node *n, uint32_t i)
 	/* Shared: a slot's counters are written only by the worker that owns the slot. */
 	w->slot_st = n->pub.slot_st;
 	w->wp = &n->pub.wp;
-	w->mp = n->mp;
-	w->world_port = n->world_port;
+	w->mp = n->pt.mp;
+	w->world_port = n->pt.world;
 	w->world_queue = i < n->cfg.world_queues ? (uint16_t)i : UINT16_MAX;
 	w->world_txq = (uint16_t)(i % n->cfg.world_queues);
 	rte_spinlock_init(&n->txlock[i % n->cfg.world_queues]);
 	w->world_txlock = n->cfg.world_queues < n->nw ? &n->txlock[i % n->cfg.world_queues] :
 			  NULL;
-	w->host_port = n->dpc.have_host ? n->host_port : UINT16_MAX;
+	w->host_port = n->dpc.have_host ? n->pt.host : UINT16_MAX;
 	w->host_queue = (uint16_t)i;
 	w->idle_sleep_us = n->cfg.idle_sleep_us;
 	w->ctx.cfg = &n->dpc;
@@ -493,8 +381,8 @@ node_workers(struct node *n)
 	for (i = 0; i < n->nw; i++)
 		if (node_worker_init(n, i))
 			return -ENOMEM;
-	if (n->world_ifindex > 0) {
-		n->have_nexthop = !nexthop_open(&n->nexthop, n->world_ifindex, &n->pub.sh->nh,
+	if (n->pt.world_ifindex > 0) {
+		n->have_nexthop = !nexthop_open(&n->nexthop, n->pt.world_ifindex, &n->pub.sh->nh,
 						n->w, n->nw,
 						n->cfg.have_nh_fallback ? n->cfg.nh_fallback : NULL,
 						err, sizeof(err));
@@ -526,7 +414,7 @@ node_registry(struct node *n)
 	n->pub.nw = n->nw;
 	n->pub.sbx = &n->sbx;
 	n->pub.steer = n->have_steer ? &n->steer : NULL;
-	n->pub.world_ifindex = n->world_ifindex;
+	n->pub.world_ifindex = n->pt.world_ifindex;
 	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,
 		     n->cfg.sandbox_net, n->cfg.sandbox_prefix, n->cfg.node_ip, &publish_reg_ops,
 		     &n->pub)) {
@@ -551,9 +439,10 @@ node_registry(struct node *n)
 	n->obs.steer = n->have_steer ? &n->steer : NULL;
 	n->obs.region = n->have_region ? &n->region.info : NULL;
 	n->obs.sbx = &n->sbx;
-	n->obs.world_port = n->world_port;
-	n->obs.host_port = n->host_port;
-	n->obs.world_ifindex = n->world_ifindex;
+	n->obs.world_port = n->pt.world;
+	n->obs.host_port = n->pt.host;
+	n->obs.world_ifindex = n->pt.world_ifindex;
+	n->obs.wxsk = &n->pt.wxsk;
 	return 0;
 }
 
@@ -685,7 +574,7 @@ node_serve(struct node *n)
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
 	CVS_LOG(INFO, main, "ready: world port %u%s%s, node IP %s, %u worker(s) from lcore %u, "
-		"API http://%s:%u", n->world_port, n->cfg.world_iface[0] ? " on " : "",
+		"API http://%s:%u", n->pt.world, n->cfg.world_iface[0] ? " on " : "",
 		n->cfg.world_iface, node_ip, n->nw, n->w[0].lcore, api_ip, n->cfg.api_port);
 	notify_send("READY=1\nSTATUS=serving");
 	return 0;
@@ -783,13 +672,13 @@ node_teardown(struct node *n, bool worker_running)
 		node_stop_workers(n);
 	if (n->have_nexthop)
 		nexthop_close(&n->nexthop);
-	if (n->world_port != UINT16_MAX) {
-		rte_eth_dev_stop(n->world_port);
-		rte_eth_dev_close(n->world_port);
+	if (n->pt.world != UINT16_MAX) {
+		rte_eth_dev_stop(n->pt.world);
+		rte_eth_dev_close(n->pt.world);
 	}
-	if (n->host_port != UINT16_MAX) {
-		rte_eth_dev_stop(n->host_port);
-		rte_eth_dev_close(n->host_port);
+	if (n->pt.host != UINT16_MAX) {
+		rte_eth_dev_stop(n->pt.host);
+		rte_eth_dev_close(n->pt.host);
 	}
 	if (n->have_steer)
 		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
@@ -808,6 +697,7 @@ node_teardown(struct node *n, bool worker_running)
 	if (n->have_region)
 		region_close(&n->region);
 	obs_fini(&n->obs);
+	worldxsk_fini(&n->pt.wxsk);
 	publish_fini(&n->pub);
 	json_decref(n->restore);
 	json_decref(n->restore_holds);

@@ -23,6 +23,9 @@
 #define OBS_DUMP_BUDGET		65536u	/* table slots the worker looks at per mailbox call */
 #define OBS_SUMMARY_MS		10000u
 #define OBS_WORKER_STALL_MS	1000u
+#define OBS_WXSK_CHECK_MS	1000u
+#define OBS_WXSK_LOG_MS		10000u	/* at most one line per queue and counter per period */
+#define OBS_WXSK_UNREADY_MS	30000u	/* /readyz 503 this long after a rejected descriptor */
 
 static uint64_t
 obs_now_ms(void)
@@ -134,6 +137,95 @@ obs_log_conflicts(struct obs *o)
 		hp.nconflicts, list, hp.nconflicts > HOSTPORTS_MAX_CONFLICTS ? ",..." : "");
 }
 
+/* ---- the world port's sockets ---- */
+
+static const char *const obs_wxsk_what[2] = {
+	"descriptors of the fill ring were invalid (rx_invalid_descs): frames from the world "
+	"are dropped",
+	"TX descriptors were rejected (tx_invalid_descs): frames to the world are lost and the "
+	"queue's transmit may have stopped for good",
+};
+
+/* Counter c (0 rx_invalid, 1 tx_invalid) of socket i now reads v. */
+static void
+obs_wxsk_rise(struct obs *o, uint32_t i, int c, uint64_t v, uint64_t now)
+{
+	if (v <= o->wxsk_seen[i][c]) {
+		o->wxsk_seen[i][c] = v;
+		return;
+	}
+	o->wxsk_pending[i][c] += v - o->wxsk_seen[i][c];
+	o->wxsk_seen[i][c] = v;
+	atomic_fetch_add(&o->wxsk_alarms, 1);
+	atomic_store(&o->wxsk_bad_until_ms, now + OBS_WXSK_UNREADY_MS);
+}
+
+static void
+obs_wxsk_log(struct obs *o, uint64_t now)
+{
+	uint32_t i;
+	int c;
+
+	if (now < o->wxsk_next_log_ms)
+		return;
+	for (i = 0; i < OBS_WXSK_MAX; i++)
+		for (c = 0; c < 2; c++) {
+			if (!o->wxsk_pending[i][c])
+				continue;
+			CVS_LOG(ERR, ctl, "world port queue %u: %llu %s (%llu in all; "
+				"cubevs_world_xsk_%s_invalid_total, docs/troubleshooting.md)",
+				o->wxsk_seen_queue[i], (unsigned long long)o->wxsk_pending[i][c],
+				obs_wxsk_what[c], (unsigned long long)o->wxsk_seen[i][c],
+				c ? "tx" : "rx");
+			o->wxsk_pending[i][c] = 0;
+			o->wxsk_next_log_ms = now + OBS_WXSK_LOG_MS;
+		}
+}
+
+/* The kernel's invalid-descriptor counts of every world socket, once a second. */
+static void
+obs_wxsk_check(struct obs *o, uint64_t now)
+{
+	struct xdp_statistics xs;
+	uint32_t i, q;
+	int ret;
+
+	if (!o->wxsk || now < o->wxsk_next_check_ms)
+		return;
+	o->wxsk_next_check_ms = now + OBS_WXSK_CHECK_MS;
+	for (i = 0; i < OBS_WXSK_MAX &&
+		    (ret = worldxsk_read(o->wxsk, i, &q, &xs)) != -ENOENT; i++) {
+		if (ret)
+			continue;
+		/* From 0: the sockets are as old as the process, every invalid one is news. */
+		o->wxsk_seen_queue[i] = q;
+		obs_wxsk_rise(o, i, 0, xs.rx_invalid_descs, now);
+		obs_wxsk_rise(o, i, 1, xs.tx_invalid_descs, now);
+	}
+	obs_wxsk_log(o, now);
+}
+
+/* The world sockets' statistics into the snapshot (any thread). */
+static void
+obs_wxsk_snap(struct obs *o, struct obs_snap *s)
+{
+	struct xdp_statistics xs;
+	uint32_t i, q;
+	int ret;
+
+	for (i = 0; o->wxsk && i < OBS_WXSK_MAX &&
+		    (ret = worldxsk_read(o->wxsk, i, &q, &xs)) != -ENOENT; i++) {
+		if (ret)
+			continue;
+		s->wxsk_queue[s->wxsk_n] = q;
+#define OBS_XSK_COPY(f, str, h) s->wxsk[s->wxsk_n][OBS_XSK_##f] = xs.f;
+		OBS_XSK_COUNTERS(OBS_XSK_COPY)
+#undef OBS_XSK_COPY
+		s->wxsk_n++;
+	}
+	s->wxsk_alarms = atomic_load(&o->wxsk_alarms);
+}
+
 void
 obs_tick(struct obs *o)
 {
@@ -153,6 +245,7 @@ obs_tick(struct obs *o)
 	}
 	atomic_store(&o->worker_seen_ms, oldest == UINT64_MAX ? 0 : oldest);
 	obs_log_conflicts(o);
+	obs_wxsk_check(o, now);
 	if (now >= o->next_summary_ms) {
 		obs_drop_summary(o);
 		o->next_summary_ms = now + o->summary_period_ms;
@@ -276,6 +369,7 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		s->loops += atomic_load(&w->loops);
 	}
 	obs_buffers(o, s);
+	obs_wxsk_snap(o, s);
 	if (o->steer)
 		xdpctl_read_stats(o->steer->stats_fd, s->xdp_steer);
 	if (o->sbx)
@@ -308,7 +402,7 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		    (double)(now.tv_nsec - o->started.tv_nsec) / 1e9;
 	obs_readiness(o, &rd);
 	s->ready = rd.world_port_up && rd.steering_attached && rd.worker_polling &&
-		   rd.state_restored;
+		   rd.state_restored && rd.world_xsk_healthy;
 	obs_sbx_collect(o, s);
 }
 
@@ -336,6 +430,7 @@ obs_readiness(struct obs *o, struct obs_ready *r)
 	r->worker_polling = seen && obs_now_ms() - seen < OBS_WORKER_STALL_MS;
 	r->state_restored = atomic_load(&o->restored);
 	r->api_serving = atomic_load(&o->serving);
+	r->world_xsk_healthy = obs_now_ms() >= atomic_load(&o->wxsk_bad_until_ms);
 }
 
 /* ---- sessions ---- */
@@ -455,11 +550,13 @@ obs_ready_json(struct obs *o, bool *ready)
 	 * A shadowed node service is reported, not a reason to stop serving the sandboxes:
 	 * the operator decides which of the two moves.
 	 */
-	*ready = r.world_port_up && r.steering_attached && r.worker_polling && r.state_restored;
-	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b},s:i,s:i,s:i,s:o}", "ready", *ready,
+	*ready = r.world_port_up && r.steering_attached && r.worker_polling && r.state_restored &&
+		 r.world_xsk_healthy;
+	return json_pack("{s:b,s:{s:b,s:b,s:b,s:b,s:b},s:i,s:i,s:i,s:o}", "ready", *ready,
 			 "checks", "worldPortUp", r.world_port_up, "steeringProgramAttached",
 			 r.steering_attached, "workerPolling", r.worker_polling, "stateRestored",
-			 r.state_restored, "sandboxes", (json_int_t)total, "unattachedSandboxes",
+			 r.state_restored, "worldSocketsHealthy", r.world_xsk_healthy,
+			 "sandboxes", (json_int_t)total, "unattachedSandboxes",
 			 (json_int_t)unattached, "hostPortConflicts", (json_int_t)hp.nconflicts,
 			 "hostPortsShadowingListeners", conflicts);
 }

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "obs_render.h"
 #include "registry.h"
+#include "worldxsk.h"
 
 struct worker;
 struct xdp_steer;
@@ -32,6 +33,7 @@ struct obs_ready {
 	bool worker_polling;
 	bool state_restored;
 	bool api_serving;
+	bool world_xsk_healthy;	/* no world socket rejected a descriptor lately */
 };
 
 #define OBS_MAX_WORKERS	64
@@ -66,6 +68,16 @@ struct obs {
 	uint64_t next_summary_ms;
 	uint32_t summary_period_ms;
 
+	/* The world port's sockets (set before the API starts), checked once a second. */
+	struct worldxsk *wxsk;
+	uint64_t wxsk_next_check_ms;
+	uint64_t wxsk_next_log_ms;
+	uint32_t wxsk_seen_queue[OBS_WXSK_MAX];
+	uint64_t wxsk_seen[OBS_WXSK_MAX][2];	/* rx_invalid, tx_invalid at the last check */
+	uint64_t wxsk_pending[OBS_WXSK_MAX][2];	/* risen since the last line in the log */
+	_Atomic uint64_t wxsk_alarms;
+	_Atomic uint64_t wxsk_bad_until_ms;	/* /readyz is 503 until then */
+
 	pthread_mutex_t dump_lock;	/* one session dump at a time through dump_buf */
 	struct ct_dump_entry *dump_buf;
 };
@@ -73,7 +85,10 @@ struct obs {
 int obs_init(struct obs *o);
 void obs_fini(struct obs *o);
 
-/* Control-loop duty, about ten times a second: worker liveness, drop summaries. */
+/*
+ * Control-loop duty, about ten times a second: worker liveness, drop summaries, the world
+ * sockets' invalid descriptors.
+ */
 void obs_tick(struct obs *o);
 
 /* Log every registered sandbox that is not attached, with the reason. */

@@ -22,6 +22,16 @@ static const char *const obs_xsk_help[OBS_XSK_MAX] = {
 	OBS_XSK_COUNTERS(OBS_XSK_HELP)
 #undef OBS_XSK_HELP
 };
+static const char *const obs_wxsk_names[OBS_XSK_MAX] = {
+#define OBS_WXSK_NAME(f, s, h) [OBS_XSK_##f] = "world_" s,
+	OBS_XSK_COUNTERS(OBS_WXSK_NAME)
+#undef OBS_WXSK_NAME
+};
+static const char *const obs_wxsk_help[OBS_XSK_MAX] = {
+#define OBS_WXSK_HELP(f, s, h) [OBS_XSK_##f] = "AF_XDP socket of a world port queue: " h,
+	OBS_XSK_COUNTERS(OBS_WXSK_HELP)
+#undef OBS_WXSK_HELP
+};
 static const char *const obs_eth_keys[OBS_ETH_MAX] = {
 #define OBS_ETH_KEY(f, s, h) [OBS_ETH_##f] = s,
 	OBS_ETH_COUNTERS(OBS_ETH_KEY)
@@ -202,6 +212,36 @@ obs_enum_vhost(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 NULL, NULL, "buffers", "vhostMbufsInUse", s->vh.mbufs_in_use);
 }
 
+/*
+ * The kernel's view of the world port's sockets, which the PMD's counters do not show: a
+ * rejected descriptor there stops the queue's transmit (control/worldxsk.h).
+ */
+static void
+obs_enum_world_xsk(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
+	char q[12];
+	uint32_t i, k;
+
+	obs_emit(fn, arg, "world_xsk_sockets", "AF_XDP sockets of the world port found, one per "
+		 "queue (0 when the world port is not net_af_xdp)", OBS_GAUGE, NULL, NULL,
+		 "worldXsk", "sockets", s->wxsk_n);
+	obs_emit(fn, arg, "world_xsk_invalid_alarms", "checks (one a second per queue) that "
+		 "found a world socket's rx_invalid or tx_invalid risen", OBS_COUNTER, NULL, NULL,
+		 "worldXsk", "invalidAlarms", s->wxsk_alarms);
+	for (k = 0; k < OBS_XSK_MAX; k++)
+		for (i = 0; i < s->wxsk_n && i < OBS_WXSK_MAX; i++) {
+			struct obs_metric m = {
+				.family = obs_wxsk_names[k], .help = obs_wxsk_help[k],
+				.kind = OBS_COUNTER, .label = "queue", .lvalue = q,
+				.group = "worldXsk", .key = obs_xsk_keys[k], .nested = true,
+				.u = s->wxsk[i][k], .d = (double)s->wxsk[i][k],
+			};
+
+			snprintf(q, sizeof(q), "%u", s->wxsk_queue[i]);
+			fn(arg, &m);
+		}
+}
+
 /* The DPDK ports, the registry, the state file and every sandbox's port. */
 static void
 obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
@@ -221,6 +261,7 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 			if (s->have_port[i])
 				fn(arg, &m);
 		}
+	obs_enum_world_xsk(s, fn, arg);
 	obs_emit(fn, arg, "sandboxes", "registered sandboxes", OBS_GAUGE, NULL, NULL, "registry",
 		 "sandboxes", s->nsbx);
 	obs_emit(fn, arg, "sandboxes_unattached",

@@ -37,6 +37,9 @@ enum obs_xsk {
 	OBS_XSK_MAX
 };
 
+/* The world port's AF_XDP sockets shown, one per queue: bounds the queue-labelled series. */
+#define OBS_WXSK_MAX	16
+
 /* Ethdev counters of the DPDK ports (world, cube-dev): _(field, "name", "help"). */
 #define OBS_ETH_COUNTERS(_) \
 	_(ipackets, "rx_packets", "frames the port's PMD received") \
@@ -84,6 +87,11 @@ struct obs_snap {
 	uint32_t parked;	/* frames waiting for a next hop */
 	uint64_t eth[OBS_PORT_MAX][OBS_ETH_MAX];
 	bool have_port[OBS_PORT_MAX];
+	/* The world port's AF_XDP sockets (control/worldxsk.h), in queue order. */
+	uint32_t wxsk_n;
+	uint32_t wxsk_queue[OBS_WXSK_MAX];
+	uint64_t wxsk[OBS_WXSK_MAX][OBS_XSK_MAX];
+	uint64_t wxsk_alarms;	/* checks that found rx/tx_invalid risen (obs.c) */
 	uint64_t loops;
 	uint64_t tsc_hz;
 	uint64_t state_writes;

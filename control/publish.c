@@ -348,6 +348,14 @@ publish_op_policy(void *ctx, struct sandbox *sb)
 	return publish_policy(ctx, sb->slot, &sb->policy, sb->id);
 }
 
+static bool
+publish_op_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
+{
+	(void)ctx;
+	*features = 0;
+	return reg_is_vhost(sb) && sb->dp && vhostctl_port_state(sb->dp, features);
+}
+
 const struct reg_ops publish_reg_ops = {
 	.ifindex = publish_op_ifindex,
 	.attach = publish_op_attach,
@@ -356,6 +364,7 @@ const struct reg_ops publish_reg_ops = {
 	.policy = publish_op_policy,
 	.guest_mac = publish_op_guest_mac,
 	.limits = publish_op_limits,
+	.vhost_state = publish_op_vhost_state,
 };
 
 /* ---- the test clock route ---- */

@@ -138,6 +138,23 @@ reg_vhost_json(const struct sandbox *sb)
 			 sb->vhost_client ? "client" : "server");
 }
 
+/* The answer's object: the registration plus the VMM's connection (not in the state file). */
+static json_t *
+reg_vhost_render(const struct registry *r, const struct sandbox *sb)
+{
+	json_t *j = reg_vhost_json(sb);
+	uint64_t features = 0;
+	bool up = r->ops->vhost_state && r->ops->vhost_state(r->ctx, sb, &features);
+	char hex[19];
+
+	json_object_set_new(j, "connected", json_boolean(up));
+	if (up) {
+		snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)features);
+		json_object_set_new(j, "features", json_string(hex));
+	}
+	return j;
+}
+
 void
 reg_ip_str(uint32_t ip, char *buf)
 {
@@ -182,7 +199,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	j = json_pack("{s:s,s:s,s:o,s:b}", "sandboxID", sb->id, "sandboxIP", ip,
 		      "exposedPorts", ports, "attached", sb->dp != NULL);
 	if (reg_is_vhost(sb))
-		json_object_set_new(j, "vhostUser", reg_vhost_json(sb));
+		json_object_set_new(j, "vhostUser", reg_vhost_render(r, sb));
 	else
 		json_object_set_new(j, "iface", json_string(sb->iface));
 	if (!sb->dp && sb->why[0])

@@ -98,6 +98,11 @@ struct reg_ops {
 	void (*guest_mac)(void *ctx, const struct sandbox *sb);
 	/* Optional: publish changed sb->lim_eff of an attached sandbox (attach publishes it). */
 	void (*limits)(void *ctx, const struct sandbox *sb);
+	/*
+	 * Optional: whether the VMM of an attached vhost-user sandbox is connected with a
+	 * running device, and the virtio features it negotiated (0 when not connected).
+	 */
+	bool (*vhost_state)(void *ctx, const struct sandbox *sb, uint64_t *features);
 };
 
 /* Makes the registrations durable (the state file); non-zero with a message in err. */

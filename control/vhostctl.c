@@ -44,6 +44,8 @@
 	 (1ULL << VIRTIO_NET_F_GUEST_ECN) | (1ULL << VIRTIO_NET_F_GUEST_UFO) | \
 	 (1ULL << VIRTIO_NET_F_MQ))
 
+#define VH_F_RING_PACKED	34	/* virtio 1.1 VIRTIO_F_RING_PACKED */
+
 static struct {
 	pthread_mutex_t lock;
 	struct vhport *ports;
@@ -126,6 +128,10 @@ vh_new_device(int vid)
 		rte_vhost_enable_guest_notification(vid, VHP_GUEST_TXQ, 0);
 		vp->vid = vid;
 		vp->dev = true;
+		vp->features = features;
+		/* Packed rings have no avail index to count: always dequeue for those. */
+		vp->split = !(features & (1ULL << VH_F_RING_PACKED));
+		vp->idle_polls = 0;
 		if (vid >= 0 && vid < RTE_MAX_VHOST_DEVICE)
 			vh.ran[vid] = true;
 		vh.st.started++;
@@ -305,6 +311,18 @@ vhostctl_destroy(struct vhport *vp)
 	for (i = 0; i < vp->ntx; i++)
 		rte_pktmbuf_free(vp->tx[i]);
 	free(vp);
+}
+
+bool
+vhostctl_port_state(struct vhport *vp, uint64_t *features)
+{
+	bool dev;
+
+	pthread_mutex_lock(&vh.lock);
+	dev = vp->dev;
+	*features = dev ? vp->features : 0;
+	pthread_mutex_unlock(&vh.lock);
+	return dev;
 }
 
 void

@@ -53,6 +53,9 @@ struct vhport *vhostctl_create(const char *path, bool client, uint32_t slot,
 /* The caller has unpublished vp and synchronised with the workers. */
 void vhostctl_destroy(struct vhport *vp);
 
+/* Whether a VMM's device runs on vp, and the features it negotiated (0 when none runs). */
+bool vhostctl_port_state(struct vhport *vp, uint64_t *features);
+
 void vhostctl_stats(struct vhostctl_stats *out);
 
 #endif /* CVS_VHOSTCTL_H */

@@ -25,12 +25,14 @@
 #define VHP_GUEST_TXQ	1u	/* virtio queue 1: the guest transmits, we dequeue */
 #define VHP_PATH_MAX	108u
 /*
- * A running port whose guest sent nothing for VHP_IDLE_POLLS polls is polled every
- * VHP_IDLE_EVERY loops only: an empty dequeue costs a library call (about 15 ns), a few
- * hundred ns of added latency for the first frame after a pause does not matter.
+ * A running port whose guest sent nothing for VHP_IDLE_POLLS polls is marked in the worker's
+ * idle bitmap and looked at every VHP_IDLE_EVERY loops only, and then with the library's count
+ * of the guest's transmit ring (rte_vhost_rx_queue_count: a lock and two loads) instead of an
+ * empty dequeue (tools/bench/vhidle.py, docs/performance.md). A few µs of added latency for
+ * the first frame after a pause does not matter; frames towards the guest are not delayed.
  */
 #define VHP_IDLE_POLLS	256u
-#define VHP_IDLE_EVERY	8u
+#define VHP_IDLE_EVERY	16u	/* a power of two */
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -43,6 +45,7 @@ struct vhport {
 	uint16_t ntx;			/* frames batched for the guest, sent once per loop */
 	bool queued;			/* on the worker's list of ports to flush */
 	uint16_t idle_polls;		/* empty dequeues in a row (saturates) */
+	bool split;			/* split rings: the avail count is meaningful */
 	struct vhport *flush_next;
 	struct rte_mbuf *tx[VHP_BURST];
 
@@ -51,6 +54,7 @@ struct vhport {
 	bool client;			/* we connect to the VMM's socket */
 	bool registered;		/* the library knows the path */
 	bool dev;			/* a device exists for this port (vid is its id) */
+	uint64_t features;		/* negotiated by the running device */
 	struct vhport *next;		/* every port, for the callbacks' lookups */
 	_Atomic uint64_t *running;	/* the word of the workers' bitmap with our bit */
 	uint64_t running_bit;

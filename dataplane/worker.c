@@ -524,19 +524,36 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 	return n;
 }
 
+/* Mark or clear an idle guest in the worker's own bitmap. */
+static inline void
+worker_vh_idle_mark(struct worker *w, uint32_t slot, bool idle)
+{
+	uint64_t bit = 1ULL << (slot % 64);
+
+	if (!w->vh_idle)
+		return;
+	if (idle)
+		w->vh_idle[slot / 64] |= bit;
+	else
+		w->vh_idle[slot / 64] &= ~bit;
+}
+
 /*
  * The running vhost-user ports of this worker, found through the bitmap: a port without a
- * device costs a bit, 64 of them one load.
+ * device costs a bit, 64 of them one load. Idle guests are masked out of all but every
+ * VHP_IDLE_EVERY-th loop, and then cost a count of their ring, not a dequeue.
  */
 static uint32_t
 worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64_t loop)
 {
 	uint32_t i, words = (vh_hi + 63) / 64, moved = 0;
-	bool slow = loop % VHP_IDLE_EVERY;
+	bool look_idle = !(loop & (VHP_IDLE_EVERY - 1));
 
 	for (i = 0; i < words; i++) {
 		uint64_t m = atomic_load_explicit(&w->wp->vh_running[i], memory_order_acquire);
 
+		if (!look_idle && w->vh_idle)
+			m &= ~w->vh_idle[i];
 		while (m) {
 			uint32_t s = i * 64 + (uint32_t)__builtin_ctzll(m), n;
 			struct vhport *vp;
@@ -545,13 +562,18 @@ worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64
 			if (dp_slot_owner(s, w->nworkers) != w->id)
 				continue;
 			vp = worker_vhport(w, s);
-			if (!vp || !vhport_ready(vp) || (slow && vp->idle_polls >= VHP_IDLE_POLLS))
+			if (!vp || !vhport_ready(vp))
+				continue;
+			/* Counting locks the queue; only this VMM, mid-message, holds it. */
+			if (vp->idle_polls >= VHP_IDLE_POLLS && vp->split &&
+			    !rte_vhost_rx_queue_count(vp->vid, VHP_GUEST_TXQ))
 				continue;
 			n = worker_vhost_rx(w, vp, o);
 			if (n)
 				vp->idle_polls = 0;
 			else if (vp->idle_polls < VHP_IDLE_POLLS)
 				vp->idle_polls++;
+			worker_vh_idle_mark(w, s, vp->idle_polls >= VHP_IDLE_POLLS);
 			moved += n;
 		}
 	}
@@ -645,6 +667,8 @@ worker_main(void *arg)
 	w->ctx.bucket = calloc(w->ctx.sh->max_sandboxes, sizeof(*w->ctx.bucket));
 	if (!w->ctx.bucket)
 		RTE_LOG(ERR, USER1, "worker %u: no memory for the rate limits: none apply\n", w->id);
+	/* Without it idle vhost-user guests are polled every loop: slower, still correct. */
+	w->vh_idle = calloc((w->ctx.sh->max_sandboxes + 63) / 64, sizeof(*w->vh_idle));
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
@@ -709,6 +733,8 @@ worker_main(void *arg)
 	}
 	free(w->ctx.bucket);
 	w->ctx.bucket = NULL;
+	free(w->vh_idle);
+	w->vh_idle = NULL;
 	return 0;
 }
 

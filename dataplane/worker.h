@@ -97,6 +97,7 @@ struct worker {
 	struct cvs_port_stats *slot_st;
 
 	struct vhport *vh_flush;	/* vhost-user ports with frames batched in this loop */
+	uint64_t *vh_idle;		/* bit per slot: its guest has been idle (worker-private) */
 
 	struct park_entry *park;	/* PARK_MAX entries */
 	uint32_t nparked;

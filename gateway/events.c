@@ -46,14 +46,59 @@ event_wanted(struct session *s, const char *method, json_t *params)
 	return true;
 }
 
+#define ROOTS_ASK_NS	(60LL * 1000000000LL)	/* a re-list this long after a change */
+
 void
+roots_changed(struct http_server *h, struct session *s)
+{
+	pthread_mutex_lock(&h->lock);
+	s->roots_changed = time_mono_ns();
+	pthread_mutex_unlock(&h->lock);
+	for (size_t i = 0; i < h->conf.nups; i++)
+		upstream_roots_changed(h->conf.ups[i]);
+}
+
+/*
+ * A server's roots/list with no call in flight, after a client said its roots changed: the
+ * latest such client with a GET stream is asked there, and its answer goes back as for any
+ * server request. False when there is none (the upstream answers with no roots).
+ */
+static bool
+roots_ask(struct http_server *h, struct upstream *u, json_t *req)
+{
+	int64_t now = time_mono_ns();
+	struct session *s, *best = NULL;
+	struct sreq *r = NULL;
+	json_t *out;
+
+	pthread_mutex_lock(&h->lock);
+	for (s = h->sessions; s; s = s->next)
+		if (s->get && !s->modern && !s->closed && (s->caps & UP_CAP_ROOTS) &&
+		    s->roots_changed && now - s->roots_changed < ROOTS_ASK_NS &&
+		    (best == NULL || s->roots_changed > best->roots_changed))
+			best = s;
+	if (best)
+		r = sreq_add_locked(best, u, json_object_get(req, "id"));
+	if (r) {
+		out = json_copy(req);
+		json_object_set_new(out, "id", json_integer(r->cid));
+		stream_push(best->get, out, NULL);
+		json_decref(out);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return r != NULL;
+}
+
+bool
 relay_event(void *ctx, struct upstream *u, json_t *msg)
 {
 	struct http_server *h = ctx;
 	const char *method = json_string_value(json_object_get(msg, "method"));
 
 	if (method == NULL)
-		return;
+		return false;
+	if (json_object_get(msg, "id"))
+		return strcmp(method, "roots/list") == 0 && roots_ask(h, u, msg);
 	/* The merged lists change, not the server's: the gateway lists it and tells. */
 	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
 	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
@@ -61,9 +106,10 @@ relay_event(void *ctx, struct upstream *u, json_t *msg)
 		pthread_mutex_lock(&h->lock);
 		lists_stale_locked(h, u);
 		pthread_mutex_unlock(&h->lock);
-		return;
+		return false;
 	}
 	relay_broadcast(h, msg);
+	return false;
 }
 
 void
@@ -141,8 +187,17 @@ stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct stream *st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
+	struct stream *st;
 
+	if (last_event_id && strchr(last_event_id, '-')) {
+		/* An event of a POST stream: that stream goes on here (resume.c). */
+		st = resume_take(h, s, last_event_id, ci ? ci->connect_fd : -1);
+		if (st)
+			return stream_reply(c, st, NULL);
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Last-Event-ID names "
+				       "no stream that is kept\n");
+	}
+	st = stream_new(h, s, NULL, true, ci ? ci->connect_fd : -1);
 	if (st == NULL)
 		return MHD_NO;
 	st->get = true;

@@ -89,8 +89,8 @@ reply(struct MHD_Connection *c, unsigned int status, const char *ctype, char *bo
 	return ret;
 }
 
-static enum MHD_Result
-reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
+enum MHD_Result
+http_reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
 {
 	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false,
 		     NULL, NULL);
@@ -231,6 +231,8 @@ post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 		sreq_answer(h, p->s, msg);
 	else if (strcmp(method, "notifications/cancelled") == 0)
 		session_cancel(h, p->s, json_object_get(msg, "params"));
+	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->modern)
+		roots_changed(h, p->s);
 	return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
 }
 
@@ -323,8 +325,11 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 	st = stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
 	if (st == NULL) {
 		forward_fini(&f);
-		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return http_reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
+	/* 2026-07-28 requests have no session to resume on. */
+	if (!p->json_only && !p->s->modern)
+		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
 	stream_forward(st, &f, h->conf.call_timeout_ns);
 	forward_fini(&f);
 	return stream_reply(p->c, st, NULL);
@@ -348,7 +353,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	if (sts == NULL || out == NULL) {
 		free(sts);
 		json_decref(out);
-		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return http_reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	json_array_foreach(batch, i, msg) {
 		const char *method = json_string_value(json_object_get(msg, "method"));
@@ -418,7 +423,7 @@ modern_check(struct post *p, json_t *msg, bool *refused)
 		return reply_json(c, status, e, NULL);
 	p->s = session_new();
 	if (p->s == NULL)
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	p->s->inflight = 1;
 	p->fresh = true;
 	modern_session(p->s, msg);
@@ -470,7 +475,7 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 		p->s = session_new();
 		if (p->s == NULL) {
 			json_decref(body);
-			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+			return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		}
 		p->s->inflight = 1;
 		p->fresh = true;
@@ -514,21 +519,21 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 
 	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
 	if (pv && !p.modern && !proto_supported(pv))
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
-				  "version (supported versions: 2024-11-05, 2025-03-26, "
-				  "2025-06-18, 2025-11-25)\n");
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
+				       "version (supported versions: 2024-11-05, 2025-03-26, "
+				       "2025-06-18, 2025-11-25)\n");
 	if (!ctype_is_json(ct))
-		return reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-				  "Unsupported Media Type: Content-Type must be "
-				  "application/json\n");
+		return http_reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				       "Unsupported Media Type: Content-Type must be "
+				       "application/json\n");
 	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
 	if (!acc.json)
-		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
-				  "contain 'application/json' (and 'text/event-stream' for "
-				  "streamed answers)\n");
+		return http_reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				       "contain 'application/json' (and 'text/event-stream' for "
+				       "streamed answers)\n");
 	p.json_only = !acc.sse;
 	if (rq->too_big)
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+		return http_reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return post_checked(h, c, rq, &p);
 }
 
@@ -538,9 +543,9 @@ mcp_delete(struct http_server *h, struct MHD_Connection *c)
 	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
 
 	if (sid == NULL)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	if (!session_remove(h, sid))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
 	return reply(c, MHD_HTTP_NO_CONTENT, NULL, "", 0, false, NULL, NULL);
 }
 
@@ -555,13 +560,13 @@ mcp_get(struct http_server *h, struct MHD_Connection *c)
 
 	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
 	if (!acc.sse)
-		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
-				  "contain 'text/event-stream'\n");
+		return http_reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				       "contain 'text/event-stream'\n");
 	if (sid == NULL)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	s = session_get(h, sid);
 	if (s == NULL)
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
 	ret = stream_get(h, c, s, last);
 	session_put(h, s);
 	return ret;
@@ -597,9 +602,9 @@ mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
 	*refused = true;
 	tl_origin = NULL;
 	if (!host_allowed(&h->conf, host))
-		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
+		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
 	if (origin && !origin_allowed(&h->conf, origin))
-		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
 	tl_origin = origin;
 	*refused = false;
 	return MHD_YES;
@@ -632,7 +637,7 @@ http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, 
 	 * so moderately oversized bodies are read and dropped; absurd ones are not.
 	 */
 	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+		return http_reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return MHD_YES;
 }
 
@@ -679,7 +684,7 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 			     NULL);
 	}
 	if (!mcp)
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
 	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
 		return mcp_post(h, c, rq);
 	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
@@ -789,6 +794,7 @@ http_stop(struct http_server *h)
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], NULL, NULL);
 	parks_free(h);
+	resume_free_all(h);
 	while ((s = h->sessions) != NULL) {
 		h->sessions = s->next;
 		session_unref_locked(s);

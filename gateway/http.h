@@ -26,6 +26,7 @@ struct http_conf {
 	char **servers;		/* sorted names */
 	size_t page_size;
 	int64_t session_idle_ns;
+	int64_t resume_ns;	/* how long a broken POST stream waits for its client */
 	size_t max_body;
 	size_t max_sessions;
 };

@@ -81,6 +81,8 @@ struct session {
 	json_t *events;		/* recent GET events: [[id, json text], ...] for replay */
 	uint64_t event_seq;
 	json_t *subs;		/* subscribed resource URIs: object uri -> true */
+	unsigned post_seq;	/* POST streams numbered so far (resume.c) */
+	int64_t roots_changed;	/* when its client last said its roots changed; 0: never */
 	struct session *next;
 };
 
@@ -109,6 +111,8 @@ struct http_server {
 	bool *stale;		/* per upstream: list it again */
 	pthread_cond_t rcond;
 	struct park *parks;	/* 2026-07-28 requests waiting for input, under lock */
+	struct stream *resumable;	/* POST streams a client may resume, under lock */
+	size_t ndetached;	/* of those, the ones waiting for their client */
 	json_int_t next_park_key;
 };
 
@@ -136,6 +140,8 @@ void session_unlist_locked(struct http_server *h, struct session *s);
 void http_decorate(struct MHD_Response *r);
 enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r,
 			       const char *session_id);
+enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned int status,
+				const char *text);
 
 /* guard.c */
 bool host_allowed(const struct http_conf *conf, const char *hostport);
@@ -183,8 +189,11 @@ void stream_cancel(struct stream *st, const char *reason);
 /* A client's answer to a server request: 0, or -ENOENT for an id we never sent. */
 int sreq_answer(struct http_server *h, struct session *s, json_t *msg);
 void sreqs_free_locked(struct session *s);
-/* Events that belong to no request, for every session that listens. */
-void relay_event(void *ctx, struct upstream *u, json_t *msg);
+struct sreq *sreq_add_locked(struct session *s, struct upstream *u, json_t *upid);
+/* Events that belong to no request, for every session that listens; see up_event_fn. */
+bool relay_event(void *ctx, struct upstream *u, json_t *msg);
+/* A client's notifications/roots/list_changed, for the servers that asked for roots. */
+void roots_changed(struct http_server *h, struct session *s);
 /* One notification of the gateway's own to every session that wants it. */
 void relay_broadcast(struct http_server *h, json_t *msg);
 /* 2026-07-28 retries: the parked stream that answers, or NULL for an unknown requestState. */
@@ -196,6 +205,13 @@ enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, stru
 /* 2026-07-28 subscriptions/listen: s (a one-request session) becomes a listener. */
 enum MHD_Result listen_start(struct http_server *h, struct MHD_Connection *c,
 			     struct session *s, json_t *msg, int fd);
+/* resume.c: POST streams a client can resume with GET and Last-Event-ID. */
+void resume_start(struct http_server *h, struct stream *st, bool priming);
+struct stream *resume_take(struct http_server *h, struct session *s, const char *last,
+			   int fd);
+/* Cancels what waited too long; the ns until the next is due, 0 for none. */
+int64_t resume_sweep(struct http_server *h);
+void resume_free_all(struct http_server *h);
 /* At shutdown: listeners get their final result, GET streams just end. */
 void streams_close_locked(struct http_server *h);
 

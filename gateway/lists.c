@@ -164,6 +164,20 @@ refresher_main(void *arg)
 		}
 		if (!any && h->refresh_stop)
 			break;
+		if (!any && h->ndetached) {
+			/* This thread also ends POST streams nobody resumed (resume.c). */
+			struct timespec ts;
+			int64_t next;
+
+			pthread_mutex_unlock(&h->lock);
+			next = resume_sweep(h);
+			pthread_mutex_lock(&h->lock);
+			if (next > 0 && !h->refresh_stop) {
+				time_deadline(&ts, next);
+				pthread_cond_timedwait(&h->rcond, &h->lock, &ts);
+			}
+			continue;
+		}
 		if (!any) {
 			pthread_cond_wait(&h->rcond, &h->lock);
 			continue;

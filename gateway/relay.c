@@ -49,10 +49,14 @@ push_locked(struct stream *st, json_t *msg, const char *evid)
 		return;
 	if (evid)
 		sb_appendf(&st->out, "id: %s\n", evid);
+	else if (st->no)
+		sb_appendf(&st->out, "id: %u-%zu\n", st->no, st->nends);
 	sb_appends(&st->out, "event: message\ndata: ");
 	sb_appends(&st->out, js);
 	sb_appends(&st->out, "\n\n");
 	free(js);
+	if (st->no)
+		resume_mark_locked(st);
 }
 
 void
@@ -119,6 +123,7 @@ stream_unref(struct stream *st)
 	session_unref_locked(st->s);
 	pthread_mutex_unlock(&h->lock);
 	close(st->efd);
+	free(st->ends);
 	sb_free(&st->out);
 	json_decref(st->final);
 	json_decref(st->held);
@@ -224,42 +229,50 @@ server_request_refuse(json_t *id, const char *why)
 			 RPC_METHOD_NOT_FOUND, "message", why);
 }
 
+/*
+ * With h->lock held: a server request that session s's client is to answer, under an id of
+ * the session's (r->cid); NULL when too many wait already or memory is out.
+ */
+struct sreq *
+sreq_add_locked(struct session *s, struct upstream *u, json_t *upid)
+{
+	struct sreq *r;
+
+	if (s->nsreqs >= SREQ_MAX || (r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->cid = ++s->next_cid;
+	r->u = u;
+	r->upid = json_incref(upid);
+	r->next = s->sreqs;
+	s->sreqs = r;
+	s->nsreqs++;
+	return r;
+}
+
 /* A server request for this client: it gets an id of the session's, the answer goes back. */
 static json_t *
 relay_request(struct stream *st, json_t *msg)
 {
 	json_t *id = json_object_get(msg, "id"), *out;
-	struct session *s = st->s;
 	struct sreq *r;
-	bool full;
+	json_int_t cid = 0;
 
 	if (!st->sse)
 		return server_request_refuse(id, "mcp-gateway: the calling client accepts only "
 					     "application/json responses, which cannot carry "
 					     "server requests");
-	if (s->modern)
+	if (st->s->modern)
 		return park_request(st, msg);
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		return server_request_refuse(id, "mcp-gateway: out of memory");
 	pthread_mutex_lock(&st->h->lock);
-	full = s->nsreqs >= SREQ_MAX;
-	if (!full) {
-		r->cid = ++s->next_cid;
-		r->u = st->u;
-		r->upid = json_incref(id);
-		r->next = s->sreqs;
-		s->sreqs = r;
-		s->nsreqs++;
-	}
+	r = sreq_add_locked(st->s, st->u, id);
+	if (r)
+		cid = r->cid;
 	pthread_mutex_unlock(&st->h->lock);
-	if (full) {
-		free(r);
+	if (r == NULL)
 		return server_request_refuse(id, "mcp-gateway: too many unanswered server "
 					     "requests for this client");
-	}
 	out = json_copy(msg);
-	json_object_set_new(out, "id", json_integer(r->cid));
+	json_object_set_new(out, "id", json_integer(cid));
 	stream_push(st, out, NULL);
 	json_decref(out);
 	return NULL;
@@ -447,36 +460,63 @@ stream_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 	free(err);
 }
 
+/* One connection handing a stream out; a resumed stream gets a new one, the old one ends. */
+struct reader {
+	struct stream *st;
+	int gen;
+};
+
+/* With st->lock held: n bytes of the queue into buf. */
+static size_t
+stream_take_locked(struct stream *st, char *buf, size_t max)
+{
+	size_t n = st->out.len - st->off;
+
+	if (n > max)
+		n = max;
+	memcpy(buf, st->out.buf + st->off, n);
+	st->off += n;
+	/* A resumable stream keeps what went out, for a client that reconnects. */
+	if (st->off == st->out.len && !(st->no && resume_keep_locked(st)))
+		st->off = st->out.len = 0;
+	return n;
+}
+
 static ssize_t
 stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct stream *st = cls;
+	struct reader *rd = cls;
+	struct stream *st = rd->st;
 
 	(void)pos;
 	for (;;) {
 		enum wait_result w;
 
 		pthread_mutex_lock(&st->lock);
+		if (rd->gen != st->gen) {
+			pthread_mutex_unlock(&st->lock);
+			/* A wake-up this reader took may have been the new reader's. */
+			stream_wake(st);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
 		if (st->off < st->out.len) {
-			size_t n = st->out.len - st->off;
+			size_t n = stream_take_locked(st, buf, max);
 
-			if (n > max)
-				n = max;
-			memcpy(buf, st->out.buf + st->off, n);
-			st->off += n;
-			if (st->off == st->out.len)
-				st->off = st->out.len = 0;
 			pthread_mutex_unlock(&st->lock);
 			return (ssize_t)n;
 		}
 		if (st->done) {
 			pthread_mutex_unlock(&st->lock);
+			if (st->no)
+				resume_drop(st);
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		pthread_mutex_unlock(&st->lock);
 		w = stream_wait(st);
 		if (w == WAIT_GONE) {
-			stream_abandon(st, "the client closed the connection");
+			/* A resumable stream waits for its client instead (stream_free_cb). */
+			if (!st->no)
+				stream_abandon(st, "the client closed the connection");
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
 		if (w == WAIT_TIMEOUT)
@@ -487,14 +527,21 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void
 stream_free_cb(void *cls)
 {
-	struct stream *st = cls;
-	bool done;
+	struct reader *rd = cls;
+	struct stream *st = rd->st;
+	bool current, unsent;
 
 	pthread_mutex_lock(&st->lock);
-	done = st->done;
+	current = rd->gen == st->gen;
+	unsent = !st->done || st->off < st->out.len;
 	pthread_mutex_unlock(&st->lock);
-	if (!done)
-		stream_abandon(st, "the client closed the connection");
+	if (current && unsent) {
+		if (st->no)
+			resume_detach(st, rd->gen);
+		else
+			stream_abandon(st, "the client closed the connection");
+	}
+	free(rd);
 	stream_unref(st);
 }
 
@@ -569,16 +616,23 @@ enum MHD_Result
 stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id)
 {
 	struct MHD_Response *r;
+	struct reader *rd;
 
 	if (!st->sse)
 		return reply_json_final(c, st, session_id);
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, stream_read, st,
-					      stream_free_cb);
+	rd = malloc(sizeof(*rd));
+	r = rd ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, stream_read,
+						   rd, stream_free_cb) : NULL;
 	if (r == NULL) {
+		free(rd);
 		stream_abandon(st, "the gateway is out of memory");
 		stream_unref(st);
 		return MHD_NO;
 	}
+	rd->st = st;
+	pthread_mutex_lock(&st->lock);
+	rd->gen = st->gen;
+	pthread_mutex_unlock(&st->lock);
 	return http_queue_sse(c, r, session_id);
 }
 

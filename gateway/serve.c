@@ -54,6 +54,7 @@ struct serve_opts {
 	int64_t idle_ns;
 	long long max_body;
 	int64_t call_timeout_ns;
+	int64_t resume_ns;
 	char *allowed_hosts;
 	char *allowed_origins;
 };
@@ -444,6 +445,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 			.servers = names,
 			.page_size = o->page_size > 0 ? (size_t)o->page_size : 1000,
 			.session_idle_ns = o->idle_ns,
+			.resume_ns = o->resume_ns,
 			.max_body = (size_t)o->max_body,
 			.max_sessions = 10000,
 		};
@@ -528,6 +530,7 @@ cmd_serve(int argc, char **argv)
 		.port = GW_DEFAULT_PORT,
 		.page_size = 1000,
 		.idle_ns = 3600LL * 1000000000LL,
+		.resume_ns = 30LL * 1000000000LL,
 		.max_body = 16LL << 20,
 	};
 	struct flag fl[] = {
@@ -556,6 +559,9 @@ cmd_serve(int argc, char **argv)
 		{"call-timeout", FLAG_DURATION, &o.call_timeout_ns, "fail a tool call an MCP "
 		 "server has not answered after this long, and cancel it there (default 0: no "
 		 "limit)", false},
+		{"resume-window", FLAG_DURATION, &o.resume_ns, "how long a request whose "
+		 "POST stream broke goes on for its client to resume it with Last-Event-ID, "
+		 "before it is cancelled at the server (default 30s)", false},
 		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
 		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
 		 "\"*\" accepts any", false},

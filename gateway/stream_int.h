@@ -39,6 +39,14 @@ struct stream {
 	int64_t timeout_ns;
 	char what[48];
 	struct up_link link;
+	/* resume.c: a session's POST stream that a client can resume (no: 0 when not). */
+	unsigned no;		/* its number in the session, the first half of event ids */
+	size_t *ends;		/* ends[k]: where event k ends, counting bytes let go */
+	size_t nends, capends;
+	size_t gone;		/* bytes handed out and let go from the front of out */
+	int gen;		/* the reader that hands out; an older one ends */
+	int64_t detached;	/* under h->lock: when its reader left before the end */
+	struct stream *rnext, **rprev;	/* h->resumable, under h->lock */
 };
 
 void stream_wake(struct stream *st);
@@ -53,5 +61,15 @@ void stream_abandon(struct stream *st, const char *reason);
 json_t *server_request_refuse(json_t *id, const char *why);
 /* park.c: a 2026-07-28 client's server request, parked as an input_required answer. */
 json_t *park_request(struct stream *st, json_t *msg);
+
+/* resume.c */
+/* With st->lock held: an event ended at out.len; the next one gets seq + 1. */
+void resume_mark_locked(struct stream *st);
+/* With st->lock held: whether handed-out text stays for replay (else it is let go). */
+bool resume_keep_locked(struct stream *st);
+/* The stream's end was handed out: it leaves the resumable list. */
+void resume_drop(struct stream *st);
+/* Its reader's connection broke before the end: wait --resume-window for a resume. */
+void resume_detach(struct stream *st, int gen);
 
 #endif /* GW_STREAM_INT_H */

@@ -307,10 +307,13 @@ handshake(struct upstream *u, char **err)
 	const char *v;
 	int rc;
 
-	/* What clients can have: the gateway relays each to the client whose call caused it. */
-	/* No roots.listChanged: roots are per client, a shared server hears no change of them. */
-	params = json_pack("{s:s,s:{s:{},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
-			   "2025-06-18", "capabilities", "roots", "sampling", "elicitation",
+	/*
+	 * What clients can have: the gateway relays each to the client whose call caused it. A
+	 * client's roots/list_changed reaches the servers that have asked for roots.
+	 */
+	params = json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
+			   "2025-06-18", "capabilities", "roots", "listChanged", 1, "sampling",
+			   "elicitation",
 			   "clientInfo", "name", GW_CLIENT_NAME, "version", u->version);
 	rc = request(u, "initialize", params, &msg, err);
 	json_decref(params);

@@ -36,8 +36,12 @@ struct up_link {
 	unsigned caps;		/* UP_CAP_* the client declared */
 };
 
-/* Messages that belong to no request (list changes, resource updates, stray log lines). */
-typedef void (*up_event_fn)(void *ctx, struct upstream *u, json_t *msg);
+/*
+ * Messages that belong to no request (list changes, resource updates, stray log lines), and
+ * a roots/list asked between calls: true when it took that request (it answers it later with
+ * upstream_respond), false to have the upstream answer it itself.
+ */
+typedef bool (*up_event_fn)(void *ctx, struct upstream *u, json_t *msg);
 
 enum up_list {
 	UP_LIST_PROMPTS,
@@ -66,6 +70,8 @@ int upstream_submit(struct upstream *u, const char *method, json_t *params,
 /* Stops relaying request id and tells the server; false when it was answered already. */
 bool upstream_cancel(struct upstream *u, int64_t id, const char *reason);
 /* A client's answer to a server request (id as the server sent it). */
+/* A client's roots changed: a server that has asked for roots hears it. */
+void upstream_roots_changed(struct upstream *u);
 void upstream_respond(struct upstream *u, json_t *id, json_t *result, json_t *error);
 void upstream_kill(struct upstream *u);
 void upstream_close(struct upstream *u);

@@ -58,6 +58,7 @@ struct upstream {
 	json_t *lists[UP_LIST_COUNT];	/* prompts, resources, templates from start-up */
 	json_t *caps;			/* the server's capabilities from initialize */
 	up_event_fn on_event;		/* messages that belong to no request */
+	bool roots_asked;		/* it sent roots/list: it hears roots/list_changed */
 	void *event_ctx;
 };
 

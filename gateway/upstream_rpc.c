@@ -108,6 +108,8 @@ server_request(struct upstream *u, json_t *req, const char *method)
 	}
 	if (bit) {
 		pthread_mutex_lock(&u->lock);
+		if (bit == UP_CAP_ROOTS)
+			u->roots_asked = true;
 		p = pending_sole(u, bit, &total, &able);
 		if (p)
 			reply = p->link->relay(p->link, req);
@@ -121,8 +123,12 @@ server_request(struct upstream *u, json_t *req, const char *method)
 		return;
 	}
 	if (bit == UP_CAP_ROOTS && total == 0) {
-		/* Asked at start-up or between calls: no client to ask, so no roots. */
-		json_t *r = json_pack("{s:[]}", "roots");
+		/* Between calls: a client that said its roots changed may answer, else none. */
+		json_t *r;
+
+		if (u->on_event && u->on_event(u->event_ctx, u, req))
+			return;
+		r = json_pack("{s:[]}", "roots");
 
 		respond(u, id, r, NULL);
 		json_decref(r);
@@ -233,6 +239,24 @@ upstream_input(struct upstream *u, const char *line, size_t len)
 		response_match(u, json_integer_value(id), msg);
 	}
 	json_decref(msg);
+}
+
+void
+upstream_roots_changed(struct upstream *u)
+{
+	json_t *n;
+	bool asked;
+
+	pthread_mutex_lock(&u->lock);
+	asked = u->roots_asked && u->state == UP_RUNNING;
+	pthread_mutex_unlock(&u->lock);
+	if (!asked)
+		return;
+	n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+		      "notifications/roots/list_changed");
+	if (n)
+		msg_send(u, n);
+	json_decref(n);
 }
 
 /* notifications/cancelled: the server may stop working on a request nobody waits for. */

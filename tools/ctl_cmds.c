@@ -68,6 +68,8 @@ status_print(const struct ctl *c, json_t *ready, json_t *stats)
 	       ctl_yes(json_object_get(chk, "steeringProgramAttached")),
 	       ctl_yes(json_object_get(chk, "workerPolling")),
 	       ctl_yes(json_object_get(chk, "stateRestored")));
+	printf("  world sockets healthy: %s\n",
+	       ctl_yes(json_object_get(chk, "worldSocketsHealthy")));
 	printf("  sandboxes: %lld (%lld not attached)\n", (long long)int_of(ready, "sandboxes"),
 	       (long long)int_of(ready, "unattachedSandboxes"));
 	printf("  sessions: %lld of %lld\n", (long long)int_of(stats, "sessions"),
@@ -286,8 +288,12 @@ sandbox_print(json_t *sb)
 	size_t i;
 
 	printf("sandbox:    %s\n", str_of(sb, "sandboxID"));
-	if (json_is_object(vh))
-		printf("vhost-user: %s (%s)\n", str_of(vh, "socket"), str_of(vh, "mode"));
+	if (json_is_object(vh) && json_is_true(json_object_get(vh, "connected")))
+		printf("vhost-user: %s (%s, VMM connected, features %s)\n", str_of(vh, "socket"),
+		       str_of(vh, "mode"), str_of(vh, "features"));
+	else if (json_is_object(vh))
+		printf("vhost-user: %s (%s, no VMM connected)\n", str_of(vh, "socket"),
+		       str_of(vh, "mode"));
 	else
 		printf("interface:  %s\n", str_of(sb, "iface"));
 	printf("sandbox IP: %s\n", str_of(sb, "sandboxIP"));

@@ -4,7 +4,7 @@
 //
 // Env: CUBE_MCP_FAKE_NAME=<name> names it; tools: echo, <name>_env, <name>_crash, plus
 // test helpers big (a large text result), sleep (answers after ms), roundtrip (asks the
-// client for ping and roots/list before answering).
+// client for ping and roots/list before answering), steps (progress n times, ms apart).
 // FAKE_PROTOCOL overrides the protocolVersion it answers; FAKE_TOOLS_PAGE=n paginates
 // tools/list; FAKE_BANNER=1 writes to stderr at start.
 
@@ -25,6 +25,9 @@ const tools = [
 		properties: { ms: { type: "number" } } } },
 	{ name: "roundtrip", description: "server-to-client requests", inputSchema: {
 		type: "object" } },
+	{ name: "steps", description: "progress every ms, n times, then the answer",
+		inputSchema: { type: "object", properties: { n: { type: "number" },
+			ms: { type: "number" } } } },
 ];
 // FAKE_GEN_FILE: each start counts up a number in that file and lists a tool gen<number>, so
 // a restarted server has another tool list; grow adds a tool and says its list changed.
@@ -66,7 +69,16 @@ function text(t) {
 
 async function callTool(p) {
 	const args = p.arguments || {};
+	const token = p._meta?.progressToken;
 	switch (p.name) {
+	case "steps":
+		for (let i = 1; i <= Number(args.n || 1); i++) {
+			await new Promise((r) => setTimeout(r, Number(args.ms || 0)));
+			if (token !== undefined)
+				send({ jsonrpc: "2.0", method: "notifications/progress",
+					params: { progressToken: token, progress: i, total: args.n } });
+		}
+		return text(`${name}:steps:${args.n}`);
 	case "echo":
 		return text(`${name}:${args.text}`);
 	case `${name}_env`:

@@ -328,7 +328,7 @@ test("upstream handshake edge cases", async () => {
 		assert.ok(first.result.nextCursor);
 		const names = await c.listTools();
 		assert.deepEqual(names, ["big", "echo", "noschema", "pag_crash", "pag_env",
-			"roundtrip", "sleep"]);
+			"roundtrip", "sleep", "steps"]);
 		const all = [];
 		let cursor;
 		do {

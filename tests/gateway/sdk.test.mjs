@@ -145,7 +145,7 @@ test("three real servers, a name clash, calls and /health through the SDK client
 });
 
 // server-everything's own tools for each kind of server-to-client traffic, through the gateway.
-test("server-everything: progress, sampling, elicitation, roots round trips", async () => {
+test("server-everything: progress, sampling, elicitation, roots round trips and roots/list_changed", async () => {
 	const dir = tmpdir("gw-sdk");
 	const port = await freePort();
 	const r = await launch({ everything: { runCmd: `exec ${shq(process.execPath)} ` +
@@ -158,7 +158,7 @@ test("server-everything: progress, sampling, elicitation, roots round trips", as
 			new URL(`http://127.0.0.1:${port}/mcp`),
 			{ requestInit: { headers: { Authorization: "Bearer ev-token" } } });
 		const client = new Client({ name: "gw-sdk-ev", version: "0" },
-			{ capabilities: { sampling: {}, elicitation: {}, roots: {} } });
+			{ capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
 		const asked = [];
 		client.setRequestHandler(CreateMessageRequestSchema, (req) => {
 			asked.push(req.params.messages[0].content.text);
@@ -167,8 +167,9 @@ test("server-everything: progress, sampling, elicitation, roots round trips", as
 		});
 		client.setRequestHandler(ElicitRequestSchema,
 			() => ({ action: "accept", content: {} }));
+		let root = "file:///gw-test-root";
 		client.setRequestHandler(ListRootsRequestSchema,
-			() => ({ roots: [{ uri: "file:///gw-test-root", name: "test root" }] }));
+			() => ({ roots: [{ uri: root, name: "test root" }] }));
 		await client.connect(transport);
 		const seen = [];
 		await client.callTool({ name: "trigger-long-running-operation",
@@ -184,6 +185,16 @@ test("server-everything: progress, sampling, elicitation, roots round trips", as
 		assert.match(JSON.stringify(e), /accept/);
 		const roots = await client.callTool({ name: "get-roots-list", arguments: {} });
 		assert.match(text(roots), /gw-test-root/);
+		// The client's roots change: server-everything hears roots/list_changed through the
+		// gateway and lists them again, between calls (on the client's GET stream).
+		root = "file:///gw-test-root-2";
+		await client.sendRootsListChanged();
+		let now = "";
+		for (let i = 0; i < 30 && !now.includes("gw-test-root-2"); i++) {
+			await new Promise((res) => setTimeout(res, 100));
+			now = text(await client.callTool({ name: "get-roots-list", arguments: {} }));
+		}
+		assert.match(now, /gw-test-root-2/, "the server listed the roots again");
 		await transport.terminateSession();
 		await client.close();
 	} finally {

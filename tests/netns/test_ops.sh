@@ -287,7 +287,7 @@ EOF
 }
 
 case_metrics() {
-	local prefix=cvs-t$TB_ID
+	local prefix=${TB_EAL_PREFIX:-cvs-t}$TB_ID
 	FP_EAL_ARGS=(--file-prefix "$prefix")
 	tb_setup
 	tb_add_sandbox 1
@@ -494,7 +494,8 @@ case_ctl() {
 	out=$(ctl sandbox show s1)
 	check "sandbox show" contains "$out" "  8080 -> $NODE_IP:$hp"
 	out=$(ctl sandbox add v1 --vhost-user "$TB_DIR/v1.sock" --port 8081)
-	check "sandbox add --vhost-user shows the port" contains "$out" "vhost-user: $TB_DIR/v1.sock (server)"
+	check "sandbox add --vhost-user shows the port, no VMM yet" contains "$out" \
+		"vhost-user: $TB_DIR/v1.sock (server, no VMM connected)"
 	check "sandbox list shows the vhost-user port" contains "$(ctl sandbox list)" "vhost:$TB_DIR/v1.sock"
 	ctl sandbox add v2 --iface sb2 --vhost-user "$TB_DIR/v2.sock" >/dev/null 2>&1
 	check "sandbox add with both kinds of port → 2" test $? = 2

@@ -55,6 +55,18 @@ gx() { # host-port command
 	nsc curl -s -m 90 "http://$NODE_IP:$1/cgi-bin/x?$(printf '%s' "$2" | base64 -w0)"
 }
 
+# The feature word GET reports for a vhost-user sandbox.
+vhost_features() { api_body GET "/sandboxes/$1" | python3 -c \
+	'import json,sys; print(json.load(sys.stdin)["vhostUser"].get("features", "0"))'; }
+
+# MRG_RXBUF (15) and VERSION_1 (32) negotiated; no CSUM (0), GUEST_CSUM (1), TSO/UFO/ECN
+# (7-14) and no MQ (22).
+features_ok() { # hex
+	local f=$(($1))
+	(( f >> 15 & 1 && f >> 32 & 1 && !(f & 0x3) && !(f >> 7 & 0xff) && !(f >> 22 & 1) )) ||
+		{ echo "#   features $1"; return 1; }
+}
+
 sbx_ip() { api_body GET "/sandboxes/$1" | python3 -c \
 	'import json,sys; print(json.load(sys.stdin)["sandboxIP"])'; }
 buffers() { api_body GET /stats | python3 -c "import json,sys; print(json.load(sys.stdin)['buffers']['$1'])"; }
@@ -129,8 +141,11 @@ case_vms() {
 	bed
 	local id hp sha
 	check "the vhost-user port runs a device" eq "$(vhost_stat running)" 1
-	check "GET shows the vhost-user port" contains "$(api_body GET /sandboxes/vmv)" \
-		"\"vhostUser\":{\"socket\":\"$VSOCK\",\"mode\":\"server\"}"
+	check "GET shows the vhost-user port and its connected VMM" contains \
+		"$(api_body GET /sandboxes/vmv)" \
+		"\"vhostUser\":{\"socket\":\"$VSOCK\",\"mode\":\"server\",\"connected\":true,\"features\":\"0x"
+	check "the negotiated features carry mergeable buffers and no offload" \
+		features_ok "$(vhost_features vmv)"
 	for id in vmv vmt; do
 		hp=$([ $id = vmv ] && echo "$HPV" || echo "$HPT")
 		check "world → $id through its host port" eq \
@@ -155,7 +170,7 @@ case_vms() {
 	check "vhost mbufs back to idle after the transfers" wait_idle
 
 	# A guest driver reset (what a reboot does to the device): the device stops and starts.
-	local started=$(vhost_stat started)
+	local started=$(vhost_stat started) conns=$(vhost_stat connections)
 	gx "$HPV" "(sleep 1; d=\$(basename \$(readlink /sys/class/net/eth0/device)); \
 		echo \$d >/sys/bus/virtio/drivers/virtio_net/unbind; sleep 1; \
 		echo \$d >/sys/bus/virtio/drivers/virtio_net/bind; sleep 1; ip link set eth0 up; \
@@ -164,14 +179,27 @@ case_vms() {
 	check "the reset stopped and started the device" wait_stat started "$started"
 	check "after a guest driver reset vmv answers again" wait_http "$HPV" vmv
 	gx "$HPV" "cat /tmp/reset.log" | sed 's/^/#   guest: /'
+	check "after the reset one device runs, the old one stopped" eq \
+		"$(vhost_stat running) $(( $(vhost_stat stopped) >= 1 ))" "1 1"
+	check "the reset kept QEMU's connection (no new one)" eq "$(vhost_stat connections)" \
+		"$conns"
+	check "20 MB from vmv after the reset, sha256 matches" eq \
+		"$(nsc curl -s -m 120 "http://$NODE_IP:$HPV/blob" | sha256sum | cut -d' ' -f1)" \
+		"$(sed -n 's/^BLOB \([0-9a-f]*\) .*/\1/p' "$TB_DIR/vmv.log" | tail -n1)"
+	check "vhost mbufs back to idle after the reset" wait_idle
 
 	# The VMM goes and comes back on the same socket.
 	vm_stop vmv
 	check "with the VMM gone no device runs" eq "$(vhost_stat running)" 0
+	check "GET says no VMM is connected" contains "$(api_body GET /sandboxes/vmv)" \
+		"\"mode\":\"server\",\"connected\":false}"
+	check "vhost mbufs at idle with the VMM gone" wait_idle
 	check "frames for the gone guest are counted, not kept" \
 		bash -c "! ip netns exec $NS_C curl -s -m 2 http://$NODE_IP:$HPV/id"
 	vm_boot vmv --vhost-user "$VSOCK"
 	check "after a VMM restart vmv answers" wait_http "$HPV" vmv
+	check "after a VMM restart vmv reaches the world" \
+		in_snat "$(gx "$HPV" "wget -q -O - http://$WORLD_IP:8000/peer")"
 
 	# cubevs-fp restarts: QEMU (client of our socket) reconnects by itself.
 	cp "$TB_DIR/fp.log" "$TB_DIR/fp-first.log"
@@ -202,7 +230,7 @@ case_vms() {
 # Two workers: vmv (slot 0) belongs to worker 0, vmt (slot 1) to worker 1, so every flow
 # between them and many to the world cross workers through the handoff inboxes.
 case_workers() {
-	export FP_EAL="--lcores 0@0,1@1,2@0"
+	export FP_EAL="--lcores 0@0,1@1,2@0 ${FP_EAL_EXTRA:-}"
 	bed --workers 2 --world-queues 1 --idle-sleep-us 20
 	local id hp
 	check "two workers run" bash -c "grep -q '2 worker(s)' $TB_DIR/fp.log"
@@ -250,6 +278,19 @@ case_client() {
 	fp_start
 	check "client mode: after a cubevs-fp restart it connects to the VMM again" \
 		wait_http "$HPC" vmc
+	check "client mode: GET shows the connected VMM" contains \
+		"$(api_body GET /sandboxes/vmc)" "\"mode\":\"client\",\"connected\":true"
+	# kill -9: QEMU (the server) sees the socket close mid-flight; the next cubevs-fp
+	# connects again and the rings start over from what the guest left in them.
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+	check "client mode: QEMU survives cubevs-fp's kill -9" kill -0 "$(cat "$TB_DIR/vmc.pid")"
+	fp_start
+	check "client mode: after kill -9 and a start it connects to the VMM again" \
+		wait_http "$HPC" vmc
+	check "client mode: GET shows the VMM connected again after kill -9" contains \
+		"$(api_body GET /sandboxes/vmc)" "\"mode\":\"client\",\"connected\":true"
 	check "vhost mbufs at idle" wait_idle
 	vm_stop vmc
 	tb_done

@@ -19,6 +19,7 @@ struct fake_dp {
 	const char *busy;	/* NULL: every attach succeeds */
 	int attached;
 	int hostports;
+	uint64_t vhost_features;	/* non-zero: every attached vhost-user VMM is connected */
 };
 
 static int
@@ -70,12 +71,22 @@ fake_dp_policy(void *ctx, struct sandbox *sb)
 	return 0;
 }
 
+static bool
+fake_dp_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
+{
+	const struct fake_dp *f = ctx;
+
+	*features = sb->dp ? f->vhost_features : 0;
+	return *features != 0;
+}
+
 static const struct reg_ops fake_dp_ops = {
 	.ifindex = fake_dp_ifindex,
 	.attach = fake_dp_attach,
 	.detach = fake_dp_detach,
 	.hostport = fake_dp_hostport,
 	.policy = fake_dp_policy,
+	.vhost_state = fake_dp_vhost_state,
 };
 
 #endif /* CVS_FAKE_DP_H */

@@ -215,7 +215,12 @@ main(void)
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\","
 		       "\"mode\":\"client\"},\"exposedPorts\":[80]}"), 201);
 	check_field("/sandboxes/v1", "vhostUser",
-		    "{\"socket\":\"/run/v1.sock\",\"mode\":\"client\"}");
+		    "{\"socket\":\"/run/v1.sock\",\"mode\":\"client\",\"connected\":false}");
+	/* A VMM connected: GET says so, with the features its device negotiated. */
+	fdp.vhost_features = 0x100008000ULL;
+	check_field("/sandboxes/v1", "vhostUser", "{\"socket\":\"/run/v1.sock\",\"mode\":"
+		    "\"client\",\"connected\":true,\"features\":\"0x100008000\"}");
+	fdp.vhost_features = 0;
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v2", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),
 		 409);
 	CHECK_EQ(route(&r, "PUT", "/sandboxes/v1", "{\"vhostUser\":{\"socket\":\"/run/v1.sock\"}}"),

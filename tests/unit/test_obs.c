@@ -157,6 +157,13 @@ snap_fill(struct obs_snap *s, const char *const *ids, uint32_t nsbx)
 	for (k = 0; k < OBS_ETH_MAX; k++)
 		s->eth[OBS_PORT_WORLD][k] = 5000 + k;
 	s->have_port[OBS_PORT_WORLD] = true;	/* no cube-dev: its counters must not appear */
+	s->wxsk_n = 2;				/* world queues 0 and 3 */
+	s->wxsk_queue[1] = 3;
+	for (k = 0; k < OBS_XSK_MAX; k++) {
+		s->wxsk[0][k] = 9000 + k;
+		s->wxsk[1][k] = 9100 + k;
+	}
+	s->wxsk_alarms = 19;
 	s->sessions = 300;
 	s->capacity = 1200;
 	s->mbufs_in_use = 11;
@@ -199,6 +206,11 @@ test_prometheus(void)
 		OBS_XSK_COUNTERS(XSK_NAME)
 #undef XSK_NAME
 	};
+	const char *wxsk[] = {
+#define WXSK_NAME(f, s, h) "cubevs_world_" s "_total",
+		OBS_XSK_COUNTERS(WXSK_NAME)
+#undef WXSK_NAME
+	};
 	const char *eth[] = {
 #define ETH_NAME(f, s, h) "cubevs_port_" s "_total",
 		OBS_ETH_COUNTERS(ETH_NAME)
@@ -239,6 +251,16 @@ test_prometheus(void)
 		for (i = 0; i < (uint32_t)nsamples; i++)
 			CHECK(strcmp(samples[i].lvalue, "host"));
 	}
+	/* The world sockets by queue id, their count and the alarms. */
+	for (k = 0; k < OBS_XSK_MAX; k++) {
+		CHECK_EQ(prom_get(wxsk[k], "0"), 9000 + k);
+		CHECK_EQ(prom_get(wxsk[k], "3"), 9100 + k);
+	}
+	for (i = 0; i < (uint32_t)nsamples; i++)
+		if (!strcmp(samples[i].label, "queue"))
+			CHECK(!strcmp(samples[i].lvalue, "0") || !strcmp(samples[i].lvalue, "3"));
+	CHECK_EQ(prom_get("cubevs_world_xsk_sockets", NULL), 2);
+	CHECK_EQ(prom_get("cubevs_world_xsk_invalid_alarms_total", NULL), 19);
 	for (i = 0; i < 2; i++) {
 		for (k = 0; k < CVS_PC_MAX; k++) {
 			snprintf(name, sizeof(name), "cubevs_sandbox_port_%s_total",
@@ -320,6 +342,12 @@ test_stats_json(void)
 	for (i = 0; i < CVS_PC_MAX; i++)
 		CHECK_EQ(json_at(j, "sandboxPorts", "s1", cvs_pcounter_names[i]), 6000 + i);
 	CHECK_EQ(json_at(j, "sandboxPorts", "s1", "xsk_rx_dropped"), 8000);
+	CHECK_EQ(json_at(j, "worldXsk", "sockets", NULL), 2);
+	CHECK_EQ(json_at(j, "worldXsk", "invalidAlarms", NULL), 19);
+	CHECK_EQ(json_at(j, "worldXsk", "0", "xsk_tx_invalid"), 9000 + OBS_XSK_tx_invalid_descs);
+	CHECK_EQ(json_at(j, "worldXsk", "3", "xsk_tx_ring_empty"),
+		 9100 + OBS_XSK_tx_ring_empty_descs);
+	CHECK_EQ(json_object_size(json_object_get(j, "worldXsk")), 4);
 	CHECK_EQ(json_at(j, "registry", "sandboxes", NULL), 1);
 	CHECK_EQ(json_at(j, "state", "writes", NULL), 17);
 	CHECK_EQ(json_at(j, "sessions", NULL, NULL), 300);

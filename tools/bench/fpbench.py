@@ -42,10 +42,14 @@ SANDBOX_CIDR = '198.19.192.0/18'     # cubevs-fp's sandbox addresses (cube-dev),
 CLIENT_BASE = '198.18.128.0'   # flows: 198.18.128.0 + f / 16, port 1024 + f % 16
 PORTS_PER_IP = 16
 HOSTPORT, SBX_PORT = 20000, 80
+GW_MAC = '20:90:6f:cf:cf:cf'     # cubevs-fp's default --gateway-mac
 API = '127.0.0.1:9180'
 KERNEL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct')
-DPDK_PATHS = ('testpmd', 'cubevs')
-ALL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct', 'testpmd', 'cubevs')
+DPDK_PATHS = ('testpmd', 'cubevs', 'cubevs-vhost')
+ALL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct', 'testpmd', 'cubevs', 'cubevs-vhost')
+CUBEVS_PATHS = ('cubevs', 'cubevs-vhost')
+# Names of namespaces, interfaces and DPDK file prefixes start with this (--tag).
+TAG = 'fpb'
 
 VERBOSE = False
 
@@ -147,10 +151,11 @@ class Bed:
         Bed.counter += 1
         t = '%s%02d' % (run_id, Bed.counter % 100)
         self.tag = t
-        self.ns_g, self.ns_n, self.ns_x = 'fpb-%s-g' % t, 'fpb-%s-n' % t, 'fpb-%s-x' % t
-        self.if_g, self.if_w, self.if_s, self.if_x = 'fb%sg' % t, 'fb%sw' % t, 'fb%ss' % t, \
-            'fb%sx' % t
-        self.ns_y, self.if_s2, self.if_y = 'fpb-%s-y' % t, 'fb%sS' % t, 'fb%sy' % t
+        n, i = TAG + '-' + t + '-', ('fb' if TAG == 'fpb' else TAG[:4]) + t
+        self.prefix = TAG + t      # DPDK --file-prefix
+        self.ns_g, self.ns_n, self.ns_x = n + 'g', n + 'n', n + 'x'
+        self.if_g, self.if_w, self.if_s, self.if_x = i + 'g', i + 'w', i + 's', i + 'x'
+        self.ns_y, self.if_s2, self.if_y = n + 'y', i + 'S', i + 'y'
         self.made = []
 
     def ns(self, ns, *cmd):
@@ -208,10 +213,12 @@ class Bed:
         out = run(['ip', '-n', ns, '-br', 'link', 'show', i])
         return out.split()[2]
 
-    def napi_threaded(self, cpu):
-        """Give W's NAPI its own kthread on 'cpu' (the 2cpu layout for kernel paths)."""
-        run(self.ns(self.ns_n, 'sh', '-c', 'echo 1 > /sys/class/net/%s/threaded' % self.if_w))
-        want = 'napi/%s-' % self.if_w
+    def napi_threaded(self, cpu, ns=None, iface=None):
+        """Give W's NAPI (or iface's in ns) its own kthread on 'cpu' (the 2cpu layout for
+        kernel paths; the S3 reflector for every path)."""
+        ns, iface = ns or self.ns_n, iface or self.if_w
+        run(self.ns(ns, 'sh', '-c', 'echo 1 > /sys/class/net/%s/threaded' % iface))
+        want = 'napi/%s-' % iface
         pids = []
         for pid in os.listdir('/proc'):
             if not pid.isdigit():
@@ -363,19 +370,20 @@ class Bench:
             cmd = bed.ns(bed.ns_n, 'sh', '-c',
                          'mount -t bpf bpf /sys/fs/bpf 2>/dev/null; '
                          'exec stdbuf -oL dpdk-testpmd -l 0-1 '
-                         '--no-huge -m 1024 --no-pci --no-shconf --file-prefix fpb%s '
+                         '--no-huge -m 1024 --no-pci --no-shconf --file-prefix %s '
                          '--log-level=pmd.net.af_xdp:warning '
                          '--vdev net_af_xdp0,iface=%s --vdev net_af_xdp1,iface=%s -- '
                          '--forward-mode=io --total-num-mbufs=32768 --nb-cores=1'
-                         % (bed.tag, bed.if_w, bed.if_s))
+                         % (bed.prefix, bed.if_w, bed.if_s))
             h['log'] = os.path.join(self.tmp, 'testpmd-%s.log' % bed.tag)
             p = self.procs.start(cmd, logfile=h['log'], stdin=subprocess.PIPE)
             h['proc'] = p
             self.wait_log(p, h['log'], 'Press enter to exit', 'testpmd')
             return h
-        if path == 'cubevs':
+        if path in CUBEVS_PATHS:
             cmd = bed.ns(bed.ns_n, self.cubevs, '-l', '0-1', '--no-huge', '-m', '512',
-                         '--no-shconf', '--no-pci', '--file-prefix', 'fpb%s' % bed.tag, '--log-level=pmd.net.af_xdp:warning', '--',
+                         '--no-shconf', '--no-pci', '--file-prefix', bed.prefix,
+                         '--log-level=pmd.net.af_xdp:warning', '--',
                          '--world-iface', bed.if_w, '--guest-ip', SBX_IP,
                          *self.cubevs_state_opt(),
                          '--sandbox-cidr', SANDBOX_CIDR,
@@ -384,17 +392,40 @@ class Bench:
             p = self.procs.start(cmd, logfile=h['log'])
             h['proc'] = p
             self.wait_log(p, h['log'], 'ready:', 'cubevs-fp')
-            self.api(bed, 'PUT', '/sandboxes/fpb', {'iface': bed.if_s,
-                                                    'exposedPorts': [SBX_PORT]})
-            ep = self.api(bed, 'GET', '/sandboxes/fpb/exposed-ports/%d' % SBX_PORT)
-            bed.dport = int(ep['hostPort'])
+            bed.dport = self.register(bed, path, 'fpb', bed.if_s)
             if scen == 'S5':
-                self.api(bed, 'PUT', '/sandboxes/fpb2', {'iface': bed.if_s2,
-                                                         'exposedPorts': [SBX_PORT]})
-                ep = self.api(bed, 'GET', '/sandboxes/fpb2/exposed-ports/%d' % SBX_PORT)
-                bed.dport2 = int(ep['hostPort'])
+                bed.dport2 = self.register(bed, path, 'fpb2', bed.if_s2)
             return h
         raise ValueError(path)
+
+    def register(self, bed, path, name, iface):
+        """A sandbox on the veth (AF_XDP) or on a vhost-user socket of ours; its host port."""
+        port = {'iface': iface}
+        if path == 'cubevs-vhost':
+            port = {'vhostUser': {'socket': self.vsock(bed, name), 'mode': 'server'}}
+        self.api(bed, 'PUT', '/sandboxes/' + name, dict(port, exposedPorts=[SBX_PORT]))
+        ep = self.api(bed, 'GET', '/sandboxes/%s/exposed-ports/%d' % (name, SBX_PORT))
+        return int(ep['hostPort'])
+
+    def vsock(self, bed, name):
+        return os.path.join(self.tmp, 'vh-%s-%s.sock' % (bed.tag, name))
+
+    def guest(self, bed, socks, warmup, seconds, *opts):
+        """fpvhost: the virtio_user guest(s) of cubevs-vhost; port i is socks[i]. It runs
+        on CPU0 with the generator (CPU1 is the worker's)."""
+        vdevs = []
+        for k, name in enumerate(socks):
+            vdevs += ['--vdev', 'net_virtio_user%d,path=%s,queue_size=%d' %
+                      (k, self.vsock(bed, name), self.a.vhost_ring)]
+        cmd = bed.ns(bed.ns_n, self.tool('fpvhost'), '-l', '0', '--no-huge', '-m', '256',
+                     '--no-pci', '--no-shconf', '--file-prefix', bed.prefix + 'v', *vdevs,
+                     '--', '--warmup', str(warmup), '--seconds', str(seconds), '--ring',
+                     str(self.a.vhost_ring), *opts)
+        p = self.procs.start(cmd)
+        if p.stdout.readline().strip() != 'ready':
+            out, err = self.procs.stop(p)
+            raise RuntimeError('fpvhost did not start: %s' % err.strip()[-300:])
+        return p
 
     def cubevs_state_opt(self):
         """Keep no registration state and no session region across runs."""
@@ -405,6 +436,11 @@ class Bench:
             # Nor sessions across runs (builds with a session region take 'none').
             if '--runtime-dir' in out:
                 self._state_opt += ['--runtime-dir', 'none']
+            # The generator's flows open with a SYN that no sink answers, then send ACKs:
+            # window tracking rightly drops those (tcp_window). nft's conntrack picks the
+            # ACK flows up loosely too (nf_conntrack_tcp_loose), so compare like with like.
+            if '--tcp-liberal' in out:
+                self._state_opt.append('--tcp-liberal')
         return self._state_opt
 
     def wait_log(self, p, logfile, word, what, timeout=20):
@@ -429,7 +465,7 @@ class Bench:
 
     def sessions(self, bed, h):
         path = h['path']
-        if path == 'cubevs':
+        if path in CUBEVS_PATHS:
             return self.api(bed, 'GET', '/stats').get('sessions')
         if path == 'nft':
             out = run(bed.ns(bed.ns_n, 'conntrack', '-C'), check=False)
@@ -439,13 +475,14 @@ class Bench:
     def path_down(self, bed, h):
         info = {}
         p = h.get('proc')
-        if h['path'] == 'cubevs':
+        if h['path'] in CUBEVS_PATHS:
             try:
                 st = self.api(bed, 'GET', '/stats')
                 info = {'sessions': st.get('sessions'),
                         'worker': {k: v for k, v in st.get('worker', {}).items() if v},
                         'drops': {k: v for k, v in st.get('drops', {}).items() if v},
-                        'xdp': st.get('xdp')}
+                        'xdp': st.get('xdp'), 'vhost': st.get('vhost'),
+                        'tsc_hz': st.get('tscHz') or st.get('tsc_hz')}
             except Exception as e:
                 info = {'error': str(e)}
         if h['path'] == 'nft':
@@ -514,7 +551,7 @@ class Bench:
         """Create the sessions of every flow before measuring (bounded in time)."""
         if path in ('null', 'testpmd', 'tc', 'xdp'):
             return None
-        proto = proto or ('syn' if path == 'cubevs' else 'ack')
+        proto = proto or ('syn' if path in CUBEVS_PATHS else 'ack')
         limit = time.time() + (6 if flows > 100000 else 3)
         got = None
         while time.time() < limit:
@@ -528,7 +565,12 @@ class Bench:
     def s1(self, bed, h, path, flows, res):
         a = self.a
         res['sessions_before'] = self.prepass(bed, h, path, flows)
-        sink = self.sink_start(bed, a.warmup, a.measure, path)
+        if path == 'cubevs-vhost':
+            # A pure sink: it sleeps 20 us whenever it has drained its ring (--vhost-ring),
+            # leaving CPU0 to the generator.
+            sink = self.guest(bed, ['fpb'], a.warmup, a.measure, '--idle-us', '20')
+        else:
+            sink = self.sink_start(bed, a.warmup, a.measure, path)
         g = self.gen(bed, 'ack', flows, 1 << 40, a.warmup + a.measure + 0.5)
         s = self.sink_result(sink, 30)
         res['offered_pps'] = g.get('pps', 0)
@@ -546,10 +588,21 @@ class Bench:
                                            '--mode', 'reflect', '--seconds', '600', '--json'))
             if refl.stdout.readline().strip() != 'ready':
                 raise RuntimeError('reflector did not start')
+            if self.a.reflector_cpu >= 0:
+                # The reflector stands in for the internet: its work runs in a NAPI thread on
+                # the generator's CPU instead of inline in whichever sendto() reached it
+                # (GRO on gives the veth a NAPI to thread).
+                run(bed.ns(bed.ns_g, 'ethtool', '-K', bed.if_g, 'gro', 'on'), check=False)
+                res['reflector_napi'] = len(bed.napi_threaded(self.a.reflector_cpu, bed.ns_g,
+                                                              bed.if_g))
+            if path == 'cubevs-vhost':
+                return self.s35_vhost(bed, flows, res, scen)
             res['sessions_before'] = self.prepass(bed, h, path, flows, side='sandbox',
                                                   proto='udp')
             sink = self.sink_start(bed, a.warmup, a.measure, where='x')
             g = self.gen(bed, 'udp', flows, 1 << 40, a.warmup + a.measure + 0.5, side='sandbox')
+        elif path == 'cubevs-vhost':
+            return self.s35_vhost(bed, flows, res, scen)
         else:
             res['sessions_before'] = self.prepass(bed, h, path, flows, side='hairpin')
             sink = self.sink_start(bed, a.warmup, a.measure, where='y')
@@ -559,10 +612,32 @@ class Bench:
         res['pps'] = s['pps']
         res['sink'] = {k: s[k] for k in ('packets', 'window_s') if k in s}
 
+    def s35_vhost(self, bed, flows, res, scen):
+        """The guest is fpvhost: it sends from the vhost-user sandbox (port 0) and counts
+        what comes back (S3, same port) or what reaches sandbox B (S5, port 1). Its first pass
+        over the flows opens their sessions during the warm-up: no separate prepass."""
+        a = self.a
+        if scen == 'S3':
+            socks, rx, proto, dst, dport = ['fpb'], '0', 'udp', REMOTE_IP, REMOTE_PORT
+        else:
+            socks, rx, proto, dst, dport = ['fpb', 'fpb2'], '1', 'ack', NODE_IP, bed.dport2
+        g = self.guest(bed, socks, a.warmup, a.measure, '--tx-port', '0', '--rx-port', rx,
+                       '--proto', proto, '--src', SBX_IP, '--sport', '1024', '--flows',
+                       str(flows), '--dst', dst, '--dport', str(dport), '--dst-mac',
+                       GW_MAC)
+        out, err = self.wait(g, a.warmup + a.measure + 30)
+        lines = [l for l in out.strip().splitlines() if l.startswith('{')]
+        if not lines:
+            raise RuntimeError('fpvhost gave no result: %s' % err.strip()[-300:])
+        s = json.loads(lines[-1])
+        res['offered_pps'] = s['sent'] / (a.warmup + a.measure)
+        res['pps'] = s['pps']
+        res['sink'] = {k: s[k] for k in ('packets', 'window_s', 'sent') if k in s}
+
     def created(self, bed, h):
         """Sessions created so far by the path, or None when it cannot say."""
         path = h['path']
-        if path == 'cubevs':
+        if path in CUBEVS_PATHS:
             return self.api(bed, 'GET', '/stats').get('worker', {}).get('sessions_created')
         if path == 'nft':
             return self.sessions(bed, h)
@@ -700,7 +775,10 @@ class Bench:
                             continue
                         if scen in ('S2', 'S4') and path in ('null', 'testpmd', 'tc', 'xdp'):
                             continue
-                        if scen in ('S3', 'S5') and path not in ('nft', 'cubevs'):
+                        if scen in ('S3', 'S5') and path not in ('nft',) + CUBEVS_PATHS:
+                            continue
+                        # fpvhost counts frames, not stamps or paced steps.
+                        if scen in ('S2', 'S4', 'S6') and path == 'cubevs-vhost':
                             continue
                         cells.append((scen, path, flows, layout))
         try:
@@ -758,7 +836,7 @@ def summarize(results, a):
                      'ns_per_pkt': 1e9 / med if med else None})
     byk = {(r['scenario'], r['layout'], r['flows'], r['path']): r for r in rows}
     for r in rows:
-        for base in ('nft', 'tc-ct', 'testpmd', 'null'):
+        for base in ('nft', 'tc-ct', 'xdp', 'testpmd', 'null'):
             b = byk.get((r['scenario'], r['layout'], r['flows'], base))
             r['x_' + base.replace('-', '_')] = (r['mpps_median'] / b['mpps_median']
                                                 if b and b['mpps_median'] else None)
@@ -818,7 +896,44 @@ def fmt(v, f='%.2f'):
     return '-' if v is None else f % v
 
 
-def print_table(rows, s2, s4=(), s6=(), out=sys.stdout):
+def summarize_paired(results):
+    """Ratios of the cubevs paths to nft and xdp within each trial, median over trials: the
+    trials are interleaved, so on a shared machine a ratio of one trial compares paths measured
+    seconds apart, under much the same load."""
+    pps = {(r['scenario'], r['flows'], r['path'], r.get('trial')): r['pps']
+           for r in results if r.get('pps')}
+    cells = {}
+    for (scen, flows, path, t), v in pps.items():
+        if path not in CUBEVS_PATHS:
+            continue
+        for base in ('xdp', 'nft', 'cubevs'):
+            b = pps.get((scen, flows, base, t))
+            if b and base != path:
+                cells.setdefault((scen, flows, path, base), []).append(v / b)
+    return [{'scenario': k[0], 'flows': k[1], 'path': k[2], 'base': k[3], 'trials': len(v),
+             'ratio_median': statistics.median(v), 'ratio_min': min(v), 'ratio_max': max(v)}
+            for k, v in sorted(cells.items())]
+
+
+def summarize_lcore(results):
+    """Busy and pipeline TSC cycles of the worker per frame it received, in ns."""
+    cells = {}
+    for r in results:
+        w = r.get('dut', {}).get('worker') or {}
+        hz = w.get('tsc_hz')
+        rx = sum(v for k, v in w.items() if k.endswith('rx_packets'))
+        if r['path'] not in CUBEVS_PATHS or not hz or not rx or not w.get('pipeline_packets'):
+            continue
+        cells.setdefault((r['scenario'], r['flows'], r['path']), []).append(
+            (1e9 * w.get('busy_cycles', 0) / hz / rx,
+             1e9 * w.get('pipeline_cycles', 0) / hz / w['pipeline_packets']))
+    return [{'scenario': k[0], 'flows': k[1], 'path': k[2],
+             'busy_ns': statistics.median(x[0] for x in v),
+             'pipe_ns': statistics.median(x[1] for x in v)}
+            for k, v in sorted(cells.items())]
+
+
+def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=(), paired=()):
     titles = {
         'S1': 'S1 established-flow DNAT, world -> sandbox, 60-byte TCP ACKs (Mpps at the sink)',
         'S3': 'S3 SNAT round trip: guest UDP -> SNAT -> reflector -> reverse SNAT -> guest '
@@ -831,16 +946,35 @@ def print_table(rows, s2, s4=(), s6=(), out=sys.stdout):
             continue
         out.write('\n%s\n' % titles[scen])
         out.write('| layout | flows | path | trials | Mpps median | min | max | spread | '
-                  'ns/pkt | DUT ns/pkt | x nft | x tc-ct | x testpmd |\n')
-        out.write('|---|---|---|---|---|---|---|---|---|---|---|---|---|\n')
+                  'ns/pkt | DUT ns/pkt | x nft | x tc-ct | x xdp | x testpmd |\n')
+        out.write('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n')
         for r in sr:
             flag = ' (!)' if r['spread_pct'] > 10 else ''
             out.write('| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.1f %%%s | %s | %s | %s | '
-                      '%s | %s |\n' % (
+                      '%s | %s | %s |\n' % (
                           r['layout'], r['flows'], r['path'], r['trials'], r['mpps_median'],
                           r['mpps_min'], r['mpps_max'], r['spread_pct'], flag,
                           fmt(r['ns_per_pkt'], '%.0f'), fmt(r['dut_ns_per_pkt'], '%.0f'),
-                          fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_testpmd'])))
+                          fmt(r['x_nft']), fmt(r['x_tc_ct']), fmt(r['x_xdp']),
+                          fmt(r['x_testpmd'])))
+    if paired:
+        out.write('\nPaired ratios: cubevs path / base within each trial, median (min-max) '
+                  'over trials\n| scenario | flows | path | base | trials | ratio |\n'
+                  '|---|---|---|---|---|---|\n')
+        for r in paired:
+            out.write('| %s | %d | %s | %s | %d | %.2f (%.2f-%.2f) |\n' % (
+                r['scenario'], r['flows'], r['path'], r['base'], r['trials'],
+                r['ratio_median'], r['ratio_min'], r['ratio_max']))
+    if lcore:
+        out.write('\nWorker lcore per frame received (cubevs paths; counters of the whole trial, '
+                  'medians over trials): pipeline = parse, conntrack, NAT, L2; the rest is I/O '
+                  'and polling\n')
+        out.write('| scenario | flows | path | busy ns/frame | pipeline ns/frame | I/O ns/frame | '
+                  'pipeline share |\n|---|---|---|---|---|---|---|\n')
+        for r in lcore:
+            out.write('| %s | %d | %s | %.0f | %.0f | %.0f | %.0f %% |\n' % (
+                r['scenario'], r['flows'], r['path'], r['busy_ns'], r['pipe_ns'],
+                r['busy_ns'] - r['pipe_ns'], 100.0 * r['pipe_ns'] / r['busy_ns']))
     if s2:
         out.write('\nS2 new-connection rate: highest paced rate of unique SYNs at which every '
                   'SYN created a session and reached the sandbox (>= 98 % by default)\n')
@@ -934,13 +1068,13 @@ def check_env(a):
 
 
 def main():
-    global VERBOSE
+    global VERBOSE, TAG
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--quick', action='store_true',
                     help='1 trial, flows 1 and 65536, short windows (under 3 minutes)')
     ap.add_argument('--build', default=None, help='meson build dir [build, build-perf]')
-    ap.add_argument('--paths', default='null,nft,tc-ct,xdp,testpmd,cubevs',
+    ap.add_argument('--paths', default='null,nft,tc-ct,xdp,testpmd,cubevs,cubevs-vhost',
                     help='comma list of %s' % ','.join(ALL_PATHS))
     ap.add_argument('--flows', default='1,1024,65536,1048576')
     ap.add_argument('--layouts', default='2cpu', help='2cpu and/or 1cpu (kernel paths)')
@@ -963,9 +1097,20 @@ def main():
     ap.add_argument('--json', default=None, help='write all results here')
     ap.add_argument('--markdown', default=None, help='write the table here too')
     ap.add_argument('--install', action='store_true', help='apt-get missing tools')
+    ap.add_argument('--vhost-ring', type=int, default=4096,
+                    help='descriptors per virtio ring of the cubevs-vhost guest: room for the '
+                    'sink to be descheduled (4096 hold ~2.7 ms at 1.5 Mpps)')
+    ap.add_argument('--reflector-cpu', type=int, default=-1,
+                    help='S3: run the reflector in a NAPI thread on this CPU [-1: inline, in '
+                    'the softirq of the CPU that transmitted to it]')
+    ap.add_argument('--tag', default=TAG,
+                    help='prefix of namespace, interface and DPDK file-prefix names [fpb]')
     ap.add_argument('-v', '--verbose', action='store_true')
     a = ap.parse_args()
     VERBOSE = a.verbose
+    if not a.tag.isalnum() or len(a.tag) > 4:
+        sys.exit('fpbench: --tag is 1-4 letters or digits')
+    TAG = a.tag
     if a.quick:
         a.trials = 1
         a.flows = '1,65536'
@@ -1017,7 +1162,9 @@ def main():
     s2 = summarize_s2(results)
     s4 = summarize_s4(results)
     s6 = summarize_s6(results)
-    print_table(rows, s2, s4, s6)
+    lcore = summarize_lcore(results)
+    paired = summarize_paired(results)
+    print_table(rows, s2, s4, s6, lcore=lcore, paired=paired)
     meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
             'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
             'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
@@ -1027,10 +1174,10 @@ def main():
     if a.json:
         with open(a.json, 'w') as f:
             json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
-                       'raw': results}, f, indent=1)
+                       'lcore': lcore, 'paired': paired, 'raw': results}, f, indent=1)
     if a.markdown:
         with open(a.markdown, 'w') as f:
-            print_table(rows, s2, s4, s6, f)
+            print_table(rows, s2, s4, s6, f, lcore, paired)
     errors = [r for r in results if 'error' in r]
     return 1 if errors and len(errors) == len(results) else 0
 
