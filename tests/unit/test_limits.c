@@ -312,6 +312,15 @@ sess_of(uint32_t slot, uint32_t remote, uint16_t gport)
 	return ct_lookup(b.x.ct, &t, &d);
 }
 
+/* The TCP state of that session, CT_TCP_MAX when none. */
+static uint8_t
+state_of(uint32_t slot, uint32_t remote, uint16_t gport)
+{
+	struct ct_session *s = sess_of(slot, remote, gport);
+
+	return s ? s->state : CT_TCP_MAX;
+}
+
 /* Its SNAT port (host order), 0 when none. */
 static uint16_t
 snat_of(uint32_t slot, uint32_t remote, uint16_t gport)
@@ -530,19 +539,45 @@ test_takeover_tw(void)
 	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_ACK, 7002, 1002, &r), DP_TO_SANDBOX);
 	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_RST, 1002, 0, &r), DP_TO_WORLD);
 	CHECK_EQ(b.st.c[CVS_WC_TCP_RST_INEXACT], 1);
-	CHECK_EQ(sess_of(HOG, remote, 20000)->state, CT_TCP_SYN_SENT);
+	CHECK_EQ(state_of(HOG, remote, 20000), CT_TCP_SYN_SENT);
 	/* The SYN again, answered now. */
 	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_SYN, 50000, 0, &r), DP_TO_WORLD);
 	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_SYN | TCPF_ACK, 9000, 50001, &r),
 		 DP_TO_SANDBOX);
 	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_ACK, 50001, 9001, &r), DP_TO_WORLD);
-	CHECK_EQ(sess_of(HOG, remote, 20000)->state, CT_TCP_ESTABLISHED);
+	CHECK_EQ(state_of(HOG, remote, 20000), CT_TCP_ESTABLISHED);
 	/* From the world side, a RST off the sequence does not pass before the SYN is acked. */
 	CHECK_EQ(seg(HOG, g, remote, 20001, 80, TCPF_SYN, 50000, 0, &r), DP_TO_WORLD);
 	port = snat_of(HOG, remote, 20001);
 	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_RST, 12345, 0, &r), DP_DROP);
 	CHECK_EQ(r.drop, CVS_DROP_TCP_RST_WINDOW);
-	CHECK_EQ(sess_of(HOG, remote, 20001)->state, CT_TCP_SYN_SENT);
+	CHECK_EQ(state_of(HOG, remote, 20001), CT_TCP_SYN_SENT);
+}
+
+/* Hairpin flows to another sandbox's exposed port take over their closed ones the same way. */
+static void
+test_takeover_hairpin(void)
+{
+	uint32_t node = b.cfg.node_ip, g = b.cfg.guest_ip, i, ok = 0;
+	struct dp_result r;
+
+	fresh64();
+	/* 64 hairpin SYNs, each reset by the hog's guest at once: CLOSE, every port held. */
+	for (i = 0; i < 64; i++)
+		ok += seg(HOG, g, node, (uint16_t)(5000 + i), BED_HP_B, TCPF_SYN, 1000, 0, &r) ==
+		      DP_TO_SANDBOX &&
+		      seg(HOG, g, node, (uint16_t)(5000 + i), BED_HP_B, TCPF_RST, 1001, 0, &r) ==
+		      DP_TO_SANDBOX;
+	CHECK_EQ(ok, 64);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 64);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, VICTIM + 1), 0);
+	CHECK_EQ(seg(OTHER, g, node, 6000, BED_HP_B, TCPF_SYN, 1000, 0, &r), DP_TO_SANDBOX);
+	CHECK_EQ(r.slot, VICTIM);
+	CHECK_EQ(b.pst[OTHER].c[CVS_PC_SNAT_TAKEOVERS], 1);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 63);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, VICTIM + 1), 1);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+	CHECK_EQ(bed_ct_check(&b), 0);
 }
 
 /*
@@ -647,6 +682,7 @@ main(void)
 	test_takeover_live();
 	test_takeover_cross();
 	test_takeover_tw();
+	test_takeover_hairpin();
 	test_revive_snat();
 	test_inbound();
 	test_host();
