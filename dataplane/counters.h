@@ -82,6 +82,8 @@ enum cvs_drop {
 	_(NH_REQUESTS,		"nh_requests",		"next-hop resolutions asked of the control thread") \
 	_(NH_PARKED,		"nh_parked",		"frames held while their next hop was resolved") \
 	_(PORT_REUSE,		"port_reuse",		"SYN reusing a closed tuple: fresh session") \
+	_(SNAT_TAKEOVERS,	"snat_takeovers", \
+	  "new TCP flow given the SNAT port of a closed session towards its endpoint (none free)") \
 	_(SESS_CREATED,		"sessions_created",	"sessions created") \
 	_(SESS_EXPIRED,		"sessions_expired",	"sessions removed by timeout") \
 	_(SESS_EVICTED,		"sessions_evicted",	"not-established sessions evicted by a new flow") \
@@ -125,7 +127,9 @@ struct cvs_stats {
 	_(LIM_RATE,	"limit_rate", "new flows refused: the sandbox's new-sessions-per-second") \
 	_(LIM_SNAT,	"limit_snat_ports", \
 	  "new flows refused: the sandbox's SNAT ports towards one endpoint") \
-	_(LIM_INBOUND,	"limit_inbound", "new flows towards the sandbox refused: its inbound limit")
+	_(LIM_INBOUND,	"limit_inbound", "new flows towards the sandbox refused: its inbound limit") \
+	_(SNAT_TAKEOVERS, "snat_takeovers", \
+	  "new TCP flows of the sandbox given the SNAT port of a closed session (none free)")
 
 enum cvs_pcounter {
 #define CVS_PC_ENUM(n, s, h) CVS_PC_##n,

@@ -392,9 +392,14 @@ ct_zone_del(struct ct_table *ct, uint32_t idx, int d)
 	l->prev = l->next = CT_NIL;
 }
 
-/* The per-zone session counts of a session (live ones only, see ct_class_live()). */
+/*
+ * Count a live session in (delta 1) or out of (delta -1) the per-zone and per-endpoint counts
+ * (see ct_class_live(): a closed session is in neither). Its SNAT port, still taken by a
+ * closed session, is handed to a new SYN towards the endpoint when the port search finds no
+ * free one (dp_snat.h): what a closed session holds is no one's to keep.
+ */
 static void
-ct_account_zones(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
+ct_account(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
 {
 	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
 
@@ -402,20 +407,6 @@ ct_account_zones(struct ct_table *ct, const struct ct_session *s, uint32_t delta
 		ct->zone_cnt[2u * z0] += delta;
 	if (z1 && z1 <= ct->nzones && z1 != z0)
 		ct->zone_cnt[2u * z1 + 1] += delta;
-}
-
-/*
- * Count a session in (delta 1) or out of (delta -1) the per-zone and per-endpoint counts.
- * The endpoint count holds every session, closed ones too: their SNAT port stays taken until
- * the session is gone.
- */
-static void
-ct_account(struct ct_table *ct, const struct ct_session *s, uint32_t delta)
-{
-	uint16_t z0 = s->t[0].zone, z1 = s->t[1].zone;
-
-	if (ct_class_live(s->cls))
-		ct_account_zones(ct, s, delta);
 	/*
 	 * Egress (z1 0: the world's remote endpoint) and hairpin (z1 a sandbox, its exposed
 	 * port): the flows with a SNAT port. Towards the host (CVS_ZONE_HOST) there is none.
@@ -433,7 +424,7 @@ ct_recount_zones(struct ct_table *ct)
 	memset(ct->zone_cnt, 0, 2 * ((size_t)ct->nzones + 1) * sizeof(uint32_t));
 	memset(ct->ep_cnt, 0, CT_EP_BUCKETS * sizeof(uint32_t));
 	for (i = 0; i < ct->hiwater; i++)
-		if (ct->s[i].flags & CT_F_USED)
+		if ((ct->s[i].flags & CT_F_USED) && ct_class_live(ct->s[i].cls))
 			ct_account(ct, &ct->s[i], 1);
 }
 
@@ -450,7 +441,8 @@ ct_delete(struct ct_table *ct, struct ct_session *s)
 		ct_zone_del(ct, idx, d);
 	}
 	ct_lru_remove(ct, idx);
-	ct_account(ct, s, UINT32_MAX);
+	if (ct_class_live(s->cls))
+		ct_account(ct, s, UINT32_MAX);
 	s->flags = 0;
 	ct->c[idx].lru.next = ct->free_head;
 	ct->free_head = idx;
@@ -549,7 +541,8 @@ ct_insert_hashed(struct ct_table *ct, const struct ct_tuple *orig, uint64_t hori
 	for (d = 0; d < 2; d++)
 		ct_zone_add(ct, idx, d);
 	ct_lru_append(ct, idx, ct_class_of(orig->proto, state));
-	ct_account(ct, s, 1);
+	if (ct_class_live(s->cls))
+		ct_account(ct, s, 1);
 	ct->used++;
 	ct->cnt.created++;
 	*why = CT_OK;
@@ -572,9 +565,9 @@ ct_touch_move(struct ct_table *ct, struct ct_session *s, enum ct_class c)
 
 	ct_lru_remove(ct, idx);
 	ct_lru_append(ct, idx, c);
-	/* Closing leaves the zone counts, a revived session (a SYN on TIME_WAIT) comes back. */
+	/* Closing leaves the counts, a revived session (a SYN on TIME_WAIT) comes back. */
 	if (was != live)
-		ct_account_zones(ct, s, live ? 1 : UINT32_MAX);
+		ct_account(ct, s, live ? 1 : UINT32_MAX);
 }
 
 uint32_t

@@ -489,9 +489,11 @@ void ct_dump(const struct ct_table *ct, uint32_t now, struct ct_dump_req *req);
 bool ct_class_established(enum ct_class c);
 
 /*
- * Whether a session of class c is live for the per-zone counts: not TIME_WAIT or CLOSE. A
- * closed TCP session only waits out its timeout; counted, a sandbox serving short connections
- * would meet its limit from its own closed ones (65,536 at 120 s of TIME_WAIT: ~540 conn/s).
+ * Whether a session of class c is live for the per-zone and per-endpoint counts: not
+ * TIME_WAIT or CLOSE. A closed TCP session only waits out its timeout; counted, a sandbox
+ * serving short connections would meet its limit from its own closed ones (65,536 at 120 s
+ * of TIME_WAIT: ~540 conn/s), and one calling an API without keep-alive its SNAT share
+ * (4,442 at 120 s: ~37 conn/s).
  */
 _Static_assert(CT_C_TCP_CLOSE == CT_C_TCP_TIME_WAIT + 1, "the closed classes are adjacent");
 
@@ -503,8 +505,8 @@ ct_class_live(unsigned int c)
 
 /*
  * Per-zone counts of live sessions for the per-sandbox limits, kept by insert, delete (so
- * every removal path, expiry, eviction, flush, counts) and by the class moves of
- * ct_touch_move() that enter or leave TIME_WAIT/CLOSE. A session is counted once for the
+ * every removal path, expiry, eviction, flush, SNAT takeover, counts) and by the class moves
+ * of ct_touch_move() that enter or leave TIME_WAIT/CLOSE. A session is counted once for the
  * zone of t[0] as opened by it (egress, hairpin from it) and once for the zone of t[1] as
  * opened towards it (exposed port, hairpin to it, host to it), the second only when the
  * zones differ.
@@ -522,11 +524,12 @@ ct_zone_inbound(const struct ct_table *ct, uint16_t zone)
 }
 
 /*
- * SNAT ports in use by one zone towards one remote endpoint, counted in CT_EP_BUCKETS hashed
- * counters without keys: two (zone, endpoint) pairs that share a bucket add up, so a count
- * can be high (never low). The endpoint is (rzone, address, port, protocol) of the reply
- * tuple: rzone 0 for the world, a sandbox's zone for a hairpin to its exposed port (every
- * sandbox has the one guest address). For ICMP the port is the id, not part of the endpoint.
+ * SNAT ports held by live sessions (ct_class_live()) of one zone towards one remote endpoint,
+ * kept like the zone counts, in CT_EP_BUCKETS hashed counters without keys: two (zone,
+ * endpoint) pairs that share a bucket add up, so a count can be high (never low). The
+ * endpoint is (rzone, address, port, protocol) of the reply tuple: rzone 0 for the world, a
+ * sandbox's zone for a hairpin to its exposed port (every sandbox has the one guest address).
+ * For ICMP the port is the id, not part of the endpoint.
  */
 #define CT_EP_BUCKETS	32768u
 
@@ -550,8 +553,8 @@ ct_ep_count(const struct ct_table *ct, uint16_t zone, uint16_t rzone, uint32_t r
 
 /*
  * Rebuild the zone and endpoint counts from the sessions (a table adopted from another
- * process) by the same rule: zones count live sessions by their class, endpoints all. One
- * pass over the used part of the table, no lookups.
+ * process) by the same rule: live sessions by their class. One pass over the used part of
+ * the table, no lookups.
  */
 void ct_recount_zones(struct ct_table *ct);
 /*

@@ -25,9 +25,8 @@
 #include "nat.h"
 #include "reply.h"
 #include "dp_limits.h"
+#include "dp_snat.h"
 #include "tcpwin.h"
-
-#define SNAT_PROBES		64
 
 static inline void
 dp_drop(struct dp_ctx *x, struct dp_result *r, enum cvs_drop why)
@@ -312,47 +311,6 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 		ct_delete(x->ct, s);
 }
 
-/* A scattered offset into this worker's SNAT share, so successive flows stay apart. */
-static inline uint32_t
-dp_snat_scatter(struct dp_ctx *x)
-{
-	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1;
-
-	x->snat_cursor = x->snat_cursor * 1103515245u + 12345u;
-	return (x->snat_cursor >> 8) % span;
-}
-
-/* The next SNAT port to try, network order. */
-static inline uint16_t
-dp_snat_next(struct dp_ctx *x)
-{
-	return htons((uint16_t)(x->snat_lo + dp_snat_scatter(x)));
-}
-
-/*
- * A SNAT port for which the reply tuple 'rt' is free; the port goes into rt. From a scattered
- * start, consecutive ports: a range of up to SNAT_PROBES ports is searched whole (random
- * probes could miss the one free port of a small range).
- */
-static bool
-dp_snat_port(struct dp_ctx *x, struct ct_tuple *rt)
-{
-	uint32_t span = (uint32_t)x->snat_hi - x->snat_lo + 1, i, start;
-	int d;
-
-	start = dp_snat_scatter(x);
-	for (i = 0; i < SNAT_PROBES && i < span; i++) {
-		uint16_t port = htons((uint16_t)(x->snat_lo + (start + i) % span));
-
-		if (rt->proto == IPPROTO_ICMP_)
-			rt->sport = port;
-		rt->dport = port;
-		if (!ct_lookup(x->ct, rt, &d))
-			return true;
-	}
-	return false;
-}
-
 /* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */
 static void
 dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
@@ -567,7 +525,7 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 	    !ct_lookup_hash(x->ct, &pre->rt, pre->rh, &dir)) {
 		rt = pre->rt;
 		hrt = pre->rh;
-	} else if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, &rt)) {
+	} else if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, slot, &rt)) {
 		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
 		return;
 	} else {

@@ -91,6 +91,24 @@ dp_rate_ok(struct dp_ctx *x, uint32_t slot, struct dp_result *r)
 }
 
 /*
+ * The SNAT share of 'slot' towards the endpoint of reply tuple rt (its live sessions there,
+ * ct_ep_count()); true when under it.
+ */
+static inline bool
+dp_snat_share_ok(struct dp_ctx *x, uint32_t slot, const struct ct_tuple *rt,
+		 struct dp_result *r)
+{
+	uint32_t v = dp_lim(&x->sh->slot_lim[slot].snat);
+
+	if (v && ct_ep_count(x->ct, (uint16_t)(slot + 1), rt->zone, rt->saddr, rt->sport,
+			     rt->proto) >= v) {
+		dp_refuse(x, slot, CVS_DROP_LIMIT_SNAT, CVS_PC_LIM_SNAT, r);
+		return false;
+	}
+	return true;
+}
+
+/*
  * The limits of a sandbox opening a flow (kind: which flow, rt its reply tuple without the
  * SNAT port yet). Only at session creation: an established packet never comes here.
  */
@@ -111,12 +129,8 @@ dp_limits_open(struct dp_ctx *x, uint32_t slot, enum cvs_wcounter kind,
 		return false;
 	}
 	/* Egress and hairpin take a SNAT port towards rt's endpoint (rt->zone: whose). */
-	v = dp_lim(&lim->snat);
-	if (v && kind != CVS_WC_HOST_FLOWS &&
-	    ct_ep_count(x->ct, zone, rt->zone, rt->saddr, rt->sport, rt->proto) >= v) {
-		dp_refuse(x, slot, CVS_DROP_LIMIT_SNAT, CVS_PC_LIM_SNAT, r);
+	if (kind != CVS_WC_HOST_FLOWS && !dp_snat_share_ok(x, slot, rt, r))
 		return false;
-	}
 	/* A hairpin flow is also inbound for the sandbox it goes to. */
 	if (kind == CVS_WC_HAIRPIN_FLOWS && !dp_inbound_ok(x, rt->zone, r))
 		return false;
@@ -142,9 +156,9 @@ dp_limits_host(struct dp_ctx *x, uint16_t zone, struct dp_result *r)
 
 /*
  * A closed session (TIME_WAIT, CLOSE: not counted) that a packet moves to class c comes back
- * into its zones' counts when c is live (a SYN on TIME_WAIT): it must be under their limits
- * as a new session would, or revivals could take a sandbox past its share. Called on a class
- * change of a closed session only, never for an established packet.
+ * into its zones' and its endpoint's counts when c is live (a SYN on TIME_WAIT): it must be
+ * under their limits as a new session would, or revivals could take a sandbox past its
+ * shares. Called on a class change of a closed session only, never for an established packet.
  */
 static inline bool
 dp_limits_revive(struct dp_ctx *x, const struct ct_session *s, enum ct_class c,
@@ -162,7 +176,11 @@ dp_limits_revive(struct dp_ctx *x, const struct ct_session *s, enum ct_class c,
 			return false;
 		}
 	}
-	return z1 == z0 || dp_inbound_ok(x, z1, r);
+	if (z1 != z0 && !dp_inbound_ok(x, z1, r))
+		return false;
+	/* Egress and hairpin (not the host's: CVS_ZONE_HOST) hold a SNAT port. */
+	return !z0 || z0 > x->sh->max_sandboxes || z1 > x->ct->nzones ||
+	       dp_snat_share_ok(x, z0 - 1u, &s->t[1], r);
 }
 
 #endif /* CVS_DP_LIMITS_H */

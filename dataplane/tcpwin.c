@@ -137,8 +137,19 @@ tcpwin_rst(struct ct_session *s, int d, struct tcpwin_seg *g)
 		/* Picked up mid-stream: nothing to judge it by. */
 		return TW_OK;
 	}
-	if (!s->maxwin[r])
-		return (s->flags & CT_F_PICKUP) || g->seq == s->end[d] ? TW_OK : TW_BAD_RST;
+	if (!s->maxwin[r]) {
+		if ((s->flags & CT_F_PICKUP) || g->seq == s->end[d])
+			return TW_OK;
+		/*
+		 * A sandbox's own RST on the flow it is opening, off its sequence: its stack
+		 * answering a stray ACK, the remote's for an older connection on this tuple that
+		 * it still holds in TIME_WAIT (a SNAT port taken over, dp_snat.h). Forwarded, state
+		 * kept: at the remote's expected sequence it ends that TIME_WAIT, and the guest's
+		 * next SYN opens. A world peer's such RST is still dropped.
+		 */
+		return d == CT_DIR_ORIG && (s->flags & CT_F_POLICY) &&
+		       s->state == CT_TCP_SYN_SENT ? TW_KEEP : TW_BAD_RST;
+	}
 	/* Without ACK, or with the ack 0 some stacks send with RST+ACK: as if it acked all. */
 	if (!(g->flags & TCPF_ACK) || !g->ack)
 		g->ack = s->end[r];

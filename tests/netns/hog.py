@@ -13,6 +13,8 @@ hog.py short-conns HOST PORT N SEC  an honest server's load: up to N connections
                                     another, each a request and its answer, then closed; at
                                     most SEC seconds; prints ok=K failed=F slow=S (S took
                                     over 0.9 s: a SYN retransmitted, as after a refusal)
+hog.py short-conns-cf HOST PORT N SEC  the same, the client closing first (a kept-alive
+                                    request, then close): the TIME_WAIT is the client's
 """
 import errno
 import resource
@@ -21,7 +23,7 @@ import socket
 import sys
 import time
 
-from client import get_to_close
+from client import get_to_close, http_get
 
 
 def udp_ports(host, port, n):
@@ -101,7 +103,7 @@ def resolve(host, port, n):
     print('ok=%d failed=%d' % (ok, n - ok))
 
 
-def short_conns(host, port, n, sec):
+def short_conns(host, port, n, sec, client_first=False):
     ok = failed = slow = 0
     deadline = time.time() + sec
     for _ in range(n):
@@ -110,8 +112,11 @@ def short_conns(host, port, n, sec):
         t0 = time.time()
         try:
             with socket.create_connection((host, port), timeout=5) as s:
-                data = get_to_close(s, '/peer')
-            if b' 200 ' in data.split(b'\r\n', 1)[0]:
+                if client_first:
+                    good = http_get(s, '/peer')[0] == b'200'
+                else:
+                    good = b' 200 ' in get_to_close(s, '/peer').split(b'\r\n', 1)[0]
+            if good:
                 ok += 1
             else:
                 failed += 1
@@ -133,6 +138,8 @@ def main():
         syn_burst(a[1], int(a[2]), int(a[3]), float(a[4]), True)
     elif a[0] == 'short-conns':
         short_conns(a[1], int(a[2]), int(a[3]), float(a[4]))
+    elif a[0] == 'short-conns-cf':
+        short_conns(a[1], int(a[2]), int(a[3]), float(a[4]), True)
     elif a[0] == 'resolve':
         resolve(a[1], int(a[2]), int(a[3]))
     else:

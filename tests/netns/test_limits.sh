@@ -7,6 +7,12 @@
 #   test_limits.sh closed    a sandbox serving 3,000 short connections with an inbound share
 #                            of 256 never meets it (closed sessions do not count); a flood
 #                            of live connections still does
+#   test_limits.sh takeover  600 short connections from a sandbox to one server through 512
+#                            SNAT ports with a share of 64: every one succeeds, the closed
+#                            sessions' ports taken over; another sandbox takes them too; 64
+#                            live connections still fill the share
+#   test_limits.sh takeover-tw  the same with the server closing first: the ports taken over
+#                            may still be in the server's TIME_WAIT, every connection succeeds
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HOG=$SRC_DIR/hog.py
@@ -185,10 +191,61 @@ case_closed() {
 		test "$(($(sbx_counter hog limit_inbound) - before))" -ge 100
 }
 
+case_takeover() {
+	bed '{}' --sandbox-snat-ports-per-endpoint 64
+	check "the hog's share towards one endpoint is 64" \
+		eq "$(limit_of hog snatPortsPerEndpoint)" 64
+	local out
+	# Each connection closed (the client first): its session stays, in TIME_WAIT, for 120 s.
+	out=$(nss 1 python3 "$HOG" short-conns-cf $WORLD_IP 8000 600 30)
+	check "600 short connections to one server through 512 ports, all succeed ($out)" \
+		eq "$out" "ok=600 failed=0 slow=0"
+	check "beyond 512, each took over the port of a closed one" \
+		test "$(sbx_counter hog snat_takeovers)" -ge 88
+	check "counted for the node too" \
+		eq "$(stat_of worker snat_takeovers)" "$(sbx_counter hog snat_takeovers)"
+	check "the closed sessions never met the share of 64" \
+		eq "$(sbx_counter hog limit_snat_ports)" 0
+	check "and no port search failed" eq "$(stat_of drops snat_exhausted)" 0
+	check "every port is held by a closed session" \
+		test "$(stat_of sessionsByClass tcp_time_wait)" -ge 500
+	# Another sandbox, every port towards the server held by the hog's closed sessions.
+	out=$(nss 2 python3 "$SRC_DIR/client.py" serial $WORLD_IP 8000 20)
+	check "the victim opens 20 connections to the server ($out)" python3 -c '
+import sys
+p = sys.argv[1].split()
+assert len(p) == 20 and all(x.isdigit() for x in p), sys.argv[1]' "$out"
+	check "on ports taken over from the hog's closed sessions (and then its own)" \
+		test "$(sbx_counter victim snat_takeovers)" -ge 20
+	# Live connections still count: 80 at once, 64 get a port, the rest are refused.
+	out=$(nss 1 python3 "$HOG" syn-burst $WORLD_IP 8000 80 3)
+	settle
+	check "80 live connections at once: 64 connect ($out)" eq "$out" "connected=64"
+	check "the 65th on refused under the hog" test "$(sbx_counter hog limit_snat_ports)" -ge 16
+	check "none of it is SNAT exhaustion" eq "$(stat_of drops snat_exhausted)" 0
+}
+
+case_takeover_tw() {
+	bed '{}' --sandbox-snat-ports-per-endpoint 64
+	local out
+	# The server closes first: it holds each old connection in TIME_WAIT (60 s), so a SYN
+	# on a port taken over may meet it; the guest's RST to the server's stray ACK ends it.
+	out=$(nss 1 python3 "$HOG" short-conns $WORLD_IP 8000 560 60)
+	log "560 short connections, the server closing first: $out; the server's stray ACKs" \
+		"reset by the guest: $(stat_of worker tcp_rst_inexact)"
+	check "560 short connections through 512 ports, every one succeeds ($out)" \
+		test "${out%% *}" = ok=560 -a "$(echo "$out" | cut -d' ' -f2)" = failed=0
+	check "beyond 512, each took over the port of a closed one" \
+		test "$(sbx_counter hog snat_takeovers)" -ge 48
+	check "no port search failed" eq "$(stat_of drops snat_exhausted)" 0
+}
+
 case "${1:-}" in
 hostile) case_hostile ;;
 nolimits) case_nolimits ;;
 closed) case_closed ;;
-*) die "usage: $0 hostile|nolimits|closed" ;;
+takeover) case_takeover ;;
+takeover-tw) case_takeover_tw ;;
+*) die "usage: $0 hostile|nolimits|closed|takeover|takeover-tw" ;;
 esac
 tb_done

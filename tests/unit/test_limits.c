@@ -3,9 +3,11 @@
  * Per-sandbox limits in the pipeline (on the shared bed, dpbed.h): the token bucket, the
  * session limit, SNAT ports towards one endpoint (egress and hairpin), the inbound limit
  * (world, hairpin and host flows) refuse the sandbox over its limit, counted by reason and
- * under its slot, while another sandbox opens the same flows. Closed sessions do not count.
+ * under its slot, while another sandbox opens the same flows. Closed sessions do not count,
+ * and their SNAT ports go to new SYNs when no port is free (the takeover).
  */
 #include "t.h"
+#include "ct_counts.h"
 #include "dpbed.h"
 
 #define HOG	3
@@ -298,6 +300,314 @@ test_hairpin_snat(void)
 	CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
 }
 
+/* The session of the egress flow of 'slot' from gport to remote:80, NULL when none. */
+static struct ct_session *
+sess_of(uint32_t slot, uint32_t remote, uint16_t gport)
+{
+	struct ct_tuple t;
+	int d;
+
+	ct_tuple_set(&t, b.cfg.guest_ip, remote, htons(gport), htons(80), (uint16_t)(slot + 1),
+		     IPPROTO_TCP_);
+	return ct_lookup(b.x.ct, &t, &d);
+}
+
+/* The TCP state of that session, CT_TCP_MAX when none. */
+static uint8_t
+state_of(uint32_t slot, uint32_t remote, uint16_t gport)
+{
+	struct ct_session *s = sess_of(slot, remote, gport);
+
+	return s ? s->state : CT_TCP_MAX;
+}
+
+/* Its SNAT port (host order), 0 when none. */
+static uint16_t
+snat_of(uint32_t slot, uint32_t remote, uint16_t gport)
+{
+	struct ct_session *s = sess_of(slot, remote, gport);
+
+	return s ? ntohs(s->t[1].dport) : 0;
+}
+
+/*
+ * A connection of the guest of 'slot' from gport to remote:80, opened (a handshake) and, when
+ * 'close', closed by the guest first: its session ends in TIME_WAIT. The SYN's result in *r.
+ */
+static bool
+egress_conn(uint32_t slot, uint32_t remote, uint16_t gport, bool close, struct dp_result *r)
+{
+	uint32_t g = b.cfg.guest_ip, node = b.cfg.node_ip, c = 1000, s = 7000;
+	struct dp_result q;
+	uint16_t sp;
+
+	if (seg((int)slot, g, remote, gport, 80, TCPF_SYN, c, 0, r) != DP_TO_WORLD)
+		return false;
+	sp = snat_of(slot, remote, gport);
+	if (seg(-1, remote, node, 80, sp, TCPF_SYN | TCPF_ACK, s, c + 1, &q) != DP_TO_SANDBOX ||
+	    seg((int)slot, g, remote, gport, 80, TCPF_ACK, c + 1, s + 1, &q) != DP_TO_WORLD)
+		return false;
+	return !close ||
+	       (seg((int)slot, g, remote, gport, 80, TCPF_FIN | TCPF_ACK, c + 1, s + 1, &q) ==
+		DP_TO_WORLD &&
+		seg(-1, remote, node, 80, sp, TCPF_FIN | TCPF_ACK, s + 1, c + 2, &q) ==
+		DP_TO_SANDBOX &&
+		seg((int)slot, g, remote, gport, 80, TCPF_ACK, c + 2, s + 2, &q) == DP_TO_WORLD);
+}
+
+/* n closed connections of 'slot' to remote:80 from gport on, one a second of the clock. */
+static void
+closed_conns(uint32_t slot, uint32_t remote, uint16_t gport, uint32_t n)
+{
+	struct dp_result r;
+	uint32_t i, ok = 0;
+
+	for (i = 0; i < n; i++, b.x.now++)
+		ok += egress_conn(slot, remote, (uint16_t)(gport + i), true, &r);
+	CHECK_EQ(ok, n);
+}
+
+/* A SNAT range of 64 ports: the port search (SNAT_PROBES) looks at every one of them. */
+static void
+fresh64(void)
+{
+	fresh();
+	b.x.snat_hi = 40063;
+}
+
+/*
+ * Short connections to one endpoint: once their closed sessions hold every port, each new
+ * SYN takes over the port of the one idle longest. The taken session is gone (index, class
+ * list, counts as a recount gives them); the per-endpoint share still counts live sessions.
+ */
+static void
+test_takeover(void)
+{
+	uint32_t remote = ip4("198.19.7.1"), i, ok = 0;
+	struct dp_result r;
+	uint16_t first;
+
+	fresh64();
+	set_limits(HOG, 0, 0, 0, 0, 8);
+	closed_conns(HOG, remote, 10000, 64);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 64);
+	CHECK_EQ(ct_ep_count(b.x.ct, HOG + 1, 0, remote, htons(80), IPPROTO_TCP_), 0);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 0);
+	first = snat_of(HOG, remote, 10000);
+	CHECK(first >= 40000 && first <= 40063);
+	CHECK(egress_conn(HOG, remote, 20000, false, &r));
+	CHECK_EQ(snat_of(HOG, remote, 20000), first);
+	CHECK_EQ(snat_of(HOG, remote, 10000), 0);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 1);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_SNAT_TAKEOVERS], 1);
+	CHECK_EQ(b.st.drop[CVS_DROP_SNAT_EXHAUSTED], 0);
+	CHECK_EQ(b.x.ct->used, 64);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 63);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_ESTABLISHED], 1);
+	CHECK_EQ(ct_ep_count(b.x.ct, HOG + 1, 0, remote, htons(80), IPPROTO_TCP_), 1);
+	CHECK_EQ(ct_zone_opened(b.x.ct, HOG + 1), 1);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+	CHECK_EQ(bed_ct_check(&b), 0);
+	/* Live ones up to the share of 8, each on a closed one's port; the 9th is refused. */
+	for (i = 1; i < 8; i++)
+		ok += egress_conn(HOG, remote, (uint16_t)(20000 + i), false, &r);
+	CHECK_EQ(ok, 7);
+	CHECK(!egress_conn(HOG, remote, 20008, false, &r));
+	CHECK_EQ(r.drop, CVS_DROP_LIMIT_SNAT);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 8);
+	/* Their expiry (120 s) leaves nothing behind in the counts. */
+	b.x.now += 10800 + 120 + 60;
+	ct_expire(b.x.ct, b.x.now, 1000);
+	CHECK_EQ(b.x.ct->used, 0);
+	CHECK_EQ(ct_ep_count(b.x.ct, HOG + 1, 0, remote, htons(80), IPPROTO_TCP_), 0);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+}
+
+/*
+ * A live session's port is never taken: every port held by live flows, a SYN is refused
+ * (snat_exhausted); one of them closed (the guest resets it), the next SYN gets that port.
+ */
+static void
+test_takeover_live(void)
+{
+	uint32_t remote = ip4("198.19.7.2"), i, ok = 0;
+	struct dp_result r;
+	uint16_t port;
+
+	fresh64();
+	closed_conns(HOG, remote, 10000, 32);
+	/* Free ports first: 32 live flows take the other 32 ports, no closed one. */
+	for (i = 0; i < 32; i++)
+		ok += egress_conn(HOG, remote, (uint16_t)(20000 + i), false, &r);
+	CHECK_EQ(ok, 32);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 0);
+	/* Then the closed ones' ports, until every port is held by a live flow. */
+	for (i = 0, ok = 0; i < 32; i++)
+		ok += egress_conn(HOG, remote, (uint16_t)(30000 + i), false, &r);
+	CHECK_EQ(ok, 32);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 0);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_ESTABLISHED], 64);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 32);
+	CHECK(!egress_conn(VICTIM, remote, 11000, false, &r));
+	CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
+	CHECK(!egress_conn(HOG, remote, 11001, false, &r));
+	CHECK_EQ(r.drop, CVS_DROP_SNAT_EXHAUSTED);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 32);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_ESTABLISHED], 64);
+	/* UDP towards the same address and port is another tuple space: not concerned. */
+	CHECK_EQ(open_from(VICTIM, IPPROTO_UDP_, "198.19.7.2", 11002, 80, &r), DP_TO_WORLD);
+	/* The guest resets one: CLOSE, and its port is the one the next SYN gets. */
+	port = snat_of(HOG, remote, 30000);
+	CHECK_EQ(seg(HOG, b.cfg.guest_ip, remote, 30000, 80, TCPF_RST, 1001, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 1);
+	CHECK(egress_conn(VICTIM, remote, 11003, false, &r));
+	CHECK_EQ(snat_of(VICTIM, remote, 11003), port);
+	CHECK_EQ(b.pst[VICTIM].c[CVS_PC_SNAT_TAKEOVERS], 1);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+	CHECK_EQ(bed_ct_check(&b), 0);
+}
+
+/* How many of the n sessions of 'slot' from gport on towards remote:80 are closed. */
+static uint32_t
+closed_of(uint32_t slot, uint32_t remote, uint16_t gport, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct ct_session *s = sess_of(slot, remote, (uint16_t)(gport + i));
+
+		k += s && !ct_class_live(s->cls);
+	}
+	return k;
+}
+
+/*
+ * Whose closed sessions a SYN takes: its own sandbox's first, then another's (they are not
+ * counted, so left to their sandbox they could hold every port towards an endpoint). The
+ * one whose closed session is taken keeps its counts; the taker is counted under its name.
+ */
+static void
+test_takeover_cross(void)
+{
+	uint32_t remote = ip4("198.19.7.3"), i, ok = 0;
+	struct dp_result r;
+
+	fresh64();
+	b.x.snat_cursor = 7;
+	closed_conns(HOG, remote, 10000, 32);
+	closed_conns(VICTIM, remote, 20000, 32);
+	/* The victim's SYNs take its own 32 first, although the hog's are idle longer. */
+	for (i = 0; i < 32; i++)
+		ok += egress_conn(VICTIM, remote, (uint16_t)(21000 + i), false, &r);
+	CHECK_EQ(ok, 32);
+	CHECK_EQ(closed_of(VICTIM, remote, 20000, 32), 0);
+	CHECK_EQ(closed_of(HOG, remote, 10000, 32), 32);
+	CHECK_EQ(b.pst[VICTIM].c[CVS_PC_SNAT_TAKEOVERS], 32);
+	/* Then the hog's: their flows are over, the port is no one's to keep. */
+	CHECK(egress_conn(VICTIM, remote, 21032, false, &r));
+	CHECK_EQ(closed_of(HOG, remote, 10000, 32), 31);
+	CHECK_EQ(closed_of(HOG, remote, 10000, 1), 0);
+	CHECK_EQ(b.pst[VICTIM].c[CVS_PC_SNAT_TAKEOVERS], 33);
+	CHECK_EQ(b.pst[HOG].c[CVS_PC_SNAT_TAKEOVERS], 0);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 33);
+	CHECK_EQ(ct_zone_opened(b.x.ct, HOG + 1), 0);
+	CHECK_EQ(ct_zone_opened(b.x.ct, VICTIM + 1), 33);
+	CHECK_EQ(ct_ep_count(b.x.ct, VICTIM + 1, 0, remote, htons(80), IPPROTO_TCP_), 33);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+	CHECK_EQ(bed_ct_check(&b), 0);
+}
+
+/*
+ * A remote that still holds the old connection of a taken-over port in TIME_WAIT (it closed
+ * first) may refuse the SYN with that connection's ACK. The guest's RST to it, at the remote's
+ * sequence but off the new flow's, is forwarded with the state kept: it ends the remote's
+ * TIME_WAIT, and the guest's next SYN opens. A world peer's RST off the sequence is dropped.
+ */
+static void
+test_takeover_tw(void)
+{
+	uint32_t remote = ip4("198.19.7.5"), g = b.cfg.guest_ip, node = b.cfg.node_ip;
+	struct dp_result r;
+	uint16_t port;
+
+	fresh64();
+	closed_conns(HOG, remote, 10000, 64);
+	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_SYN, 50000, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(b.st.c[CVS_WC_SNAT_TAKEOVERS], 1);
+	port = snat_of(HOG, remote, 20000);
+	/* The old connection's ACK (it ended at 7002 / 1002): passes to the guest, which resets. */
+	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_ACK, 7002, 1002, &r), DP_TO_SANDBOX);
+	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_RST, 1002, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(b.st.c[CVS_WC_TCP_RST_INEXACT], 1);
+	CHECK_EQ(state_of(HOG, remote, 20000), CT_TCP_SYN_SENT);
+	/* The SYN again, answered now. */
+	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_SYN, 50000, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_SYN | TCPF_ACK, 9000, 50001, &r),
+		 DP_TO_SANDBOX);
+	CHECK_EQ(seg(HOG, g, remote, 20000, 80, TCPF_ACK, 50001, 9001, &r), DP_TO_WORLD);
+	CHECK_EQ(state_of(HOG, remote, 20000), CT_TCP_ESTABLISHED);
+	/* From the world side, a RST off the sequence does not pass before the SYN is acked. */
+	CHECK_EQ(seg(HOG, g, remote, 20001, 80, TCPF_SYN, 50000, 0, &r), DP_TO_WORLD);
+	port = snat_of(HOG, remote, 20001);
+	CHECK_EQ(seg(-1, remote, node, 80, port, TCPF_RST, 12345, 0, &r), DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_TCP_RST_WINDOW);
+	CHECK_EQ(state_of(HOG, remote, 20001), CT_TCP_SYN_SENT);
+}
+
+/* Hairpin flows to another sandbox's exposed port take over their closed ones the same way. */
+static void
+test_takeover_hairpin(void)
+{
+	uint32_t node = b.cfg.node_ip, g = b.cfg.guest_ip, i, ok = 0;
+	struct dp_result r;
+
+	fresh64();
+	/* 64 hairpin SYNs, each reset by the hog's guest at once: CLOSE, every port held. */
+	for (i = 0; i < 64; i++)
+		ok += seg(HOG, g, node, (uint16_t)(5000 + i), BED_HP_B, TCPF_SYN, 1000, 0, &r) ==
+		      DP_TO_SANDBOX &&
+		      seg(HOG, g, node, (uint16_t)(5000 + i), BED_HP_B, TCPF_RST, 1001, 0, &r) ==
+		      DP_TO_SANDBOX;
+	CHECK_EQ(ok, 64);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 64);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, VICTIM + 1), 0);
+	CHECK_EQ(seg(OTHER, g, node, 6000, BED_HP_B, TCPF_SYN, 1000, 0, &r), DP_TO_SANDBOX);
+	CHECK_EQ(r.slot, VICTIM);
+	CHECK_EQ(b.pst[OTHER].c[CVS_PC_SNAT_TAKEOVERS], 1);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_CLOSE], 63);
+	CHECK_EQ(ct_zone_inbound(b.x.ct, VICTIM + 1), 1);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+	CHECK_EQ(bed_ct_check(&b), 0);
+}
+
+/*
+ * A closed egress session revived by the remote (its SYN on TIME_WAIT) comes back into the
+ * endpoint count: refused at the share, as a new flow would be.
+ */
+static void
+test_revive_snat(void)
+{
+	uint32_t remote = ip4("198.19.7.4");
+	struct dp_result r;
+	uint16_t port;
+
+	fresh();
+	set_limits(HOG, 0, 0, 0, 0, 1);
+	closed_conns(HOG, remote, 10000, 1);
+	port = snat_of(HOG, remote, 10000);
+	CHECK(egress_conn(HOG, remote, 10001, false, &r));
+	CHECK_EQ(ct_ep_count(b.x.ct, HOG + 1, 0, remote, htons(80), IPPROTO_TCP_), 1);
+	CHECK_EQ(seg(-1, remote, b.cfg.node_ip, 80, port, TCPF_SYN, 90000, 0, &r), DP_DROP);
+	CHECK_EQ(r.drop, CVS_DROP_LIMIT_SNAT);
+	CHECK_EQ(b.x.ct->class_count[CT_C_TCP_TIME_WAIT], 1);
+	/* Under the share (the live one reset), the same SYN revives it. */
+	CHECK_EQ(seg(HOG, b.cfg.guest_ip, remote, 10001, 80, TCPF_RST, 1001, 0, &r), DP_TO_WORLD);
+	CHECK_EQ(seg(-1, remote, b.cfg.node_ip, 80, port, TCPF_SYN, 90000, 0, &r),
+		 DP_TO_SANDBOX);
+	CHECK_EQ(ct_ep_count(b.x.ct, HOG + 1, 0, remote, htons(80), IPPROTO_TCP_), 1);
+	CHECK_EQ(ct_counts_diff(b.x.ct), 0);
+}
+
 /* Inbound: many world clients at the hog's host port fill its inbound share only. */
 static void
 test_inbound(void)
@@ -368,6 +678,12 @@ main(void)
 	test_revive();
 	test_snat();
 	test_hairpin_snat();
+	test_takeover();
+	test_takeover_live();
+	test_takeover_cross();
+	test_takeover_tw();
+	test_takeover_hairpin();
+	test_revive_snat();
 	test_inbound();
 	test_host();
 	bed_fini(&b);
