@@ -169,8 +169,13 @@ case_closed() {
 	out=$(nsc python3 "$HOG" short-conns $NODE_IP $HP_HOG 3000 60)
 	check "3,000 short connections to the exposed port, none refused ($out)" \
 		eq "$out" "ok=3000 failed=0 slow=0"
-	check "their closed sessions are still in the table (TIME_WAIT)" \
-		test "$(stat_of sessionsByClass tcp_time_wait)" -ge 2900
+	# A client port the client's kernel picks again revives its TIME_WAIT session (port_reuse):
+	# one closed session fewer each time (232 of 3,000 in one CI run).
+	local tw reuse
+	tw=$(stat_of sessionsByClass tcp_time_wait)
+	reuse=$(stat_of worker port_reuse)
+	check "their closed sessions are still in the table (TIME_WAIT $tw, ports reused $reuse)" \
+		test $((tw + reuse)) -ge 2900
 	check "none met the inbound share of 256" eq "$(sbx_counter hog limit_inbound)" 0
 	log "world → hog's port: $(nsc python3 "$HOG" syn-burst $NODE_IP $HP_HOG 400 3)"
 	settle
