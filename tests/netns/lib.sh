@@ -23,6 +23,8 @@ GW_IP=169.254.68.5
 GUEST_MAC=20:90:6f:fc:fc:fc
 API=127.0.0.1:9180
 TB_DIR=$(mktemp -d /tmp/cvs-tb.XXXXXX)
+# Removed even by a script that never builds a bed (tb_setup replaces this with tb_teardown).
+trap 'rm -rf "$TB_DIR"' EXIT
 TB_PIDS=()
 TB_SANDBOXES=0
 FP_PID=
