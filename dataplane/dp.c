@@ -105,6 +105,37 @@ dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
 /* ---- building blocks ---- */
 
 /*
+ * A TCP segment other than the steady state's: the window, then the transition table, into
+ * *st. False when the segment is dropped.
+ */
+static bool
+dp_track_tcp(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
+	     struct dp_result *r, uint8_t *st)
+{
+	enum tcpwin_verdict v = x->cfg->tcp_liberal ? TW_OK : tcpwin_track(x->ct, s, dir, p);
+	uint8_t next;
+
+	if (v == TW_BAD || v == TW_BAD_RST) {
+		dp_drop(x, r, v == TW_BAD ? CVS_DROP_TCP_WINDOW : CVS_DROP_TCP_RST_WINDOW);
+		return false;
+	}
+	next = ct_tcp_next(*st, dir, p->tcp_flags);
+	/* A RST in the window but off the expected sequence: the endpoint challenges it. */
+	if (v == TW_KEEP) {
+		x->st->c[CVS_WC_TCP_RST_INEXACT]++;
+		next = *st;
+	}
+	/* Invalid or ignored transitions leave the state as it was (unlike CubeVS). */
+	if (next >= CT_TCP_MAX)
+		x->st->c[CVS_WC_TCP_INVALID]++;
+	else
+		*st = next;
+	return true;
+}
+
+#define DP_TCPF_STEADY	(TCPF_SYN | TCPF_FIN | TCPF_RST | TCPF_ACK)
+
+/*
  * Advance the session state for a packet seen in direction 'dir'. False when the packet is
  * dropped: a TCP segment outside the tracked window changes nothing, not even the timeout.
  */
@@ -115,29 +146,30 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 	uint8_t st = s->state;
 	enum ct_class c;
 
-	if (p->proto == IPPROTO_TCP_) {
-		enum tcpwin_verdict v = x->cfg->tcp_liberal ? TW_OK : tcpwin_track(x->ct, s, dir, p);
-		uint8_t next;
-
-		if (v == TW_BAD || v == TW_BAD_RST) {
-			dp_drop(x, r, v == TW_BAD ? CVS_DROP_TCP_WINDOW : CVS_DROP_TCP_RST_WINDOW);
+	if (p->proto != IPPROTO_TCP_) {
+		if (dir == CT_DIR_REPLY)
+			st = CT_REPLIED;
+		c = ct_class_of(p->proto, st);
+	} else if (__builtin_expect(st == CT_TCP_ESTABLISHED &&
+				    (p->tcp_flags & DP_TCPF_STEADY) == TCPF_ACK, 1)) {
+		/*
+		 * The steady state: an ACK without SYN, FIN or RST leaves an established flow
+		 * established in either direction (ct_tcp_table), its class as it was; only its
+		 * window is checked.
+		 */
+		if (!x->cfg->tcp_liberal && tcpwin_track_ack(x->ct, s, dir, p) != TW_OK) {
+			dp_drop(x, r, CVS_DROP_TCP_WINDOW);
 			return false;
 		}
-		next = ct_tcp_next(st, dir, p->tcp_flags);
-		/* A RST in the window but off the expected sequence: the endpoint challenges it. */
-		if (v == TW_KEEP) {
-			x->st->c[CVS_WC_TCP_RST_INEXACT]++;
-			next = st;
-		}
-		/* Invalid or ignored transitions leave the state as it was (unlike CubeVS). */
-		if (next >= CT_TCP_MAX)
-			x->st->c[CVS_WC_TCP_INVALID]++;
-		else
-			st = next;
-	} else if (dir == CT_DIR_REPLY) {
-		st = CT_REPLIED;
+		c = CT_C_TCP_ESTABLISHED;
+		/* Its own call, so the class is a constant in the common test. */
+		if (ct_touch_quick(x->ct, s, c, st, x->now))
+			return true;
+	} else {
+		if (!dp_track_tcp(x, s, dir, p, r, &st))
+			return false;
+		c = ct_class_of(IPPROTO_TCP_, st);
 	}
-	c = ct_class_of(p->proto, st);
 	if (ct_touch_quick(x->ct, s, c, st, x->now))
 		return true;
 	/* A class change: a closed session coming back to life meets the limits first. */

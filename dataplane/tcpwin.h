@@ -193,21 +193,19 @@ enum tcpwin_verdict tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d
 /* maxwin grows (rarely): out of line, so the steady state keeps its registers. */
 uint8_t tcpwin_mw_grow(uint64_t x);
 
-/* Check a TCP segment that matched s->t[d] against the window and learn from it. */
+/*
+ * Both directions seen, no SYN or RST: the steady state of every flow, tcpwin_in() and
+ * tcpwin_update() without the cases that cannot arise here (no SYN, both maxwin set). f holds
+ * the segment's FIN and ACK bits; a caller that knows them passes a constant and the tests of
+ * them fold away.
+ */
 static inline __attribute__((always_inline)) enum tcpwin_verdict
-tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *p)
+tcpwin_steady(struct ct_session *s, int d, const struct pkt *p, uint8_t f)
 {
 	const struct tcp_hdr *th = pkt_l4(p);
 	uint32_t seq, end, ack, win, mw_s, mw_r, bound, ackwin, rend, left;
-	uint8_t f = p->tcp_flags;
 	int r = d ^ 1;
 
-	if (__builtin_expect(!s->maxwin[0] || !s->maxwin[1] || (f & (TCPF_SYN | TCPF_RST)), 0))
-		return tcpwin_slow(ct, s, d, p);
-	/*
-	 * Both directions seen, no SYN or RST: the steady state of every flow, tcpwin_in() and
-	 * tcpwin_update() without the cases that cannot arise here (no SYN, both maxwin set).
-	 */
 	seq = ntohl(th->seq);
 	mw_r = (uint32_t)((s->maxwin[r] & 7) | 8) << (s->maxwin[r] >> 3);
 	bound = s->end[d] - s->lag[d] + mw_r;
@@ -237,6 +235,29 @@ tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt 
 	if ((f & TCPF_ACK) && left < s->lag[r])
 		s->lag[r] = (uint16_t)left;
 	return TW_OK;
+}
+
+/* Check a TCP segment that matched s->t[d] against the window and learn from it. */
+static inline __attribute__((always_inline)) enum tcpwin_verdict
+tcpwin_track(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *p)
+{
+	uint8_t f = p->tcp_flags;
+
+	if (__builtin_expect(!s->maxwin[0] || !s->maxwin[1] || (f & (TCPF_SYN | TCPF_RST)), 0))
+		return tcpwin_slow(ct, s, d, p);
+	return tcpwin_steady(s, d, p, f);
+}
+
+/*
+ * tcpwin_track() for a segment known to carry ACK and none of SYN, FIN, RST (the caller
+ * tested p->tcp_flags): the verdict is TW_OK or TW_BAD.
+ */
+static inline __attribute__((always_inline)) enum tcpwin_verdict
+tcpwin_track_ack(struct ct_table *ct, struct ct_session *s, int d, const struct pkt *p)
+{
+	if (__builtin_expect(!s->maxwin[0] || !s->maxwin[1], 0))
+		return tcpwin_slow(ct, s, d, p);
+	return tcpwin_steady(s, d, p, TCPF_ACK);
 }
 
 #endif /* CVS_TCPWIN_H */
