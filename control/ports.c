@@ -41,11 +41,10 @@ int
 ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
 		  char *err, size_t errlen)
 {
-	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
 	uint16_t pid, found = RTE_MAX_ETHPORTS;
-	bool af_xdp;
+	bool af_xdp, packed;
 	int ret;
 
 	RTE_ETH_FOREACH_DEV(pid) {
@@ -71,17 +70,16 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 	}
 	pt->world = found;
 	worldxsk_init(&pt->wxsk);
-	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_info_get(found, &info);
 	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
-	pt->mp = mbufpool_create("cvs_mbuf", NB_MBUF * nw, 256, rte_socket_id(),
-				 af_xdp && !cfg->test_unpacked_pool);
+	packed = af_xdp && !cfg->test_unpacked_pool;
+	pt->mp = mbufpool_create("cvs_mbuf", NB_MBUF * nw, 256, rte_socket_id(), packed);
 	if (!pt->mp) {
 		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
 			 rte_strerror(rte_errno));
 		return -ENOMEM;
 	}
-	if (af_xdp && !cfg->test_unpacked_pool && !mbufpool_packed_ok(pt->mp, err, errlen))
+	if (packed && !mbufpool_packed_ok(pt->mp, err, errlen))
 		return -ENOMEM;
 	if (!ret && (info.max_rx_queues < cfg->world_queues ||
 		     info.max_tx_queues < cfg->world_queues)) {
@@ -100,7 +98,6 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 	rte_eth_macaddr_get(found, &mac);
 	memcpy(dpc->world_mac, mac.addr_bytes, 6);
 	pt->world_ifindex = (int)info.if_index;
-	pt->world = found;
 	return 0;
 }
 
