@@ -72,6 +72,9 @@ nsn() { ip netns exec "$NS_N" "$@"; }
 nsc() { ip netns exec "$NS_C" "$@"; }
 nsw() { ip netns exec "$NS_W" "$@"; }
 nss() { local i=$1; shift; ip netns exec "cvs-s$i-$TB_ID" "$@"; }
+# Every named interface of the node namespace has an XDP program (xdp_on), or none has (xdp_off).
+xdp_on() { local i; for i; do nsn ip link show "$i" | grep -q prog/xdp || return 1; done; }
+xdp_off() { local i; for i; do ! nsn ip link show "$i" | grep -q prog/xdp || return 1; done; }
 
 tb_skip_unless_capable() {
 	if [ "$(id -u)" != 0 ]; then

@@ -189,7 +189,7 @@ case_corrupt() {
 	start_fails "truncated JSON" "is corrupt"
 	check "the corrupt file was not touched" eq "$(sha256sum "$st")" "$sum"
 	check "no XDP program was left on the world interface" \
-		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+		xdp_off nic0
 	: >"$st"
 	start_fails "empty file" "is corrupt"
 	echo '{"format":"cubevs-fp-state","version":99,"sandboxes":[]}' >"$st"
@@ -205,7 +205,7 @@ EOF
 	start_fails "a host port used twice" "host port 20000 is used twice"
 	check "that file was not touched either" eq "$(sha256sum "$st")" "$sum"
 	check "and the first record's interface was released" \
-		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_off sb1
 	sed -i 's/20000}]}]}/20001}]}]}/' "$st"
 	start_fails "host port outside the range" "outside --host-port-range" \
 		--host-port-range 20000-20000

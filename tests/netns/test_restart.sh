@@ -167,10 +167,9 @@ case_flows() {
 	t0=$(date +%s%N)
 	check "SIGTERM → exit 0" fp_stop
 	check "the steering program stays on the world interface" \
-		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+		xdp_on nic0
 	check "the sandbox interfaces keep their program" \
-		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
-			 ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
+		xdp_on sb1 sb2
 	pins_there "after SIGTERM"
 	# Each start sizes the sandbox UMEMs anew: the sessions it adopts do not care.
 	check "a new instance starts, with smaller sandbox UMEMs" \
@@ -224,7 +223,7 @@ case_grace() {
 		bash -c "! ip netns exec $NS_C curl -s -m 1 http://$NODE_IP:$HP1/name"
 	# A sandbox's frames while no process serves it: dropped by its program, counted.
 	check "the sandbox interface keeps its program during the gap" \
-		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_on sb1
 	nss 1 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -320,7 +319,7 @@ PY
 			bash -c "! ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp &&
 				 grep -q '1 sandbox interfaces no sandbox came back for' $TB_DIR/fp.log"
 	check "the other sandbox's interface runs the new one" \
-		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_on sb1
 	local left
 	left=$(api_body GET /stats | python3 -c '
 import json, sys
@@ -333,11 +332,11 @@ case_detach() {
 	bed --detach-on-exit
 	check "SIGTERM → exit 0" fp_stop
 	check "the steering program left the world interface" \
-		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+		xdp_off nic0
 	check "and the region was removed" test ! -e "$TB_DIR/run/sessions-nic0.region"
 	check "and the pinned maps" test ! -e "$TB_DIR/bpf/cubevs-fp/nic0"
 	check "the sandbox interfaces lost their program too" \
-		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_off sb1
 	tb_server "$NS_N" "$HP1" --name kernelhp
 	check "the kernel has the host port at once" \
 		eq "$(nsc curl -s -m 2 "http://$NODE_IP:$HP1/name")" "kernelhp $CLIENT_IP"

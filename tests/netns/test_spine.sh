@@ -158,7 +158,7 @@ case_delete() {
 	check "after DELETE the host port no longer reaches the sandbox" \
 		bash -c "! ip netns exec $NS_C curl -s -m 3 http://$NODE_IP:$HP1/name"
 	check "the XDP program left the deleted sandbox's interface" \
-		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_off sb1
 	check "the other sandbox still serves" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$HP2/name")" "sandbox2 $CLIENT_IP"
 	check "re-registering the interface works" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
@@ -191,20 +191,18 @@ case_sigterm() {
 	tb_server "$NS_N" 8000 --name kernel
 	check "SIGTERM → exit 0" fp_stop
 	check "our steering program stays on the world interface for the next process" \
-		bash -c "ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+		xdp_on nic0
 	check "our programs stay on the sandbox interfaces (guest frames dropped until the next start)" \
-		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
-			 ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
+		xdp_on sb1 sb2
 	check "the node still answers ping" quiet nsc ping -c 2 -W 2 -q "$NODE_IP"
 	check "and its own kernel ports" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:8000/name")" "kernel $CLIENT_IP"
 	check "a start with --detach-on-exit takes the program over" fp_start --detach-on-exit
 	check "SIGTERM → exit 0" fp_stop
 	check "with --detach-on-exit our program left the world interface" \
-		bash -c "! ip netns exec $NS_N ip link show nic0 | grep -q prog/xdp"
+		xdp_off nic0
 	check "and ours left the sandbox interfaces" \
-		bash -c "! ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp &&
-			 ! ip netns exec $NS_N ip link show sb2 | grep -q prog/xdp"
+		xdp_off sb1 sb2
 	nsn ip link set dev nic0 xdpgeneric obj /dev/null 2>/dev/null
 }
 
@@ -219,7 +217,7 @@ case_foreign() {
 	check "registration on an interface with a foreign program → 409" \
 		eq "$(register s1 sb1 '[8080]' | tail -n1)" 409
 	check "the foreign program is still there" \
-		bash -c "ip netns exec $NS_N ip link show sb1 | grep -q prog/xdp"
+		xdp_on sb1
 	fp_stop
 	ip netns exec "$NS_N" ip link set dev nic0 xdp obj "$XDP_PASS_OBJ" sec xdp
 	local out rc
