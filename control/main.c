@@ -26,6 +26,7 @@
 
 #include "api.h"
 #include "config.h"
+#include "funnel.h"
 #include "cvs_common.h"
 #include "cvs_version.h"
 #include "handover.h"
@@ -61,6 +62,7 @@ struct node {
 	struct xdp_steer steer;
 	bool have_steer;
 	struct xdp_sbx sbx;
+	struct funnel fun[CVS_FUN_MAX];	/* one per worker */
 	struct registry reg;
 	struct nexthop nexthop;
 	bool have_nexthop;
@@ -327,6 +329,23 @@ node_shared(struct node *n)
 }
 
 /* Each worker owns a table of its share of the sessions, its queues and its SNAT ports. */
+/* Worker i's one socket for all its interface sandboxes (control/funnel.h). */
+static int
+node_funnel(struct node *n, uint32_t i)
+{
+	char err[512];
+	int ret;
+
+	ret = funnel_open(&n->fun[i], &n->sbx, i, n->cfg.sandbox_umem_frames, err, sizeof(err));
+	if (ret) {
+		CVS_LOG(ERR, main, "worker %u: %s", i, err);
+		return ret;
+	}
+	n->w[i].fun = n->fun[i].xp;
+	n->w[i].fun_press = n->sbx.press ? &n->sbx.press[i] : NULL;
+	return 0;
+}
+
 static int
 node_worker_init(struct node *n, uint32_t i)
 {
@@ -366,7 +385,7 @@ node_worker_init(struct node *n, uint32_t i)
 	w->ctx.sh = n->pub.sh;
 	w->ctx.snat_cursor = (uint32_t)rte_rdtsc() * (i + 1);
 	dp_snat_share(&n->dpc, i, n->nw, &w->ctx.snat_lo, &w->ctx.snat_hi);
-	return 0;
+	return node_funnel(n, i);
 }
 
 /* The workers, the next-hop resolver that feeds them, and an lcore for each. */
@@ -415,7 +434,6 @@ node_registry(struct node *n)
 	n->pub.sbx = &n->sbx;
 	n->pub.steer = n->have_steer ? &n->steer : NULL;
 	n->pub.world_ifindex = n->pt.world_ifindex;
-	n->pub.umem_frames = n->cfg.sandbox_umem_frames;
 	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,
 		     n->cfg.sandbox_net, n->cfg.sandbox_prefix, n->cfg.node_ip, &publish_reg_ops,
 		     &n->pub)) {
@@ -685,6 +703,8 @@ node_teardown(struct node *n, bool worker_running)
 		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
 	if (handover_pin_dir()[0] && n->cfg.detach_on_exit)
 		xdppin_remove(handover_pin_dir());
+	for (i = 0; i < n->nw && i < CVS_FUN_MAX; i++)
+		funnel_close(&n->fun[i], &n->sbx, n->cfg.detach_on_exit);
 	xdpctl_sbx_unload(&n->sbx);
 	if (n->reg.by_slot)
 		reg_fini(&n->reg);

@@ -15,6 +15,7 @@
 #include "cvs_version.h"
 #include "log.h"
 #include "obs.h"
+#include "rtnl.h"
 #include "region.h"
 #include "worker.h"
 #include "xdpctl.h"
@@ -264,9 +265,6 @@ obs_sbx_one(void *arg, const struct sandbox *sb)
 {
 	struct obs_sbx_walk *v = arg;
 	struct obs_snap *s = v->s;
-	const struct xskport *xp = sb->dp;
-	struct xdp_statistics xs;
-	socklen_t len = sizeof(xs);
 	struct obs_sbx *e;
 
 	if (s->nsbx == v->cap) {
@@ -281,20 +279,16 @@ obs_sbx_one(void *arg, const struct sandbox *sb)
 	e = &s->sbx[s->nsbx++];
 	memset(e, 0, sizeof(*e));
 	snprintf(e->id, sizeof(e->id), "%s", sb->id);
-	e->attached = xp != NULL;
-	if (!xp) {
+	e->attached = sb->dp != NULL;
+	if (!e->attached) {
 		s->unattached++;
 		return;
 	}
 	if (v->o->w[0].slot_st)
 		memcpy(e->port, v->o->w[0].slot_st[sb->slot].c, sizeof(e->port));
-	/* A vhost-user port has no socket statistics: its data is a struct vhport. */
-	memset(&xs, 0, sizeof(xs));
-	if (!reg_is_vhost(sb) && !getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
-#define OBS_XSK_COPY(f, str, h) e->xsk[OBS_XSK_##f] = xs.f;
-		OBS_XSK_COUNTERS(OBS_XSK_COPY)
-#undef OBS_XSK_COPY
-	}
+	/* The sandbox program counts this one, not a worker. */
+	if (!reg_is_vhost(sb) && v->o->sbx)
+		e->port[CVS_PC_POLICED] = xdpctl_sbx_policed(v->o->sbx, sb->slot);
 }
 
 static void
@@ -325,23 +319,28 @@ obs_sbx_collect(struct obs *o, struct obs_snap *s)
 static void
 obs_buffers(const struct obs *o, struct obs_snap *s)
 {
-	const struct worker_ports *wp = o->nw ? o->w[0].wp : NULL;
-	uint32_t k, hi;
+	uint32_t k;
 
 	if (o->nw && o->w[0].mp)
 		s->mbufs_in_use = rte_mempool_in_use_count(o->w[0].mp);
 	for (k = 0; k < o->nw; k++)
 		s->parked += __atomic_load_n(&o->w[k].nparked, __ATOMIC_RELAXED);
-	if (!wp || !wp->ports)
-		return;
-	hi = atomic_load(&wp->hi);
-	for (k = 0; k < hi; k++) {
-		struct xskport *xp = atomic_load(&wp->ports[k]);
+	for (k = 0; k < o->nw; k++) {
+		const struct xskport *xp = o->w[k].fun;
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
 
 		if (!xp)
 			continue;
 		s->umem_frames += xp->nframes;
 		s->umem_free += __atomic_load_n(&xp->nfree, __ATOMIC_RELAXED);
+		memset(&xs, 0, sizeof(xs));
+		if (k < OBS_WXSK_MAX && !getsockopt(xp->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
+#define OBS_XSK_COPY(f, str, h) s->fun_xsk[k][OBS_XSK_##f] = xs.f;
+			OBS_XSK_COUNTERS(OBS_XSK_COPY)
+#undef OBS_XSK_COPY
+			s->fun_n = k + 1;
+		}
 	}
 }
 
@@ -424,7 +423,7 @@ obs_readiness(struct obs *o, struct obs_ready *r)
 	} else if (o->steer) {
 		uint32_t id = 0;
 
-		r->steering_attached = !bpf_xdp_query_id(o->world_ifindex, 0, &id) &&
+		r->steering_attached = !rtnl_xdp_prog_id(o->world_ifindex, &id) &&
 				       id == o->steer->prog_id;
 	}
 	r->worker_polling = seen && obs_now_ms() - seen < OBS_WORKER_STALL_MS;

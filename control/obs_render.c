@@ -8,7 +8,7 @@
 #include "obs_render.h"
 
 static const char *const obs_xsk_names[OBS_XSK_MAX] = {
-#define OBS_XSK_NAME(f, s, h) [OBS_XSK_##f] = "sandbox_" s,
+#define OBS_XSK_NAME(f, s, h) [OBS_XSK_##f] = "funnel_" s,
 	OBS_XSK_COUNTERS(OBS_XSK_NAME)
 #undef OBS_XSK_NAME
 };
@@ -18,7 +18,7 @@ static const char *const obs_xsk_keys[OBS_XSK_MAX] = {
 #undef OBS_XSK_KEY
 };
 static const char *const obs_xsk_help[OBS_XSK_MAX] = {
-#define OBS_XSK_HELP(f, s, h) [OBS_XSK_##f] = "AF_XDP socket of the sandbox: " h,
+#define OBS_XSK_HELP(f, s, h) [OBS_XSK_##f] = "AF_XDP socket of a worker's sandbox funnel: " h,
 	OBS_XSK_COUNTERS(OBS_XSK_HELP)
 #undef OBS_XSK_HELP
 };
@@ -212,6 +212,28 @@ obs_enum_vhost(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 NULL, NULL, "buffers", "vhostMbufsInUse", s->vh.mbufs_in_use);
 }
 
+/* One set of AF_XDP socket statistics, labelled by queue (or, without 'ids', by index). */
+static void
+obs_enum_xsk_set(obs_visit_fn fn, void *arg, const char *const *names, const char *const *help,
+		 const char *label, const char *group, uint32_t n, const uint32_t *ids,
+		 const uint64_t (*v)[OBS_XSK_MAX])
+{
+	char q[12];
+	uint32_t i, k;
+
+	for (k = 0; k < OBS_XSK_MAX; k++)
+		for (i = 0; i < n && i < OBS_WXSK_MAX; i++) {
+			struct obs_metric m = {
+				.family = names[k], .help = help[k], .kind = OBS_COUNTER,
+				.label = label, .lvalue = q, .group = group, .key = obs_xsk_keys[k],
+				.nested = true, .u = v[i][k], .d = (double)v[i][k],
+			};
+
+			snprintf(q, sizeof(q), "%u", ids ? ids[i] : i);
+			fn(arg, &m);
+		}
+}
+
 /*
  * The kernel's view of the world port's sockets, which the PMD's counters do not show: a
  * rejected descriptor there stops the queue's transmit (control/worldxsk.h).
@@ -219,27 +241,14 @@ obs_enum_vhost(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 static void
 obs_enum_world_xsk(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 {
-	char q[12];
-	uint32_t i, k;
-
 	obs_emit(fn, arg, "world_xsk_sockets", "AF_XDP sockets of the world port found, one per "
 		 "queue (0 when the world port is not net_af_xdp)", OBS_GAUGE, NULL, NULL,
 		 "worldXsk", "sockets", s->wxsk_n);
 	obs_emit(fn, arg, "world_xsk_invalid_alarms", "checks (one a second per queue) that "
 		 "found a world socket's rx_invalid or tx_invalid risen", OBS_COUNTER, NULL, NULL,
 		 "worldXsk", "invalidAlarms", s->wxsk_alarms);
-	for (k = 0; k < OBS_XSK_MAX; k++)
-		for (i = 0; i < s->wxsk_n && i < OBS_WXSK_MAX; i++) {
-			struct obs_metric m = {
-				.family = obs_wxsk_names[k], .help = obs_wxsk_help[k],
-				.kind = OBS_COUNTER, .label = "queue", .lvalue = q,
-				.group = "worldXsk", .key = obs_xsk_keys[k], .nested = true,
-				.u = s->wxsk[i][k], .d = (double)s->wxsk[i][k],
-			};
-
-			snprintf(q, sizeof(q), "%u", s->wxsk_queue[i]);
-			fn(arg, &m);
-		}
+	obs_enum_xsk_set(fn, arg, obs_wxsk_names, obs_wxsk_help, "queue", "worldXsk", s->wxsk_n,
+			 s->wxsk_queue, s->wxsk);
 }
 
 /* The DPDK ports, the registry, the state file and every sandbox's port. */
@@ -306,18 +315,8 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 
 			fn(arg, &m);
 		}
-	for (k = 0; k < OBS_XSK_MAX; k++)
-		for (i = 0; i < s->nsbx; i++) {
-			struct obs_metric m = {
-				.family = obs_xsk_names[k], .help = obs_xsk_help[k],
-				.kind = OBS_COUNTER, .label = "sandbox", .lvalue = s->sbx[i].id,
-				.group = "sandboxPorts", .key = obs_xsk_keys[k],
-				.nested = true, .per_sandbox = true, .u = s->sbx[i].xsk[k],
-				.d = (double)s->sbx[i].xsk[k],
-			};
-
-			fn(arg, &m);
-		}
+	obs_enum_xsk_set(fn, arg, obs_xsk_names, obs_xsk_help, "worker", "funnelXsk", s->fun_n,
+			 NULL, s->fun_xsk);
 }
 
 void

@@ -70,7 +70,6 @@ struct obs_sbx {
 	char id[CVS_ID_MAX + 1];
 	bool attached;
 	uint64_t port[CVS_PC_MAX];
-	uint64_t xsk[OBS_XSK_MAX];
 };
 
 /* Everything at one moment. Counters are read without stopping the worker. */
@@ -92,6 +91,9 @@ struct obs_snap {
 	uint32_t wxsk_queue[OBS_WXSK_MAX];
 	uint64_t wxsk[OBS_WXSK_MAX][OBS_XSK_MAX];
 	uint64_t wxsk_alarms;	/* checks that found rx/tx_invalid risen (obs.c) */
+	/* Each worker's funnel socket (control/funnel.h), in worker order. */
+	uint32_t fun_n;
+	uint64_t fun_xsk[OBS_WXSK_MAX][OBS_XSK_MAX];
 	uint64_t loops;
 	uint64_t tsc_hz;
 	uint64_t state_writes;

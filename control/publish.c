@@ -13,7 +13,6 @@
 #include "publish.h"
 #include "vhostctl.h"
 #include "xdpctl.h"
-#include "xskport.h"
 
 #define PUBLISH_CALL_MS		5000u	/* a worker that does not answer this soon is stuck */
 #define PUBLISH_CLOCK_MS	1000u
@@ -28,7 +27,7 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	p->sh = sh;
 	p->max_sandboxes = max_sandboxes;
 	p->sandbox_net = sandbox_net;
-	p->wp.ports = calloc(max_sandboxes, sizeof(*p->wp.ports));
+	p->wp.xsk_on = calloc(max_sandboxes, sizeof(*p->wp.xsk_on));
 	p->slot_st = calloc(max_sandboxes, sizeof(*p->slot_st));
 	p->wp.vh = calloc(max_sandboxes, sizeof(*p->wp.vh));
 	p->wp.vh_running = calloc((max_sandboxes + 63) / 64, sizeof(*p->wp.vh_running));
@@ -45,7 +44,7 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
 	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
-	    !sh->ip2slot || !p->wp.ports || !p->slot_st || !sh->slot_lim)
+	    !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
 }
@@ -64,8 +63,8 @@ publish_fini(struct publish *p)
 		free(p->sh);
 		p->sh = NULL;
 	}
-	free((void *)p->wp.ports);
-	p->wp.ports = NULL;
+	free((void *)p->wp.xsk_on);
+	p->wp.xsk_on = NULL;
 	free((void *)p->wp.vh);
 	p->wp.vh = NULL;
 	free((void *)p->wp.vh_running);
@@ -127,7 +126,7 @@ publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *i
 	atomic_store(&p->sh->slot_alive[slot], 0);
 	atomic_store(&p->sh->ip2slot[publish_ip_index(p, ip)], 0);
 	atomic_store(&p->sh->slot_ip[slot], 0);
-	worker_publish(&p->wp, slot, NULL);
+	worker_publish(&p->wp, slot, false);
 	worker_publish_vhost(&p->wp, slot, NULL);
 	old = atomic_exchange(&p->sh->policy[slot], NULL);
 	atomic_fetch_add(&p->sh->policy_ver[slot], 1);
@@ -140,7 +139,7 @@ publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *i
 
 int
 publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
-	     struct xskport *xp, const char *id)
+	     bool funnel, const char *id)
 {
 	int ret;
 
@@ -154,8 +153,8 @@ publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_pol
 		publish_retire_slot(p, slot, ip, id);
 		return ret;
 	}
-	/* Last: a worker that finds the socket finds the rest of the slot in place. */
-	worker_publish(&p->wp, slot, xp);
+	/* Last: a worker that finds the slot on finds the rest of it in place. */
+	worker_publish(&p->wp, slot, funnel);
 	return 0;
 }
 
@@ -163,7 +162,7 @@ int
 publish_slot_vhost(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
 		   struct vhport *vp, const char *id)
 {
-	int ret = publish_slot(p, slot, ip, pol, NULL, id);
+	int ret = publish_slot(p, slot, ip, pol, false, id);
 
 	if (!ret)
 		worker_publish_vhost(&p->wp, slot, vp);
@@ -198,6 +197,13 @@ publish_clock_advance(struct publish *p, int64_t seconds)
 
 /* ---- reg_ops: what a registration does to the data path ---- */
 
+/* The worker whose funnel carries a slot's frames: the one that owns the slot. */
+static uint32_t
+publish_worker_of(const struct publish *p, uint32_t slot)
+{
+	return dp_slot_owner(slot, p->nw ? p->nw : 1);
+}
+
 static int
 publish_op_ifindex(void *ctx, const char *iface)
 {
@@ -211,6 +217,12 @@ publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 
 	atomic_store_explicit(&p->sh->slot_mac[sb->slot], dp_mac_pack(sb->guest_mac),
 			      memory_order_release);
+	/* The funnel's programs compare and restore it too. */
+	if (sb->dp && !reg_is_vhost(sb) &&
+	    xdpctl_sbx_set_mac(p->sbx, sb->ifindex, sb->slot, publish_worker_of(p, sb->slot),
+			       sb->guest_mac))
+		CVS_LOG(ERR, xdp, "cannot set the guest MAC of %s in the sandbox maps: %s", sb->id,
+			strerror(errno));
 }
 
 /* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */
@@ -266,7 +278,6 @@ static int
 publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 {
 	struct publish *p = ctx;
-	struct xskport *xp;
 	int ret;
 
 	if (reg_is_vhost(sb))
@@ -278,22 +289,18 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	/* Before the slot goes live: its first frame already carries the right MAC. */
 	publish_op_guest_mac(p, sb);
 	publish_op_limits(p, sb);
-	xp = xskport_create(sb->iface, sb->ifindex, sb->slot, p->umem_frames, err, errlen);
-	if (!xp)
-		return -errno;
-	ret = xdpctl_sbx_attach(p->sbx, sb->ifindex, sb->iface, sb->slot, xp->fd, err, errlen);
-	if (!ret) {
-		ret = publish_slot(p, sb->slot, sb->ip, &sb->policy, xp, sb->id);
-		if (ret) {
-			snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
-			xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
-		}
-	}
+	/* Map entries and the shared program: no socket and no frames of its own. */
+	ret = xdpctl_sbx_attach(p->sbx, sb->ifindex, sb->iface, sb->slot,
+				publish_worker_of(p, sb->slot), sb->guest_mac, err, errlen);
+	if (ret)
+		return ret;
+	ret = publish_slot(p, sb->slot, sb->ip, &sb->policy, true, sb->id);
 	if (ret) {
-		xskport_destroy(xp);
+		snprintf(err, errlen, "cannot apply the policy: %s", strerror(-ret));
+		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
 		return ret;
 	}
-	sb->dp = xp;
+	sb->dp = p;
 	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
 	return 0;
 }
@@ -314,10 +321,9 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 			sb->id, sb->vhost, flushed);
 		return;
 	}
-	/* Kept at exit: until the next process binds, the program drops (gap_drop). */
+	/* Kept at exit: until the next process binds, the funnel drops (gap_drop). */
 	if (!p->keep_sbx_xdp)
 		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
-	xskport_destroy(sb->dp);
 	sb->dp = NULL;
 	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
 		flushed);

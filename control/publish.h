@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control thread's writes to the state the workers read: which slots are alive, the
- * sandbox address ↔ slot maps, the sandbox sockets by slot, the host-port table, the policies
- * and the test clock. This module owns struct dp_shared, the socket table and the per-slot
+ * sandbox address ↔ slot maps, which slots are behind the funnels, the host-port table, the
+ * policies and the test clock. This module owns struct dp_shared, the port table and the per-slot
  * counters (allocates, writes, frees them); the workers only read them (and count into their
  * own slots), and nothing else writes them.
  *
  * Memory ordering the workers rely on:
  * - A slot is published in this order: address maps and liveness, counters zeroed, policy,
- *   then the socket, with a release store (worker_publish()). A worker that acquires the
- *   socket pointer sees everything before it, so no frame from a new sandbox meets a
- *   half-published slot.
+ *   then its port flag, with a release store (worker_publish()). A worker that acquires the
+ *   flag sees everything before it, so no frame from a new sandbox meets a half-published
+ *   slot.
  * - ip2slot and the host-port table are release stores read with acquire loads: a slot or
  *   host-port entry seen by the worker is complete.
  * - A policy is swapped in, then its version bumped with a release store; the worker loads
@@ -18,8 +18,8 @@
  *   new policy. The old one is freed only after a mailbox round trip with every worker
  *   (WCMD_SYNC): each has finished the loop that might still have read it.
  * - A slot is retired in the reverse order and then flushed (WCMD_FLUSH_ZONE): once every
- *   worker answered, none polls the socket or holds the slot's sessions, and the socket and
- *   its XDP program may go.
+ *   worker answered, none sends to the slot or holds its sessions, and its map entries and
+ *   XDP program may go.
  */
 #ifndef CVS_PUBLISH_H
 #define CVS_PUBLISH_H
@@ -41,7 +41,7 @@ struct xskport;
 
 struct publish {
 	struct dp_shared *sh;		/* read by every worker */
-	struct worker_ports wp;		/* sandbox sockets by slot */
+	struct worker_ports wp;		/* sandbox ports by slot */
 	struct cvs_port_stats *slot_st;	/* per slot, written by the worker that owns it */
 	uint32_t max_sandboxes;
 	uint32_t sandbox_net;		/* network order */
@@ -54,7 +54,6 @@ struct publish {
 	struct xdp_steer *steer;	/* NULL without our steering program */
 	int world_ifindex;
 	bool keep_sbx_xdp;		/* at exit: sandbox programs stay for the next process */
-	uint32_t umem_frames;		/* per sandbox socket (--sandbox-umem-frames) */
 };
 
 /* Allocate the shared state for max_sandboxes slots of a /prefix sandbox CIDR. 0 or -ENOMEM. */
@@ -63,13 +62,13 @@ int publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net
 void publish_fini(struct publish *p);
 
 /*
- * Named writes (see the ordering above). publish_slot() makes slot serve xp for a sandbox at
+ * Named writes (see the ordering above). publish_slot() makes slot serve a sandbox at
  * ip (network order) with policy pol; publish_retire_slot() undoes it and returns the
  * sessions the workers removed; publish_policy() swaps a slot's policy. 'id' names the
  * sandbox in the log.
  */
 int publish_slot(struct publish *p, uint32_t slot, uint32_t ip, const struct reg_policy *pol,
-		 struct xskport *xp, const char *id);
+		 bool funnel, const char *id);
 /* The same for a vhost-user port (dataplane/vhport.h). */
 int publish_slot_vhost(struct publish *p, uint32_t slot, uint32_t ip,
 		       const struct reg_policy *pol, struct vhport *vp, const char *id);

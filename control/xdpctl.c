@@ -12,12 +12,11 @@
 #include <bpf/libbpf.h>
 
 #include "xdpctl.h"
+#include "rtnl.h"
 #include "xdppin.h"
 
 extern const unsigned char cvs_bpf_steer[];
 extern const size_t cvs_bpf_steer_len;
-extern const unsigned char cvs_bpf_sbx[];
-extern const size_t cvs_bpf_sbx_len;
 
 int
 xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
@@ -29,7 +28,7 @@ xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
 	*id = 0;
 	if (name && namelen)
 		name[0] = '\0';
-	ret = bpf_xdp_query_id(ifindex, 0, id);
+	ret = rtnl_xdp_prog_id(ifindex, id);
 	if (ret)
 		return ret;
 	if (!*id || !name)
@@ -236,172 +235,6 @@ xdpctl_steer_close(struct xdp_steer *s, bool detach)
 	if (s->prog_fd >= 0)
 		close(s->prog_fd);
 	s->prog_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
-}
-
-int
-xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_dir, char *err,
-		size_t errlen)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "cvs_sbx");
-	struct bpf_program *prog;
-	int ret;
-
-	memset(x, 0, sizeof(*x));
-	x->obj = bpf_object__open_mem(cvs_bpf_sbx, cvs_bpf_sbx_len, &oo);
-	if (!x->obj) {
-		snprintf(err, errlen, "cannot open the sandbox XDP program: %s", strerror(errno));
-		return -errno;
-	}
-	bpf_map__set_max_entries(bpf_object__find_map_by_name(x->obj, CVS_MAP_XSKS),
-				 max_sandboxes);
-	bpf_map__set_max_entries(bpf_object__find_map_by_name(x->obj, CVS_MAP_SBX_SLOT),
-				 max_sandboxes);
-	if (pin_dir && pin_dir[0])
-		x->reused = xdppin_reuse(x->obj, pin_dir, "sbx_", x->note, sizeof(x->note));
-	ret = bpf_object__load(x->obj);
-	if (ret) {
-		snprintf(err, errlen, "cannot load the sandbox XDP program: %s%s", strerror(-ret),
-			 ret == -EPERM ? " (needs CAP_BPF and CAP_NET_ADMIN)" : "");
-		bpf_object__close(x->obj);
-		x->obj = NULL;
-		return ret;
-	}
-	prog = bpf_object__find_program_by_name(x->obj, CVS_PROG_SBX);
-	x->prog_fd = bpf_program__fd(prog);
-	x->xsks_fd = bpf_object__find_map_fd_by_name(x->obj, CVS_MAP_XSKS);
-	x->slot_fd = bpf_object__find_map_fd_by_name(x->obj, CVS_MAP_SBX_SLOT);
-	x->stats_fd = bpf_object__find_map_fd_by_name(x->obj, CVS_MAP_STATS);
-	if (pin_dir && pin_dir[0] && xdppin_pin(x->obj, pin_dir, "sbx_")) {
-		size_t l = strlen(x->note);
-
-		snprintf(x->note + l, sizeof(x->note) - l, "%scannot pin the sandbox maps in %s: %s",
-			 l ? "; " : "", pin_dir, strerror(errno));
-	}
-	return 0;
-}
-
-/* Id of the program on ifindex when it is our sandbox program (of any process), else 0. */
-static uint32_t
-xdpctl_sbx_attached(int ifindex)
-{
-	char name[BPF_OBJ_NAME_LEN];
-	uint32_t id;
-
-	if (xdpctl_prog_info(ifindex, &id, name, sizeof(name)) || !id ||
-	    strcmp(name, CVS_PROG_SBX))
-		return 0;
-	return id;
-}
-
-static uint32_t
-xdpctl_prog_id(int prog_fd)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return bpf_obj_get_info_by_fd(prog_fd, &info, &len) ? 0 : info.id;
-}
-
-/*
- * The sandbox program of the process before, kept attached over the restart (sandbox frames
- * dropped and counted as gap drops, never handed to the kernel), is replaced in one step.
- */
-static int
-xdpctl_sbx_replace(struct xdp_sbx *x, int ifindex, uint32_t old_id)
-{
-	int old_fd = bpf_prog_get_fd_by_id(old_id), ret;
-	LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = old_fd);
-
-	if (old_fd < 0)
-		return -errno;
-	ret = bpf_xdp_attach(ifindex, x->prog_fd, XDP_FLAGS_REPLACE, &o);
-	close(old_fd);
-	return ret;
-}
-
-uint32_t
-xdpctl_sbx_prune(struct xdp_sbx *x)
-{
-	uint32_t k, next, ours = xdpctl_prog_id(x->prog_fd), n = 0, gone[256], i, cnt;
-	void *prev;
-
-	do {
-		cnt = 0;
-		prev = NULL;
-		while (cnt < 256 && !bpf_map_get_next_key(x->slot_fd, prev, &next)) {
-			uint32_t id = xdpctl_sbx_attached((int)next);
-
-			/* Not attached by us since the start: nobody came back for it. */
-			if (id != ours) {
-				gone[cnt++] = next;
-				if (id) {
-					int fd = bpf_prog_get_fd_by_id(id);
-					LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = fd);
-
-					if (fd >= 0)
-						bpf_xdp_detach((int)next, XDP_FLAGS_REPLACE, &o);
-					if (fd >= 0)
-						close(fd);
-				}
-			}
-			k = next;
-			prev = &k;
-		}
-		for (i = 0; i < cnt; i++)
-			bpf_map_delete_elem(x->slot_fd, &gone[i]);
-		n += cnt;
-	} while (cnt == 256);
-	return n;
-}
-
-int
-xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
-		  int xsk_fd, char *err, size_t errlen)
-{
-	uint32_t ifi = (uint32_t)ifindex, old = xdpctl_sbx_attached(ifindex);
-	int ret;
-
-	if (!old) {
-		ret = xdpctl_clear_stale(ifindex, ifname, CVS_PROG_SBX, err, errlen);
-		if (ret < 0)
-			return ret;
-	}
-	if (bpf_map_update_elem(x->xsks_fd, &slot, &xsk_fd, BPF_ANY) ||
-	    bpf_map_update_elem(x->slot_fd, &ifi, &slot, BPF_ANY)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot bind the socket of %s: %s", ifname, strerror(-ret));
-		xdpctl_sbx_detach(x, ifindex, slot);
-		return ret;
-	}
-	ret = old ? xdpctl_sbx_replace(x, ifindex, old) :
-	      bpf_xdp_attach(ifindex, x->prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
-	if (ret) {
-		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: %s", ifname,
-			 strerror(-ret));
-		xdpctl_sbx_detach(x, ifindex, slot);
-		return ret == -EEXIST ? -EBUSY : ret;
-	}
-	return 0;
-}
-
-void
-xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot)
-{
-	LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = x->prog_fd);
-	uint32_t ifi = (uint32_t)ifindex;
-
-	bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE, &o);
-	bpf_map_delete_elem(x->slot_fd, &ifi);
-	bpf_map_delete_elem(x->xsks_fd, &slot);
-}
-
-void
-xdpctl_sbx_unload(struct xdp_sbx *x)
-{
-	if (x->obj)
-		bpf_object__close(x->obj);
-	x->obj = NULL;
 }
 
 int

@@ -3,6 +3,7 @@
 #ifndef CVS_XDPCTL_H
 #define CVS_XDPCTL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,13 +22,28 @@ struct xdp_steer {
 	int stats_fd;
 };
 
-/* The one sandbox program shared by all sandbox interfaces. */
+/*
+ * The sandbox side: the one program of all sandbox interfaces, the funnel programs
+ * (xdp/sbx.bpf.c) and their maps. 'press' is cvs_fun_press mapped into our memory: each
+ * worker writes its own entry.
+ */
 struct xdp_sbx {
 	struct bpf_object *obj;
 	int prog_fd;
+	int fun_in_fd;
+	int fun_out_fd;
+	uint32_t prog_id;
+	int if_fd;
+	int out_fd;
+	int pol_fd;
+	int dev_fd;
 	int xsks_fd;
-	int slot_fd;
+	int press_fd;
 	int stats_fd;
+	_Atomic uint64_t *press;
+	uint16_t gen;		/* marks the entries this process wrote */
+	uint32_t kept_id;	/* a program of the process before that is ours in all but id */
+	uint8_t tag[8];
 	uint32_t reused;	/* maps taken from their pins (xdppin.h) */
 	char note[600];		/* what the pinning had to say, for the log; "" when nothing */
 };
@@ -55,9 +71,18 @@ void xdpctl_steer_close(struct xdp_steer *s, bool detach);
 /* Load the sandbox program; with 'pin_dir' (not "") onto the maps pinned there, as sbx_*. */
 int xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_dir, char *err,
 		    size_t errlen);
+/*
+ * A sandbox interface into the funnel of 'worker': its entries, then the program (kept when
+ * it is ours already, as after a restart). 'mac' is the registered guest MAC.
+ */
 int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
-		      int xsk_fd, char *err, size_t errlen);
+		      uint32_t worker, const uint8_t mac[6], char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
+/* The guest MAC of an attached sandbox changed. */
+int xdpctl_sbx_set_mac(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
+		       const uint8_t mac[6]);
+/* Frames of this slot the policer dropped (its excess while its funnel was under pressure). */
+uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
 /*
  * After the restore: the interfaces in the (pinned) slot map that no sandbox came back for
  * lose the program the process before left attached, and their entries. Returns how many.

@@ -100,7 +100,10 @@ enum cvs_drop {
 	_(PIPE_PKTS, "pipeline_packets", "frames that went through the burst pipeline") \
 	_(SBX_TX_RING_FULL, "sandbox_tx_ring_full", \
 	  "sandbox TX ring or UMEM frames exhausted at the first try") \
-	_(SBX_FILL_SHORT, "sandbox_fill_short", "sandbox fill ring lacked room for received frames")
+	_(SBX_FILL_SHORT, "sandbox_fill_short", "sandbox fill ring lacked room for received frames") \
+	_(FUNNEL_PRESSED, "funnel_pressed", \
+	  "times the funnel ring passed half full: sandboxes held to their share from then on") \
+	_(FUNNEL_RELIEVED, "funnel_relieved", "times the funnel ring drained again: shares lifted")
 
 enum cvs_wcounter {
 #define CVS_WC_ENUM(n, s, h) CVS_WC_##n,
@@ -129,7 +132,9 @@ struct cvs_stats {
 	  "new flows refused: the sandbox's SNAT ports towards one endpoint") \
 	_(LIM_INBOUND,	"limit_inbound", "new flows towards the sandbox refused: its inbound limit") \
 	_(SNAT_TAKEOVERS, "snat_takeovers", \
-	  "new TCP flows of the sandbox given the SNAT port of a closed session (none free)")
+	  "new TCP flows of the sandbox given the SNAT port of a closed session (none free)") \
+	_(POLICED,	"funnel_policed", \
+	  "frames of the sandbox dropped beyond its share while its funnel was under pressure")
 
 enum cvs_pcounter {
 #define CVS_PC_ENUM(n, s, h) CVS_PC_##n,

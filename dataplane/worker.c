@@ -107,10 +107,11 @@ world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t 
 		world_flush(w, q);
 }
 
-static struct xskport *
-worker_port(struct worker *w, uint32_t slot)
+/* The slot is an interface sandbox, reached through the funnels. */
+static inline bool
+worker_xsk_on(struct worker *w, uint32_t slot)
 {
-	return atomic_load_explicit(&w->wp->ports[slot], memory_order_acquire);
+	return atomic_load_explicit(&w->wp->xsk_on[slot], memory_order_acquire);
 }
 
 /* Account a burst of k frames that spent the cycles since t0 in the pipeline. */
@@ -227,8 +228,8 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 			worker_handoff(w, dp_slot_owner(slot, w->nworkers), WH_TO_SANDBOX, slot, m);
 		return;
 	}
-	xp = worker_port(w, slot);
-	if (unlikely(!xp)) {
+	xp = w->fun;
+	if (unlikely(!xp || !worker_xsk_on(w, slot))) {
 		struct vhport *vp = worker_vhport(w, slot);
 
 		if (vp)
@@ -237,10 +238,10 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		return;
 	}
-	if (unlikely(xskport_tx_copy(xp, data, len))) {
+	if (unlikely(xskport_tx_stamped(xp, data, len, slot))) {
 		w->st.c[CVS_WC_SBX_TX_RING_FULL]++;
 		xskport_complete(xp);
-		if (xskport_tx_copy(xp, data, len)) {
+		if (xskport_tx_stamped(xp, data, len, slot)) {
 			w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
 			return;
 		}
@@ -308,7 +309,7 @@ worker_unpark(struct worker *w, struct worker_out *o, uint64_t now_tsc)
 		struct park_entry *e = &w->park[i];
 		struct dp_result r;
 
-		if (!worker_port(w, e->slot) && !worker_vhport(w, e->slot)) {
+		if (!worker_xsk_on(w, e->slot) && !worker_vhport(w, e->slot)) {
 			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
 		} else {
 			dp_sandbox_rx(&w->ctx, e->slot, e->data, e->len, &r);
@@ -404,65 +405,121 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 	return n;
 }
 
-static uint32_t
-worker_sandbox_rx(struct worker *w, struct xskport *xp, struct worker_out *o)
+/* A run of frames of one slot from the funnel, through the pipeline of a sandbox. */
+static void
+worker_sandbox_run(struct worker *w, struct worker_out *o, uint32_t slot, uint8_t **data,
+		   uint32_t *len, uint32_t k)
 {
+	struct dp_result res[XSKP_BURST];
+	uint64_t t = rte_rdtsc();
+	uint32_t i;
+
+	dp_sandbox_rx_burst(&w->ctx, slot, data, len, k, res);
+	worker_pipe_account(w, t, k);
+	for (i = 0; i < k; i++) {
+		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, slot, data[i], len[i]);
+		else
+			worker_emit(w, o, &res[i], data[i], NULL, (int)slot);
+	}
+}
+
+/*
+ * The slot a funnel frame came from, past its header; UINT32_MAX for one that is not ours
+ * to take (counted). The header's flag says the guest's source MAC was not the registered one.
+ */
+static inline uint32_t
+worker_funnel_slot(struct worker *w, uint8_t **p, uint32_t *l)
+{
+	struct cvs_fun_hdr h;
+
+	if (unlikely(*l < sizeof(h) + 12)) {
+		w->st.drop[CVS_DROP_RUNT]++;
+		return UINT32_MAX;
+	}
+	memcpy(&h, *p, sizeof(h));
+	*p += sizeof(h);
+	*l -= (uint32_t)sizeof(h);
+	if (unlikely(h.slot >= w->ctx.sh->max_sandboxes || !worker_xsk_on(w, h.slot))) {
+		w->st.drop[CVS_DROP_SANDBOX_GONE]++;
+		return UINT32_MAX;
+	}
+	if (w->slot_st) {
+		struct cvs_port_stats *ps = &w->slot_st[h.slot];
+
+		ps->c[CVS_PC_RX_PKTS]++;
+		ps->c[CVS_PC_RX_BYTES] += *l;
+		ps->c[CVS_PC_MAC_MISMATCH] += !!(h.flags & CVS_FUN_F_MAC_MISMATCH);
+	}
+	return h.slot;
+}
+
+/*
+ * Tell the sandbox program when the funnel's ring fills: then each sandbox gets a share of it
+ * (xdp/cvs_xdp.h, cvs_sbx_pol), so one that floods cannot crowd the others out.
+ */
+static inline void
+worker_funnel_pressure(struct worker *w, uint32_t queued)
+{
+	uint32_t ring = w->fun->ring_size;
+	bool on = w->pressed ? queued > ring / 8 : queued >= ring / 2;
+
+	if (likely(on == w->pressed) || !w->fun_press)
+		return;
+	w->pressed = on;
+	atomic_store_explicit(w->fun_press, on, memory_order_relaxed);
+	w->st.c[on ? CVS_WC_FUNNEL_PRESSED : CVS_WC_FUNNEL_RELIEVED]++;
+}
+
+static uint32_t
+worker_funnel_rx(struct worker *w, struct worker_out *o)
+{
+	struct xskport *xp = w->fun;
 	uint64_t done[XSKP_BURST];
 	uint8_t *data[XSKP_BURST];
 	uint32_t len[XSKP_BURST];
-	struct dp_result res[XSKP_BURST];
-	uint32_t idx, n, i, k = 0;
-	uint64_t bytes = 0;
-	uint32_t mismatch = 0;
+	uint32_t idx, n, i, k = 0, run = UINT32_MAX;
 
 	n = xskport_rx_peek(xp, XSKP_BURST, &idx);
 	if (!n)
 		return 0;
+	worker_funnel_pressure(w, xsk_cons_nb_avail(&xp->rx, xp->ring_size) + n);
 	for (i = 0; i < n; i++) {
-		uint32_t l;
+		uint32_t l, slot;
 		uint8_t *p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
 
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
-		bytes += l;
-		/* Counted, not dropped: the guest still reaches the world, only replies miss it. */
-		mismatch += !dp_guest_mac_ok(w->ctx.sh, xp->slot, p, l);
+		slot = worker_funnel_slot(w, &p, &l);
+		if (slot == UINT32_MAX)
+			continue;
 		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, xp->slot,
-					       p, l, w->nworkers);
+			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, slot, p, l,
+					       w->nworkers);
 
 			if (to != w->id) {
 				struct rte_mbuf *m = worker_mbuf(w, p, l);
 
 				if (m)
-					worker_handoff(w, to, WH_FROM_SANDBOX, xp->slot, m);
+					worker_handoff(w, to, WH_FROM_SANDBOX, slot, m);
 				continue;
 			}
 		}
+		/* Frames of one sandbox come in runs: each run is one burst of the pipeline. */
+		if (k && slot != run) {
+			worker_sandbox_run(w, o, run, data, len, k);
+			k = 0;
+		}
+		run = slot;
 		data[k] = p;
 		len[k++] = l;
 	}
-	if (k) {
-		uint64_t t = rte_rdtsc();
-
-		dp_sandbox_rx_burst(&w->ctx, xp->slot, data, len, k, res);
-		worker_pipe_account(w, t, k);
-	}
-	for (i = 0; i < k; i++) {
-		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
-			worker_park(w, xp->slot, data[i], len[i]);
-		else
-			worker_emit(w, o, &res[i], data[i], NULL, (int)xp->slot);
-	}
+	if (k)
+		worker_sandbox_run(w, o, run, data, len, k);
 	xskport_rx_release(xp, n);
 	if (unlikely(xskport_fill_short(xp, n)))
 		w->st.c[CVS_WC_SBX_FILL_SHORT]++;
 	xskport_refill(xp, done, n);
-	if (w->slot_st) {
-		w->slot_st[xp->slot].c[CVS_PC_RX_PKTS] += n;
-		w->slot_st[xp->slot].c[CVS_PC_RX_BYTES] += bytes;
-		w->slot_st[xp->slot].c[CVS_PC_MAC_MISMATCH] += mismatch;
-	}
 	return n;
 }
 
@@ -670,10 +727,9 @@ worker_main(void *arg)
 	/* Without it idle vhost-user guests are polled every loop: slower, still correct. */
 	w->vh_idle = calloc((w->ctx.sh->max_sandboxes + 63) / 64, sizeof(*w->vh_idle));
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
-		uint32_t hi = atomic_load_explicit(&w->wp->hi, memory_order_acquire);
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
 		uint64_t start = rte_get_tsc_cycles();
-		uint32_t moved, s;
+		uint32_t moved;
 
 		/* One clock for the loop; tests move it forward through clock_offset. */
 		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) + w->clock_base +
@@ -681,12 +737,8 @@ worker_main(void *arg)
 		moved = w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)
 			moved += worker_eth_rx(w, &o, true);
-		for (s = w->id; s < hi; s += w->nworkers) {
-			struct xskport *xp = worker_port(w, s);
-
-			if (xp)
-				moved += worker_sandbox_rx(w, xp, &o);
-		}
+		if (w->fun)
+			moved += worker_funnel_rx(w, &o);
 		if (vh_hi)
 			moved += worker_vhost_poll(w, &o, vh_hi, nloop++);
 		moved += worker_inbox(w, &o);
@@ -701,13 +753,9 @@ worker_main(void *arg)
 		world_flush(w, &o.world);
 		if (w->host_port != UINT16_MAX)
 			world_flush(w, &o.host);
-		for (s = w->id; s < hi; s += w->nworkers) {
-			struct xskport *xp = worker_port(w, s);
-
-			if (xp) {
-				xskport_kick(xp);
-				xskport_complete(xp);
-			}
+		if (w->fun) {
+			xskport_kick(w->fun);
+			xskport_complete(w->fun);
 		}
 		vhost_flush_all(w);
 		if (w->ctx.now != last_now) {
@@ -781,11 +829,9 @@ worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms)
 }
 
 void
-worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp)
+worker_publish(struct worker_ports *wp, uint32_t slot, bool on)
 {
-	atomic_store_explicit(&wp->ports[slot], xp, memory_order_release);
-	if (xp && slot + 1 > atomic_load(&wp->hi))
-		atomic_store_explicit(&wp->hi, slot + 1, memory_order_release);
+	atomic_store_explicit(&wp->xsk_on[slot], on, memory_order_release);
 }
 
 void

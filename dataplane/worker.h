@@ -41,13 +41,12 @@ enum worker_cmd {
 };
 
 /*
- * What the workers share: the sandbox ports, indexed by slot, published by control. A slot has
- * an AF_XDP socket or a vhost-user port, never both; the vhost-user ports have their own
- * bound so a node without them pays nothing for them.
+ * What the workers share: the sandbox ports, indexed by slot, published by control. A slot is
+ * an interface behind the funnels (xsk_on) or a vhost-user port, never both; the vhost-user
+ * ports have their own bound so a node without them pays nothing for them.
  */
 struct worker_ports {
-	struct xskport *_Atomic *ports;
-	_Atomic uint32_t hi;	/* one past the highest slot ever published */
+	_Atomic uint8_t *xsk_on;	/* per slot: its interface is attached to the funnels */
 	struct vhport *_Atomic *vh;
 	_Atomic uint32_t vh_hi;	/* one past the highest vhost-user slot ever published */
 	_Atomic uint64_t *vh_running;	/* bit per slot: its vhost-user device runs */
@@ -80,6 +79,13 @@ struct worker {
 	struct worker *all;	/* every worker, for handoffs */
 	struct rte_ring *inbox;	/* frames other workers hand to this one (MP/SC) */
 	struct worker_ports *wp;
+	/*
+	 * The funnel's socket: frames of every interface sandbox this worker owns come in here,
+	 * and every frame towards one of them goes out here (control/funnel.h).
+	 */
+	struct xskport *fun;
+	_Atomic uint64_t *fun_press;	/* this worker's entry of cvs_fun_press, or NULL */
+	bool pressed;
 	struct dp_nh_reqs nhreq;
 	uint32_t idle_sleep_us;	/* 0: poll without pause */
 	uint32_t clock_base;	/* seconds the session clock had when the worker started */
@@ -114,7 +120,7 @@ int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_m
 		uint32_t *result);
 /* Copy a bounded page of sessions (see ct_dump()) on the worker; 'req' must outlive a timeout. */
 int worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms);
-void worker_publish(struct worker_ports *wp, uint32_t slot, struct xskport *xp);
+void worker_publish(struct worker_ports *wp, uint32_t slot, bool on);
 void worker_publish_vhost(struct worker_ports *wp, uint32_t slot, struct vhport *vp);
 
 #endif /* CVS_WORKER_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A sandbox port: one AF_XDP socket on the sandbox's host-side interface, with its own small
- * UMEM of nframes frames (--sandbox-umem-frames), half for receive and half for transmit, and
- * rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c);
+ * An AF_XDP socket of ours: a worker's funnel socket (control/funnel.h), which carries the
+ * frames of all its interface sandboxes, with a UMEM of nframes frames (--sandbox-umem-frames),
+ * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c);
  * between publish and unpublish only the worker touches its rings and its free-frame stack,
  * with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
  * refill) and transmit (tx_copy, kick, complete).
@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <xdp/xsk.h>
+
+#include "cvs_xdp.h"
 
 #define XSKP_FRAME_SIZE		2048u
 #define XSKP_BURST		32u
@@ -103,6 +105,34 @@ xskport_tx_copy(struct xskport *xp, const void *data, uint32_t len)
 		return -1;
 	addr = xp->free[--xp->nfree];
 	memcpy(xp->area + addr, data, len);
+	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
+	d->addr = addr;
+	d->len = len;
+	xsk_ring_prod__submit(&xp->tx, 1);
+	xp->tx_unsent++;
+	return 0;
+}
+
+/*
+ * The same towards a sandbox through the funnel: the destination MAC carries the slot, and
+ * the funnel's TC program puts the guest's MAC back (xdp/cvs_xdp.h, CVS_FUN_STAMP0).
+ */
+static inline int
+xskport_tx_stamped(struct xskport *xp, const void *data, uint32_t len, uint32_t slot)
+{
+	uint8_t stamp[6] = { CVS_FUN_STAMP0, CVS_FUN_STAMP1, (uint8_t)(slot >> 24),
+			     (uint8_t)(slot >> 16), (uint8_t)(slot >> 8), (uint8_t)slot };
+	struct xdp_desc *d;
+	uint32_t idx;
+	uint64_t addr;
+
+	if (len > XSKP_FRAME_SIZE || len < sizeof(stamp) || !xp->nfree)
+		return -1;
+	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	addr = xp->free[--xp->nfree];
+	memcpy(xp->area + addr, data, len);
+	memcpy(xp->area + addr, stamp, sizeof(stamp));
 	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
 	d->addr = addr;
 	d->len = len;

@@ -14,14 +14,77 @@
 #define CVS_MAP_STEER		"cvs_steer"
 #define CVS_MAP_CFG		"cvs_cfg"
 #define CVS_MAP_STATS		"cvs_stats"
-#define CVS_MAP_SBX_SLOT	"cvs_sbx_slot"
+#define CVS_MAP_SBX_IF		"cvs_sbx_if"
+#define CVS_MAP_SBX_OUT		"cvs_sbx_out"
+#define CVS_MAP_FUN_DEV		"cvs_fun_dev"
+#define CVS_MAP_FUN_XSKS	"cvs_fun_xsks"
+#define CVS_MAP_FUN_PRESS	"cvs_fun_press"
+#define CVS_MAP_SBX_POL		"cvs_sbx_pol"
 
 /* Program names: how a stale program of ours is recognised on an interface. */
 #define CVS_PROG_STEER		"cvs_steer_prog"
 #define CVS_PROG_SBX		"cvs_sbx_prog"
+#define CVS_PROG_FUN_IN		"cvs_fun_in"
+#define CVS_PROG_FUN_OUT	"cvs_fun_out"
 
 #define CVS_XSKS_MAX		64	/* queues of the world interface */
 #define CVS_STEER_MAX		65536	/* one entry per (proto, host port) */
+
+#define CVS_FUN_MAX		64	/* workers, each with one funnel */
+
+/*
+ * The funnel (docs/datapath.md, "One socket per worker"): the sandbox program prepends this
+ * header to every guest frame and redirects it into the funnel veth of the slot's worker, whose
+ * program hands it to that worker's one AF_XDP socket. The guest's frame stays whole behind it.
+ */
+#define CVS_FUN_MAGIC		0xcf5b
+#define CVS_FUN_F_MAC_MISMATCH	0x1	/* source MAC is not the registered guest MAC */
+
+struct cvs_fun_hdr {
+	__u16 magic;		/* CVS_FUN_MAGIC, network order */
+	__u8 worker;
+	__u8 flags;
+	__u32 slot;
+};
+
+/*
+ * Towards a sandbox the worker stamps the destination MAC instead (the guest's MAC is known
+ * per slot): 0xfe, 0xcf, then the slot in network order. The program on the funnel's near end
+ * puts the guest MAC back and redirects the frame to the slot's interface.
+ */
+#define CVS_FUN_STAMP0		0xfe
+#define CVS_FUN_STAMP1		0xcf
+
+/* Value of cvs_sbx_if, keyed by the ifindex of a sandbox interface. */
+struct cvs_sbx_if {
+	__u32 slot;
+	__u32 worker;
+	__u8 mac[6];		/* the registered guest MAC */
+	__u16 gen;		/* the process that wrote it: a restart prunes the others' */
+};
+
+/* Value of cvs_sbx_out, indexed by slot: where frames for that sandbox go. */
+struct cvs_sbx_out {
+	__u32 ifindex;		/* 0: no sandbox in the slot */
+	__u8 mac[6];
+	__u16 pad;
+};
+
+/*
+ * Value of cvs_sbx_pol, indexed by slot. While its worker's funnel ring is under pressure
+ * (cvs_fun_press, written by the worker), a sandbox may put at most CVS_POL_FRAMES frames per
+ * CVS_POL_WINDOW_NS into it, so one flooding sandbox cannot fill the ring the others need;
+ * without pressure nothing is limited. 'dropped' is that sandbox's excess.
+ */
+#define CVS_POL_WINDOW_NS	1000000ull
+#define CVS_POL_FRAMES		64u
+
+struct cvs_sbx_pol {
+	__u64 window;		/* start of the current window, ns */
+	__u32 used;
+	__u32 pad;
+	__u64 dropped;
+};
 
 /* Key of cvs_steer: a destination port (network order) and an IP protocol. */
 struct cvs_steer_key {
@@ -60,10 +123,15 @@ struct cvs_xdp_cfg {
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
 	_(REDIRECT_ICMP_ERROR,	"redirect_icmp_error",	"ICMP error about a flow of ours") \
-	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame to its socket") \
+	_(SBX_REDIRECT,		"sbx_redirect",		"sandbox frame into its worker's funnel") \
 	_(SBX_NO_SOCKET,	"sbx_no_socket",	"sandbox frame dropped, interface not ours") \
 	_(GAP_DROP,		"gap_drop",		"steered within the restart grace, or a sandbox " \
-						"frame, while no socket is bound")
+						"frame, while no socket is bound") \
+	_(SBX_POLICED,		"sbx_policed",		"sandbox frame over its share of a funnel " \
+						"under pressure") \
+	_(FUN_FOREIGN,		"fun_foreign",		"frame on a funnel without our header") \
+	_(FUN_TO_SANDBOX,	"fun_to_sandbox",	"worker frame sent on to its sandbox") \
+	_(FUN_NO_SANDBOX,	"fun_no_sandbox",	"worker frame for a slot without interface")
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

@@ -183,9 +183,12 @@ snap_fill(struct obs_snap *s, const char *const *ids, uint32_t nsbx)
 		s->sbx[i].attached = true;
 		for (k = 0; k < CVS_PC_MAX; k++)
 			s->sbx[i].port[k] = 6000 + 100 * i + k;
-		for (k = 0; k < OBS_XSK_MAX; k++)
-			s->sbx[i].xsk[k] = 8000 + 100 * i + k;
 	}
+	/* Two workers' funnels. */
+	s->fun_n = 2;
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < OBS_XSK_MAX; k++)
+			s->fun_xsk[i][k] = 8000 + 100 * i + k;
 }
 
 static int emitted;
@@ -202,7 +205,7 @@ test_prometheus(void)
 {
 	static const char *const ids[] = { "s1", "s2" };
 	const char *xsk[] = {
-#define XSK_NAME(f, s, h) "cubevs_sandbox_" s "_total",
+#define XSK_NAME(f, s, h) "cubevs_funnel_" s "_total",
 		OBS_XSK_COUNTERS(XSK_NAME)
 #undef XSK_NAME
 	};
@@ -268,7 +271,7 @@ test_prometheus(void)
 			CHECK_EQ(prom_get(name, ids[i]), 6000 + 100 * i + k);
 		}
 		for (k = 0; k < OBS_XSK_MAX; k++)
-			CHECK_EQ(prom_get(xsk[k], ids[i]), 8000 + 100 * i + k);
+			CHECK_EQ(prom_get(xsk[k], i ? "1" : "0"), 8000 + 100 * i + k);
 	}
 	CHECK_EQ(prom_get("cubevs_session_table_used", NULL), 300);
 	CHECK_EQ(prom_get("cubevs_session_table_fill_ratio", NULL), 0.25);
@@ -341,7 +344,8 @@ test_stats_json(void)
 	CHECK(!json_object_get(json_object_get(j, "ports"), "host"));
 	for (i = 0; i < CVS_PC_MAX; i++)
 		CHECK_EQ(json_at(j, "sandboxPorts", "s1", cvs_pcounter_names[i]), 6000 + i);
-	CHECK_EQ(json_at(j, "sandboxPorts", "s1", "xsk_rx_dropped"), 8000);
+	CHECK_EQ(json_at(j, "funnelXsk", "0", "xsk_rx_dropped"), 8000);
+	CHECK_EQ(json_at(j, "funnelXsk", "1", "xsk_tx_invalid"), 8100 + OBS_XSK_tx_invalid_descs);
 	CHECK_EQ(json_at(j, "worldXsk", "sockets", NULL), 2);
 	CHECK_EQ(json_at(j, "worldXsk", "invalidAlarms", NULL), 19);
 	CHECK_EQ(json_at(j, "worldXsk", "0", "xsk_tx_invalid"), 9000 + OBS_XSK_tx_invalid_descs);

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "funnel.h"
+#include "rtnl.h"
+#include "xdpctl.h"
+#include "xskport.h"
+
+/*
+ * Guest frames plus the funnel header must fit the socket's frames: in copy mode the kernel
+ * keeps XDP_PACKET_HEADROOM of each for itself.
+ */
+#define FUNNEL_MTU	(XSKP_FRAME_SIZE - 256u - 14u)
+
+/* No addresses, no IPv6: the kernel must not send its own frames into a funnel. */
+static void
+funnel_quiet(const char *ifname)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", ifname);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* Without IPv6 in the kernel (no such file) there is nothing to quiet. */
+	if (fd >= 0) {
+		ssize_t r = write(fd, "1", 1);
+
+		(void)r;
+		close(fd);
+	}
+}
+
+static int
+funnel_links(struct funnel *f, char *err, size_t errlen)
+{
+	int ret;
+
+	f->ifindex = (int)if_nametoindex(f->name);
+	if (!f->ifindex) {
+		ret = rtnl_veth_add(f->name, f->peer, FUNNEL_MTU);
+		if (ret && ret != -EEXIST) {
+			snprintf(err, errlen, "cannot create the funnel veth pair %s/%s: %s",
+				 f->name, f->peer, strerror(-ret));
+			return ret;
+		}
+		f->ifindex = (int)if_nametoindex(f->name);
+	}
+	f->peer_ifindex = (int)if_nametoindex(f->peer);
+	if (!f->ifindex || !f->peer_ifindex) {
+		snprintf(err, errlen, "%s exists without its peer %s: not a funnel of ours; remove "
+			 "it ('ip link del %s')", f->name, f->peer, f->name);
+		return -EEXIST;
+	}
+	funnel_quiet(f->name);
+	funnel_quiet(f->peer);
+	ret = rtnl_link_up(f->ifindex, FUNNEL_MTU);
+	if (!ret)
+		ret = rtnl_link_up(f->peer_ifindex, FUNNEL_MTU);
+	if (ret)
+		snprintf(err, errlen, "cannot set the funnel %s up: %s", f->name, strerror(-ret));
+	return ret;
+}
+
+/* The worker end's XDP program first: only then does the near end take devmap frames. */
+static int
+funnel_programs(struct funnel *f, struct xdp_sbx *x, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->peer_ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1, .prog_fd = x->fun_out_fd,
+		    .flags = BPF_TC_F_REPLACE);
+	uint32_t key = f->worker, dev = (uint32_t)f->peer_ifindex;
+	int ret;
+
+	ret = bpf_xdp_attach(f->ifindex, x->fun_in_fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the funnel program to %s: %s", f->name,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = bpf_tc_hook_create(&hook);
+	if (ret && ret != -EEXIST) {
+		snprintf(err, errlen, "cannot add a clsact qdisc to %s: %s", f->peer,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = bpf_tc_attach(&hook, &tc);
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the funnel's TC program to %s: %s", f->peer,
+			 strerror(-ret));
+		return ret;
+	}
+	if (bpf_map_update_elem(x->dev_fd, &key, &dev, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot add %s to the funnel devmap: %s", f->peer,
+			 strerror(-ret));
+	}
+	return ret;
+}
+
+int
+funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
+	    char *err, size_t errlen)
+{
+	uint32_t key = worker;
+	int ret, fd;
+
+	memset(f, 0, sizeof(*f));
+	f->worker = worker;
+	snprintf(f->name, sizeof(f->name), "cvsfun%u", worker);
+	snprintf(f->peer, sizeof(f->peer), "cvsfun%up", worker);
+	if (worker >= CVS_FUN_MAX || !x->obj) {
+		snprintf(err, errlen, "no funnel for worker %u", worker);
+		return -EINVAL;
+	}
+	ret = funnel_links(f, err, errlen);
+	if (!ret)
+		ret = funnel_programs(f, x, err, errlen);
+	if (ret)
+		return ret;
+	if (x->press)
+		atomic_store(&x->press[worker], 0);
+	f->xp = xskport_create(f->name, f->ifindex, worker, nframes, err, errlen);
+	if (!f->xp)
+		return -errno;
+	fd = f->xp->fd;
+	if (bpf_map_update_elem(x->xsks_fd, &key, &fd, BPF_ANY)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot bind the socket of %s: %s", f->name, strerror(-ret));
+		funnel_close(f, x, false);
+		return ret;
+	}
+	return 0;
+}
+
+void
+funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove)
+{
+	uint32_t key = f->worker;
+
+	if (f->xp) {
+		bpf_map_delete_elem(x->xsks_fd, &key);
+		xskport_destroy(f->xp);
+		f->xp = NULL;
+	}
+	if (remove && f->ifindex) {
+		bpf_map_delete_elem(x->dev_fd, &key);
+		rtnl_link_del(f->ifindex);
+		f->ifindex = f->peer_ifindex = 0;
+	}
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A worker's funnel (control thread): the veth pair cvsfunN / cvsfunNp that carries every
+ * frame between the worker's one AF_XDP socket and the sandbox interfaces of its slots
+ * (xdp/sbx.bpf.c, docs/datapath.md "One socket per worker"). The pair stays over a restart
+ * with its programs, so the next process only binds a new socket; --detach-on-exit removes it.
+ */
+#ifndef CVS_FUNNEL_H
+#define CVS_FUNNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <net/if.h>
+
+struct xdp_sbx;
+struct xskport;
+
+struct funnel {
+	char name[IF_NAMESIZE];		/* worker end: XDP cvs_fun_in and the socket */
+	char peer[IF_NAMESIZE];		/* near end: TC cvs_fun_out, the devmap's target */
+	int ifindex;
+	int peer_ifindex;
+	uint32_t worker;
+	struct xskport *xp;
+};
+
+/* Make (or find) the pair of 'worker', program it and bind a socket of nframes frames. */
+int funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
+		char *err, size_t errlen);
+/* Close the socket; with 'remove' the pair goes too (its programs with it). */
+void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
+
+#endif /* CVS_FUNNEL_H */

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Loading the sandbox-side programs (xdp/sbx.bpf.c) once per process and pointing sandbox
+ * interfaces at them. What one registration costs here: two map updates, one rtnetlink
+ * question about that interface alone, and an attach by fd when the interface does not run our
+ * program yet. A restart finds the program of the process before still attached, over the same
+ * pinned maps, and keeps it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "rtnl.h"
+#include "xdpctl.h"
+#include "xdppin.h"
+
+extern const unsigned char cvs_bpf_sbx[];
+extern const size_t cvs_bpf_sbx_len;
+
+static int
+xdpsbx_info(int prog_fd, struct bpf_prog_info *info, uint32_t *ids, uint32_t nids)
+{
+	uint32_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	info->nr_map_ids = nids;
+	info->map_ids = (uint64_t)(uintptr_t)ids;
+	return bpf_obj_get_info_by_fd(prog_fd, info, &len) ? -errno : 0;
+}
+
+static void
+xdpsbx_fds(struct xdp_sbx *x)
+{
+	struct bpf_object *o = x->obj;
+
+	x->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(o, CVS_PROG_SBX));
+	x->fun_in_fd = bpf_program__fd(bpf_object__find_program_by_name(o, CVS_PROG_FUN_IN));
+	x->fun_out_fd = bpf_program__fd(bpf_object__find_program_by_name(o, CVS_PROG_FUN_OUT));
+	x->if_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_IF);
+	x->out_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_OUT);
+	x->pol_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_POL);
+	x->dev_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_DEV);
+	x->xsks_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_XSKS);
+	x->press_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_PRESS);
+	x->stats_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_STATS);
+}
+
+static void
+xdpsbx_size(struct bpf_object *o, const char *map, uint32_t n)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(o, map), n);
+}
+
+int
+xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_dir, char *err,
+		size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "cvs_sbx");
+	struct bpf_prog_info info;
+	uint32_t ids[8];
+	void *press;
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	x->obj = bpf_object__open_mem(cvs_bpf_sbx, cvs_bpf_sbx_len, &oo);
+	if (!x->obj) {
+		snprintf(err, errlen, "cannot open the sandbox XDP program: %s", strerror(errno));
+		return -errno;
+	}
+	xdpsbx_size(x->obj, CVS_MAP_SBX_IF, max_sandboxes);
+	xdpsbx_size(x->obj, CVS_MAP_SBX_OUT, max_sandboxes);
+	xdpsbx_size(x->obj, CVS_MAP_SBX_POL, max_sandboxes);
+	if (pin_dir && pin_dir[0])
+		x->reused = xdppin_reuse(x->obj, pin_dir, "sbx_", x->note, sizeof(x->note));
+	ret = bpf_object__load(x->obj);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the sandbox XDP program: %s%s", strerror(-ret),
+			 ret == -EPERM ? " (needs CAP_BPF and CAP_NET_ADMIN)" : "");
+		bpf_object__close(x->obj);
+		x->obj = NULL;
+		return ret;
+	}
+	xdpsbx_fds(x);
+	if (!xdpsbx_info(x->prog_fd, &info, ids, 8)) {
+		x->prog_id = info.id;
+		memcpy(x->tag, info.tag, sizeof(x->tag));
+	}
+	press = mmap(NULL, CVS_FUN_MAX * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
+		     x->press_fd, 0);
+	x->press = press == MAP_FAILED ? NULL : press;
+	/* Never 0, and another value than the process before almost always. */
+	x->gen = (uint16_t)((uint32_t)getpid() ^ (uint32_t)time(NULL)) | 1;
+	if (pin_dir && pin_dir[0] && xdppin_pin(x->obj, pin_dir, "sbx_")) {
+		size_t l = strlen(x->note);
+
+		snprintf(x->note + l, sizeof(x->note) - l, "%scannot pin the sandbox maps in %s: %s",
+			 l ? "; " : "", pin_dir, strerror(errno));
+	}
+	return 0;
+}
+
+/* The same instructions over the same maps as ours: the process before's instance. */
+static bool
+xdpsbx_ours(struct xdp_sbx *x, uint32_t id)
+{
+	struct bpf_prog_info a, b;
+	uint32_t ida[8], idb[8], i, j;
+	bool same;
+	int fd;
+
+	if (id == x->prog_id || (x->kept_id && id == x->kept_id))
+		return true;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	same = !xdpsbx_info(fd, &b, idb, 8) && !xdpsbx_info(x->prog_fd, &a, ida, 8) &&
+	       !memcmp(a.tag, b.tag, sizeof(a.tag)) && a.nr_map_ids == b.nr_map_ids &&
+	       a.nr_map_ids <= 8;
+	for (i = 0; same && i < a.nr_map_ids; i++) {
+		for (j = 0; j < b.nr_map_ids && idb[j] != ida[i]; j++)
+			;
+		same = j < b.nr_map_ids;
+	}
+	close(fd);
+	if (same)
+		x->kept_id = id;
+	return same;
+}
+
+static int
+xdpsbx_entries(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
+	       const uint8_t mac[6])
+{
+	struct cvs_sbx_if v = { .slot = slot, .worker = worker, .gen = x->gen };
+	struct cvs_sbx_out o = { .ifindex = (uint32_t)ifindex };
+	uint32_t ifi = (uint32_t)ifindex;
+
+	memcpy(v.mac, mac, 6);
+	memcpy(o.mac, mac, 6);
+	if (bpf_map_update_elem(x->out_fd, &slot, &o, BPF_ANY) ||
+	    bpf_map_update_elem(x->if_fd, &ifi, &v, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int
+xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
+		  uint32_t worker, const uint8_t mac[6], char *err, size_t errlen)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	uint32_t id;
+	int ret;
+
+	ret = xdpctl_prog_info(ifindex, &id, name, sizeof(name));
+	if (ret) {
+		snprintf(err, errlen, "cannot query XDP programs of %s: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	if (id && strcmp(name, CVS_PROG_SBX)) {
+		snprintf(err, errlen, "%s already has XDP program '%s' (id %u), which is not ours; "
+			 "refusing to replace it (remove it with 'ip link set dev %s xdp off')",
+			 ifname, name, id, ifname);
+		return -EBUSY;
+	}
+	ret = xdpsbx_entries(x, ifindex, slot, worker, mac);
+	if (ret) {
+		snprintf(err, errlen, "cannot add %s to the sandbox maps: %s", ifname,
+			 strerror(-ret));
+		xdpctl_sbx_detach(x, ifindex, slot);
+		return ret;
+	}
+	if (id && xdpsbx_ours(x, id))
+		return 0;
+	if (id) {
+		/* Ours, of another build: replaced in one step, never a moment without. */
+		int old_fd = bpf_prog_get_fd_by_id(id);
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = old_fd);
+
+		ret = old_fd < 0 ? -errno : bpf_xdp_attach(ifindex, x->prog_fd, XDP_FLAGS_REPLACE,
+							    &o);
+		if (old_fd >= 0)
+			close(old_fd);
+	} else {
+		ret = bpf_xdp_attach(ifindex, x->prog_fd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: %s", ifname,
+			 strerror(-ret));
+		xdpctl_sbx_detach(x, ifindex, slot);
+		return ret == -EEXIST ? -EBUSY : ret;
+	}
+	return 0;
+}
+
+int
+xdpctl_sbx_set_mac(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
+		   const uint8_t mac[6])
+{
+	return xdpsbx_entries(x, ifindex, slot, worker, mac);
+}
+
+/* Our program off ifindex, whichever instance of it is there; someone else's stays. */
+static void
+xdpsbx_unattach(struct xdp_sbx *x, int ifindex)
+{
+	char name[BPF_OBJ_NAME_LEN];
+	uint32_t id;
+	int fd;
+
+	if (xdpctl_prog_info(ifindex, &id, name, sizeof(name)) || !id ||
+	    strcmp(name, CVS_PROG_SBX))
+		return;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd >= 0) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = fd);
+
+		bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE, &o);
+		close(fd);
+	}
+}
+
+/* The slot's way out, unless another interface took the slot over meanwhile. */
+static void
+xdpsbx_clear_out(struct xdp_sbx *x, int ifindex, uint32_t slot)
+{
+	struct cvs_sbx_out o, none = { 0 };
+
+	if (!bpf_map_lookup_elem(x->out_fd, &slot, &o) && o.ifindex == (uint32_t)ifindex)
+		bpf_map_update_elem(x->out_fd, &slot, &none, BPF_ANY);
+}
+
+void
+xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot)
+{
+	uint32_t ifi = (uint32_t)ifindex;
+	struct cvs_sbx_pol zero = { 0 };
+
+	xdpsbx_unattach(x, ifindex);
+	bpf_map_delete_elem(x->if_fd, &ifi);
+	xdpsbx_clear_out(x, ifindex, slot);
+	/* The next sandbox in the slot starts with its own count. */
+	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
+}
+
+uint64_t
+xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot)
+{
+	struct cvs_sbx_pol p;
+
+	return x->pol_fd > 0 && !bpf_map_lookup_elem(x->pol_fd, &slot, &p) ? p.dropped : 0;
+}
+
+uint32_t
+xdpctl_sbx_prune(struct xdp_sbx *x)
+{
+	uint32_t k, next, n = 0, cnt, i, gone[256], slots[256];
+	struct cvs_sbx_if v;
+	void *prev;
+
+	/* Entries another process wrote that no registration of ours wrote again. */
+	do {
+		cnt = 0;
+		prev = NULL;
+		while (cnt < 256 && !bpf_map_get_next_key(x->if_fd, prev, &next)) {
+			if (!bpf_map_lookup_elem(x->if_fd, &next, &v) && v.gen != x->gen) {
+				slots[cnt] = v.slot;
+				gone[cnt++] = next;
+			}
+			k = next;
+			prev = &k;
+		}
+		for (i = 0; i < cnt; i++)
+			xdpctl_sbx_detach(x, (int)gone[i], slots[i]);
+		n += cnt;
+	} while (cnt == 256);
+	return n;
+}
+
+void
+xdpctl_sbx_unload(struct xdp_sbx *x)
+{
+	if (x->press)
+		munmap((void *)x->press, CVS_FUN_MAX * sizeof(uint64_t));
+	x->press = NULL;
+	if (x->obj)
+		bpf_object__close(x->obj);
+	x->obj = NULL;
+}
