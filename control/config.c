@@ -114,10 +114,11 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --snat-port-range LO-HI   source ports for egress and hairpin [30000-65535]\n"
 		"  --sandbox-cidr NET/LEN    sandbox addresses, /16../24 [192.168.0.0/18]\n"
 		"  --max-sessions N          session table capacity [1048576]\n"
-		"  --max-sandboxes N         sandbox slots [4096]\n"
-		"  --sandbox-umem-frames N   2 KiB UMEM frames per sandbox socket, half receive, half\n"
-		"                            transmit; a power of two 512..16384; pinned memory:\n"
-		"                            N x 2 KiB per sandbox [2048, 4 MiB]\n"
+		"  --max-sandboxes N         sandbox slots [8192]\n"
+		"  --sandbox-umem-frames N   2 KiB UMEM frames of each worker's sandbox socket (the\n"
+		"                            funnel that carries all its sandboxes), half receive,\n"
+		"                            half transmit; a power of two 512..16384; pinned\n"
+		"                            memory: N x 2 KiB per worker [8192, 16 MiB]\n"
 		"  --workers N               worker lcores [1]\n"
 		"  --world-queues N          world queues (queue_count=N on the world interface),\n"
 		"                            read by the first N workers [as many as workers]\n"
@@ -184,7 +185,7 @@ cvs_config_defaults(struct cvs_config *c)
 	inet_pton(AF_INET, "192.168.0.0", &c->sandbox_net);
 	c->sandbox_prefix = 18;
 	c->max_sessions = 1048576;
-	c->max_sandboxes = 4096;
+	c->max_sandboxes = 8192;
 	c->sandbox_umem_frames = CVS_UMEM_FRAMES_DEFAULT;
 	inet_pton(AF_INET, "169.254.68.6", &c->guest_ip);
 	inet_pton(AF_INET, "169.254.68.5", &c->gw_ip);

@@ -15,7 +15,7 @@
 #define CVS_BPF_PIN_DIR_DEFAULT	"/sys/fs/bpf/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 /* --sandbox-umem-frames: powers of two; the default's reasons are in docs/operations.md. */
-#define CVS_UMEM_FRAMES_DEFAULT	2048u
+#define CVS_UMEM_FRAMES_DEFAULT	8192u
 #define CVS_UMEM_FRAMES_MIN	512u
 #define CVS_UMEM_FRAMES_MAX	16384u
 

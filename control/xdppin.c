@@ -48,9 +48,12 @@ pin_mismatch(int fd, const struct bpf_map *m, char *buf, size_t len)
 	memset(&mi, 0, sizeof(mi));
 	if (bpf_obj_get_info_by_fd(fd, &mi, &ilen))
 		return "cannot be inspected";
+	/* The kernel makes every devmap read-only to programs itself. */
 	if (mi.type != (uint32_t)bpf_map__type(m) || mi.key_size != bpf_map__key_size(m) ||
 	    mi.value_size != bpf_map__value_size(m) ||
-	    mi.max_entries != bpf_map__max_entries(m) || mi.map_flags != bpf_map__map_flags(m)) {
+	    mi.max_entries != bpf_map__max_entries(m) ||
+	    (mi.map_flags & ~(uint32_t)BPF_F_RDONLY_PROG) !=
+	    (bpf_map__map_flags(m) & ~(uint32_t)BPF_F_RDONLY_PROG)) {
 		snprintf(buf, len, "type %u key %u value %u entries %u, this build %u/%u/%u/%u",
 			 mi.type, mi.key_size, mi.value_size, mi.max_entries,
 			 (uint32_t)bpf_map__type(m), bpf_map__key_size(m),

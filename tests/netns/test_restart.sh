@@ -136,7 +136,8 @@ fresh() { # what
 		contains "$(nss 2 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
 }
 
-PINS=(cvs_steer cvs_cfg cvs_stats xsks_map sbx_xsks_map sbx_cvs_sbx_slot sbx_cvs_stats)
+PINS=(cvs_steer cvs_cfg cvs_stats xsks_map sbx_cvs_sbx_if sbx_cvs_sbx_out sbx_cvs_fun_dev
+	sbx_cvs_fun_xsks sbx_cvs_fun_press sbx_cvs_stats)
 pins_there() { # what
 	local p
 	if [ "${FP_PIN[1]}" = none ]; then
@@ -154,14 +155,15 @@ import json, sys
 print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
-umem_is() { # frames-per-sandbox what: both restored sandboxes got sockets of that size
-	check "$2: /stats buffers.umemFrames is 2 x $1" \
-		eq "$(stat_wait buffers umemFrames $((2 * $1)))" $((2 * $1))
+umem_is() { # frames what: each worker's funnel socket has that size, whatever the sandboxes
+	local nw=${RESTART_WORKERS:-1}
+	check "$2: /stats buffers.umemFrames is $nw x $1" \
+		eq "$(stat_wait buffers umemFrames $((nw * $1)))" $((nw * $1))
 }
 
 case_flows() {
 	bed
-	umem_is 2048 "the default"
+	umem_is 8192 "the default"
 	flows_start
 	local t0
 	t0=$(date +%s%N)
@@ -171,14 +173,14 @@ case_flows() {
 	check "the sandbox interfaces keep their program" \
 		xdp_on sb1 sb2
 	pins_there "after SIGTERM"
-	# Each start sizes the sandbox UMEMs anew: the sessions it adopts do not care.
-	check "a new instance starts, with smaller sandbox UMEMs" \
+	# Each start sizes the funnel UMEMs anew: the sessions it adopts do not care.
+	check "a new instance starts, with smaller funnel UMEMs" \
 		fp_start "${FP_OPTS[@]}" --sandbox-umem-frames 512
 	umem_is 512 "after SIGTERM"
 	[ "${FP_PIN[1]}" = none ] ||
 		check "it loaded its programs onto the pinned maps" \
 			bash -c "grep -q 'steering maps reused from .*/nic0 (4 maps)' $TB_DIR/fp.log &&
-				 grep -q 'sandbox maps reused from .*/nic0 (3 maps)' $TB_DIR/fp.log"
+				 grep -q 'sandbox maps reused from .*/nic0 (7 maps)' $TB_DIR/fp.log"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions" test "$(region_stat adopted)" -ge 50
@@ -284,7 +286,7 @@ case_refused() {
 	fp_start "${FP_OPTS[@]}" --max-sandboxes 64
 	[ "${FP_PIN[1]}" = none ] ||
 		check "pinned maps of another size: replaced, with the reason in the log" \
-			bash -c "grep -q 'pinned map .*/sbx_xsks_map differs (type 17 key 4 value 4 entries [0-9]*, this build 17/4/4/64): replaced' $TB_DIR/fp.log"
+			bash -c "grep -q 'pinned map .*/sbx_cvs_sbx_out differs (type 2 key 4 value 12 entries [0-9]*, this build 2/4/12/64): replaced' $TB_DIR/fp.log"
 	fresh "after the maps were replaced"
 }
 

@@ -57,25 +57,25 @@ case_transfer() {
 	check "50 MB upload into the sandbox has the right sha256" eq "$got" "$want"
 }
 
-# --sandbox-umem-frames: the smallest and a large UMEM are really the sockets' (the gauges
-# count each socket's own frames), and a 20 MB download is whole through both (bad sizes:
-# unit-cli, unit-config).
+# --sandbox-umem-frames: the smallest and a large UMEM are really the funnel socket's (the
+# gauges count its own frames, one socket for both sandboxes), and a 20 MB download is whole
+# through both (bad sizes: unit-cli, unit-config).
 umem_run() { # frames
 	local n=$((20 * 1024 * 1024)) want got
 	fp_start --sandbox-umem-frames "$1"
 	# The second start finds both in the state file: 200 then, 201 the first time.
 	contains "$(register s1 sb1 '[8080]' | tail -n1)" 20 || die "register s1"
 	contains "$(register s2 sb2 '[8080]' | tail -n1)" 20 || die "register s2"
-	check "$1 frames: /stats buffers.umemFrames is 2 x $1" \
-		eq "$(stat_wait buffers umemFrames $((2 * $1)))" $((2 * $1))
-	check "$1 frames: the transmit halves are free at rest" \
-		eq "$(stat_wait buffers umemFramesFree "$1")" "$1"
+	check "$1 frames: /stats buffers.umemFrames is $1, one funnel for both sandboxes" \
+		eq "$(stat_wait buffers umemFrames "$1")" "$1"
+	check "$1 frames: the transmit half is free at rest" \
+		eq "$(stat_wait buffers umemFramesFree $(($1 / 2)))" $(($1 / 2))
 	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
 	got=$(nsc curl -s -m 60 "http://$NODE_IP:$(hostport_of s1 8080)/blob?n=$n" |
 		sha256sum | cut -d' ' -f1)
 	check "$1 frames: 20 MB download from the sandbox has the right sha256" eq "$got" "$want"
 	log "$1 frames: fill ring empty $(api_body GET /stats | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)["sandboxPorts"]["s1"]["xsk_fill_ring_empty"])')"
+		'import json,sys; print(json.load(sys.stdin)["funnelXsk"]["0"]["xsk_fill_ring_empty"])')"
 	check "$1 frames: SIGTERM → exit 0" fp_stop
 }
 

@@ -73,7 +73,7 @@ umem_checks(void)
 
 	CHECK_EQ(parse("", &c, err), 0);
 	CHECK_EQ(c.sandbox_umem_frames, CVS_UMEM_FRAMES_DEFAULT);
-	CHECK_EQ(CVS_UMEM_FRAMES_DEFAULT, 2048);
+	CHECK_EQ(CVS_UMEM_FRAMES_DEFAULT, 8192);
 	CHECK_EQ(parse("--sandbox-umem-frames 512", &c, err), 0);
 	CHECK_EQ(c.sandbox_umem_frames, 512);
 	CHECK_EQ(parse("--sandbox-umem-frames 16384", &c, err), 0);
