@@ -5,7 +5,7 @@
  * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c);
  * between publish and unpublish only the worker touches its rings and its free-frame stack,
  * with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
- * refill) and transmit (tx_copy, kick, complete).
+ * refill) and transmit (tx_stamped, kick, complete).
  */
 #ifndef CVS_XSKPORT_H
 #define CVS_XSKPORT_H
@@ -91,31 +91,10 @@ xskport_complete(struct xskport *xp)
 		xsk_ring_cons__release(&xp->cq, n);
 }
 
-/* Queue a copy of a frame for transmission. Returns 0, or -1 when no frame or slot is free. */
-static inline int
-xskport_tx_copy(struct xskport *xp, const void *data, uint32_t len)
-{
-	struct xdp_desc *d;
-	uint32_t idx;
-	uint64_t addr;
-
-	if (len > XSKP_FRAME_SIZE || !xp->nfree)
-		return -1;
-	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
-		return -1;
-	addr = xp->free[--xp->nfree];
-	memcpy(xp->area + addr, data, len);
-	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
-	d->addr = addr;
-	d->len = len;
-	xsk_ring_prod__submit(&xp->tx, 1);
-	xp->tx_unsent++;
-	return 0;
-}
-
 /*
- * The same towards a sandbox through the funnel: the destination MAC carries the slot, and
- * the funnel's TC program puts the guest's MAC back (xdp/cvs_xdp.h, CVS_FUN_STAMP0).
+ * Queue a copy of a frame for a sandbox behind the funnel: the destination MAC carries the
+ * slot, and the funnel's TC program puts the guest's MAC back (xdp/cvs_xdp.h, CVS_FUN_STAMP0).
+ * Returns 0, or -1 when no frame or slot is free.
  */
 static inline int
 xskport_tx_stamped(struct xskport *xp, const void *data, uint32_t len, uint32_t slot)
