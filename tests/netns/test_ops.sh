@@ -260,7 +260,8 @@ for want in ("cubevs_build_info", "cubevs_drops_total", "cubevs_sessions",
              "cubevs_xdp_verdicts_total", "cubevs_session_table_capacity",
              "cubevs_sessions_created_total", "cubevs_polls_busy_total",
              "cubevs_worker_cycles_per_packet", "cubevs_sandbox_port_rx_packets_total",
-             "cubevs_sandbox_xsk_rx_ring_full_total", "cubevs_sandbox_xsk_fill_ring_empty_total",
+             "cubevs_funnel_xsk_rx_ring_full_total", "cubevs_funnel_xsk_fill_ring_empty_total",
+             "cubevs_sandbox_port_funnel_policed_total",
              "cubevs_port_rx_packets_total", "cubevs_ready"):
     assert want in typ, "missing family " + want
 print("prometheus text ok: %d families, %d series" % (len(typ), len(seen)))
