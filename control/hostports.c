@@ -258,16 +258,26 @@ hostports_size(const struct hostports *h)
 }
 
 json_t *
-hostports_holds_json(const struct hostports *h)
+hostports_holds_json(const struct hostports *h, const char *id)
 {
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *e;
 	uint32_t i;
 
-	for (i = 0; arr && i < h->nholds; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:I}", "id", h->holds[i].id,
-						     "containerPort", h->holds[i].cport,
-						     "hostPort", h->holds[i].hport, "until",
-						     (json_int_t)h->holds[i].until));
+	for (i = 0; arr && i < h->nholds; i++) {
+		if (id && strcmp(h->holds[i].id, id))
+			continue;
+		e = json_pack("{s:i, s:i, s:I}", "containerPort", h->holds[i].cport,
+			      "hostPort", h->holds[i].hport, "until", (json_int_t)h->holds[i].until);
+		/* The state file names the id first, as it always did. */
+		if (e && !id) {
+			json_t *named = json_pack("{s:s}", "id", h->holds[i].id);
+
+			json_object_update(named, e);
+			json_decref(e);
+			e = named;
+		}
+		json_array_append_new(arr, e);
+	}
 	return arr;
 }
 

@@ -84,8 +84,11 @@ uint32_t hostports_size(const struct hostports *h);
 /* Ports of the range with a kernel listener at the last scan (skipped by allocation). */
 uint32_t hostports_listening(const struct hostports *h);
 
-/* The holds as a JSON array for the state file, and back (expired entries are dropped). */
-json_t *hostports_holds_json(const struct hostports *h);
+/*
+ * The holds as a JSON array for the state file, and back (expired entries are dropped). With
+ * an id: only that id's holds, without the "id" member (a journal record names it).
+ */
+json_t *hostports_holds_json(const struct hostports *h, const char *id);
 int hostports_holds_restore(struct hostports *h, const json_t *arr, uint64_t now, char *err,
 			    size_t errlen);
 

@@ -42,6 +42,7 @@
 #include "region_reg.h"
 #include "registry.h"
 #include "state.h"
+#include "store.h"
 #include "telemetry.h"
 #include "worker.h"
 #include "xdpctl.h"
@@ -72,6 +73,8 @@ struct node {
 	struct api *api;
 	json_t *restore;	/* registrations read from the state file at start */
 	json_t *restore_holds;	/* and the host-port holds (NULL: none) */
+	struct store_loaded loaded;	/* what the state file and its journal held */
+	struct store store;
 	int memfd;		/* the staged steering program, until net_af_xdp has it */
 	struct region region;	/* the session tables, kept across restarts */
 	bool have_region;
@@ -178,9 +181,13 @@ node_preflight(struct node *n)
 	if (n->cfg.state_file[0]) {
 		if (state_lock(n->cfg.state_file, err, sizeof(err)) < 0)
 			fail_early("%s", err);
-		if (state_load(n->cfg.state_file, &n->restore, &n->restore_holds, err,
+		if (store_load(n->cfg.state_file, &n->restore, &n->restore_holds, &n->loaded, err,
 			       sizeof(err)))
 			fail_early("%s", err);
+		/* Never acknowledged (the answer waits for the fdatasync): left out, said so. */
+		if (n->loaded.torn)
+			fprintf(stderr, "cubevs-fp: journal of %s: %s\n", n->cfg.state_file,
+				n->loaded.torn_why);
 	}
 }
 
@@ -424,8 +431,6 @@ node_workers(struct node *n)
 
 /* ---- step 5: the registry, and where the other modules find what they read ---- */
 
-static int node_persist(void *ctx, char *err, size_t errlen);
-
 static int
 node_registry(struct node *n)
 {
@@ -450,7 +455,6 @@ node_registry(struct node *n)
 		memcpy(lim.v, n->cfg.sbx_lim, sizeof(lim.v));
 		reg_set_default_limits(&n->reg, &lim);
 	}
-	reg_set_persist(&n->reg, node_persist, n);
 	n->obs.w = n->w;
 	n->obs.nw = n->nw;
 	n->obs.reg = &n->reg;
@@ -479,22 +483,23 @@ node_launch(struct node *n)
 
 /* ---- step 7: registrations back, then telemetry and the API ---- */
 
-static int
-node_persist(void *ctx, char *err, size_t errlen)
+/* A registration changed (registry lock held): its journal record and its zone record. */
+static void
+node_change(void *ctx, const struct reg_change *c)
 {
 	struct node *n = ctx;
-	json_t *arr, *holds;
-	int ret;
 
-	if (!n->cfg.state_file[0])
-		return 0;
-	arr = reg_state(&n->reg);
-	holds = reg_holds_state(&n->reg);
-	ret = state_save(n->cfg.state_file, arr, holds, err, errlen);
-	json_decref(arr);
-	json_decref(holds);
+	store_change(&n->store, c);
 	if (n->have_region)
-		region_sync_registry(&n->region, &n->reg);
+		region_note(&n->region, c->sb, c->deleted);
+}
+
+static int
+node_commit(void *ctx, char *err, size_t errlen)
+{
+	struct node *n = ctx;
+	int ret = store_commit(&n->store, err, errlen);
+
 	if (ret) {
 		atomic_fetch_add(&n->obs.state_write_errors, 1);
 		CVS_LOG(ERR, ctl, "%s", err);
@@ -504,9 +509,15 @@ node_persist(void *ctx, char *err, size_t errlen)
 	return ret;
 }
 
+static const struct reg_store_ops node_store_ops = {
+	.change = node_change,
+	.commit = node_commit,
+};
+
 /*
- * Bring back the registrations of the state file, with the same addresses and host ports, then
- * write it again: that proves it is writable before the first registration needs it.
+ * Bring back the registrations of the state file and its journal, with the same addresses and
+ * host ports, then write the snapshot again and start an empty journal: that proves the
+ * directory writable before the first registration needs it.
  */
 static int
 node_restore(struct node *n, char *err, size_t errlen)
@@ -527,11 +538,21 @@ node_restore(struct node *n, char *err, size_t errlen)
 	}
 	reg_attach_pending(&n->reg);
 	reg_counts(&n->reg, &total, &left);
-	CVS_LOG(INFO, ctl, "restored %u sandboxes from %s, %u not attached", total,
-		n->cfg.state_file, left);
+	CVS_LOG(INFO, ctl, "restored %u sandboxes from %s (%u journal records applied, %u "
+		"already in it), %u not attached", total, n->cfg.state_file, n->loaded.replayed,
+		n->loaded.skipped, left);
 	if (left)
 		obs_log_unattached(&n->obs);
-	return reg_persist(&n->reg, err, errlen);
+	ret = store_open(&n->store, n->cfg.state_file, &n->reg, n->loaded.last, err, errlen);
+	if (ret) {
+		atomic_fetch_add(&n->obs.state_write_errors, 1);
+		return ret;
+	}
+	atomic_fetch_add(&n->obs.state_writes, 1);
+	if (n->have_region)
+		region_sync_registry(&n->region, &n->reg);
+	reg_set_store(&n->reg, &node_store_ops, n);
+	return 0;
 }
 
 /* Every module's routes in the one table. */
@@ -610,7 +631,21 @@ node_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Every 5 ms next hops; every 100 ms liveness, drop summaries and re-attach retries. */
+/* The journal outgrew the snapshot: write the snapshot again, here rather than in a request. */
+static void
+node_compact(struct node *n)
+{
+	char err[512];
+
+	if (store_tick(&n->store, node_now_ms(), err, sizeof(err)) < 0)
+		CVS_LOG(WARNING, ctl, "compacting the state journal: %s (the journal keeps every "
+			"change; tried again in 10 s)", err);
+}
+
+/*
+ * Every 5 ms next hops; every 100 ms liveness, drop summaries, re-attach retries and the
+ * journal's compaction.
+ */
 static void
 node_loop(struct node *n)
 {
@@ -631,6 +666,7 @@ node_loop(struct node *n)
 					"waiting", attached, waiting);
 			if (n->have_steer)
 				xdpctl_steer_heartbeat(&n->steer);
+			node_compact(n);
 			next_tick = t + 100 * 1000;
 		}
 		/* Ping the systemd watchdog only while the worker is still polling. */
@@ -666,6 +702,10 @@ node_teardown(struct node *n, bool worker_running)
 	telemetry_stop();
 	api_stop(n->api);
 	n->api = NULL;
+	/* No more changes: the state file alone holds them from here on. */
+	if (n->reg.by_slot)
+		reg_set_store(&n->reg, NULL, NULL);
+	store_close(&n->store);
 	/*
 	 * With a region the workers stop first and the sessions stay as they are for the next
 	 * process: detaching the sandboxes must not flush their zones.

@@ -17,41 +17,74 @@
 #include "registry_int.h"
 
 json_t *
-reg_state(struct registry *r)
+reg_state_record(const struct sandbox *sb)
+{
+	char ip[INET_ADDRSTRLEN];
+	json_t *ports, *rec;
+	uint32_t k;
+
+	ports = json_array();
+	for (k = 0; k < sb->nports; k++)
+		json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
+			sb->ports[k].cport, "hostPort", sb->ports[k].hport));
+	reg_ip_str(sb->ip, ip);
+	rec = json_pack("{s:s,s:s,s:o,s:i}", "sandboxID", sb->id, "sandboxIP", ip,
+			"exposedPorts", ports, "slot", (int)sb->slot);
+	if (!rec)
+		return NULL;
+	if (reg_is_vhost(sb))
+		json_object_set_new(rec, "vhostUser", reg_vhost_json(sb));
+	else
+		json_object_set_new(rec, "iface", json_string(sb->iface));
+	if (sb->policy.set)
+		json_object_set_new(rec, "policy", policy_render(&sb->policy));
+	if (sb->guest_mac_set)
+		json_object_set_new(rec, "guestMAC", reg_mac_json(sb->guest_mac));
+	/* Only the overrides: a restart with other defaults applies the new ones. */
+	if (sb->limits.set)
+		json_object_set_new(rec, "limits", reg_limits_render(&sb->limits, false));
+	return rec;
+}
+
+json_t *
+reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *arg)
 {
 	json_t *arr = json_array();
-	uint32_t i, k;
+	uint32_t i;
 
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++) {
-		const struct sandbox *sb = r->by_slot[i];
-		char ip[INET_ADDRSTRLEN];
-		json_t *ports, *rec;
-
-		if (!sb)
-			continue;
-		ports = json_array();
-		for (k = 0; k < sb->nports; k++)
-			json_array_append_new(ports, json_pack("{s:i,s:i}", "containerPort",
-				sb->ports[k].cport, "hostPort", sb->ports[k].hport));
-		reg_ip_str(sb->ip, ip);
-		rec = json_pack("{s:s,s:s,s:o,s:i}", "sandboxID", sb->id, "sandboxIP", ip,
-				"exposedPorts", ports, "slot", (int)sb->slot);
-		if (reg_is_vhost(sb))
-			json_object_set_new(rec, "vhostUser", reg_vhost_json(sb));
-		else
-			json_object_set_new(rec, "iface", json_string(sb->iface));
-		if (sb->policy.set)
-			json_object_set_new(rec, "policy", policy_render(&sb->policy));
-		if (sb->guest_mac_set)
-			json_object_set_new(rec, "guestMAC", reg_mac_json(sb->guest_mac));
-		/* Only the overrides: a restart with other defaults applies the new ones. */
-		if (sb->limits.set)
-			json_object_set_new(rec, "limits", reg_limits_render(&sb->limits, false));
-		json_array_append_new(arr, rec);
+	for (i = 0; i < r->max_sandboxes; i++)
+		if (r->by_slot[i])
+			json_array_append_new(arr, reg_state_record(r->by_slot[i]));
+	if (holds) {
+		hostports_expire(&r->hostports, (uint64_t)time(NULL));
+		*holds = hostports_holds_json(&r->hostports, NULL);
 	}
+	if (at)
+		at(arg);
 	pthread_mutex_unlock(&r->lock);
 	return arr;
+}
+
+json_t *
+reg_state(struct registry *r)
+{
+	return reg_state_at(r, NULL, NULL, NULL);
+}
+
+void
+reg_changed(struct registry *r, const struct sandbox *sb, bool deleted)
+{
+	struct reg_change c = { .sb = sb, .deleted = deleted };
+
+	if (!r->store)
+		return;
+	/* One record and the holds of one id: the cost of a change does not grow with N. */
+	c.rec = deleted ? NULL : reg_state_record(sb);
+	c.holds = hostports_holds_json(&r->hostports, sb->id);
+	r->store->change(r->store_ctx, &c);
+	json_decref(c.rec);
+	json_decref(c.holds);
 }
 
 static int
@@ -183,7 +216,9 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 	}
 	snprintf(sb->why, sizeof(sb->why), "restored, not attached yet");
 	r->by_slot[sb->slot] = sb;
+	reg_index_add(r, sb);
 	r->count++;
+	r->unattached++;
 	return 0;
 put_ip:
 	portalloc_put(&r->ips, addr);
@@ -220,7 +255,7 @@ reg_holds_state(struct registry *r)
 
 	pthread_mutex_lock(&r->lock);
 	hostports_expire(&r->hostports, (uint64_t)time(NULL));
-	arr = hostports_holds_json(&r->hostports);
+	arr = hostports_holds_json(&r->hostports, NULL);
 	pthread_mutex_unlock(&r->lock);
 	return arr;
 }

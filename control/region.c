@@ -455,6 +455,17 @@ region_set_slots(struct region *rg, const struct region_slot *cur)
 	}
 }
 
+void
+region_set_slot(struct region *rg, uint32_t slot, const struct region_slot *cur)
+{
+	uint64_t v;
+
+	if (!rg->base || slot >= rg->nzones)
+		return;
+	memcpy(&v, cur, sizeof(v));
+	__atomic_store_n((uint64_t *)(void *)&rg->slots[slot], v, __ATOMIC_RELAXED);
+}
+
 uint32_t
 region_slots_gone(const struct region *rg, const struct region_slot *cur, bool *gone)
 {

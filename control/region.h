@@ -82,8 +82,10 @@ void region_close(struct region *rg);
 /* Seconds since the region's clock base: where the worker clock starts. */
 uint32_t region_clock_now(const struct region *rg);
 
-/* The zone records: what the sandbox of each slot is now (every registration change). */
+/* The zone records: what the sandbox of each slot is now (the start, after the restore). */
 void region_set_slots(struct region *rg, const struct region_slot *cur);
+/* One zone record, in one store (a registration change: the one slot it touched). */
+void region_set_slot(struct region *rg, uint32_t slot, const struct region_slot *cur);
 /*
  * Compare the records the region came with to the registrations restored ('cur', nzones
  * entries): sets gone[z] for each slot whose sandbox is another or missing. Returns how many.

@@ -76,6 +76,18 @@ region_sync_registry(struct region *rg, struct registry *reg)
 	free(cur);
 }
 
+void
+region_note(struct region *rg, const struct sandbox *sb, bool deleted)
+{
+	struct region_slot cur = { 0, 0 };
+
+	if (!deleted) {
+		cur.ip = sb->ip;
+		cur.id_hash = region_id_hash(sb->id);
+	}
+	region_set_slot(rg, sb->slot, &cur);
+}
+
 uint32_t
 region_drop_gone(struct region *rg, struct registry *reg, struct publish *pub)
 {

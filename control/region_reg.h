@@ -8,6 +8,7 @@
 #ifndef CVS_REGION_REG_H
 #define CVS_REGION_REG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -20,8 +21,13 @@
  * fresh. Returns 0, or -1 (logged) when there is none: the tables are then private.
  */
 int region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw);
-/* Which sandbox each zone is now, into the region (after every registration change). */
+/* Which sandbox each zone is now, into the region: all of them, once, after the restore. */
 void region_sync_registry(struct region *rg, struct registry *reg);
+/*
+ * A registration changed (registry lock held): its zone's record alone, so a change costs the
+ * same with 8,192 zones as with one.
+ */
+void region_note(struct region *rg, const struct sandbox *sb, bool deleted);
 /*
  * After the restore: flush the adopted sessions of every zone whose sandbox is missing or
  * another one. Returns how many sessions went (also in rg->info.discarded_gone).

@@ -34,15 +34,17 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_mutex_init(&r->persist_lock, NULL);
 	r->max_sandboxes = max_sandboxes;
 	r->node_ip = node_ip;
 	memcpy(r->default_mac, (const uint8_t[6]){ 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc }, 6);
 	r->ops = ops;
 	r->ctx = ctx;
 	r->by_slot = calloc(max_sandboxes, sizeof(*r->by_slot));
-	if (!r->by_slot)
+	if (!r->by_slot || reg_index_init(r)) {
+		free(r->by_slot);
+		r->by_slot = NULL;
 		return -ENOMEM;
+	}
 	/* Network address, .1 (the host side, cube-dev) and broadcast are never handed out. */
 	ret = hostports_init(&r->hostports, (struct cvs_range){ hp_lo, hp_hi }, NULL, 0, node_ip,
 			     0);
@@ -63,8 +65,8 @@ reg_fini(struct registry *r)
 	portalloc_fini(&r->slots);
 	free(r->by_slot);
 	r->by_slot = NULL;
+	reg_index_fini(r);
 	pthread_mutex_destroy(&r->lock);
-	pthread_mutex_destroy(&r->persist_lock);
 }
 
 bool
@@ -91,34 +93,6 @@ reg_id_check(const char *id, char *err, size_t errlen)
 		return REG_OK;
 	return reg_fail(err, errlen, REG_E_INVALID,
 			"invalid sandbox id: 1-%d characters of A-Z a-z 0-9 . _ -", CVS_ID_MAX);
-}
-
-struct sandbox *
-reg_lookup(struct registry *r, const char *id, const char *iface)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->max_sandboxes; i++) {
-		struct sandbox *sb = r->by_slot[i];
-
-		if (sb && (id || sb->iface[0]) && !strcmp(id ? sb->id : sb->iface, id ? id : iface))
-			return sb;
-	}
-	return NULL;
-}
-
-struct sandbox *
-reg_find_vhost(struct registry *r, const char *path)
-{
-	uint32_t i;
-
-	for (i = 0; i < r->max_sandboxes; i++) {
-		struct sandbox *sb = r->by_slot[i];
-
-		if (sb && reg_is_vhost(sb) && !strcmp(sb->vhost, path))
-			return sb;
-	}
-	return NULL;
 }
 
 const char *
@@ -352,8 +326,11 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 				"sandbox %s already has another sandboxIP", sb->id);
 	if (!reg_same_ports(sb, q) && (status = reg_set_ports(r, sb, q, err, errlen)))
 		return status;
-	if (q->policy.set && (status = reg_apply_policy(r, sb, &q->policy, err, errlen)))
+	/* The ports may have changed already: that much is recorded, though the answer fails. */
+	if (q->policy.set && (status = reg_apply_policy(r, sb, &q->policy, err, errlen))) {
+		reg_changed(r, sb, false);
 		return status;
+	}
 	if (q->guest_mac_set) {
 		memcpy(sb->guest_mac, q->guest_mac, 6);
 		sb->guest_mac_set = true;
@@ -444,6 +421,7 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	for (i = 0; i < sb->nports; i++)
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
 	r->by_slot[sb->slot] = sb;
+	reg_index_add(r, sb);
 	r->count++;
 	*out = sb;
 	return REG_CREATED;
@@ -470,14 +448,17 @@ reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **ou
 		status = reg_update(r, sb, q, err, errlen);
 	else
 		status = reg_create(r, id, q, &sb, err, errlen);
+	if (status >= 0)
+		reg_changed(r, sb, false);
 	if (status >= 0 && out)
 		*out = reg_render(r, sb);
 	pthread_mutex_unlock(&r->lock);
 	return status;
 }
 
+/* 'record': a deletion the state file must learn of, not the shutdown's reg_clear(). */
 static void
-reg_remove(struct registry *r, struct sandbox *sb)
+reg_remove(struct registry *r, struct sandbox *sb, bool record)
 {
 	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i;
@@ -487,11 +468,16 @@ reg_remove(struct registry *r, struct sandbox *sb)
 		hostports_release(&r->hostports, sb->id, sb->ports[i].cport, sb->ports[i].hport,
 				  now);
 	}
+	if (!sb->dp)
+		r->unattached--;
 	r->ops->detach(r->ctx, sb);
 	portalloc_put(&r->ips, ntohl(sb->ip));
 	portalloc_put(&r->slots, sb->slot);
 	r->by_slot[sb->slot] = NULL;
+	reg_index_del(r, sb);
 	r->count--;
+	if (record)
+		reg_changed(r, sb, true);
 	free(sb);
 }
 
@@ -506,7 +492,7 @@ reg_delete(struct registry *r, const char *id, char *err, size_t errlen)
 	if (!sb)
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
 	else
-		reg_remove(r, sb);
+		reg_remove(r, sb, true);
 	pthread_mutex_unlock(&r->lock);
 	return status;
 }
@@ -519,7 +505,7 @@ reg_clear(struct registry *r)
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++)
 		if (r->by_slot[i])
-			reg_remove(r, r->by_slot[i]);
+			reg_remove(r, r->by_slot[i], false);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -616,6 +602,8 @@ reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
 	} else {
 		status = reg_apply_policy(r, sb, p, err, errlen);
+		if (!status)
+			reg_changed(r, sb, false);
 		if (!status && out)
 			*out = policy_render(&sb->policy);
 	}
@@ -666,23 +654,19 @@ reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len)
 /* ---- durability ---- */
 
 void
-reg_set_persist(struct registry *r, reg_persist_fn fn, void *ctx)
+reg_set_store(struct registry *r, const struct reg_store_ops *ops, void *ctx)
 {
-	r->persist = fn;
-	r->persist_ctx = ctx;
+	pthread_mutex_lock(&r->lock);
+	r->store = ops;
+	r->store_ctx = ctx;
+	pthread_mutex_unlock(&r->lock);
 }
 
+/* No registry lock: the store orders its own writers, and the answer waits only for them. */
 int
 reg_persist(struct registry *r, char *err, size_t errlen)
 {
-	int ret;
-
-	if (!r->persist)
-		return 0;
-	pthread_mutex_lock(&r->persist_lock);
-	ret = r->persist(r->persist_ctx, err, errlen);
-	pthread_mutex_unlock(&r->persist_lock);
-	return ret;
+	return r->store ? r->store->commit(r->store_ctx, err, errlen) : 0;
 }
 
 /* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
@@ -704,6 +688,7 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 		snprintf(sb->why, sizeof(sb->why), "%s", err);
 		return ret;
 	}
+	r->unattached--;
 	sb->why[0] = '\0';
 	for (i = 0; i < sb->nports; i++)
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
@@ -729,15 +714,10 @@ reg_attach_pending(struct registry *r)
 void
 reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached)
 {
-	uint32_t i, u = 0;
-
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++)
-		if (r->by_slot[i] && !r->by_slot[i]->dp)
-			u++;
 	*total = r->count;
+	*unattached = r->unattached;
 	pthread_mutex_unlock(&r->lock);
-	*unattached = u;
 }
 
 uint32_t

@@ -81,6 +81,8 @@ struct sandbox {
 	struct reg_limits lim_eff;	/* in force: overrides over the node defaults */
 	void *dp;		/* data-path state owned by reg_ops */
 	char why[160];		/* why it is not attached (restored, interface gone) */
+	struct sandbox *next_id;	/* the registry's lookup chains (reg_index.c) */
+	struct sandbox *next_port;
 };
 
 struct reg_ops {
@@ -105,8 +107,24 @@ struct reg_ops {
 	bool (*vhost_state)(void *ctx, const struct sandbox *sb, uint64_t *features);
 };
 
-/* Makes the registrations durable (the state file); non-zero with a message in err. */
-typedef int (*reg_persist_fn)(void *ctx, char *err, size_t errlen);
+/* One registration changed: what the state file keeps of it, for the journal (store.h). */
+struct reg_change {
+	const struct sandbox *sb;	/* as it is now; when deleted, as it was */
+	bool deleted;
+	json_t *rec;	/* its state-file record (NULL when deleted); borrowed */
+	json_t *holds;	/* the host-port holds of its id after the change; borrowed */
+};
+
+/* Where the registrations are made durable (the state file and its journal). */
+struct reg_store_ops {
+	/*
+	 * Under the registry lock, right after each change, in the order of the changes; it
+	 * must not call back into the registry.
+	 */
+	void (*change)(void *ctx, const struct reg_change *c);
+	/* Every change so far durable, before an answer; non-zero with a message in err. */
+	int (*commit)(void *ctx, char *err, size_t errlen);
+};
 
 struct registry {
 	pthread_mutex_t lock;
@@ -121,9 +139,12 @@ struct registry {
 	struct reg_limits default_lim;	/* the node-wide limits (flags) */
 	const struct reg_ops *ops;
 	void *ctx;
-	pthread_mutex_t persist_lock;	/* one state-file writer at a time */
-	reg_persist_fn persist;
-	void *persist_ctx;
+	const struct reg_store_ops *store;
+	void *store_ctx;
+	struct sandbox **by_id;	/* hash chains by id, and by interface or vhost-user socket */
+	struct sandbox **by_port;
+	uint32_t idx_mask;
+	uint32_t unattached;	/* registered without a data path (sb->dp NULL) */
 	uint64_t next_retry_ms;	/* reg_tick(), control thread only */
 };
 
@@ -181,10 +202,11 @@ void reg_clear(struct registry *r);
 bool reg_ip_usable(const struct registry *r, uint32_t ip);
 
 /*
- * Durability. reg_persist() runs the hook set by reg_set_persist(), one caller at a time, each
- * with a fresh snapshot, so a later write never carries an older registry; 0 without a hook.
+ * Durability. Every change of a registration goes to store->change (reg_set_store()) as it
+ * happens; reg_persist() runs store->commit, which the API calls before it answers a change
+ * (0 without a store). Restores (reg_restore()) and reg_clear() are not changes.
  */
-void reg_set_persist(struct registry *r, reg_persist_fn fn, void *ctx);
+void reg_set_store(struct registry *r, const struct reg_store_ops *ops, void *ctx);
 int reg_persist(struct registry *r, char *err, size_t errlen);
 
 /*
@@ -206,6 +228,11 @@ bool reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len);
  * exists; it returns how many are still unattached.
  */
 json_t *reg_state(struct registry *r);
+/*
+ * reg_state() and reg_holds_state() at one instant: 'at' (may be NULL) runs under the
+ * registry lock after the render, so a compaction learns which change the snapshot ends at.
+ */
+json_t *reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *arg);
 int reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen);
 /*
  * The host-port holds for the state file, and back: restore them after reg_restore() (a port

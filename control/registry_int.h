@@ -19,6 +19,17 @@ const char *reg_port_name(const char *iface, const char *vhost, char *buf, size_
 /* A state-file or answer object for a vhost-user port. */
 json_t *reg_vhost_json(const struct sandbox *sb);
 
+/* The lookup chains (reg_index.c): made with the registry, kept with by_slot. */
+int reg_index_init(struct registry *r);
+void reg_index_fini(struct registry *r);
+void reg_index_add(struct registry *r, struct sandbox *sb);
+void reg_index_del(struct registry *r, struct sandbox *sb);
+
+/* One registration as the state file keeps it (reg_state.c). */
+json_t *reg_state_record(const struct sandbox *sb);
+/* Tell the store about a change of sb (nothing without a store); reg_state.c. */
+void reg_changed(struct registry *r, const struct sandbox *sb, bool deleted);
+
 void reg_ip_str(uint32_t ip, char *buf);
 json_t *reg_mac_json(const uint8_t mac[6]);
 

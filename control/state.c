@@ -13,6 +13,7 @@
 #include "state.h"
 
 #define HOLDS_KEY	"hostPortHolds"
+#define SEQ_KEY		"journalSeq"
 #define STATE_FORMAT	"cubevs-fp-state"
 #define STATE_MAX_BYTES	(64u << 20)
 
@@ -55,6 +56,13 @@ state_lock(const char *path, char *err, size_t errlen)
 int
 state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size_t errlen)
 {
+	return state_load_seq(path, sandboxes, holds, NULL, err, errlen);
+}
+
+int
+state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *seq, char *err,
+	       size_t errlen)
+{
 	json_error_t jerr;
 	json_t *root, *arr, *ver;
 	const char *key;
@@ -64,6 +72,8 @@ state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size
 	*sandboxes = NULL;
 	if (holds)
 		*holds = NULL;
+	if (seq)
+		*seq = 0;
 	if (stat(path, &st)) {
 		if (errno == ENOENT) {
 			*sandboxes = json_array();
@@ -112,26 +122,43 @@ state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size
 	}
 	if (holds && v)
 		*holds = json_incref(v);
+	v = json_object_get(root, SEQ_KEY);
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 0)) {
+		snprintf(err, errlen, "state file %s: \"%s\" must be a sequence number; it was "
+			 "left as it is", path, SEQ_KEY);
+		goto bad;
+	}
+	if (seq && v)
+		*seq = (uint64_t)json_integer_value(v);
 	json_object_foreach(root, key, v) {
 		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes") &&
-		    strcmp(key, HOLDS_KEY)) {
+		    strcmp(key, HOLDS_KEY) && strcmp(key, SEQ_KEY)) {
 			snprintf(err, errlen, "state file %s has an unknown field \"%.64s\"; it "
 				 "was left as it is", path, key);
-			json_decref(root);
-			if (holds) {
-				json_decref(*holds);
-				*holds = NULL;
-			}
-			return -EINVAL;
+			goto bad;
 		}
 	}
 	*sandboxes = json_incref(arr);
 	json_decref(root);
 	return 0;
+bad:
+	json_decref(root);
+	if (holds) {
+		json_decref(*holds);
+		*holds = NULL;
+	}
+	return -EINVAL;
 }
 
 int
 state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen)
+{
+	return state_save_seq(path, sandboxes, holds, 0, NULL, err, errlen);
+}
+
+int
+state_save_seq(const char *path, json_t *sandboxes, json_t *holds, uint64_t seq,
+	       size_t *bytes, char *err, size_t errlen)
 {
 	char *text, *file = NULL;
 	json_t *root;
@@ -145,6 +172,9 @@ state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t
 	 */
 	if (root && json_array_size(holds))
 		json_object_set(root, HOLDS_KEY, holds);
+	/* Likewise a node that never changed anything since the journal came keeps no seq. */
+	if (root && seq)
+		json_object_set_new(root, SEQ_KEY, json_integer((json_int_t)seq));
 	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
 	/* A text file ends with a newline; json_dumps leaves it out. */
@@ -154,6 +184,8 @@ state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t
 		return -ENOMEM;
 	}
 	free(text);
+	if (bytes)
+		*bytes = strlen(file);
 	ret = cvs_file_replace(path, file, strlen(file), 0600, err, errlen);
 	free(file);
 	return ret;

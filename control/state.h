@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The state file: every registration, written atomically (temp file, fsync, rename, fsync of
- * the directory) so a crash leaves either the old or the new file, never a torn one.
+ * the directory) so a crash leaves either the old or the new file, never a torn one. Since
+ * the journal (journal.h, store.h) it is the snapshot: "journalSeq" says up to which change
+ * of the journal beside it it includes (absent: none, as in files from before the journal).
  */
 #ifndef CVS_STATE_H
 #define CVS_STATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 #define CVS_STATE_VERSION	1
@@ -24,11 +27,17 @@ int state_lock(const char *path, char *err, size_t errlen);
  * host-port holds array, NULL when the file has none.
  */
 int state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size_t errlen);
+/* The same, and the snapshot's sequence number (0 when it has none). */
+int state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *seq,
+		   char *err, size_t errlen);
 
 /*
  * Write the registrations (an array as reg_state() renders it) and the host-port holds (as
  * reg_holds_state() renders them; NULL or empty: none). Returns 0 or -errno.
  */
 int state_save(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen);
+/* The same as a snapshot including the journal up to 'seq' (0: none); *bytes: its size. */
+int state_save_seq(const char *path, json_t *sandboxes, json_t *holds, uint64_t seq,
+		   size_t *bytes, char *err, size_t errlen);
 
 #endif /* CVS_STATE_H */

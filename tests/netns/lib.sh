@@ -259,6 +259,11 @@ stat_wait() { # group name want: GET /stats until group.name is want (5 s); prin
 	echo "$got"
 }
 
+# What the next start reads: the state file with its journal applied (stateview.py).
+state_view() { # [state file]
+	python3 "$SRC_DIR/stateview.py" "${1:-$TB_DIR/state.json}"
+}
+
 hostport_of() { # id containerPort
 	api_body GET "/sandboxes/$1/exposed-ports/$2" | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["hostPort"])'

@@ -127,7 +127,7 @@ hp=$(hostport_of s1 8080)
 check "a client reaches the sandbox through the host port (and it sees the client)" \
 	eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "sandbox1 $CLIENT_IP"
 check "the registration is in the default state file" \
-	grep -q '"sandboxID": *"s1"' "$TB_DIR/var-lib/cubevs-fp/state.json"
+	grep -q '"sandboxID": *"s1"' <(state_view "$TB_DIR/var-lib/cubevs-fp/state.json")
 check "SIGTERM stops it with exit 0" fp_stop
 
 # Second start: the directory is there now and is used as it is.

@@ -86,10 +86,10 @@ case_hostile() {
 	check "the victim's rate is the flag's (none)" eq "$(limit_of victim newSessionsPerSec)" 0
 	check "the overrides are kept in the state file" python3 -c '
 import json, sys
-recs = json.load(open(sys.argv[1]))["sandboxes"]
+recs = json.loads(sys.argv[1])["sandboxes"]
 hog = [r for r in recs if r["sandboxID"] == "hog"][0]
 assert hog["limits"] == {"maxSessions": 400, "maxInboundSessions": 50}, hog
-assert "limits" not in [r for r in recs if r["sandboxID"] == "victim"][0]' "$TB_DIR/state.json"
+assert "limits" not in [r for r in recs if r["sandboxID"] == "victim"][0]' "$(state_view)"
 
 	# The hostile loads, one after another, each bounded, each meeting its own limit first.
 	log "hog: $(nss 1 python3 "$HOG" udp-ports $WORLD_IP $RESOLVER_PORT 1000)"

@@ -81,12 +81,12 @@ case_restart() {
 	ep_before=$(api_body GET /sandboxes/s2/exposed-ports/9090)
 	check "the state file holds the three registrations with their host ports" python3 -c '
 import json, sys
-s = json.load(open(sys.argv[1]))
+s = json.loads(sys.argv[1])
 got = {r["sandboxID"]: [(p["containerPort"], p["hostPort"]) for p in r["exposedPorts"]]
        for r in s["sandboxes"]}
 want = {"s1": [(8080, int(sys.argv[2]))], "s2": [(9090, int(sys.argv[3]))],
         "s3": [(8080, int(sys.argv[4]))]}
-assert got == want, (got, want)' "$TB_DIR/state.json" "$hp1" "$hp2" "$hp3"
+assert got == want, (got, want)' "$(state_view)" "$hp1" "$hp2" "$hp3"
 
 	kill -KILL "$FP_PID"
 	wait "$FP_PID" 2>/dev/null
@@ -133,7 +133,7 @@ assert a == b, (a, b)' "$before3" "$s3"
 		grep -q "sandbox s3 is registered but not attached" "$TB_DIR/fp.log"
 	check "readyz counts it" eq "$(json_get "$(api_body GET /readyz)" \
 		'j["ready"], j["unattachedSandboxes"]')" "True 1"
-	check "the state file still holds s3" grep -q '"s3"' "$TB_DIR/state.json"
+	check "the state file still holds s3" contains "$(state_view)" '"s3"'
 	# The interface comes back: the registration attaches by itself.
 	ip link add sb3 netns "$NS_N" type veth peer name eth0 netns "cvs-s3-$TB_ID"
 	nss 3 ip link set eth0 address $GUEST_MAC
@@ -667,7 +667,7 @@ s = json.loads(sys.argv[1])["sandboxes"]
 ports = [p["hostPort"] for x in s for p in x["exposedPorts"]]
 assert len(s) == int(sys.argv[2]) and all(x["attached"] for x in s), len(s)
 assert len(ports) == len(set(ports)) == 2 * len(s)' "$list" "$n"
-	check "the state file has all $n" eq "$(json_get "$(cat "$TB_DIR/state.json")" \
+	check "the state file has all $n" eq "$(json_get "$(state_view)" \
 		'len(j["sandboxes"])')" "$n"
 	# Racing on one id and on one interface: one wins, the others fail cleanly.
 	nsn ip link add race0 type veth peer name race0p

@@ -62,10 +62,10 @@ case_hostports() {
 	check "another sandbox does not get s1's held port" test "$hp2" != "$hp1"
 	check "the state file keeps the hold" python3 -c '
 import json, sys
-h = json.load(open(sys.argv[1]))["hostPortHolds"]
+h = json.loads(sys.argv[1])["hostPortHolds"]
 got = [(x["id"], x["containerPort"], x["hostPort"]) for x in h]
 assert got == [("s1", 8080, int(sys.argv[2]))], h
-' "$TB_DIR/state.json" "$hp1"
+' "$(state_view)" "$hp1"
 	fp_stop
 	fp_start "${opts[@]}"
 	check "s1 registered again after the restart" \

@@ -41,7 +41,7 @@ test_reserved_and_holds(void)
 	CHECK_EQ(h.st.holds_reused, 1);
 
 	/* The state file keeps the remaining hold; a new process gives it back. */
-	j = hostports_holds_json(&h);
+	j = hostports_holds_json(&h, NULL);
 	CHECK_EQ(json_array_size(j), 1);
 	CHECK_EQ(hostports_init(&h2, r, res, 1, 0, 60), 0);
 	CHECK_EQ(hostports_take(&h2, 103), 0);	/* a restored registration */
