@@ -16,6 +16,8 @@
 # Times (registration, restart to API ready, to every sandbox forwarding) are printed, never
 # judged. SCALE_FP_OPTS adds cubevs-fp options (--sandbox-umem-frames 64 where every sandbox
 # pins its own UMEM). Usage: test_scale.sh [N]
+# An EAL --file-prefix of the bed's own, which its teardown removes from /var/run/dpdk.
+export TB_EAL_PREFIX=${TB_EAL_PREFIX:-cvs-scale-}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$SRC_DIR/flows.sh"
 
