@@ -199,8 +199,9 @@ fp_start() { # extra options
 		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!
 	TB_PIDS+=($FP_PID)
+	# FP_READY_S: how long a start may take (a node with thousands of sandboxes to restore).
 	local n
-	for n in $(seq 100); do
+	for n in $(seq $((${FP_READY_S:-10} * 10))); do
 		if grep -q 'ready:' "$TB_DIR/fp.log"; then
 			return 0
 		fi
@@ -211,7 +212,7 @@ fp_start() { # extra options
 		sleep 0.1
 	done
 	cat "$TB_DIR/fp.log"
-	die "cubevs-fp not ready after 10 s"
+	die "cubevs-fp not ready after ${FP_READY_S:-10} s"
 }
 
 fp_stop() {
