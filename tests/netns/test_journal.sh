@@ -37,7 +37,7 @@ consistent() { # acked-json what
 	state_view >"$TB_DIR/view.json"
 	if [ -e "$pins/cvs_steer" ]; then
 		nsn python3 "$SRC_DIR/bpfmap.py" "$pins/cvs_steer" 4 1 >"$TB_DIR/steer.json"
-		nsn python3 "$SRC_DIR/bpfmap.py" "$pins/sbx_cvs_sbx_slot" 4 4 >"$TB_DIR/slots.json"
+		nsn python3 "$SRC_DIR/bpfmap.py" "$pins/sbx_cvs_sbx_if" 4 16 >"$TB_DIR/slots.json"
 	else
 		echo null >"$TB_DIR/steer.json"
 		echo null >"$TB_DIR/slots.json"
@@ -65,7 +65,8 @@ if steer is not None:
     want = {hp for s in acked.values() for _, hp in ports(s)}
     assert tcp == want, ("steer", sorted(tcp ^ want)[:5])
     index = {l["ifname"]: l["ifindex"] for l in json.load(open(d + "/links.json"))}
-    got = {struct.unpack("<I", bytes.fromhex(k))[0]: struct.unpack("<I", bytes.fromhex(v))[0]
+    # cvs_sbx_if: ifindex -> {slot, worker, guest MAC, generation} (xdp/cvs_xdp.h)
+    got = {struct.unpack("<I", bytes.fromhex(k))[0]: struct.unpack("<I", bytes.fromhex(v)[:4])[0]
            for k, v in slots}
     want = {index[s["iface"]]: s["slot"] for s in view.values()}
     assert got == want, ("slots", sorted(set(got.items()) ^ set(want.items()))[:5])
@@ -87,18 +88,13 @@ r = json.load(open(sys.argv[1]))
 print(r["ops"], "requests", json.dumps(r["lat_ms"]))' "$TB_DIR/churn.json")"
 	python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["acked"],
 		open(sys.argv[2], "w"))' "$TB_DIR/churn.json" "$TB_DIR/acked.json"
-	# An interface registered again right after its DELETE may still have the previous
-	# AF_XDP socket bound in the kernel (it is released asynchronously): a 409 that says so
-	# is a clean refusal of the data path, changes nothing and is counted; anything else fails.
-	check "every request was answered as expected (201, 200, 204; 409 busy socket)" \
+	# No socket per sandbox (the funnel): an interface registered again right after its
+	# DELETE has nothing of the old registration left in the kernel to wait for.
+	check "every request was answered as expected (201, 200, 204)" \
 		python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-busy = [b for b in r["bad"] if b[2] == 409 and "resource busy" in json.dumps(b[3])]
-other = [b for b in r["bad"] if b not in busy]
-print("# %d of %d requests: 409, the previous AF_XDP socket not released yet" %
-      (len(busy), r["ops"]))
-assert r["ops"] > 200 and not other, (r["ops"], other[:3])' "$TB_DIR/churn.json"
+assert r["ops"] > 200 and not r["bad"], (r["ops"], r["bad"][:3])' "$TB_DIR/churn.json"
 	check "the journal took the changes (the state file was not rewritten per change)" \
 		test -s "$TB_DIR/state.json.journal"
 	consistent "$TB_DIR/acked.json" "while running"
