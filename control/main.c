@@ -27,6 +27,7 @@
 #include "api.h"
 #include "config.h"
 #include "funnel.h"
+#include "linkwatch.h"
 #include "cvs_common.h"
 #include "cvs_version.h"
 #include "handover.h"
@@ -64,6 +65,7 @@ struct node {
 	bool have_steer;
 	struct xdp_sbx sbx;
 	struct funnel fun[CVS_FUN_MAX];	/* one per worker */
+	struct linkwatch lw;		/* the kernel's link events */
 	struct registry reg;
 	struct nexthop nexthop;
 	bool have_nexthop;
@@ -525,6 +527,9 @@ node_restore(struct node *n, char *err, size_t errlen)
 	uint32_t total, left;
 	int ret;
 
+	/* Listening before the first attach: no interface change falls between the two. */
+	if (linkwatch_open(&n->lw, err, errlen))
+		CVS_LOG(WARNING, ctl, "%s: sandbox interfaces are checked every 2 s instead", err);
 	if (!n->cfg.state_file[0])
 		return 0;
 	ret = reg_restore(&n->reg, n->restore, err, errlen);
@@ -655,6 +660,7 @@ node_loop(struct node *n)
 	while (!force_quit) {
 		if (n->have_nexthop)
 			nexthop_poll(&n->nexthop);
+		linkwatch_poll(&n->lw, &n->reg);
 		usleep(5 * 1000);
 		t += 5 * 1000;
 		if (t >= next_tick) {
@@ -743,6 +749,7 @@ node_teardown(struct node *n, bool worker_running)
 		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
 	if (handover_pin_dir()[0] && n->cfg.detach_on_exit)
 		xdppin_remove(handover_pin_dir());
+	linkwatch_close(&n->lw);
 	for (i = 0; i < n->nw && i < CVS_FUN_MAX; i++)
 		funnel_close(&n->fun[i], &n->sbx, n->cfg.detach_on_exit);
 	xdpctl_sbx_unload(&n->sbx);
@@ -772,6 +779,8 @@ main(int argc, char **argv)
 	struct node *n = &node;
 	char **eal_argv;
 	int app_at, eal_argc;
+
+	n->lw.fd = -1;
 
 	if (node_parse(n, argc, argv, &app_at))
 		return 0;

@@ -276,6 +276,11 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit(fn, arg, "sandboxes_unattached",
 		 "registered sandboxes whose interface is not attached", OBS_GAUGE, NULL, NULL,
 		 "registry", "unattached", s->unattached);
+	obs_emit(fn, arg, "sandbox_links_lost", "sandboxes detached because the kernel removed, "
+		 "renamed or took over their interface", OBS_COUNTER, NULL, NULL, "registry",
+		 "linksLost", s->links_lost);
+	obs_emit(fn, arg, "sandbox_links_back", "sandboxes attached again when their interface "
+		 "came back", OBS_COUNTER, NULL, NULL, "registry", "linksBack", s->links_back);
 	obs_enum_hostports(s, fn, arg);
 	obs_enum_vhost(s, fn, arg);
 	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,

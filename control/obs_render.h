@@ -111,6 +111,8 @@ struct obs_snap {
 	bool ready;
 	uint32_t nsbx;
 	uint32_t unattached;
+	uint64_t links_lost;	/* sandboxes detached by the kernel's link events */
+	uint64_t links_back;	/* and attached again by them */
 	/* Host ports (reg_hostport_info()). */
 	uint32_t hp_size;
 	uint32_t hp_used;

@@ -311,7 +311,8 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 	struct publish *p = ctx;
 	uint32_t flushed;
 
-	if (!sb->dp)
+	/* A sandbox the kernel took off its interface still has its slot and sessions. */
+	if (!sb->dp && !atomic_load(&p->sh->slot_alive[sb->slot]))
 		return;
 	flushed = publish_retire_slot(p, sb->slot, sb->ip, sb->id);
 	if (reg_is_vhost(sb)) {
@@ -322,7 +323,7 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 		return;
 	}
 	/* Kept at exit: until the next process binds, the funnel drops (gap_drop). */
-	if (!p->keep_sbx_xdp)
+	if (sb->dp && !p->keep_sbx_xdp)
 		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
 	sb->dp = NULL;
 	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
@@ -362,6 +363,58 @@ publish_op_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
 	return reg_is_vhost(sb) && sb->dp && vhostctl_port_state(sb->dp, features);
 }
 
+/* ---- the kernel's link events (control/linkwatch.c, control/reg_link.c) ---- */
+
+static int
+publish_op_slot_of(void *ctx, int ifindex)
+{
+	struct publish *p = ctx;
+
+	return xdpctl_sbx_slot_of(p->sbx, ifindex);
+}
+
+static int
+publish_op_prog_owner(void *ctx, uint32_t prog_id, char *name, size_t namelen)
+{
+	struct publish *p = ctx;
+
+	return xdpctl_sbx_prog_owner(p->sbx, prog_id, name, namelen);
+}
+
+/*
+ * Off its interface, nothing else: the slot stays published with its sessions and host ports,
+ * so the frames towards it die in the funnel (fun_no_sandbox) until the interface is back.
+ */
+static void
+publish_op_suspend(void *ctx, struct sandbox *sb, bool unattach)
+{
+	struct publish *p = ctx;
+
+	if (!reg_is_vhost(sb))
+		xdpctl_sbx_forget(p->sbx, sb->ifindex, sb->slot, unattach);
+}
+
+static void
+publish_op_note(void *ctx, bool warn, const char *msg)
+{
+	if (warn)
+		CVS_LOG(WARNING, ctl, "%s", msg);
+	else
+		CVS_LOG(INFO, ctl, "%s", msg);
+}
+
+static int
+publish_op_check(void *ctx, const struct sandbox *sb)
+{
+	struct publish *p = ctx;
+	uint32_t id;
+	char name[32];
+
+	if (xdpctl_prog_info(sb->ifindex, &id, NULL, 0))
+		return 1;
+	return xdpctl_sbx_prog_owner(p->sbx, id, name, sizeof(name)) <= 0;
+}
+
 const struct reg_ops publish_reg_ops = {
 	.ifindex = publish_op_ifindex,
 	.attach = publish_op_attach,
@@ -371,6 +424,11 @@ const struct reg_ops publish_reg_ops = {
 	.guest_mac = publish_op_guest_mac,
 	.limits = publish_op_limits,
 	.vhost_state = publish_op_vhost_state,
+	.slot_of = publish_op_slot_of,
+	.prog_owner = publish_op_prog_owner,
+	.suspend = publish_op_suspend,
+	.check = publish_op_check,
+	.note = publish_op_note,
 };
 
 /* ---- the test clock route ---- */

@@ -178,6 +178,8 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 		json_object_set_new(j, "iface", json_string(sb->iface));
 	if (!sb->dp && sb->why[0])
 		json_object_set_new(j, "attachError", json_string(sb->why));
+	if (!sb->dp && sb->why_at)
+		json_object_set_new(j, "detachedAt", reg_time_json(sb->why_at));
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
@@ -303,7 +305,6 @@ reg_same_ports(const struct sandbox *sb, const struct reg_req *q)
 	return true;
 }
 
-static int reg_attach_one(struct registry *r, struct sandbox *sb);
 
 /* PUT of a registered id: the same interface and address, maybe other ports or policy. */
 static int
@@ -343,9 +344,11 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 		if (sb->dp && r->ops->limits)
 			r->ops->limits(r->ctx, sb);
 	}
-	/* A restored sandbox whose interface was missing: try again now. */
+	/* Missing, gone or stale since: the node agent asking again repairs it. */
 	if (!sb->dp)
 		reg_attach_one(r, sb);
+	else
+		reg_link_check(r, sb);
 	return REG_OK;
 }
 
@@ -670,7 +673,7 @@ reg_persist(struct registry *r, char *err, size_t errlen)
 }
 
 /* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
-static int
+int
 reg_attach_one(struct registry *r, struct sandbox *sb)
 {
 	char err[sizeof(sb->why)];
@@ -679,17 +682,23 @@ reg_attach_one(struct registry *r, struct sandbox *sb)
 
 	sb->ifindex = reg_is_vhost(sb) ? 0 : r->ops->ifindex(r->ctx, sb->iface);
 	if (!sb->ifindex && !reg_is_vhost(sb)) {
-		snprintf(sb->why, sizeof(sb->why), "interface %s does not exist", sb->iface);
+		/* A retry keeps the reason the kernel's event gave (reg_link.c). */
+		if (!sb->why_at)
+			snprintf(sb->why, sizeof(sb->why), "interface %s does not exist",
+				 sb->iface);
+		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
 		return -ENODEV;
 	}
 	reg_limits_apply(r, sb);
 	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
 	if (ret) {
 		snprintf(sb->why, sizeof(sb->why), "%s", err);
+		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
 		return ret;
 	}
 	r->unattached--;
 	sb->why[0] = '\0';
+	sb->why_at = 0;
 	for (i = 0; i < sb->nports; i++)
 		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
 	return 0;

@@ -81,6 +81,7 @@ struct sandbox {
 	struct reg_limits lim_eff;	/* in force: overrides over the node defaults */
 	void *dp;		/* data-path state owned by reg_ops */
 	char why[160];		/* why it is not attached (restored, interface gone) */
+	int64_t why_at;		/* when it stopped being attached (unix seconds), 0: never was */
 	struct sandbox *next_id;	/* the registry's lookup chains (reg_index.c) */
 	struct sandbox *next_port;
 };
@@ -105,6 +106,19 @@ struct reg_ops {
 	 * running device, and the virtio features it negotiated (0 when not connected).
 	 */
 	bool (*vhost_state)(void *ctx, const struct sandbox *sb, uint64_t *features);
+	/*
+	 * Optional, for the kernel's link events (reg_link.c): the slot attached on an ifindex
+	 * (-1: none); whether the XDP program with this id is ours (1), none (0) or someone
+	 * else's (-1, its name in 'name'); and taking an attached sandbox off its interface
+	 * while keeping its slot, host ports and sessions ('unattach': remove our program too).
+	 */
+	int (*slot_of)(void *ctx, int ifindex);
+	int (*prog_owner)(void *ctx, uint32_t prog_id, char *name, size_t namelen);
+	void (*suspend)(void *ctx, struct sandbox *sb, bool unattach);
+	/* Optional: a change of state the operator should read in the log. */
+	void (*note)(void *ctx, bool warn, const char *msg);
+	/* Optional: nonzero when the attached interface does not run our program any more. */
+	int (*check)(void *ctx, const struct sandbox *sb);
 };
 
 /* One registration changed: what the state file keeps of it, for the journal (store.h). */
@@ -145,6 +159,8 @@ struct registry {
 	struct sandbox **by_port;
 	uint32_t idx_mask;
 	uint32_t unattached;	/* registered without a data path (sb->dp NULL) */
+	uint64_t links_lost;	/* detached by a link event (reg_link.c) */
+	uint64_t links_back;	/* attached again by one */
 	uint64_t next_retry_ms;	/* reg_tick(), control thread only */
 };
 
@@ -288,5 +304,18 @@ bool reg_id_valid(const char *id);
 int reg_mac_parse(const json_t *v, uint8_t mac[6]);
 /* REG_OK, or REG_E_INVALID with the rule for ids in err. */
 int reg_id_check(const char *id, char *err, size_t errlen);
+
+/*
+ * The kernel's link events (control/linkwatch.c feeds them): an interface appeared or
+ * changed (name, ifindex, its XDP program's id) or went away. A registered interface that goes
+ * is detached at once and keeps its registration, host ports and sessions; the name that comes
+ * back (any ifindex) is attached again. Returns how many sandboxes changed state.
+ */
+uint32_t reg_link_seen(struct registry *r, int ifindex, const char *ifname, uint32_t xdp_id);
+uint32_t reg_link_gone(struct registry *r, int ifindex, const char *ifname);
+/* Missed events (the socket overflowed): check every interface sandbox against the kernel. */
+uint32_t reg_link_resync(struct registry *r);
+/* Sandboxes detached by the kernel's events, and attached again by them, since the start. */
+void reg_link_counts(struct registry *r, uint64_t *lost, uint64_t *back);
 
 #endif /* CVS_REGISTRY_H */

@@ -30,7 +30,17 @@ json_t *reg_state_record(const struct sandbox *sb);
 /* Tell the store about a change of sb (nothing without a store); reg_state.c. */
 void reg_changed(struct registry *r, const struct sandbox *sb, bool deleted);
 
+/* Attach an unattached sandbox and program its host ports (registry.c); -errno, why set. */
+int reg_attach_one(struct registry *r, struct sandbox *sb);
+/* Take an attached interface sandbox off its interface, keeping the rest (reg_link.c). */
+void reg_suspend(struct registry *r, struct sandbox *sb, bool unattach, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A PUT of an existing interface registration: repair what the kernel changed (reg_link.c). */
+void reg_link_check(struct registry *r, struct sandbox *sb);
+
 void reg_ip_str(uint32_t ip, char *buf);
+/* Unix seconds as an RFC 3339 UTC string. */
+json_t *reg_time_json(int64_t t);
 json_t *reg_mac_json(const uint8_t mac[6]);
 
 #endif /* CVS_REGISTRY_INT_H */

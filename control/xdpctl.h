@@ -81,6 +81,15 @@ void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
 /* The guest MAC of an attached sandbox changed. */
 int xdpctl_sbx_set_mac(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
 		       const uint8_t mac[6]);
+/*
+ * An interface the kernel took away or changed: its entries go (and with 'unattach' our
+ * program on it too), the slot's way out with them.
+ */
+void xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach);
+/* The slot whose interface ifindex is, or -1. */
+int xdpctl_sbx_slot_of(const struct xdp_sbx *x, int ifindex);
+/* Whether program prog_id is our sandbox program (1), none (0, id 0) or another (-1, named). */
+int xdpctl_sbx_prog_owner(struct xdp_sbx *x, uint32_t prog_id, char *name, size_t namelen);
 /* Frames of this slot the policer dropped (its excess while its funnel was under pressure). */
 uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
 /*

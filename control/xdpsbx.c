@@ -237,16 +237,56 @@ xdpsbx_clear_out(struct xdp_sbx *x, int ifindex, uint32_t slot)
 }
 
 void
-xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot)
+xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
 {
 	uint32_t ifi = (uint32_t)ifindex;
-	struct cvs_sbx_pol zero = { 0 };
 
-	xdpsbx_unattach(x, ifindex);
+	if (unattach)
+		xdpsbx_unattach(x, ifindex);
 	bpf_map_delete_elem(x->if_fd, &ifi);
 	xdpsbx_clear_out(x, ifindex, slot);
+}
+
+void
+xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot)
+{
+	struct cvs_sbx_pol zero = { 0 };
+
+	xdpctl_sbx_forget(x, ifindex, slot, true);
 	/* The next sandbox in the slot starts with its own count. */
 	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
+}
+
+int
+xdpctl_sbx_slot_of(const struct xdp_sbx *x, int ifindex)
+{
+	uint32_t ifi = (uint32_t)ifindex;
+	struct cvs_sbx_if v;
+
+	return x->obj && !bpf_map_lookup_elem(x->if_fd, &ifi, &v) ? (int)v.slot : -1;
+}
+
+int
+xdpctl_sbx_prog_owner(struct xdp_sbx *x, uint32_t prog_id, char *name, size_t namelen)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	int fd;
+
+	if (!prog_id)
+		return 0;
+	if (xdpsbx_ours(x, prog_id))
+		return 1;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	memset(&info, 0, sizeof(info));
+	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		snprintf(name, namelen, "%s", info.name);
+	else
+		snprintf(name, namelen, "?");
+	if (fd >= 0)
+		close(fd);
+	/* Our program of another build is still ours: an attach replaces it. */
+	return strcmp(name, CVS_PROG_SBX) ? -1 : 1;
 }
 
 uint64_t

@@ -126,8 +126,8 @@ assert got == want, (got, want)' "$(state_view)" "$hp1" "$hp2" "$hp3"
 	check "s3, whose interface vanished, is kept and reported unattached" python3 -c '
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-assert b["attached"] is False and "sb3" in b["attachError"], b
-b.pop("attachError"); b["attached"] = True
+assert b["attached"] is False and "sb3" in b["attachError"] and b["detachedAt"], b
+b.pop("attachError"); b.pop("detachedAt"); b["attached"] = True
 assert a == b, (a, b)' "$before3" "$s3"
 	check "the log names the unattached sandbox" \
 		grep -q "sandbox s3 is registered but not attached" "$TB_DIR/fp.log"
