@@ -228,8 +228,100 @@ case_foreign() {
 	b_unharmed "their program removed"
 }
 
+# Missing when cubevs-fp started: attached as soon as it appears, as after a deletion.
+case_late() {
+	bed
+	fp_stop
+	nsn ip link del sb1
+	fp_start || die "restart"
+	check "missing at start: A shows attached false" eq "$(field a attached)" False
+	check "missing at start: with the reason" contains "$(field a attachError)" "sb1"
+	b_unharmed "missing at start"
+	replug "cvs-s1-$TB_ID"
+	back_again "made after the start"
+	b_unharmed "made after the start"
+}
+
+# Control-plane faults: the pin directory unmounted under the running process, and a
+# runtime directory that does not exist at start. Each gets a clear word and loses nothing.
+case_faults() {
+	bed
+	[ "${FP_PIN[1]}" = none ] && { log "no BPF file system in this bed: the unmount part skipped"; }
+	if [ "${FP_PIN[1]}" != none ]; then
+		umount "$TB_DIR/bpf"
+		nsn ip link add sbc type veth peer name sbcp
+		nsn ip link set sbc up
+		check "pins unmounted: a new registration still works" \
+			eq "$(register c sbc '[8080]' | tail -n1)" 201
+		check "pins unmounted: A and B serve" serves "$HPA" sandbox1
+		b_unharmed "pins unmounted"
+		check "pins unmounted: SIGTERM" fp_stop
+		check "pins unmounted: the next start starts" fp_start
+		check "pins unmounted: every registration back" eq "$(readyz_unattached)" 0
+		check "pins unmounted: A serves after the restart" serves "$HPA" sandbox1
+		b_unharmed "pins unmounted, restarted"
+	fi
+	fp_stop
+	check "runtime directory missing at start: starts anyway" \
+		fp_start --runtime-dir "$TB_DIR/no/such/run"
+	check "runtime directory missing: A serves" serves "$HPA" sandbox1
+	b_unharmed "runtime directory missing"
+}
+
+# 20 clients PUT and DELETE the same id as fast as they can: whatever the last answer, the
+# registry, the maps and the state on disk say the same, before and after a kill -9.
+case_sameid() {
+	bed
+	nsn ip link add sbx1 type veth peer name sbx1p
+	nsn ip link set sbx1 up
+	nsn python3 - "$API" <<'PYEOF' >"$TB_DIR/same.json"
+import http.client, json, random, sys, threading, time
+host, port = sys.argv[1].split(":")
+stop, bad, n = time.monotonic() + 10, [], [0]
+lock = threading.Lock()
+def client(k):
+    rnd = random.Random(k)
+    c = http.client.HTTPConnection(host, int(port), timeout=30)
+    while time.monotonic() < stop:
+        if rnd.random() < 0.5:
+            c.request("DELETE", "/sandboxes/x")
+            ok = (204, 404)
+        else:
+            ports = sorted(rnd.sample([80, 443, 9090], rnd.randint(1, 2)))
+            c.request("PUT", "/sandboxes/x", json.dumps({"iface": "sbx1", "exposedPorts": ports}),
+                      {"Content-Type": "application/json"})
+            ok = (200, 201)
+        r = c.getresponse(); r.read()
+        with lock:
+            n[0] += 1
+            if r.status not in ok:
+                bad.append(r.status)
+ts = [threading.Thread(target=client, args=(k,)) for k in range(20)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(json.dumps({"ops": n[0], "bad": bad[:5]}))
+PYEOF
+	check "20 clients on one id: every answer one of the expected ones" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); print("# %d requests" % r["ops"])
+assert r["ops"] > 100 and not r["bad"], r' "$TB_DIR/same.json"
+	local before after
+	before=$(api "GET" /sandboxes/x | tail -n1)
+	check "the last state is whole: 200 or 404" bash -c "[ $before = 200 ] || [ $before = 404 ]"
+	if [ "$before" = 200 ]; then
+		check "registered: its interface runs our program" xdp_on sbx1
+	else
+		check "not registered: its interface runs no program" xdp_off sbx1
+	fi
+	kill -KILL "$FP_PID"; wait "$FP_PID" 2>/dev/null; FP_PID=
+	fp_start || die "restart"
+	after=$(api "GET" /sandboxes/x | tail -n1)
+	check "after kill -9: the same answer ($before)" eq "$after" "$before"
+	[ "$before" = 200 ] && check "after kill -9: attached" eq "$(field x attached)" True
+	b_unharmed "one id hammered"
+}
+
 case "${1:-}" in
-gone | rename | netns | updown | mtu | takeover | foreign) "case_$1" ;;
-*) die "usage: $0 gone|rename|netns|updown|mtu|takeover|foreign" ;;
+gone | rename | netns | updown | mtu | takeover | foreign | late | faults | sameid) "case_$1" ;;
+*) die "usage: $0 gone|rename|netns|updown|mtu|takeover|foreign|late|faults|sameid" ;;
 esac
 tb_done

@@ -2,7 +2,7 @@
 # Real microVMs as sandboxes: one on a vhost-user port, one on a TAP (AF_XDP), through the
 # namespace test bed. QEMU and the guest come from ../shared/tools/microvm (its README); the
 # case is skipped, with the reason, where that tool or QEMU is missing.
-# Usage: test_vhost.sh CASE (vms | workers | client | abuse)
+# Usage: test_vhost.sh CASE (vms | tapback | workers | client | abuse)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT=$(cd "$SRC_DIR/../.." && pwd)
@@ -319,10 +319,41 @@ case_abuse() {
 	tb_done
 }
 
+# The TAP case of a VMM going away and coming back (issue 21): the VM stops, its TAP is
+# deleted and made again, the VM boots again on it, and its exposed port serves without any
+# API call; the vhost-user VM beside it never notices.
+case_tapback() {
+	bed
+	local n gone=
+	check "before: world → vmt" eq "$(nsc curl -s -m 10 "http://$NODE_IP:$HPT/id")" vmt
+	vm_stop vmt
+	nsn ip link del vt2
+	for n in $(seq 60); do
+		[ "$(api_body GET /sandboxes/vmt | python3 -c \
+			'import json,sys; print(json.load(sys.stdin)["attached"])')" = False ] &&
+			{ gone=1; break; }
+		sleep 0.05
+	done
+	check "TAP deleted: vmt shows attached false" test -n "$gone"
+	check "TAP deleted: with the reason" contains "$(api_body GET /sandboxes/vmt)" "disappeared"
+	check "TAP deleted: vmv keeps serving" eq "$(nsc curl -s -m 10 "http://$NODE_IP:$HPV/id")" vmv
+	nsn ip tuntap add dev vt2 mode tap
+	nsn ip link set vt2 up
+	offloads_off "$NS_N" vt2
+	rm -f "$TB_DIR/vmt.log"
+	vm_boot vmt --tap vt2
+	check "TAP made again, VM booted again: world → vmt, no API call" \
+		eq "$(nsc curl -s -m 10 "http://$NODE_IP:$HPT/id")" vmt
+	check "and GET says attached" contains "$(api_body GET /sandboxes/vmt)" '"attached":true'
+	check "vmv still serves" eq "$(nsc curl -s -m 10 "http://$NODE_IP:$HPV/id")" vmv
+	tb_done
+}
+
 case "${1:-}" in
 vms) case_vms ;;
+tapback) case_tapback ;;
 workers) case_workers ;;
 client) case_client ;;
 abuse) case_abuse ;;
-*) echo "usage: $0 vms|workers|client|abuse"; exit 2 ;;
+*) echo "usage: $0 vms|tapback|workers|client|abuse"; exit 2 ;;
 esac
