@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "funnel.h"
+#include "worker.h"
 #include "rtnl.h"
 #include "xdpctl.h"
 #include "xskport.h"
@@ -138,6 +139,19 @@ funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nfram
 		funnel_close(f, x, false);
 		return ret;
 	}
+	return 0;
+}
+
+int
+funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_t nframes,
+		  char *err, size_t errlen)
+{
+	int ret = funnel_open(f, x, w->id, nframes, err, errlen);
+
+	if (ret)
+		return ret;
+	w->fun = f->xp;
+	w->fun_press = x->press ? &x->press[w->id] : NULL;
 	return 0;
 }
 

@@ -28,6 +28,10 @@ struct funnel {
 /* Make (or find) the pair of 'worker', program it and bind a socket of nframes frames. */
 int funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
 		char *err, size_t errlen);
+/* The same for worker w (its id set), which then receives and sends on the funnel's socket. */
+struct worker;
+int funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_t nframes,
+		      char *err, size_t errlen);
 /* Close the socket; with 'remove' the pair goes too (its programs with it). */
 void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
 

@@ -343,16 +343,12 @@ static int
 node_funnel(struct node *n, uint32_t i)
 {
 	char err[512];
-	int ret;
+	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], n->cfg.sandbox_umem_frames,
+				    err, sizeof(err));
 
-	ret = funnel_open(&n->fun[i], &n->sbx, i, n->cfg.sandbox_umem_frames, err, sizeof(err));
-	if (ret) {
+	if (ret)
 		CVS_LOG(ERR, main, "worker %u: %s", i, err);
-		return ret;
-	}
-	n->w[i].fun = n->fun[i].xp;
-	n->w[i].fun_press = n->sbx.press ? &n->sbx.press[i] : NULL;
-	return 0;
+	return ret;
 }
 
 static int

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control thread's side of the workers (not per packet): the one-slot mailbox and the
+ * publication of sandbox ports by slot. What the worker does with them is worker.c.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "worker.h"
+
+static int
+worker_call_ptr(struct worker *w, uint32_t cmd, uint32_t arg, void *ptr, uint32_t timeout_ms,
+		uint32_t *result)
+{
+	uint64_t seq;
+	uint32_t waited = 0;
+	int ret = 0;
+
+	/* API threads, telemetry and registry changes share the one-slot mailbox. */
+	while (atomic_flag_test_and_set_explicit(&w->call_busy, memory_order_acquire))
+		usleep(100);
+	seq = atomic_load(&w->cmd_seq) + 1;
+	w->cmd = cmd;
+	w->arg = arg;
+	w->cmd_ptr = ptr;
+	atomic_store_explicit(&w->cmd_seq, seq, memory_order_release);
+	while (atomic_load_explicit(&w->done_seq, memory_order_acquire) != seq) {
+		if (waited++ >= timeout_ms * 10) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		usleep(100);
+	}
+	if (!ret && result)
+		*result = w->cmd_result;
+	atomic_flag_clear_explicit(&w->call_busy, memory_order_release);
+	return ret;
+}
+
+int
+worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
+	    uint32_t *result)
+{
+	return worker_call_ptr(w, cmd, arg, NULL, timeout_ms, result);
+}
+
+int
+worker_dump(struct worker *w, struct ct_dump_req *req, uint32_t timeout_ms)
+{
+	return worker_call_ptr(w, WCMD_DUMP, 0, req, timeout_ms, NULL);
+}
+
+void
+worker_publish(struct worker_ports *wp, uint32_t slot, bool on)
+{
+	atomic_store_explicit(&wp->xsk_on[slot], on, memory_order_release);
+}
+
+void
+worker_publish_vhost(struct worker_ports *wp, uint32_t slot, struct vhport *vp)
+{
+	atomic_store_explicit(&wp->vh[slot], vp, memory_order_release);
+	if (vp && slot + 1 > atomic_load(&wp->vh_hi))
+		atomic_store_explicit(&wp->vh_hi, slot + 1, memory_order_release);
+}
