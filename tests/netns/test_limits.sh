@@ -13,6 +13,9 @@
 #                            live connections still fill the share
 #   test_limits.sh takeover-tw  the same with the server closing first: the ports taken over
 #                            may still be in the server's TIME_WAIT, every connection succeeds
+#   test_limits.sh flood     the hog sends frames as fast as XDP live frames go (fpgen) into
+#                            the funnel both sandboxes share: the victim still resolves,
+#                            serves and connects; the hog's excess is counted under its name
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HOG=$SRC_DIR/hog.py
@@ -245,12 +248,48 @@ case_takeover_tw() {
 	check "no port search failed" eq "$(stat_of drops snat_exhausted)" 0
 }
 
+# One funnel socket carries both sandboxes: a hog at its top frame rate must not crowd the
+# victim out of the ring (datapath.md, "One socket per worker", fairness).
+case_flood() {
+	local gen=${FPGEN:-$SRC_DIR/../../build/tools/bench/fpgen}
+	[ -x "$gen" ] || die "no fpgen at $gen (tools/bench, built with the tree)"
+	bed '{}'
+	nss 1 "$gen" --iface eth0 --dst-mac 20:90:6f:cf:cf:cf --src 198.18.77.1 \
+		--dst "$WORLD_IP" --dport 9 --flows 64 --count 100000000 --seconds 10 --json \
+		>"$TB_DIR/gen.json" 2>&1 &
+	local gpid=$!
+	TB_PIDS+=("$gpid")
+	sleep 1
+	local i ok_dns=0 ok_http=0 ok_tcp=0 n=${FLOOD_PROBES:-10}
+	for i in $(seq $n); do
+		# A query that gets no answer is asked again, as a resolver does (three tries).
+		for t in 1 2 3; do
+			contains "$(nss 2 timeout 3 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" \
+				$RESOLVER_PORT 2>/dev/null)" "hello $NODE_IP" >/dev/null &&
+				{ ok_dns=$((ok_dns + 1)); break; }
+		done
+		nsc curl -s -m 2 -o /dev/null "http://$NODE_IP:$HP_VIC/name" && ok_http=$((ok_http + 1))
+		nss 2 curl -s -m 2 -o /dev/null "http://$WORLD_IP:8000/name" && ok_tcp=$((ok_tcp + 1))
+	done
+	wait "$gpid"
+	log "during the flood, of $n each: victim resolved $ok_dns, served $ok_http, connected $ok_tcp"
+	log "fpgen: $(tr -d '\n' <"$TB_DIR/gen.json" | cut -c1-200)"
+	check "the victim's DNS kept working (>= 90 %)" test $ok_dns -ge $((n * 9 / 10))
+	check "the victim's exposed port kept serving (>= 90 %)" test $ok_http -ge $((n * 9 / 10))
+	check "the victim's egress TCP kept working (>= 90 %)" test $ok_tcp -ge $((n * 9 / 10))
+	check "the funnel came under pressure" test "$(stat_of worker funnel_pressed)" -ge 1
+	check "the hog's excess is counted under its name" \
+		test "$(sbx_counter hog funnel_policed)" -gt 0
+	check "the victim has no excess" eq "$(sbx_counter victim funnel_policed)" 0
+}
+
 case "${1:-}" in
 hostile) case_hostile ;;
+flood) case_flood ;;
 nolimits) case_nolimits ;;
 closed) case_closed ;;
 takeover) case_takeover ;;
 takeover-tw) case_takeover_tw ;;
-*) die "usage: $0 hostile|nolimits|closed|takeover|takeover-tw" ;;
+*) die "usage: $0 hostile|nolimits|closed|takeover|takeover-tw|flood" ;;
 esac
 tb_done
