@@ -171,3 +171,22 @@ funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove)
 		f->ifindex = f->peer_ifindex = 0;
 	}
 }
+
+void
+funnel_remove_from(struct xdp_sbx *x, uint32_t first)
+{
+	char name[IF_NAMESIZE];
+	uint32_t w;
+
+	/* Funnels of workers a process before had and this one has not. */
+	for (w = first; w < CVS_FUN_MAX; w++) {
+		int ifindex;
+
+		snprintf(name, sizeof(name), "cvsfun%u", w);
+		ifindex = (int)if_nametoindex(name);
+		if (!ifindex)
+			continue;
+		bpf_map_delete_elem(x->dev_fd, &w);
+		rtnl_link_del(ifindex);
+	}
+}

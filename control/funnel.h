@@ -35,4 +35,7 @@ int funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uin
 /* Close the socket; with 'remove' the pair goes too (its programs with it). */
 void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
 
+/* Remove the funnels of workers first.. that the process before had (a smaller --workers). */
+void funnel_remove_from(struct xdp_sbx *x, uint32_t first);
+
 #endif /* CVS_FUNNEL_H */

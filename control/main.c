@@ -405,6 +405,7 @@ node_workers(struct node *n)
 	for (i = 0; i < n->nw; i++)
 		if (node_worker_init(n, i))
 			return -ENOMEM;
+	funnel_remove_from(&n->sbx, n->nw);
 	if (n->pt.world_ifindex > 0) {
 		n->have_nexthop = !nexthop_open(&n->nexthop, n->pt.world_ifindex, &n->pub.sh->nh,
 						n->w, n->nw,
