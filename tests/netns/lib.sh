@@ -265,6 +265,10 @@ state_view() { # [state file]
 	python3 "$SRC_DIR/stateview.py" "${1:-$TB_DIR/state.json}"
 }
 
+sandbox_ip() { # id: the sandbox address of a registration
+	api_body GET "/sandboxes/$1" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])'
+}
 hostport_of() { # id containerPort
 	api_body GET "/sandboxes/$1/exposed-ports/$2" | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["hostPort"])'

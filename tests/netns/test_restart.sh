@@ -11,11 +11,6 @@ if [ "${RESTART_WORKERS:-1}" = 2 ]; then
 	FP_OPTS=(--workers 2 --world-queues 1 --idle-sleep-us 20)
 fi
 
-sandbox_ip() { # id
-	api_body GET "/sandboxes/$1" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])'
-}
-
 bed() { # extra cubevs-fp options
 	tb_setup
 	tb_add_world
@@ -34,91 +29,8 @@ bed() { # extra cubevs-fp options
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 }
 
-# The 50 long-lived flows of the issue, from the namespaces they start in: 20 world → exposed
-# ports, 15 sandbox → world TCP and 5 UDP (SNAT), 5 hairpin (sandbox 1 → sandbox 2's host
-# port), 5 node → sandbox through cube-dev. One longconn.py per namespace, in $TB_DIR/f-*.
-FLOW_DIRS="in eg1 eg2 host"
-FLOW_MIX="ingress:20 egress-tcp:15 egress-udp:5 hairpin:5 host:5"
-flows_start() {
-	local d n
-	for d in $FLOW_DIRS; do
-		mkdir -p "$TB_DIR/f-$d"
-		rm -f "$TB_DIR/f-$d"/{mark,ready,stop,out}
-	done
-	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "ingress@$NODE_IP:$HP1:10" \
-		--tcp "ingress@$NODE_IP:$HP2:10" >"$TB_DIR/f-in/out"
-	tb_bg nss 1 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg1" \
-		--tcp "egress-tcp@$WORLD_IP:7001:8" --udp "egress-udp@$WORLD_IP:5353:3" \
-		--tcp "hairpin@$NODE_IP:$HP2:5" >"$TB_DIR/f-eg1/out"
-	tb_bg nss 2 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-eg2" \
-		--tcp "egress-tcp@$WORLD_IP:7001:7" --udp "egress-udp@$WORLD_IP:5353:2" \
-		>"$TB_DIR/f-eg2/out"
-	tb_bg nsn python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-host" --tcp "host@$SBX1:7000:3" \
-		--tcp "host@$SBX2:7000:2" >"$TB_DIR/f-host/out"
-	for n in $(seq 300); do
-		flows_all ready && return 0
-		sleep 0.1
-	done
-	die "the flows did not start"
-}
-
-flows_all() { # file: true when every flow directory has a non-empty one (or any, for ready)
-	local d
-	for d in $FLOW_DIRS; do
-		if [ "$1" = ready ]; then
-			[ -f "$TB_DIR/f-$d/ready" ] || return 1
-		else
-			[ -s "$TB_DIR/f-$d/$1" ] || return 1
-		fi
-	done
-}
-
-flows_mark() { # number
-	local d
-	for d in $FLOW_DIRS; do echo "$1" >"$TB_DIR/f-$d/mark"; done
-}
-
-# Stop the flows; judge every one of the 50 on its own, and the mix.
-flows_check() { # what
-	local d n line k got want ok
-	# Let each flow exchange a message after the last mark.
-	sleep 2
-	for d in $FLOW_DIRS; do touch "$TB_DIR/f-$d/stop"; done
-	for n in $(seq 150); do
-		flows_all out && break
-		sleep 0.2
-	done
-	python3 - "$FLOW_MIX" $(for d in $FLOW_DIRS; do echo "$TB_DIR/f-$d/out"; done) \
-		>"$TB_DIR/flows.txt" <<'PY'
-import json, sys
-mix = dict((k, int(v)) for k, v in (x.split(':') for x in sys.argv[1].split()))
-flows, stalls = [], []
-for p in sys.argv[2:]:
-    try:
-        r = json.load(open(p))
-    except (OSError, ValueError) as e:
-        print('MISSING %s: %s' % (p, e))
-        continue
-    flows += r['flows']
-for k, want in mix.items():
-    got = sum(f['label'] == k for f in flows)
-    print('MIX %s %d %d' % (k, got, want))
-for f in flows:
-    print('FLOW %d %s: %s' % (f['ok'], f['name'], f['why'] if not f['ok'] else
-                             '%d msgs, longest stall %d ms' % (f['msgs'], f['stall_ms'])))
-s = sorted(f['stall_ms'] for f in flows) or [0]
-print('STALL %d %d' % (s[len(s) // 2], s[-1]))
-PY
-	check "$1: every flow reported" bash -c "! grep -q '^MISSING' $TB_DIR/flows.txt"
-	while read -r _ k got want; do
-		check "$1: $want $k flows" eq "$got" "$want"
-	done < <(grep '^MIX' "$TB_DIR/flows.txt")
-	while read -r _ ok line; do
-		check "$1: intact: $line" eq "$ok" 1
-	done < <(grep '^FLOW' "$TB_DIR/flows.txt")
-	read -r _ n line < <(grep '^STALL' "$TB_DIR/flows.txt")
-	log "$1: the stall the flows saw: median $n ms, longest $line ms (printed, not judged)"
-}
+# The 50 long-lived flows of the issue (flows_start, flows_mark, flows_check).
+source "$SRC_DIR/flows.sh"
 
 # New connections of every kind work.
 fresh() { # what

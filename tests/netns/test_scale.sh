@@ -38,11 +38,6 @@ jget() { # json expression-on-j
 	python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-sandbox_ip() { # id
-	api_body GET "/sandboxes/$1" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP"])'
-}
-
 bed() {
 	local i t0
 	tb_setup
