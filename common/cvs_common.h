@@ -42,4 +42,15 @@ void cvs_verr(const char *prog, const char *fmt, va_list ap)
  */
 int cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
 
+/* A port range "LO-HI", 1..65535, LO <= HI (host order). */
+struct cvs_range {
+	uint16_t lo;
+	uint16_t hi;
+};
+
+/* A dotted IPv4 address (network order), a MAC "aa:bb:cc:dd:ee:ff", a range: 0 or -EINVAL. */
+int cvs_parse_ipv4(const char *s, uint32_t *out);
+int cvs_parse_mac(const char *s, uint8_t mac[6]);
+int cvs_parse_range(const char *s, struct cvs_range *r);
+
 #endif /* CVS_COMMON_H */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
 
 #include "cvs_common.h"
 
@@ -19,5 +22,52 @@ cvs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 	if (errno || *end || v < lo || v > hi)
 		return -EINVAL;
 	*out = (uint32_t)v;
+	return 0;
+}
+
+int
+cvs_parse_ipv4(const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		return -EINVAL;
+	*out = a.s_addr;
+	return 0;
+}
+
+int
+cvs_parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+	int i;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6 || strlen(s) != 17)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+int
+cvs_parse_range(const char *s, struct cvs_range *r)
+{
+	char buf[32], *dash;
+	uint32_t lo, hi;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	dash = strchr(buf, '-');
+	if (!dash)
+		return -EINVAL;
+	*dash = '\0';
+	if (cvs_parse_u32(buf, 1, 65535, &lo) || cvs_parse_u32(dash + 1, 1, 65535, &hi) ||
+	    lo > hi)
+		return -EINVAL;
+	r->lo = (uint16_t)lo;
+	r->hi = (uint16_t)hi;
 	return 0;
 }

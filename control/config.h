@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <net/if.h>
 
-#include "cvs_common.h"	/* cvs_parse_u32 */
+#include "cvs_common.h"	/* cvs_parse_*, struct cvs_range */
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
@@ -19,10 +19,6 @@
 #define CVS_UMEM_FRAMES_MIN	512u
 #define CVS_UMEM_FRAMES_MAX	16384u
 
-struct cvs_range {
-	uint16_t lo;
-	uint16_t hi;
-};
 
 /*
  * Node-wide per-sandbox limits, in the order of REG_LIMITS (registry.h): sessions a sandbox
@@ -83,9 +79,6 @@ int cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, siz
 void cvs_config_defaults(struct cvs_config *c);
 void cvs_config_usage(FILE *f, const char *prog);
 
-int cvs_parse_ipv4(const char *s, uint32_t *out);
-int cvs_parse_mac(const char *s, uint8_t mac[6]);
-int cvs_parse_range(const char *s, struct cvs_range *r);
 /* "P,LO-HI,..." appended to out[*n]; -EINVAL on a bad entry, -E2BIG past 'max' entries. */
 int cvs_parse_port_list(const char *s, struct cvs_range *out, uint32_t max, uint32_t *n);
 
