@@ -706,8 +706,7 @@ node_teardown(struct node *n, bool worker_running)
 	api_stop(n->api);
 	n->api = NULL;
 	/* No more changes: the state file alone holds them from here on. */
-	if (n->reg.by_slot)
-		reg_set_store(&n->reg, NULL, NULL);
+	reg_set_store(&n->reg, NULL, NULL);
 	store_close(&n->store);
 	/*
 	 * With a region the workers stop first and the sessions stay as they are for the next
@@ -728,8 +727,7 @@ node_teardown(struct node *n, bool worker_running)
 	}
 	/* Guest frames dropped, not the kernel's, until the next start (unless we never served). */
 	n->pub.keep_sbx_xdp = !n->cfg.detach_on_exit && atomic_load(&n->obs.restored);
-	if (n->reg.by_slot)
-		reg_clear(&n->reg);
+	reg_clear(&n->reg);
 	if (worker_running)
 		node_stop_workers(n);
 	if (n->have_nexthop)
@@ -750,8 +748,7 @@ node_teardown(struct node *n, bool worker_running)
 	for (i = 0; i < n->nw && i < CVS_FUN_MAX; i++)
 		funnel_close(&n->fun[i], &n->sbx, n->cfg.detach_on_exit);
 	xdpctl_sbx_unload(&n->sbx);
-	if (n->reg.by_slot)
-		reg_fini(&n->reg);
+	reg_fini(&n->reg);
 	for (i = 0; n->w && i < n->nw; i++) {
 		ct_destroy(n->w[i].ct);
 		free(n->w[i].park);

@@ -349,25 +349,21 @@ void
 obs_snapshot(struct obs *o, struct obs_snap *s)
 {
 	struct rte_eth_stats es;
+	struct worker_sum sum;
 	struct timespec now;
 	struct obs_ready rd;
 	uint32_t k;
 	int i;
 
 	memset(s, 0, sizeof(*s));
-	for (k = 0; k < o->nw; k++) {
-		const struct worker *w = &o->w[k];
-
-		for (i = 0; i < CVS_DROP_MAX; i++)
-			s->st.drop[i] += w->st.drop[i];
-		for (i = 0; i < CVS_WC_MAX; i++)
-			s->st.c[i] += w->st.c[i];
-		for (i = 0; i < CT_C_MAX; i++)
-			s->cls[i] += w->ct->class_count[i];
-		s->sessions += atomic_load(&w->sessions);
-		s->capacity += w->ct->capacity;
-		s->loops += atomic_load(&w->loops);
-	}
+	memset(&sum, 0, sizeof(sum));
+	for (k = 0; k < o->nw; k++)
+		worker_sum_add(&o->w[k], &sum);
+	s->st = sum.st;
+	memcpy(s->cls, sum.cls, sizeof(s->cls));
+	s->sessions = sum.sessions;
+	s->capacity = sum.capacity;
+	s->loops = sum.loops;
 	obs_buffers(o, s);
 	obs_wxsk_snap(o, s);
 	if (o->steer)

@@ -60,6 +60,9 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 void
 reg_fini(struct registry *r)
 {
+	/* A start that failed before reg_init(): nothing to undo. */
+	if (!r->by_slot)
+		return;
 	hostports_fini(&r->hostports);
 	portalloc_fini(&r->ips);
 	portalloc_fini(&r->slots);
@@ -505,6 +508,8 @@ reg_clear(struct registry *r)
 {
 	uint32_t i;
 
+	if (!r->by_slot)
+		return;
 	pthread_mutex_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++)
 		if (r->by_slot[i])
@@ -659,6 +664,8 @@ reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len)
 void
 reg_set_store(struct registry *r, const struct reg_store_ops *ops, void *ctx)
 {
+	if (!r->by_slot)
+		return;
 	pthread_mutex_lock(&r->lock);
 	r->store = ops;
 	r->store_ctx = ctx;

@@ -115,6 +115,18 @@ struct worker {
 
 int worker_main(void *arg);
 
+/* What the control thread sums over the workers (worker_sum_add()). */
+struct worker_sum {
+	struct cvs_stats st;
+	uint32_t cls[CT_C_MAX];		/* sessions by class */
+	uint32_t sessions;
+	uint32_t capacity;
+	uint64_t loops;
+};
+
+/* Control side: add worker w's counters to 'sum' (torn reads of a running worker harmless). */
+void worker_sum_add(const struct worker *w, struct worker_sum *sum);
+
 /* Control side: run a command on the worker and wait for it (up to timeout_ms). */
 int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 		uint32_t *result);

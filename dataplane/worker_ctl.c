@@ -63,3 +63,19 @@ worker_publish_vhost(struct worker_ports *wp, uint32_t slot, struct vhport *vp)
 	if (vp && slot + 1 > atomic_load(&wp->vh_hi))
 		atomic_store_explicit(&wp->vh_hi, slot + 1, memory_order_release);
 }
+
+void
+worker_sum_add(const struct worker *w, struct worker_sum *sum)
+{
+	int i;
+
+	for (i = 0; i < CVS_DROP_MAX; i++)
+		sum->st.drop[i] += w->st.drop[i];
+	for (i = 0; i < CVS_WC_MAX; i++)
+		sum->st.c[i] += w->st.c[i];
+	for (i = 0; i < CT_C_MAX; i++)
+		sum->cls[i] += w->ct->class_count[i];
+	sum->sessions += atomic_load(&w->sessions);
+	sum->capacity += w->ct->capacity;
+	sum->loops += atomic_load(&w->loops);
+}
