@@ -354,42 +354,26 @@ node_funnel(struct node *n, uint32_t i)
 static int
 node_worker_init(struct node *n, uint32_t i)
 {
-	struct worker *w = &n->w[i];
-	char rname[32];
+	uint16_t q = (uint16_t)n->cfg.world_queues;
+	struct worker_conf c = {
+		.id = i, .nworkers = n->nw, .all = n->w,
+		.ct = n->have_region ? n->region.ct[i] :
+		      ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
+				n->cfg.timeouts),
+		.clock_base = n->have_region ? region_clock_now(&n->region) : 0,
+		.slot_st = n->pub.slot_st, .wp = &n->pub.wp, .mp = n->pt.mp,
+		.world_port = n->pt.world, .world_queues = q,
+		.world_txlock = q < n->nw ? &n->txlock[i % q] : NULL,
+		.host_port = n->dpc.have_host ? n->pt.host : UINT16_MAX,
+		.idle_sleep_us = n->cfg.idle_sleep_us, .cfg = &n->dpc, .sh = n->pub.sh,
+	};
 
-	w->ct = n->have_region ? n->region.ct[i] :
-		ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
-			  n->cfg.timeouts);
-	w->clock_base = n->have_region ? region_clock_now(&n->region) : 0;
-	w->park = calloc(PARK_MAX, sizeof(*w->park));
-	snprintf(rname, sizeof(rname), "cvs_inbox%u", i);
-	w->inbox = n->nw > 1 ? rte_ring_create(rname, WORKER_INBOX, rte_socket_id(),
-					       RING_F_SC_DEQ) : NULL;
-	if (!w->ct || !w->park || (n->nw > 1 && !w->inbox)) {
+	rte_spinlock_init(&n->txlock[i % q]);
+	if (worker_init(&n->w[i], &c)) {
 		CVS_LOG(ERR, main, "cannot allocate worker %u (session table of %u)", i,
 			n->cfg.max_sessions / n->nw);
 		return -ENOMEM;
 	}
-	w->id = i;
-	w->nworkers = n->nw;
-	w->all = n->w;
-	/* Shared: a slot's counters are written only by the worker that owns the slot. */
-	w->slot_st = n->pub.slot_st;
-	w->wp = &n->pub.wp;
-	w->mp = n->pt.mp;
-	w->world_port = n->pt.world;
-	w->world_queue = i < n->cfg.world_queues ? (uint16_t)i : UINT16_MAX;
-	w->world_txq = (uint16_t)(i % n->cfg.world_queues);
-	rte_spinlock_init(&n->txlock[i % n->cfg.world_queues]);
-	w->world_txlock = n->cfg.world_queues < n->nw ? &n->txlock[i % n->cfg.world_queues] :
-			  NULL;
-	w->host_port = n->dpc.have_host ? n->pt.host : UINT16_MAX;
-	w->host_queue = (uint16_t)i;
-	w->idle_sleep_us = n->cfg.idle_sleep_us;
-	w->ctx.cfg = &n->dpc;
-	w->ctx.sh = n->pub.sh;
-	w->ctx.snat_cursor = (uint32_t)rte_rdtsc() * (i + 1);
-	dp_snat_share(&n->dpc, i, n->nw, &w->ctx.snat_lo, &w->ctx.snat_hi);
 	return node_funnel(n, i);
 }
 

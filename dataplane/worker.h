@@ -115,6 +115,28 @@ struct worker {
 
 int worker_main(void *arg);
 
+/* What a worker is given at start (control/main.c); worker_init() derives the rest. */
+struct worker_conf {
+	uint32_t id;
+	uint32_t nworkers;
+	struct worker *all;		/* every worker, for handoffs */
+	struct ct_table *ct;		/* its session table (made, or adopted from the region) */
+	uint32_t clock_base;
+	struct cvs_port_stats *slot_st;	/* shared by slot, written by each slot's owner */
+	struct worker_ports *wp;
+	struct rte_mempool *mp;
+	uint16_t world_port;
+	uint16_t world_queues;		/* receive queues of the world port */
+	void *world_txlock;		/* its shared transmit queue's lock, or NULL */
+	uint16_t host_port;		/* cube-dev, or UINT16_MAX */
+	uint32_t idle_sleep_us;
+	const struct dp_cfg *cfg;
+	struct dp_shared *sh;
+};
+
+/* Control side, before launch: fill w from c, with its park and its inbox. 0 or -ENOMEM. */
+int worker_init(struct worker *w, const struct worker_conf *c);
+
 /* What the control thread sums over the workers (worker_sum_add()). */
 struct worker_sum {
 	struct cvs_stats st;

@@ -4,7 +4,13 @@
  * publication of sandbox ports by slot. What the worker does with them is worker.c.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
 
 #include "worker.h"
 
@@ -78,4 +84,38 @@ worker_sum_add(const struct worker *w, struct worker_sum *sum)
 	sum->sessions += atomic_load(&w->sessions);
 	sum->capacity += w->ct->capacity;
 	sum->loops += atomic_load(&w->loops);
+}
+
+int
+worker_init(struct worker *w, const struct worker_conf *c)
+{
+	char rname[32];
+
+	w->ct = c->ct;
+	w->clock_base = c->clock_base;
+	w->park = calloc(PARK_MAX, sizeof(*w->park));
+	snprintf(rname, sizeof(rname), "cvs_inbox%u", c->id);
+	/* Frames other workers hand over: only needed when there are others. */
+	w->inbox = c->nworkers > 1 ? rte_ring_create(rname, WORKER_INBOX, rte_socket_id(),
+						     RING_F_SC_DEQ) : NULL;
+	if (!w->ct || !w->park || (c->nworkers > 1 && !w->inbox))
+		return -ENOMEM;
+	w->id = c->id;
+	w->nworkers = c->nworkers;
+	w->all = c->all;
+	w->slot_st = c->slot_st;
+	w->wp = c->wp;
+	w->mp = c->mp;
+	w->world_port = c->world_port;
+	w->world_queue = c->id < c->world_queues ? (uint16_t)c->id : UINT16_MAX;
+	w->world_txq = (uint16_t)(c->id % c->world_queues);
+	w->world_txlock = c->world_txlock;
+	w->host_port = c->host_port;
+	w->host_queue = (uint16_t)c->id;
+	w->idle_sleep_us = c->idle_sleep_us;
+	w->ctx.cfg = c->cfg;
+	w->ctx.sh = c->sh;
+	w->ctx.snat_cursor = (uint32_t)rte_rdtsc() * (c->id + 1);
+	dp_snat_share(c->cfg, c->id, c->nworkers, &w->ctx.snat_lo, &w->ctx.snat_hi);
+	return 0;
 }
