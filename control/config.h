@@ -9,15 +9,13 @@
 #include <net/if.h>
 
 #include "cvs_common.h"	/* cvs_parse_*, struct cvs_range */
+#include "umem.h"		/* CVS_UMEM_FRAMES_* */
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
 #define CVS_BPF_PIN_DIR_DEFAULT	"/sys/fs/bpf/cubevs-fp"
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 /* --sandbox-umem-frames: powers of two; the default's reasons are in docs/operations.md. */
-#define CVS_UMEM_FRAMES_DEFAULT	8192u
-#define CVS_UMEM_FRAMES_MIN	512u
-#define CVS_UMEM_FRAMES_MAX	16384u
 
 
 /*

@@ -2,9 +2,9 @@
 /*
  * An AF_XDP socket of ours: a worker's funnel socket (control/funnel.h), which carries the
  * frames of all its interface sandboxes, with a UMEM of nframes frames (--sandbox-umem-frames),
- * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by the control thread (control/xskport.c);
- * between publish and unpublish only the worker touches its rings and its free-frame stack,
- * with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
+ * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by
+ * the control thread (xskport.c); in between only the worker touches its rings and its
+ * free-frame stack, with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
  * refill) and transmit (tx_stamped, kick, complete).
  */
 #ifndef CVS_XSKPORT_H
@@ -17,6 +17,7 @@
 #include <xdp/xsk.h>
 
 #include "cvs_xdp.h"
+#include "umem.h"
 
 #define XSKP_FRAME_SIZE		2048u
 #define XSKP_BURST		32u
@@ -145,7 +146,7 @@ xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
 }
 
 /*
- * Control thread, not per packet (control/xskport.c): create the socket on queue 0 of 'ifname'
+ * Control thread, not per packet (xskport.c): create the socket on queue 0 of 'ifname'
  * with a UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of config.h) and a
  * full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a readable reason.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Creation and teardown of sandbox AF_XDP sockets (control thread, not per packet). What the
- * worker does with their rings per packet is in dataplane/xskport.h.
+ * Creation and teardown of our AF_XDP sockets (the funnels'; control thread, not per packet).
+ * What the worker does with their rings per packet is in xskport.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 #include <linux/if_xdp.h>
 
-#include "config.h"	/* CVS_UMEM_FRAMES_* */
 #include "xskport.h"
 
 /* The first half of the frames receives (the fill ring), the second half transmits. */

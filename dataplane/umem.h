@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The UMEM sizes of our AF_XDP sockets (--sandbox-umem-frames), for the socket and the CLI. */
+#ifndef CVS_UMEM_H
+#define CVS_UMEM_H
+
+/* Frames of a funnel socket's UMEM: a power of two in this range. */
+#define CVS_UMEM_FRAMES_DEFAULT	8192u
+#define CVS_UMEM_FRAMES_MIN	512u
+#define CVS_UMEM_FRAMES_MAX	16384u
+
+#endif /* CVS_UMEM_H */
