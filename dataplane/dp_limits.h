@@ -2,7 +2,7 @@
 /*
  * Per-sandbox limits at session creation (docs/datapath.md, "Per-sandbox limits"): the
  * session counts the table keeps per zone, SNAT ports per (sandbox, endpoint), the slot's
- * token bucket. Included by dp.c only; nothing here runs for an established packet.
+ * token bucket. Included by the pipeline (dp_core.h); nothing here runs for an established packet.
  */
 #ifndef CVS_DP_LIMITS_H
 #define CVS_DP_LIMITS_H

@@ -2,7 +2,7 @@
 /*
  * The SNAT port of a new egress or hairpin flow (docs/datapath.md, "Per-sandbox limits"):
  * a free port of this worker's share towards the flow's endpoint, else, for a TCP SYN, the
- * port of a closed session towards that endpoint. Included by dp.c only; a new session runs
+ * port of a closed session towards that endpoint. Included by dp_sandbox.c only; a new session runs
  * it, an established packet never does.
  */
 #ifndef CVS_DP_SNAT_H

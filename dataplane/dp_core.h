@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Packet pipeline: classify a frame from the world, a sandbox or cube-dev, find or create its
- * session, translate it and rewrite its Ethernet header. Per packet.
+ * The building blocks of the pipeline that every direction uses (dp_world.c, dp_sandbox.c,
+ * dp_host.c): drops, tuples, the policy check, next hops, tracking, the Ethernet rewrite, the
+ * session lookup and creation, the frames answered in place and ICMP errors. Per packet, and
+ * inline in each direction's file so a packet pays no call to get through them.
  *
  * Every flow is one session of two tuples. A packet matching t[dir] leaves as the inverse of
  * t[dir ^ 1], towards the port of that tuple's zone. The flows differ only in the tuples a new
@@ -17,6 +19,9 @@
  * itself (reply.h), the next-hop cache (nhcache.c) and the rewrite (nat.c); which worker runs
  * a frame is decided before the pipeline (owner.c).
  */
+#ifndef CVS_DP_CORE_H
+#define CVS_DP_CORE_H
+
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -25,7 +30,6 @@
 #include "nat.h"
 #include "reply.h"
 #include "dp_limits.h"
-#include "dp_snat.h"
 #include "tcpwin.h"
 
 static inline void
@@ -62,21 +66,6 @@ dp_slot_alive(const struct dp_ctx *x, uint32_t slot)
 	       atomic_load_explicit(&x->sh->slot_alive[slot], memory_order_relaxed);
 }
 
-bool
-dp_policy_allows(const struct dp_policy *pol, uint32_t daddr)
-{
-	uint32_t i;
-
-	if (!pol)
-		return true;
-	for (i = 0; i < pol->nallow; i++)
-		if ((daddr & pol->allow[i].mask) == pol->allow[i].net)
-			return true;
-	for (i = 0; i < pol->ndeny; i++)
-		if ((daddr & pol->deny[i].mask) == pol->deny[i].net)
-			return false;
-	return pol->internet;
-}
 
 static inline const struct dp_policy *
 dp_policy_of(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
@@ -86,7 +75,7 @@ dp_policy_of(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
 }
 
 /* MAC of the next hop towards daddr on the world side, or false (and a request). */
-static bool
+static inline bool
 dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
 {
 	const struct dp_cfg *c = x->cfg;
@@ -108,7 +97,7 @@ dp_next_hop(struct dp_ctx *x, uint32_t daddr, uint8_t mac[6])
  * A TCP segment other than the steady state's: the window, then the transition table, into
  * *st. False when the segment is dropped.
  */
-static bool
+static inline bool
 dp_track_tcp(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 	     struct dp_result *r, uint8_t *st)
 {
@@ -139,7 +128,7 @@ dp_track_tcp(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *
  * Advance the session state for a packet seen in direction 'dir'. False when the packet is
  * dropped: a TCP segment outside the tracked window changes nothing, not even the timeout.
  */
-static bool
+static inline bool
 dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 	 struct dp_result *r)
 {
@@ -180,7 +169,7 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 }
 
 /* Write the Ethernet header for a frame leaving towards 'zone'; false when it cannot go. */
-static bool
+static inline bool
 dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p,
       struct dp_result *r)
 {
@@ -214,7 +203,7 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
  * A policy change re-checks the flows of that sandbox: on the first packet after the change,
  * a flow its new policy denies is removed. Returns false when the flow is cut.
  */
-static bool
+static inline bool
 dp_policy_recheck(struct dp_ctx *x, struct ct_session *s, struct dp_result *r)
 {
 	uint32_t slot = s->t[0].zone - 1u;
@@ -236,7 +225,7 @@ dp_policy_recheck(struct dp_ctx *x, struct ct_session *s, struct dp_result *r)
 }
 
 /* Translate a packet matching s->t[dir]: it leaves as the inverse of the other tuple. */
-static void
+static inline void
 dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struct dp_result *r)
 {
 	const struct ct_tuple *o = &s->t[dir ^ 1];
@@ -285,7 +274,7 @@ dp_pre_reply(struct dp_ctx *x, struct dp_pre *pre)
  * Find the session of a packet. A SYN that reuses the tuple of a closed TCP flow gets a fresh
  * session (and a fresh SNAT port), as a guest reusing a source port expects.
  */
-static struct ct_session *
+static inline struct ct_session *
 dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 {
 	const struct pkt *p = &pre->p;
@@ -302,7 +291,7 @@ dp_lookup(struct dp_ctx *x, const struct dp_pre *pre, int *dir)
 }
 
 /* Create a session and send the first packet on. */
-static struct ct_session *
+static inline struct ct_session *
 dp_open_hashed(struct dp_ctx *x, const struct ct_tuple *t, uint64_t ht, const struct ct_tuple *rt,
 	       uint64_t hrt, struct pkt *p, struct dp_result *r)
 {
@@ -326,14 +315,14 @@ dp_open_hashed(struct dp_ctx *x, const struct ct_tuple *t, uint64_t ht, const st
 	return s;
 }
 
-static struct ct_session *
+static inline struct ct_session *
 dp_open(struct dp_ctx *x, const struct ct_tuple *t, const struct ct_tuple *rt, struct pkt *p,
 	struct dp_result *r)
 {
 	return dp_open_hashed(x, t, ct_hash_tuple(x->ct, t), rt, ct_hash_tuple(x->ct, rt), p, r);
 }
 
-static void
+static inline void
 dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp_result *r)
 {
 	const struct ct_tuple *o = &s->t[1];
@@ -344,7 +333,7 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 }
 
 /* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */
-static void
+static inline void
 dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 {
 	uint32_t len = reply_rst(p, x->cfg->gw_mac);
@@ -355,7 +344,7 @@ dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 }
 
 /* An ICMP error about a tracked flow goes on, translated, to the flow's other endpoint. */
-static void
+static inline void
 dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r)
 {
 	struct ct_session *s;
@@ -371,106 +360,8 @@ dp_icmp_error(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 		x->st->c[CVS_WC_ICMP_ERRORS]++;
 }
 
-/* ---- entry points ---- */
-
-/* Burst stage 1 for a world frame: false when it is decided already (r says how). */
-static bool
-dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre,
-	      struct dp_result *r)
-{
-	if (pkt_parse(&pre->p, frame, len) != PKT_IPV4) {
-		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
-		return false;
-	}
-	if (pre->p.daddr != x->cfg->node_ip) {
-		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
-		return false;
-	}
-	/* Our own addresses cannot come from outside: such a session would talk to itself. */
-	if (pre->p.saddr == x->cfg->node_ip || pre->p.saddr == x->cfg->guest_ip ||
-	    pre->p.saddr == x->cfg->gw_ip) {
-		dp_drop(x, r, CVS_DROP_BAD_SOURCE);
-		return false;
-	}
-	dp_pre_hash(x, pre, 0);
-	/* A SYN to an exposed port most likely opens a session. */
-	if (dp_pure_syn(&pre->p)) {
-		uint32_t hp = atomic_load_explicit(&x->sh->hostport[ntohs(pre->p.dport)],
-						   memory_order_acquire);
-
-		if (hp) {
-			ct_tuple_set(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
-				     htons((uint16_t)(hp & 0xffff)), pre->p.sport,
-				     (uint16_t)(hp >> 16), pre->p.proto);
-			dp_pre_reply(x, pre);
-		}
-	}
-	return true;
-}
-
-static void
-dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
-{
-	struct pkt *p = &pre->p;
-	struct ct_session *s;
-	int dir;
-
-	if (icmperr_is_error(p)) {
-		dp_icmp_error(x, 0, p, r);
-		return;
-	}
-	s = dp_lookup(x, pre, &dir);
-	if (s) {
-		dp_forward(x, s, dir, p, r);
-		return;
-	}
-	/* Only a connection opening creates a session: SYN without ACK, FIN or RST. */
-	if (!dp_pure_syn(p)) {
-		dp_drop(x, r, p->proto == IPPROTO_TCP_ &&
-			!atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)],
-					      memory_order_acquire) ?
-			CVS_DROP_NO_HOSTPORT : CVS_DROP_NO_SESSION);
-		return;
-	}
-	if (!pre->rt_ok) {
-		dp_drop(x, r, CVS_DROP_NO_HOSTPORT);
-		return;
-	}
-	if (!dp_inbound_ok(x, pre->rt.zone, r))
-		return;
-	s = dp_open_hashed(x, &pre->t, pre->h, &pre->rt, pre->rh, p, r);
-	if (!s)
-		return;
-	memcpy(s->peer_mac, pkt_eth(p)->src, 6);
-	dp_open_forward(x, s, p, r);
-}
-
-void
-dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens, uint32_t n,
-		  struct dp_result *r)
-{
-	struct dp_pre pre[DP_BURST_MAX];
-	bool go[DP_BURST_MAX];
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		go[i] = dp_world_prep(x, frames[i], lens[i], &pre[i], &r[i]);
-	for (i = 0; i < n; i++)
-		if (go[i])
-			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
-	for (i = 0; i < n; i++)
-		if (go[i])
-			dp_world_pkt(x, &pre[i], &r[i]);
-}
-
-void
-dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
-{
-	dp_world_rx_burst(x, &frame, &len, 1, r);
-}
-
 /* Answer an ARP request for any address with 'mac'. */
-static void
+static inline void
 dp_arp_reply(struct dp_ctx *x, struct pkt *p, const uint8_t mac[6], struct dp_result *r)
 {
 	uint32_t len = reply_arp(p, mac);
@@ -480,240 +371,4 @@ dp_arp_reply(struct dp_ctx *x, struct pkt *p, const uint8_t mac[6], struct dp_re
 	r->len = len;
 }
 
-/* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
-static void
-dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
-{
-	struct pkt *p = &pre->p;
-	const struct dp_cfg *c = x->cfg;
-	uint16_t zone = (uint16_t)(slot + 1), ver;
-	const struct dp_policy *pol;
-	enum cvs_wcounter kind;
-	struct ct_session *s;
-	struct ct_tuple t, rt;
-	uint8_t mac[6];
-	uint32_t hp = 0;
-	uint64_t hrt;
-	int dir;
-
-	dp_tuple_of(&t, p, zone);
-
-	if (p->daddr == c->gw_ip) {
-		/* Only replies may use the gateway address; a guest may ping it. */
-		const struct icmp_hdr *ih = pkt_l4(p);
-
-		if (!c->have_host || p->proto != IPPROTO_ICMP_ || ih->type != ICMP_ECHO_) {
-			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
-			return;
-		}
-	}
-	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
-	    p->proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(p))->type != ICMP_ECHO_) {
-		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
-		return;
-	}
-	pol = dp_policy_of(x, slot, &ver);
-	if (p->daddr != c->gw_ip && !dp_policy_allows(pol, p->daddr)) {
-		if (p->proto == IPPROTO_TCP_)
-			dp_rst_back(x, p, r);
-		else
-			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
-		return;
-	}
-	if (p->daddr == c->node_ip && p->proto == IPPROTO_TCP_)
-		hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
-
-	if (hp) {
-		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
-		ct_tuple_set(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
-			     (uint16_t)(hp >> 16), p->proto);
-		kind = CVS_WC_HAIRPIN_FLOWS;
-	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
-		/* To the host stack through cube-dev, seen from the sandbox IP. */
-		uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
-
-		if (!c->have_host || !ip) {
-			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
-			return;
-		}
-		ct_tuple_set(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport,
-			     p->sport, CVS_ZONE_HOST, p->proto);
-		kind = CVS_WC_HOST_FLOWS;
-	} else {
-		if (!dp_next_hop(x, p->daddr, mac)) {
-			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
-			return;
-		}
-		ct_tuple_set(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
-		kind = CVS_WC_EGRESS_FLOWS;
-	}
-	if (!dp_limits_open(x, slot, kind, &rt, r))
-		return;
-	/*
-	 * World and hairpin flows leave from the node IP: they need a SNAT port. An egress SYN
-	 * tries first the candidate stage 1 prefetched (rt with that port, from the same packet).
-	 */
-	if (kind == CVS_WC_EGRESS_FLOWS && pre->rt_ok &&
-	    !ct_lookup_hash(x->ct, &pre->rt, pre->rh, &dir)) {
-		rt = pre->rt;
-		hrt = pre->rh;
-	} else if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, slot, &rt)) {
-		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
-		return;
-	} else {
-		hrt = ct_hash_tuple(x->ct, &rt);
-	}
-	s = dp_open_hashed(x, &t, pre->h, &rt, hrt, p, r);
-	if (!s)
-		return;
-	if (kind == CVS_WC_EGRESS_FLOWS)
-		memcpy(s->peer_mac, mac, 6);
-	x->st->c[kind]++;
-	s->flags |= CT_F_POLICY;
-	s->pol_ver = ver;
-	dp_open_forward(x, s, p, r);
-}
-
-/* Burst stage 1 for a guest frame: false when it is decided already (r says how). */
-static bool
-dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
-		struct dp_pre *pre, struct dp_result *r)
-{
-	switch (pkt_parse(&pre->p, frame, len)) {
-	case PKT_ARP:
-		if (reply_arp_is_request(&pre->p))
-			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
-		else
-			dp_drop(x, r, CVS_DROP_ARP);
-		return false;
-	case PKT_BAD:
-		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
-		return false;
-	}
-	/* Every guest has the one guest address; anything else is spoofed. */
-	if (pre->p.saddr != x->cfg->guest_ip) {
-		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
-		return false;
-	}
-	dp_pre_hash(x, pre, (uint16_t)(slot + 1));
-	/*
-	 * A SYN to anywhere but the node or the gateway most likely opens an egress flow: pick
-	 * its first SNAT port candidate now and prefetch that reply tuple's line and the session
-	 * slot an insert would take (the probe would otherwise miss in stage 3).
-	 */
-	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
-	    pre->p.daddr != x->cfg->gw_ip) {
-		ct_tuple_set(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport,
-			     dp_snat_next(x), 0, IPPROTO_TCP_);
-		dp_pre_reply(x, pre);
-	}
-	return true;
-}
-
-static void
-dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
-{
-	struct ct_session *s;
-	int dir;
-
-	if (icmperr_is_error(&pre->p)) {
-		dp_icmp_error(x, (uint16_t)(slot + 1), &pre->p, r);
-		return;
-	}
-	s = dp_lookup(x, pre, &dir);
-	if (s) {
-		dp_forward(x, s, dir, &pre->p, r);
-		return;
-	}
-	dp_sandbox_open(x, slot, pre, r);
-}
-
-void
-dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
-		    const uint32_t *lens, uint32_t n, struct dp_result *r)
-{
-	struct dp_pre pre[DP_BURST_MAX];
-	bool go[DP_BURST_MAX];
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		go[i] = dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
-	for (i = 0; i < n; i++)
-		if (go[i])
-			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
-	for (i = 0; i < n; i++)
-		if (go[i])
-			dp_sandbox_pkt(x, slot, &pre[i], &r[i]);
-}
-
-void
-dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
-	      struct dp_result *r)
-{
-	dp_sandbox_rx_burst(x, slot, &frame, &len, 1, r);
-}
-
-void
-dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
-{
-	const struct dp_cfg *c = x->cfg;
-	struct ct_session *s;
-	struct ct_tuple t, rt;
-	uint32_t idx, zone;
-	struct pkt p;
-	int dir;
-
-	switch (pkt_parse(&p, frame, len)) {
-	case PKT_ARP: {
-		const struct arp_hdr *a = (const struct arp_hdr *)(frame + ETH_HLEN_);
-
-		/* The kernel resolves sandbox addresses on cube-dev: they are all behind us. */
-		if (reply_arp_is_request(&p) && (a->tpa & c->sbx_mask) == c->sbx_net &&
-		    a->tpa != c->host_ip)
-			dp_arp_reply(x, &p, c->host_mac, r);
-		else
-			dp_drop(x, r, CVS_DROP_ARP);
-		return;
-	}
-	case PKT_BAD:
-		dp_drop(x, r, (enum cvs_drop)p.drop);
-		return;
-	}
-	if (icmperr_is_error(&p)) {
-		dp_icmp_error(x, CVS_ZONE_HOST, &p, r);
-		return;
-	}
-	{
-		struct dp_pre pre;
-
-		pre.p = p;
-		dp_pre_hash(x, &pre, CVS_ZONE_HOST);
-		s = dp_lookup(x, &pre, &dir);
-	}
-	if (s) {
-		dp_forward(x, s, dir, &p, r);
-		return;
-	}
-	idx = ntohl(p.daddr) - ntohl(c->sbx_net);
-	zone = (p.daddr & c->sbx_mask) == c->sbx_net && idx < x->sh->ip2slot_size ?
-	       atomic_load_explicit(&x->sh->ip2slot[idx], memory_order_acquire) : 0;
-	if (!zone) {
-		dp_drop(x, r, CVS_DROP_NOT_SANDBOX_IP);
-		return;
-	}
-	if (p.proto == IPPROTO_TCP_ ? !dp_pure_syn(&p) :
-	    p.proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(&p))->type != ICMP_ECHO_) {
-		dp_drop(x, r, CVS_DROP_NO_SESSION);
-		return;
-	}
-	/* The guest sees the connection coming from its gateway address. */
-	dp_tuple_of(&t, &p, CVS_ZONE_HOST);
-	ct_tuple_set(&rt, c->guest_ip, c->gw_ip, p.dport, p.sport, (uint16_t)zone, p.proto);
-	if (!dp_limits_host(x, (uint16_t)zone, r))
-		return;
-	s = dp_open(x, &t, &rt, &p, r);
-	if (!s)
-		return;
-	x->st->c[CVS_WC_HOST_FLOWS]++;
-	dp_open_forward(x, s, &p, r);
-}
+#endif /* CVS_DP_CORE_H */

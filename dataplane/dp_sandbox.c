@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The pipeline of a frame from a guest (per packet): ARP for its gateway, a reply or further
+ * packet of a tracked flow, a new flow (egress SNAT, hairpin, towards the host or the node),
+ * the policy, the per-sandbox limits.
+ */
+#include "dp_core.h"
+#include "dp_snat.h"
+
+bool
+dp_policy_allows(const struct dp_policy *pol, uint32_t daddr)
+{
+	uint32_t i;
+
+	if (!pol)
+		return true;
+	for (i = 0; i < pol->nallow; i++)
+		if ((daddr & pol->allow[i].mask) == pol->allow[i].net)
+			return true;
+	for (i = 0; i < pol->ndeny; i++)
+		if ((daddr & pol->deny[i].mask) == pol->deny[i].net)
+			return false;
+	return pol->internet;
+}
+
+/* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
+static void
+dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	struct pkt *p = &pre->p;
+	const struct dp_cfg *c = x->cfg;
+	uint16_t zone = (uint16_t)(slot + 1), ver;
+	const struct dp_policy *pol;
+	enum cvs_wcounter kind;
+	struct ct_session *s;
+	struct ct_tuple t, rt;
+	uint8_t mac[6];
+	uint32_t hp = 0;
+	uint64_t hrt;
+	int dir;
+
+	dp_tuple_of(&t, p, zone);
+
+	if (p->daddr == c->gw_ip) {
+		/* Only replies may use the gateway address; a guest may ping it. */
+		const struct icmp_hdr *ih = pkt_l4(p);
+
+		if (!c->have_host || p->proto != IPPROTO_ICMP_ || ih->type != ICMP_ECHO_) {
+			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
+			return;
+		}
+	}
+	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
+	    p->proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(p))->type != ICMP_ECHO_) {
+		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
+		return;
+	}
+	pol = dp_policy_of(x, slot, &ver);
+	if (p->daddr != c->gw_ip && !dp_policy_allows(pol, p->daddr)) {
+		if (p->proto == IPPROTO_TCP_)
+			dp_rst_back(x, p, r);
+		else
+			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+		return;
+	}
+	if (p->daddr == c->node_ip && p->proto == IPPROTO_TCP_)
+		hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
+
+	if (hp) {
+		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
+		ct_tuple_set(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
+			     (uint16_t)(hp >> 16), p->proto);
+		kind = CVS_WC_HAIRPIN_FLOWS;
+	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
+		/* To the host stack through cube-dev, seen from the sandbox IP. */
+		uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
+
+		if (!c->have_host || !ip) {
+			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
+			return;
+		}
+		ct_tuple_set(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport,
+			     p->sport, CVS_ZONE_HOST, p->proto);
+		kind = CVS_WC_HOST_FLOWS;
+	} else {
+		if (!dp_next_hop(x, p->daddr, mac)) {
+			dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
+			return;
+		}
+		ct_tuple_set(&rt, p->daddr, c->node_ip, p->dport, 0, 0, p->proto);
+		kind = CVS_WC_EGRESS_FLOWS;
+	}
+	if (!dp_limits_open(x, slot, kind, &rt, r))
+		return;
+	/*
+	 * World and hairpin flows leave from the node IP: they need a SNAT port. An egress SYN
+	 * tries first the candidate stage 1 prefetched (rt with that port, from the same packet).
+	 */
+	if (kind == CVS_WC_EGRESS_FLOWS && pre->rt_ok &&
+	    !ct_lookup_hash(x->ct, &pre->rt, pre->rh, &dir)) {
+		rt = pre->rt;
+		hrt = pre->rh;
+	} else if (kind != CVS_WC_HOST_FLOWS && !dp_snat_port(x, slot, &rt)) {
+		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
+		return;
+	} else {
+		hrt = ct_hash_tuple(x->ct, &rt);
+	}
+	s = dp_open_hashed(x, &t, pre->h, &rt, hrt, p, r);
+	if (!s)
+		return;
+	if (kind == CVS_WC_EGRESS_FLOWS)
+		memcpy(s->peer_mac, mac, 6);
+	x->st->c[kind]++;
+	s->flags |= CT_F_POLICY;
+	s->pol_ver = ver;
+	dp_open_forward(x, s, p, r);
+}
+
+/* Burst stage 1 for a guest frame: false when it is decided already (r says how). */
+static bool
+dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
+		struct dp_pre *pre, struct dp_result *r)
+{
+	switch (pkt_parse(&pre->p, frame, len)) {
+	case PKT_ARP:
+		if (reply_arp_is_request(&pre->p))
+			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
+		else
+			dp_drop(x, r, CVS_DROP_ARP);
+		return false;
+	case PKT_BAD:
+		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
+		return false;
+	}
+	/* Every guest has the one guest address; anything else is spoofed. */
+	if (pre->p.saddr != x->cfg->guest_ip) {
+		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
+		return false;
+	}
+	dp_pre_hash(x, pre, (uint16_t)(slot + 1));
+	/*
+	 * A SYN to anywhere but the node or the gateway most likely opens an egress flow: pick
+	 * its first SNAT port candidate now and prefetch that reply tuple's line and the session
+	 * slot an insert would take (the probe would otherwise miss in stage 3).
+	 */
+	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
+	    pre->p.daddr != x->cfg->gw_ip) {
+		ct_tuple_set(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport,
+			     dp_snat_next(x), 0, IPPROTO_TCP_);
+		dp_pre_reply(x, pre);
+	}
+	return true;
+}
+
+static void
+dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	struct ct_session *s;
+	int dir;
+
+	if (icmperr_is_error(&pre->p)) {
+		dp_icmp_error(x, (uint16_t)(slot + 1), &pre->p, r);
+		return;
+	}
+	s = dp_lookup(x, pre, &dir);
+	if (s) {
+		dp_forward(x, s, dir, &pre->p, r);
+		return;
+	}
+	dp_sandbox_open(x, slot, pre, r);
+}
+
+void
+dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
+		    const uint32_t *lens, uint32_t n, struct dp_result *r)
+{
+	struct dp_pre pre[DP_BURST_MAX];
+	bool go[DP_BURST_MAX];
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		go[i] = dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
+	for (i = 0; i < n; i++)
+		if (go[i])
+			dp_sandbox_pkt(x, slot, &pre[i], &r[i]);
+}
+
+void
+dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
+	      struct dp_result *r)
+{
+	dp_sandbox_rx_burst(x, slot, &frame, &len, 1, r);
+}
