@@ -183,10 +183,10 @@ tcpwin_seg_read(const struct pkt *p, struct tcpwin_seg *g)
 		 ((g->flags & TCPF_SYN) ? 1 : 0) + ((g->flags & TCPF_FIN) ? 1 : 0);
 }
 
-/* The SYN that created session s starts the tracking of its direction (tcpwin.c). */
+/* The SYN that created session s starts the tracking of its direction (ct_tcp.c). */
 void tcpwin_open(struct ct_table *ct, struct ct_session *s, const struct pkt *p);
 
-/* SYN, RST, a direction not seen yet: everything but the steady state (tcpwin.c). */
+/* SYN, RST, a direction not seen yet: everything but the steady state (ct_tcp.c). */
 enum tcpwin_verdict tcpwin_slow(struct ct_table *ct, struct ct_session *s, int d,
 				const struct pkt *p);
 
