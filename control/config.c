@@ -67,7 +67,7 @@ static const struct option cvs_long_opts[] = {
 	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },
 	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
-	/* Hidden: the mbuf pool the AF_XDP UMEM does not cover (control/mbufpool.h), so that
+	/* Hidden: the mbuf pool the AF_XDP UMEM does not cover (control/ports/mbufpool.h), so that
 	 * tests can see the world sockets' invalid descriptors counted and reported. */
 	{ "test-unpacked-pool", no_argument, NULL, OPT_TEST_UNPACKED_POOL },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },

@@ -338,7 +338,7 @@ node_shared(struct node *n)
 }
 
 /* Each worker owns a table of its share of the sessions, its queues and its SNAT ports. */
-/* Worker i's one socket for all its interface sandboxes (control/funnel.h). */
+/* Worker i's one socket for all its interface sandboxes (control/ports/funnel.h). */
 static int
 node_funnel(struct node *n, uint32_t i)
 {

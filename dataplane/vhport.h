@@ -3,7 +3,7 @@
  * A vhost-user sandbox port: the VMM shares the guest's memory and virtio rings over a unix
  * socket and the worker moves frames with DPDK's vhost library (a copy into or out of guest
  * buffers, no system call except the guest's interrupt when it asked for one). Created and
- * destroyed by the control thread (control/vhport.c), which also runs the library's device
+ * destroyed by the control thread (control/ports/vhostctl.c), which also runs the library's device
  * callbacks; between publish and unpublish only the worker that owns the slot calls the
  * per-packet functions below.
  *
@@ -49,7 +49,7 @@ struct vhport {
 	struct vhport *flush_next;
 	struct rte_mbuf *tx[VHP_BURST];
 
-	/* Control side only (control/vhport.c). */
+	/* Control side only (control/ports/vhostctl.c). */
 	char path[VHP_PATH_MAX];
 	bool client;			/* we connect to the VMM's socket */
 	bool registered;		/* the library knows the path */

@@ -81,7 +81,7 @@ struct worker {
 	struct worker_ports *wp;
 	/*
 	 * The funnel's socket: frames of every interface sandbox this worker owns come in here,
-	 * and every frame towards one of them goes out here (control/funnel.h).
+	 * and every frame towards one of them goes out here (control/ports/funnel.h).
 	 */
 	struct xskport *fun;
 	_Atomic uint64_t *fun_press;	/* this worker's entry of cvs_fun_press, or NULL */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * An AF_XDP socket of ours: a worker's funnel socket (control/funnel.h), which carries the
+ * An AF_XDP socket of ours: a worker's funnel socket (control/ports/funnel.h), which carries the
  * frames of all its interface sandboxes, with a UMEM of nframes frames (--sandbox-umem-frames),
  * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by
  * the control thread (xskport.c); in between only the worker touches its rings and its

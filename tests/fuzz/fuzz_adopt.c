@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the adoption of a session region (control/region.c, ct_region.c). A valid
+ * libFuzzer target: the adoption of a session region (control/restart/region.c, ct_region.c). A valid
  * region of two workers with live sessions of every zone is made once; each input either
  * mutates a copy of it or replaces it with raw bytes:
  *

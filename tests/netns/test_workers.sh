@@ -30,7 +30,7 @@ check "200 parallel connections to sandbox 2 (slot of worker 1): $out" contains 
 n=$((20 * 1024 * 1024))
 want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
 # Three rounds each: the frames cycle through the whole mbuf pool (both workers' caches and
-# the common ring), so an mbuf the world port's UMEM does not cover is met (control/mbufpool.h:
+# the common ring), so an mbuf the world port's UMEM does not cover is met (control/ports/mbufpool.h:
 # such a frame stopped the world port's transmit for good, mostly in the first round).
 for round in 1 2 3; do
 	for hp in $HP1 $HP2; do

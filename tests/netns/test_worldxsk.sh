@@ -1,7 +1,7 @@
 #!/bin/bash
 # The world port's AF_XDP sockets, which net_af_xdp owns: their kernel statistics on every
 # surface (/metrics, /stats, telemetry) moving with real traffic, and a rejected descriptor
-# (the mbuf pool of control/mbufpool.h left unpacked by a test-only option) logged, counted
+# (the mbuf pool of control/ports/mbufpool.h left unpacked by a test-only option) logged, counted
 # and reported by /readyz until it stops.
 # Usage: test_worldxsk.sh CASE   (counters | invalid)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -100,7 +100,7 @@ assert t["world_xsk_tx_ring_empty/0"] >= json.loads(sys.argv[2])["worldXsk"]["0"
 
 case_invalid() {
 	# Two workers, a sandbox each: frames allocated by one and freed by the other cycle
-	# through the whole pool within seconds (control/mbufpool.h), and the first one above
+	# through the whole pool within seconds (control/ports/mbufpool.h), and the first one above
 	# what the UMEM covers is met (the world port then stops sending: a download fails).
 	export FP_EAL="--lcores 0@0,1@1,2@0"
 	bed 2 --workers 2 --world-queues 1 --idle-sleep-us 20 --test-unpacked-pool

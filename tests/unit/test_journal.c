@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The state journal (control/journal.c) and the store on top of it (control/store.c), without
+ * The state journal (control/reg/journal.c) and the store on top of it (control/reg/store.c), without
  * EAL or root: changes replayed over the snapshot as the next start reads them, a torn last
  * record left out, a bad record in the middle or a foreign journal refused with the files left
  * alone, compaction (and a crash between its two writes), sequence numbers across restarts,

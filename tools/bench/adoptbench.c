@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Restart benchmark, the part that needs no network: how long a restarted cubevs-fp takes to
- * adopt a session region (every check of control/region.c and ct_region.c) with N sessions,
+ * adopt a session region (every check of control/restart/region.c and ct_region.c) with N sessions,
  * against making a fresh region of the same size, and the adoption after a crash in the middle
  * of an update (a class list that does not hold: the table is rebuilt from its sessions). Also
  * the lookup cost on the adopted table against the same table built in private memory, to see

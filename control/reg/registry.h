@@ -306,7 +306,7 @@ int reg_mac_parse(const json_t *v, uint8_t mac[6]);
 int reg_id_check(const char *id, char *err, size_t errlen);
 
 /*
- * The kernel's link events (control/linkwatch.c feeds them): an interface appeared or
+ * The kernel's link events (control/ports/linkwatch.c feeds them): an interface appeared or
  * changed (name, ifindex, its XDP program's id) or went away. A registered interface that goes
  * is detached at once and keeps its registration, host ports and sessions; the name that comes
  * back (any ifindex) is attached again. Returns how many sandboxes changed state.

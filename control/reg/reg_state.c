@@ -182,7 +182,7 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 	addr = ntohl(sb->ip);
 	/*
 	 * The same slot as before when it is free: the zone of the sessions a restarted node
-	 * adopted (control/region.h). A file without slots, or a slot beyond --max-sandboxes,
+	 * adopted (control/restart/region.h). A file without slots, or a slot beyond --max-sandboxes,
 	 * takes the next free one.
 	 */
 	if (slot >= 0 && slot < r->max_sandboxes && !portalloc_take(&r->slots, (uint32_t)slot))

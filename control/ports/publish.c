@@ -363,7 +363,7 @@ publish_op_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
 	return reg_is_vhost(sb) && sb->dp && vhostctl_port_state(sb->dp, features);
 }
 
-/* ---- the kernel's link events (control/linkwatch.c, control/reg_link.c) ---- */
+/* ---- the kernel's link events (control/ports/linkwatch.c, control/reg/reg_link.c) ---- */
 
 static int
 publish_op_slot_of(void *ctx, int ifindex)

@@ -2,7 +2,7 @@
 /*
  * The world port's AF_XDP sockets. net_af_xdp owns them and exposes neither their descriptors
  * nor their kernel statistics, yet a TX descriptor the kernel rejects shows nowhere else (the
- * queue then stops sending for good: control/mbufpool.h). AF_XDP has no getsockname() and
+ * queue then stops sending for good: control/ports/mbufpool.h). AF_XDP has no getsockname() and
  * kernels without CONFIG_XDP_SOCKETS_DIAG no sock_diag for it, so a socket's binding cannot be
  * asked afterwards: the socket that appears among the process's descriptors while the PMD
  * sets up rx queue q is queue q's. Found on the main lcore during the port's setup; read

@@ -236,7 +236,7 @@ obs_enum_xsk_set(obs_visit_fn fn, void *arg, const char *const *names, const cha
 
 /*
  * The kernel's view of the world port's sockets, which the PMD's counters do not show: a
- * rejected descriptor there stops the queue's transmit (control/worldxsk.h).
+ * rejected descriptor there stops the queue's transmit (control/ports/worldxsk.h).
  */
 static void
 obs_enum_world_xsk(const struct obs_snap *s, obs_visit_fn fn, void *arg)

@@ -86,19 +86,19 @@ struct obs_snap {
 	uint32_t parked;	/* frames waiting for a next hop */
 	uint64_t eth[OBS_PORT_MAX][OBS_ETH_MAX];
 	bool have_port[OBS_PORT_MAX];
-	/* The world port's AF_XDP sockets (control/worldxsk.h), in queue order. */
+	/* The world port's AF_XDP sockets (control/ports/worldxsk.h), in queue order. */
 	uint32_t wxsk_n;
 	uint32_t wxsk_queue[OBS_WXSK_MAX];
 	uint64_t wxsk[OBS_WXSK_MAX][OBS_XSK_MAX];
 	uint64_t wxsk_alarms;	/* checks that found rx/tx_invalid risen (obs.c) */
-	/* Each worker's funnel socket (control/funnel.h), in worker order. */
+	/* Each worker's funnel socket (control/ports/funnel.h), in worker order. */
 	uint32_t fun_n;
 	uint64_t fun_xsk[OBS_WXSK_MAX][OBS_XSK_MAX];
 	uint64_t loops;
 	uint64_t tsc_hz;
 	uint64_t state_writes;
 	uint64_t state_write_errors;
-	/* The session region (control/region.h); all 0 without one. */
+	/* The session region (control/restart/region.h); all 0 without one. */
 	uint64_t region_generation;
 	uint64_t region_bytes;
 	uint32_t region_adopted;
