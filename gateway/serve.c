@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "isolate.h"
 #include "cvs_version.h"
 
 #define SERVE_SYNOPSIS "mcp-gateway serve [flags]"
@@ -57,6 +59,7 @@ struct serve_opts {
 	int64_t resume_ns;
 	char *allowed_hosts;
 	char *allowed_origins;
+	struct iso_opts iso;
 };
 
 static void *
@@ -225,6 +228,9 @@ input_stdin(json_t **cfg, char **token, char **err)
 		close(nullfd);
 	}
 	root = json_loadb(sb.buf ? sb.buf : "", sb.len, JSON_DISABLE_EOF_CHECK, &jerr);
+	explicit_bzero(buf, sizeof(buf));
+	if (sb.buf)
+		explicit_bzero(sb.buf, sb.len);
 	sb_free(&sb);
 	if (root == NULL || !json_is_object(root)) {
 		err_set(err, -EINVAL, "read configuration from stdin: %s",
@@ -332,7 +338,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 	struct start_job *jobs = NULL;
 	struct http_server *http = NULL;
 	struct strbuf errs = {0};
-	json_t *cfg = NULL, *catalog = NULL;
+	json_t *cfg = NULL, *catalog = NULL, *isolation = NULL;
 	char *token = NULL, *err = NULL, **names = NULL;
 	sigset_t set;
 	pthread_t sigth;
@@ -357,6 +363,10 @@ serve_run(struct serve_opts *o, int ready_fd)
 		rc = err_set(&err, -EINVAL, "invalid port %lld", o->port);
 		goto fail;
 	}
+	rc = iso_setup(&o->iso, list.v, list.n, &err);
+	if (rc)
+		goto fail;
+	isolation = iso_report(list.v, list.n);
 	lfd = listen_open((int)o->port, &err);
 	if (lfd < 0) {
 		rc = lfd;
@@ -448,6 +458,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 			.resume_ns = o->resume_ns,
 			.max_body = (size_t)o->max_body,
 			.max_sessions = 10000,
+			.isolation = isolation,
 		};
 
 		http = http_start(&hc, lfd, &err);
@@ -512,9 +523,11 @@ out:
 	free(jobs);
 	free(names);
 	sb_free(&errs);
+	json_decref(isolation);
 	server_list_free(&list);
 	json_decref(cfg);
 	json_decref(catalog);
+	iso_reset();
 	if (token) {
 		memset(token, 0, strlen(token));
 		free(token);
@@ -567,10 +580,18 @@ cmd_serve(int argc, char **argv)
 		 "\"*\" accepts any", false},
 		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
 		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc, ready_fd = -1;
 
+	/*
+	 * Not dumpable: no server may ptrace us or read our memory, environ or fds through
+	 * /proc, even one that runs as root by its own choice has to be root to do it.
+	 */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	json_scrub_on_free();
+	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.catalog_file = strdup(GW_CATALOG_FILE);
 	o.servers_dir = strdup(GW_SERVERS_DIR);
@@ -599,5 +620,6 @@ out:
 	free(o.github_base);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
+	iso_opts_fini(&o.iso);
 	return rc;
 }
