@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { NODE, RawClient, fakeCmd, freePort, launch, readPaths, serve, shq, sleep, stop,
+import { NODE, RawClient, descendants, fakeCmd, freePort, launch, readPaths, serve, shq, sleep, stop,
 	tmpdir } from "./lib.mjs";
 
 const HOSTILE = path.join(path.dirname(new URL(import.meta.url).pathname),
@@ -24,31 +24,6 @@ function hostileCmd(dir) {
 }
 
 const hostileRead = (dir) => readPaths(path.join(dir, "shared"));
-
-// Processes below pid (children, grandchildren), from /proc.
-function descendants(pid) {
-	const kids = new Map();
-	for (const d of fs.readdirSync("/proc")) {
-		if (!/^\d+$/.test(d))
-			continue;
-		try {
-			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-			const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
-			if (!kids.has(ppid))
-				kids.set(ppid, []);
-			kids.get(ppid).push(Number(d));
-		} catch {}
-	}
-	const out = [];
-	const walk = (p) => {
-		for (const k of kids.get(p) || []) {
-			out.push(k);
-			walk(k);
-		}
-	};
-	walk(pid);
-	return out;
-}
 
 function vmKb(pid, field) {
 	const re = new RegExp(`${field}:\\s+(\\d+)`);

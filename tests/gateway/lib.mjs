@@ -82,6 +82,31 @@ export function alive(pid) {
 	}
 }
 
+// Processes below pid (children, grandchildren), from /proc.
+export function descendants(pid) {
+	const kids = new Map();
+	for (const d of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+			const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+			if (!kids.has(ppid))
+				kids.set(ppid, []);
+			kids.get(ppid).push(Number(d));
+		} catch {}
+	}
+	const out = [];
+	const walk = (p) => {
+		for (const k of kids.get(p) || []) {
+			out.push(k);
+			walk(k);
+		}
+	};
+	walk(pid);
+	return out;
+}
+
 // runCmd for the fake server; name and extra env go through the shell line.
 export function fakeCmd(name, env = {}) {
 	const vars = Object.entries({ CUBE_MCP_FAKE_SERVER: "1", CUBE_MCP_FAKE_NAME: name, ...env })
