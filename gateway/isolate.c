@@ -43,6 +43,17 @@ static const char *const iso_system_ro[] = {
 	"/proc", "/sys", "/run", NULL,
 };
 
+/*
+ * The launcher and serve: not dumpable, so no server can ptrace us or read our memory,
+ * environ or fds through /proc (only root can); and jansson's blocks blanked on free.
+ */
+void
+iso_self_protect(void)
+{
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	json_scrub_on_free();
+}
+
 void
 iso_opts_init(struct iso_opts *o)
 {
@@ -440,6 +451,51 @@ iso_setup(const struct iso_opts *o, struct server_spec *v, size_t n, char **err)
 			 (unsigned)s->uid, s->home, s->cgroup ? s->cgroup : "none");
 	}
 	return 0;
+}
+
+/*
+ * mcp-gateway pull, at template build time: the install runs as root (a template's own
+ * commands may install globally) but with the server's future HOME, which is handed to the
+ * server's user afterwards, so what npm or uv cached there is its own at run time.
+ */
+int
+iso_pull_home(const struct iso_opts *o, const char *name, char **home, uid_t *uid,
+	      char **err)
+{
+	struct server_spec s = {0};
+	struct pick_ctx pc = {NULL, 0};
+	uid_t lo, hi;
+	int rc = iso_opts_check(o, err);
+
+	if (rc)
+		return rc;
+	iso_range_parse(o->uid_range, &lo, &hi);
+	s.name = (char *)name;
+	s.uid = iso_uid_pick(name, lo, hi, uid_taken, &pc);
+	if (s.uid == (uid_t)-1)
+		return err_set(err, -ENOSPC, "no free uid left in --server-uid-range %s",
+			       o->uid_range);
+	s.gid = (gid_t)s.uid;
+	rc = dir_make_parents(o->home_root, 0755);
+	if (rc == 0 && chmod(o->home_root, 0711) < 0)
+		rc = -errno;
+	if (rc)
+		return err_set(err, rc, "create %s: %s", o->home_root, strerror(-rc));
+	rc = server_prepare(&s, o->home_root, err);
+	if (rc == 0) {
+		*home = s.home;
+		*uid = s.uid;
+	} else {
+		free(s.home);
+	}
+	free(s.cgroup);
+	return rc;
+}
+
+int
+iso_pull_done(const char *home, uid_t uid)
+{
+	return tree_chown(home, uid, (gid_t)uid);
 }
 
 void

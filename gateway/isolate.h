@@ -52,6 +52,7 @@ struct iso_opts {
 	{"server-pids", FLAG_INT, &(o).pids, "pids.max of each server; 0 means max " \
 	 "(default 1024)", false}
 
+void iso_self_protect(void);
 void iso_opts_init(struct iso_opts *o);
 void iso_opts_fini(struct iso_opts *o);
 /* Checks the values (the launcher does so before it touches the system). */
@@ -66,6 +67,10 @@ int iso_opts_argv(const struct iso_opts *o, char ***argv);
 int iso_setup(const struct iso_opts *o, struct server_spec *v, size_t n, char **err);
 /* What /health shows: what is in force and each server's user. */
 json_t *iso_report(const struct server_spec *v, size_t n);
+/* pull: the HOME a catalog server will have, made for its install; handed over after. */
+int iso_pull_home(const struct iso_opts *o, const char *name, char **home, uid_t *uid,
+		  char **err);
+int iso_pull_done(const char *home, uid_t uid);
 /* Forgets the serve-wide state (unit tests call iso_setup more than once). */
 void iso_reset(void);
 

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -435,8 +434,7 @@ cmd_launch(int argc, char **argv)
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc;
 
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	json_scrub_on_free();
+	iso_self_protect();
 	iso_opts_init(&o.iso);
 
 	o.token_file = strdup(GW_TOKEN_FILE);

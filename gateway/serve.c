@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,12 +329,48 @@ strv_split(const char *list)
 	return v;
 }
 
+/* Every server in parallel; the errors, one line per server, go to errs. */
+static void
+servers_start(const struct server_list *list, struct strbuf *errs)
+{
+	struct start_job *jobs = calloc(list->n + 1, sizeof(*jobs));
+	size_t i;
+
+	if (jobs == NULL) {
+		sb_appends(errs, "out of memory");
+		return;
+	}
+	for (i = 0; i < list->n; i++) {
+		jobs[i].u = sv.ups[i];
+		if (pthread_create(&jobs[i].th, NULL, start_main, &jobs[i])) {
+			jobs[i].rc = -EAGAIN;
+			jobs[i].err = strdup("cannot start thread");
+			jobs[i].u = NULL;
+		}
+	}
+	for (i = 0; i < list->n; i++)
+		if (jobs[i].u)
+			pthread_join(jobs[i].th, NULL);
+	for (i = 0; i < list->n; i++) {
+		char *q;
+
+		if (jobs[i].rc == 0)
+			continue;
+		q = str_quote(list->v[i].name);
+		sb_appendf(errs, "%smcp server %s: %s", errs->len ? "\n" : "", q,
+			   jobs[i].err ? jobs[i].err : "failed");
+		free(q);
+	}
+	for (i = 0; i < list->n; i++)
+		free(jobs[i].err);
+	free(jobs);
+}
+
 static int
 serve_run(struct serve_opts *o, int ready_fd)
 {
 	struct server_list list = {0};
 	char **hosts = NULL, **origins = NULL;
-	struct start_job *jobs = NULL;
 	struct http_server *http = NULL;
 	struct strbuf errs = {0};
 	json_t *cfg = NULL, *catalog = NULL, *isolation = NULL;
@@ -378,9 +413,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
-	jobs = calloc(list.n + 1, sizeof(*jobs));
 	names = calloc(list.n + 1, sizeof(*names));
-	if (!sv.ups || !jobs || !names) {
+	if (!sv.ups || !names) {
 		rc = err_set(&err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -397,27 +431,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 	}
 	pthread_detach(sigth);
 
-	for (i = 0; i < list.n; i++) {
-		jobs[i].u = sv.ups[i];
-		if (pthread_create(&jobs[i].th, NULL, start_main, &jobs[i])) {
-			jobs[i].rc = -EAGAIN;
-			jobs[i].err = strdup("cannot start thread");
-			jobs[i].u = NULL;
-		}
-	}
-	for (i = 0; i < list.n; i++)
-		if (jobs[i].u)
-			pthread_join(jobs[i].th, NULL);
-	for (i = 0; i < list.n; i++) {
-		char *q;
-
-		if (jobs[i].rc == 0)
-			continue;
-		q = str_quote(list.v[i].name);
-		sb_appendf(&errs, "%smcp server %s: %s", errs.len ? "\n" : "", q,
-			   jobs[i].err ? jobs[i].err : "failed");
-		free(q);
-	}
+	servers_start(&list, &errs);
 	pthread_mutex_lock(&sv.lock);
 	if (sv.stop && errs.len == 0)
 		sb_appends(&errs, "interrupted while starting MCP servers");
@@ -511,8 +525,6 @@ fail:
 		close(lfd);
 	rc = 1;
 out:
-	for (i = 0; jobs && i < list.n; i++)
-		free(jobs[i].err);
 	for (i = 0; sv.ups && i < sv.nups; i++)
 		upstream_free(sv.ups[i]);
 	free(sv.ups);
@@ -520,7 +532,6 @@ out:
 	sv.nups = 0;
 	strv_free(hosts);
 	strv_free(origins);
-	free(jobs);
 	free(names);
 	sb_free(&errs);
 	json_decref(isolation);
@@ -585,12 +596,7 @@ cmd_serve(int argc, char **argv)
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc, ready_fd = -1;
 
-	/*
-	 * Not dumpable: no server may ptrace us or read our memory, environ or fds through
-	 * /proc, even one that runs as root by its own choice has to be root to do it.
-	 */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	json_scrub_on_free();
+	iso_self_protect();
 	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.catalog_file = strdup(GW_CATALOG_FILE);

@@ -289,7 +289,8 @@ test("9: pull and catalog with an override catalog", async () => {
 		bare: { command: [["true"]] },
 		failing: { command: [["true"]], install: [["sh", "-c", "exit 6"]] },
 	}));
-	let r = await run(["pull", "--catalog-file", cat, "local", "bare"]);
+	let r = await run(["pull", "--catalog-file", cat, "--servers-home", path.join(dir, "home"),
+		"local", "bare"]);
 	assert.equal(r.code, 0, r.stderr);
 	assert.ok(fs.existsSync(marker), "install did not run");
 	assert.match(r.stdout, new RegExp(`local: touch ${marker}`));
@@ -298,7 +299,8 @@ test("9: pull and catalog with an override catalog", async () => {
 	assert.equal(r.code, 1);
 	assert.match(r.stderr,
 		/unknown MCP server "nope"; supported servers: arxiv, bare, duckduckgo/);
-	r = await run(["pull", "--catalog-file", cat, "failing"]);
+	r = await run(["pull", "--catalog-file", cat, "--servers-home", path.join(dir, "home"),
+		"failing"]);
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /pull failing: exit status 6/);
 	r = await run(["pull", "--catalog-file", cat]);

@@ -12,7 +12,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { NODE, RawClient, TEST_DIR, alive, descendants, fakeCmd, freePort, health, launch,
-	paths, readPaths, run, shq, sleep, stop, tmpdir } from "./lib.mjs";
+	paths, readPaths, readPid, run, shq, sleep, stop, tmpdir } from "./lib.mjs";
 
 const ATTACK = process.env.GW_ATTACK;
 const NM = process.env.GW_NODE_MODULES;
@@ -34,6 +34,11 @@ function attackBins(dir) {
 	fs.chownSync(path.join(bin, "suid-attack"), 0, 0);
 	fs.chmodSync(path.join(bin, "suid-attack"), 0o4755);
 	return bin;
+}
+
+// The uid /health reports for a server.
+async function serverUid(port, name) {
+	return JSON.parse((await health(port)).text).isolation.servers[name].uid;
 }
 
 // The server processes below serve, by a word of their command line.
@@ -294,10 +299,36 @@ test("a server npx installs into its HOME runs as its user", async () => {
 		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, "npx");
 		await c.initialize();
 		assert.equal(await c.callText("echo", { text: "x" }), "npxed:x");
-		const uid = JSON.parse((await health(port)).text).isolation.servers.npxed.uid;
+		const uid = await serverUid(port, "npxed");
 		const npx = path.join(paths(dir).home, "npxed", ".npm", "_npx");
 		assert.ok(fs.existsSync(npx), "npx did not install into the server's HOME");
 		assert.equal(fs.statSync(npx).uid, uid);
+	} finally {
+		await stop(r.pid);
+	}
+});
+
+test("pull fills the HOME a catalog server will have, and hands it to its user", async () => {
+	const dir = tmpdir("gw-iso-pull");
+	const port = await freePort();
+	const p = paths(dir);
+	const bin = attackBins(dir);
+	fs.writeFileSync(p.catalog, JSON.stringify({ cached: { command: [[NODE, INTRUDER]],
+		env: { ATTACK_BIN: path.join(bin, "attack"), INTRUDER_NAME: "cached" },
+		install: [["sh", "-c", "mkdir -p $HOME/.cache && echo warm > $HOME/.cache/pkg"]] } }));
+	const pulled = await run(["pull", "--catalog-file", p.catalog, "--servers-home", p.home,
+		"cached"]);
+	assert.equal(pulled.code, 0, pulled.stderr);
+	const r = await launch({ cached: {} }, { dir, port, token: "pull", extra: readPaths(bin) });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const uid = await serverUid(port, "cached");
+		const file = path.join(p.home, "cached", ".cache", "pkg");
+		assert.equal(fs.statSync(file).uid, uid, "the pulled cache is not the server's");
+		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, "pull");
+		await c.initialize();
+		assert.equal(await c.callText("cached_attack", { op: "read", arg: file }),
+			"ok 5 bytes");
 	} finally {
 		await stop(r.pid);
 	}
@@ -347,17 +378,9 @@ test("envs leave the launcher's command line within 100 ms; the log masks them",
 		assert.match(log, /\[slow\] starting with secret \*{8}/);
 		assert.ok(!log.includes(secret), "the env value is in the log");
 	} finally {
-		await stop(readPidFile(p.pid));
+		await stop(readPid(p.pid));
 	}
 });
-
-function readPidFile(f) {
-	try {
-		return Number(fs.readFileSync(f, "utf8").trim()) || null;
-	} catch {
-		return null;
-	}
-}
 
 test("runAs: root opts one server out, loudly; an unknown value is a start error", async () => {
 	const dir = tmpdir("gw-iso-root");
