@@ -385,14 +385,25 @@ out:
 
 /*
  * The SDK puts the config, envs included, on our command line, which any process may read
- * in /proc/<pid>/cmdline. The flags hold copies now, so the original bytes go at once:
- * cmdline shows the program name and blanks for the rest of the start.
+ * in /proc/<pid>/cmdline. Before anything else the arguments move to the heap and the
+ * original bytes are blanked: cmdline shows the program name and NULs for the rest of the
+ * start, however long the servers take. Returns the copy (NULL: out of memory).
  */
-static void
-cmdline_blank(int argc, char **argv)
+static char **
+cmdline_take(int argc, char **argv)
 {
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+
+	for (int i = 0; copy && i < argc; i++) {
+		copy[i] = strdup(argv[i]);
+		if (copy[i] == NULL) {
+			strv_free_secure(copy);
+			copy = NULL;
+		}
+	}
 	for (int i = 0; i < argc; i++)
 		explicit_bzero(argv[i], strlen(argv[i]));
+	return copy;
 }
 
 int
@@ -432,6 +443,7 @@ cmd_launch(int argc, char **argv)
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
+	char **args = cmdline_take(argc, argv);
 	int rc;
 
 	iso_self_protect();
@@ -445,8 +457,10 @@ cmd_launch(int argc, char **argv)
 	o.github_base = strdup(GW_GITHUB_BASE);
 	o.allowed_hosts = strdup("");
 	o.allowed_origins = strdup("");
-	rc = flags_parse(fl, n, argc, argv, LAUNCH_SYNOPSIS, NULL);
-	cmdline_blank(argc, argv);
+	rc = args ? flags_parse(fl, n, argc, args, LAUNCH_SYNOPSIS, NULL) : 1;
+	strv_free_secure(args);
+	if (args == NULL)
+		die_msg("out of memory");
 	if (rc == 0) {
 		signal(SIGPIPE, SIG_IGN);
 		rc = launch_run(&o, "mcp-gateway");
