@@ -411,6 +411,10 @@ iso_setup(const struct iso_opts *o, struct server_spec *v, size_t n, char **err)
 		 iso.cg_state, o->uid_range);
 	for (size_t i = 0; i < n && !isolated; i++)
 		isolated = !v[i].root;
+	if (isolated && geteuid() != 0)
+		return err_set(err, -EPERM, "giving each MCP server a user of its own needs root; "
+			       "run mcp-gateway as root, or give every server \"runAs\": \"root\" "
+			       "to run it unisolated, as this user");
 	/* Nothing is made on the system for a gateway without isolated servers. */
 	if (isolated) {
 		rc = dir_make_parents(o->home_root, 0755);
@@ -496,6 +500,17 @@ int
 iso_pull_done(const char *home, uid_t uid)
 {
 	return tree_chown(home, uid, (gid_t)uid);
+}
+
+/* The servers' cgroups go with the gateway (rmdir: only empty ones, a busy one stays). */
+void
+iso_cleanup(const struct server_spec *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cgroup)
+			rmdir(v[i].cgroup);
+	if (iso.cg_dir)
+		rmdir(iso.cg_dir);
 }
 
 void

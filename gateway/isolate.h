@@ -71,6 +71,8 @@ json_t *iso_report(const struct server_spec *v, size_t n);
 int iso_pull_home(const struct iso_opts *o, const char *name, char **home, uid_t *uid,
 		  char **err);
 int iso_pull_done(const char *home, uid_t uid);
+/* At exit: removes the servers' cgroups (all of them are stopped by then). */
+void iso_cleanup(const struct server_spec *v, size_t n);
 /* Forgets the serve-wide state (unit tests call iso_setup more than once). */
 void iso_reset(void);
 

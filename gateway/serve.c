@@ -535,6 +535,7 @@ out:
 	free(names);
 	sb_free(&errs);
 	json_decref(isolation);
+	iso_cleanup(list.v, list.n);
 	server_list_free(&list);
 	json_decref(cfg);
 	json_decref(catalog);

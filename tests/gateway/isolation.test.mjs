@@ -12,7 +12,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { NODE, RawClient, TEST_DIR, alive, descendants, fakeCmd, freePort, health, launch,
-	paths, readPaths, readPid, run, shq, sleep, stop, tmpdir } from "./lib.mjs";
+	paths, readPaths, readPid, run, runProgram, shq, sleep, stop, tmpdir } from "./lib.mjs";
 
 const ATTACK = process.env.GW_ATTACK;
 const NM = process.env.GW_NODE_MODULES;
@@ -152,6 +152,26 @@ describe("a hostile server among normal ones, each under its own user", () => {
 			for (const k of self.env)
 				assert.ok(allowed.has(k) || k.startsWith("LC_"), `inherited ${k}`);
 		});
+
+	test("no server holds a descriptor of the gateway's but its own stdio pipes", async () => {
+		const targets = (pid) => new Map(fs.readdirSync(`/proc/${pid}/fd`).map((fd) => {
+			try {
+				return [fd, fs.readlinkSync(`/proc/${pid}/fd/${fd}`)];
+			} catch {
+				return [fd, ""];
+			}
+		}));
+		// Pipes, sockets and our files are unique by name; anon inodes and /dev are not.
+		const gw = new Set([...targets(pids.gateway).values()].filter((t) =>
+			/^(pipe|socket):/.test(t) || t.startsWith(dir)));
+		for (const n of ["beta", "everything", "files", "intruder", "mem"]) {
+			const fds = targets(pids[n]);
+			const stdio = new Set([0, 1, 2].map((i) => fds.get(String(i))));
+			for (const [fd, t] of fds)
+				assert.ok(!gw.has(t) || stdio.has(t), `${n} holds fd ${fd} -> ${t} of the gateway's`);
+			assert.ok(![...fds.values()].some((t) => t.endsWith("mcp-gateway.log")), n);
+		}
+	});
 
 	test("the token file: EACCES", async () => {
 		assert.equal(await attack("read", paths(dir).token), "EACCES");
@@ -441,6 +461,20 @@ test("cgroup v2 limits per server", async (t) => {
 	} finally {
 		await stop(r.pid);
 	}
+});
+
+test("a gateway that is not root refuses to run isolated servers, and says why", async () => {
+	const dir = tmpdir("gw-iso-user");
+	const port = await freePort();
+	const r = await runProgram("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+		process.env.GW_BIN, "serve", "--config", JSON.stringify({ a: { runCmd: fakeCmd("a") } }),
+		"--port", String(port), "--pid-file", "", "--servers-home", path.join(dir, "home"),
+		"--catalog-file", path.join(dir, "none.json")],
+	{ env: { PATH: process.env.PATH, GATEWAY_ACCESS_TOKEN: "u" }, timeout: 20000 });
+	assert.equal(r.code, 1, r.stderr);
+	assert.match(r.stderr, new RegExp("giving each MCP server a user of its own needs root; " +
+		"run mcp-gateway as root, or give every server \"runAs\": \"root\""));
+	assert.ok(!fs.existsSync(path.join(dir, "home")), "a HOME was made");
 });
 
 test("bad isolation flags fail before anything is written", async () => {
