@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: cgroup v2 limits per server. The servers' cgroups go under a cgroup of the
- * gateway's next to where serve itself runs. Nothing is assumed: the v2 hierarchy must be
- * mounted, offer memory, cpu and pids, and let us enable them for a subtree (a cgroup that
- * holds processes of its own cannot, the "no internal processes" rule); otherwise the state
- * says why and servers run without limits.
+ * mcp-gateway: cgroup v2 limits per server, in <root>/mcp-gateway/<name>. The root of the
+ * hierarchy (as serve sees it): a cgroup that holds processes may not hand controllers to
+ * children ("no internal processes"), and serve's own cgroup always holds serve, so the root,
+ * which is exempt, is the one place that works wherever we are root. Nothing is assumed: the
+ * hierarchy must be mounted, offer memory, cpu and pids and let us enable them; otherwise
+ * the state says why and servers run without limits.
  */
 
 #include <errno.h>
@@ -41,21 +42,6 @@ cg2_mount(void)
 	}
 	free(text);
 	return mnt;
-}
-
-/* Our own place in the v2 hierarchy ("0::/path"). */
-static char *
-cg2_self(void)
-{
-	char *text = file_read_all("/proc/self/cgroup", NULL, NULL), *p, *out = NULL;
-
-	p = text ? strstr(text, "0::") : NULL;
-	if (p && (p == text || p[-1] == '\n')) {
-		p += 3;
-		out = strndup(p, strcspn(p, "\n"));
-	}
-	free(text);
-	return out;
 }
 
 static bool
@@ -107,16 +93,16 @@ subtree_enable(const char *dir)
 int
 cgroup_setup(const char *sub, char *state, size_t len, char **dir)
 {
-	char *mnt = cg2_mount(), *self = cg2_self(), *base = NULL, *ctl = NULL, *have = NULL;
+	char *mnt = cg2_mount(), *base = NULL, *ctl = NULL, *have = NULL;
 	char missing[64] = "";
 	int rc = -ENOENT;
 
 	*dir = NULL;
-	if (mnt == NULL || self == NULL) {
+	if (mnt == NULL) {
 		snprintf(state, len, "unavailable: no cgroup v2 hierarchy is mounted");
 		goto out;
 	}
-	base = str_printf("%s%s", mnt, strcmp(self, "/") == 0 ? "" : self);
+	base = strdup(mnt);
 	ctl = base ? str_printf("%s/cgroup.controllers", base) : NULL;
 	have = ctl ? file_read_all(ctl, NULL, NULL) : NULL;
 	for (size_t i = 0; cg_ctrls[i]; i++)
@@ -149,7 +135,6 @@ cgroup_setup(const char *sub, char *state, size_t len, char **dir)
 	snprintf(state, len, "in force under %s", *dir);
 out:
 	free(mnt);
-	free(self);
 	free(base);
 	free(ctl);
 	free(have);

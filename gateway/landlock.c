@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: a server's view of the filesystem through Landlock: the system directories
- * read-only, /dev for reading and writing devices, and its own directories read-write.
+ * read-only, /dev for reading and writing devices, and its own directories read-write; from
+ * ABI 6 on also no abstract unix sockets or signals beyond its own domain.
  * Raw syscalls: glibc has no wrappers. The ABI is asked, never assumed; rights the running
  * kernel does not know are left out of the ruleset instead of failing it.
  */
@@ -26,6 +27,20 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV	(1ULL << 15)
 #endif
+
+/*
+ * The ruleset attribute as of ABI 6; older kernels get the prefix they know (the size says
+ * which fields we mean).
+ */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+/* ABI 6: no connecting to abstract unix sockets or signalling outside the server's domain. */
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET	(1ULL << 0)
+#define LL_SCOPE_SIGNAL			(1ULL << 1)
 
 #define LL_READ		(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | \
 			 LANDLOCK_ACCESS_FS_EXECUTE)
@@ -84,13 +99,18 @@ rule_add(int rs, const char *path, uint64_t access, uint64_t handled, char **err
 int
 landlock_ruleset(int abi, char *const *ro, char *const *rw, char **err)
 {
-	struct landlock_ruleset_attr attr;
+	struct ll_ruleset_attr attr;
 	uint64_t handled = handled_fs(abi);
+	size_t size = sizeof(attr.handled_access_fs);
 	int rs, rc = 0;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = handled;
-	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0)
 		return err_set(err, -errno, "landlock: create ruleset: %s", strerror(errno));
 	if (fcntl(rs, F_SETFD, FD_CLOEXEC) < 0)

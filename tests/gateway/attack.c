@@ -10,6 +10,7 @@
  *   ptrace PID     PTRACE_ATTACH (detached again at once if it worked)
  *   vmread PID     process_vm_readv of one page at the target's stack (from its stat)
  *   kill PID       SIGKILL
+ *   unix NAME      connect to the abstract unix socket @NAME
  *   whoami         real and effective uid, and whether setuid(0) works
  */
 
@@ -21,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,6 +143,25 @@ do_kill(pid_t pid)
 }
 
 static int
+do_unix(const char *name)
+{
+	struct sockaddr_un a;
+	socklen_t len;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "%s", name);
+	/* The whole sun_path, NUL-padded: the name as Node binds it (net.listen("\0name")). */
+	len = (socklen_t)sizeof(a);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, len) < 0)
+		return fail();
+	close(fd);
+	printf("ok connected\n");
+	return 0;
+}
+
+static int
 do_whoami(void)
 {
 	int rc = setuid(0);
@@ -157,7 +179,7 @@ main(int argc, char **argv)
 	if (strcmp(op, "whoami") == 0)
 		return do_whoami();
 	if (argc < 3) {
-		fprintf(stderr, "usage: gateway-attack read|write|ptrace|vmread|kill ARG | whoami\n");
+		fprintf(stderr, "usage: gateway-attack read|write|ptrace|vmread|kill|unix ARG | whoami\n");
 		return 2;
 	}
 	if (strcmp(op, "read") == 0)
@@ -170,6 +192,8 @@ main(int argc, char **argv)
 		return do_vmread((pid_t)atoi(argv[2]));
 	if (strcmp(op, "kill") == 0)
 		return do_kill((pid_t)atoi(argv[2]));
+	if (strcmp(op, "unix") == 0)
+		return do_unix(argv[2]);
 	fprintf(stderr, "unknown operation %s\n", op);
 	return 2;
 }
