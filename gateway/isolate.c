@@ -237,12 +237,18 @@ uid_taken(uid_t u, void *arg)
 static uid_t tree_uid;
 static gid_t tree_gid;
 
+/*
+ * The tree was its old owner's to shape: symlinks are changed themselves (lchown, never
+ * followed), and a file with other hard links is skipped, since one of them may be a file
+ * of the system that the old owner linked in.
+ */
 static int
 tree_chown_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
-	(void)st;
 	(void)flag;
 	(void)f;
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+		return 0;
 	return lchown(p, tree_uid, tree_gid) < 0 ? -1 : 0;
 }
 
@@ -359,7 +365,7 @@ home_root_check(const char *root, char **err)
 }
 
 static void
-detect(const struct iso_opts *o)
+detect(const struct iso_opts *o, bool isolated)
 {
 	int abi = o->landlock ? landlock_abi_get() : 0;
 
@@ -376,6 +382,8 @@ detect(const struct iso_opts *o)
 	iso.cg_dir = NULL;
 	if (!o->cgroup)
 		snprintf(iso.cg_state, sizeof(iso.cg_state), "off (--cgroup-limits=false)");
+	else if (!isolated)
+		snprintf(iso.cg_state, sizeof(iso.cg_state), "unused: no isolated server");
 	else
 		cgroup_setup("mcp-gateway", iso.cg_state, sizeof(iso.cg_state), &iso.cg_dir);
 }
@@ -406,15 +414,15 @@ iso_setup(const struct iso_opts *o, struct server_spec *v, size_t n, char **err)
 			strv_push(&iso.ro_paths, one);
 		free(one);
 	}
-	detect(o);
-	log_info("server isolation", "landlock=\"%s\" cgroup=\"%s\" uids=%s", iso.ll_state,
-		 iso.cg_state, o->uid_range);
 	for (size_t i = 0; i < n && !isolated; i++)
 		isolated = !v[i].root;
 	if (isolated && geteuid() != 0)
 		return err_set(err, -EPERM, "giving each MCP server a user of its own needs root; "
 			       "run mcp-gateway as root, or give every server \"runAs\": \"root\" "
 			       "to run it unisolated, as this user");
+	detect(o, isolated);
+	log_info("server isolation", "landlock=\"%s\" cgroup=\"%s\" uids=%s", iso.ll_state,
+		 iso.cg_state, o->uid_range);
 	/* Nothing is made on the system for a gateway without isolated servers. */
 	if (isolated) {
 		rc = dir_make_parents(o->home_root, 0755);

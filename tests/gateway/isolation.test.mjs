@@ -373,6 +373,29 @@ test("pull fills the HOME a catalog server will have, and hands it to its user",
 	}
 });
 
+test("a HOME taken over from another owner: no link leads the chown out of it", async () => {
+	const dir = tmpdir("gw-iso-home");
+	const port = await freePort();
+	const victim = path.join(dir, "victim.txt");
+	fs.writeFileSync(victim, "root's\n", { mode: 0o600 });
+	const home = path.join(paths(dir).home, "alpha");
+	fs.mkdirSync(home, { recursive: true });
+	fs.writeFileSync(path.join(home, "own.txt"), "mine\n");
+	fs.symlinkSync(victim, path.join(home, "soft"));
+	fs.linkSync(victim, path.join(home, "hard"));
+	const r = await launch({ alpha: { runCmd: fakeCmd("alpha") } }, { dir, port, token: "h" });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const uid = await serverUid(port, "alpha");
+		assert.equal(fs.statSync(home).uid, uid);
+		assert.equal(fs.statSync(path.join(home, "own.txt")).uid, uid);
+		assert.equal(fs.lstatSync(path.join(home, "soft")).uid, uid, "the link itself");
+		assert.equal(fs.statSync(victim).uid, 0, "the chown followed a link out of HOME");
+	} finally {
+		await stop(r.pid);
+	}
+});
+
 test("envs leave the launcher's command line within 100 ms; the log masks them", async () => {
 	const dir = tmpdir("gw-iso-cmd");
 	const port = await freePort();
