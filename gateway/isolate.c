@@ -576,7 +576,8 @@ iso_env(const struct server_spec *s)
 		strv_push(&base, environ[i]);
 	}
 	if (!path)
-		strv_push(&base, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+		strv_push(&base, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+			  "/sbin:/bin");
 	{
 		char *home = str_printf("HOME=%s", s->home ? s->home : "/");
 		char *tmp = str_printf("TMPDIR=%s/.tmp", s->home ? s->home : "");

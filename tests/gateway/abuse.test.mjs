@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { NODE, RawClient, descendants, fakeCmd, freePort, launch, readPaths, serve, shq, sleep, stop,
+import { NODE, RawClient, descendants, fakeCmd, freePort, launch, readPaths, serve, shq, sleep,
+	stop,
 	tmpdir } from "./lib.mjs";
 
 const HOSTILE = path.join(path.dirname(new URL(import.meta.url).pathname),
@@ -142,7 +143,8 @@ test("--call-timeout: an unanswered call fails in time, is cancelled upstream", 
 	const dir = tmpdir();
 	const port = await freePort();
 	const r = await launch({ hostile: { runCmd: hostileCmd(dir) } },
-		{ dir, port, token: TOKEN, extra: ["--call-timeout", "1.5s", ...hostileRead(dir)] });
+		{ dir, port, token: TOKEN,
+			extra: ["--call-timeout", "1.5s", ...hostileRead(dir)] });
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, TOKEN);

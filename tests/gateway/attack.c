@@ -179,7 +179,8 @@ main(int argc, char **argv)
 	if (strcmp(op, "whoami") == 0)
 		return do_whoami();
 	if (argc < 3) {
-		fprintf(stderr, "usage: gateway-attack read|write|ptrace|vmread|kill|unix ARG | whoami\n");
+		fprintf(stderr, "usage: gateway-attack "
+			"read|write|ptrace|vmread|kill|unix ARG | whoami\n");
 		return 2;
 	}
 	if (strcmp(op, "read") == 0)

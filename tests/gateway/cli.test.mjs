@@ -6,7 +6,8 @@ import http from "node:http";
 import path from "node:path";
 import { test } from "node:test";
 
-import { RawClient, TEST_DIR, alive, fakeCmd, freePort, health, launch, paths, run, serve, shq, sleep,
+import { RawClient, TEST_DIR, alive, fakeCmd, freePort, health, launch, paths, run, serve, shq,
+	sleep,
 	stop, tmpdir } from "./lib.mjs";
 
 test("1: launch, token file, no leaks into serve, MCP calls, second launch refused",
@@ -225,7 +226,8 @@ test("7b: flags follow Go semantics", async () => {
 	r = await run([`-config={"alpha":{"runCmd":${JSON.stringify(fakeCmd("alpha"))},` +
 		`"futureOption":1}}`, "--port", String(port), `-token-file=${p.token}`,
 		"-pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
-		"--servers-dir", p.servers, "--servers-home", p.home, "--server-read-paths", TEST_DIR],
+		"--servers-dir", p.servers, "--servers-home", p.home,
+		"--server-read-paths", TEST_DIR],
 		{ env: { GATEWAY_ACCESS_TOKEN: "t7b" } });
 	try {
 		assert.equal(r.code, 0, r.stderr);

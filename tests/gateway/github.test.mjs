@@ -55,7 +55,8 @@ test("18a: clone, install in the clone, run from it; sanitised clash names", asy
 	ghHome(dir);
 	const port = await freePort();
 	const cfg = { "github/acme/tools": ghServer, alpha: { runCmd: fakeCmd("alpha") } };
-	const g = await serve(cfg, { dir, port, extra: ["--github-base-url", baseUrl, ...readPaths(base)] });
+	const g = await serve(cfg, { dir, port,
+		extra: ["--github-base-url", baseUrl, ...readPaths(base)] });
 	try {
 		const c = new RawClient(g.url, "tok");
 		await c.initialize();

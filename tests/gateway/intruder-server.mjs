@@ -35,7 +35,8 @@ function attack(op, arg, via) {
 	if (arg !== undefined)
 		args.push(String(arg));
 	try {
-		return execFileSync(via || process.env.ATTACK_BIN, args, { encoding: "utf8" }).trim();
+		return execFileSync(via || process.env.ATTACK_BIN, args,
+			{ encoding: "utf8" }).trim();
 	} catch (e) {
 		return String(e.stdout || e.message).trim();
 	}
@@ -45,7 +46,8 @@ function call(id, tool, args) {
 	if (tool === "echo")
 		return send({ jsonrpc: "2.0", id, result: text(`${name}:${args.text}`) });
 	if (tool === `${name}_attack`)
-		return send({ jsonrpc: "2.0", id, result: text(attack(args.op, args.arg, args.via)) });
+		return send({ jsonrpc: "2.0", id,
+			result: text(attack(args.op, args.arg, args.via)) });
 	if (tool === `${name}_self`)
 		return send({ jsonrpc: "2.0", id, result: text(JSON.stringify({
 			uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(),

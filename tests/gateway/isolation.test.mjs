@@ -81,7 +81,8 @@ describe("a hostile server among normal ones, each under its own user", () => {
 	before(async () => {
 		for (const f of [MEMORY, EVERYTHING, FILESYSTEM, ATTACK])
 			if (!f || !fs.existsSync(f))
-				throw new Error(`${f} is missing: npm ci --prefix tests/gateway, meson build`);
+				throw new Error(`${f} is missing: npm ci --prefix tests/gateway, ` +
+					"meson build");
 		dir = tmpdir("gw-iso");
 		port = await freePort();
 		bin = attackBins(dir);
@@ -94,7 +95,8 @@ describe("a hostile server among normal ones, each under its own user", () => {
 		r = await launch({
 			beta: { runCmd: fakeCmd("beta"), envs: { FAKE_SECRET: SECRETS.beta } },
 			everything: { runCmd: `exec ${node} ${shq(EVERYTHING)}` },
-			files: { runCmd: `exec ${node} ${shq(FILESYSTEM)} ${shq(path.join(dir, "files"))}`,
+			files: { runCmd: `exec ${node} ${shq(FILESYSTEM)} ` +
+				shq(path.join(dir, "files")),
 				paths: [path.join(dir, "files")] },
 			intruder: { runCmd: `exec ${node} ${shq(INTRUDER)}`,
 				envs: { ATTACK_BIN: path.join(bin, "attack"),
@@ -128,9 +130,10 @@ describe("a hostile server among normal ones, each under its own user", () => {
 			for (const n of ["beta", "everything", "files", "intruder", "mem"]) {
 				const s = status(pids[n]);
 				const uid = Number(s.Uid.split(/\s+/)[0]);
-				assert.equal(uid, iso.servers[n].uid, `${n}: /health says another uid`);
-				assert.match(s.Uid, new RegExp(`^${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`));
-				assert.match(s.Gid, new RegExp(`^${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`));
+				const all = new RegExp(`^${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`);
+				assert.equal(uid, iso.servers[n].uid, `${n}: /health has another`);
+				assert.match(s.Uid, all);
+				assert.match(s.Gid, all);
 				assert.ok(uid >= 60100 && uid <= 61099, `${n}: uid ${uid}`);
 				assert.equal(s.Groups, "", `${n}: supplementary groups`);
 				for (const k of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"])
@@ -169,7 +172,8 @@ describe("a hostile server among normal ones, each under its own user", () => {
 			const fds = targets(pids[n]);
 			const stdio = new Set([0, 1, 2].map((i) => fds.get(String(i))));
 			for (const [fd, t] of fds)
-				assert.ok(!gw.has(t) || stdio.has(t), `${n} holds fd ${fd} -> ${t} of the gateway's`);
+				assert.ok(!gw.has(t) || stdio.has(t),
+					`${n} holds fd ${fd} -> ${t} of the gateway's`);
 			assert.ok(![...fds.values()].some((t) => t.endsWith("mcp-gateway.log")), n);
 		}
 	});
@@ -184,7 +188,8 @@ describe("a hostile server among normal ones, each under its own user", () => {
 
 	test("another server's and the gateway's environ and mem: EACCES", async () => {
 		for (const who of ["beta", "mem", "gateway"]) {
-			assert.equal(await attack("read", `/proc/${pids[who]}/environ`), "EACCES", who);
+			assert.equal(await attack("read", `/proc/${pids[who]}/environ`), "EACCES",
+				who);
 			assert.equal(await attack("read", `/proc/${pids[who]}/mem`), "EACCES", who);
 		}
 		// What it is after: beta's secret is there for root to read.
@@ -229,7 +234,8 @@ describe("a hostile server among normal ones, each under its own user", () => {
 		const mine = `uid=${self.uid} euid=${self.uid} setuid0=EPERM`;
 		assert.equal(await c.callText("intruder_attack", { op: "whoami" }), mine);
 		// The setuid-root copy, run by the server: no_new_privs keeps its euid.
-		assert.equal(await c.callText("intruder_attack", { op: "whoami", via: suid }), mine);
+		assert.equal(await c.callText("intruder_attack", { op: "whoami", via: suid }),
+			mine);
 	});
 
 	test("a file outside its view: EACCES (Landlock)", async (t) => {
@@ -265,10 +271,12 @@ describe("a hostile server among normal ones, each under its own user", () => {
 
 	test("the other servers kept serving through all of it", async () => {
 		assert.equal(await c.callText("echo", { text: "still" }), "beta:still");
-		assert.equal(await c.callText("beta_env", {}), `secret=${SECRETS.beta} token=false`);
+		assert.equal(await c.callText("beta_env", {}),
+			`secret=${SECRETS.beta} token=false`);
 		assert.equal(await c.callText("everything_echo", { message: "hi" }), "Echo: hi");
-		for (const [who, w] of [["beta", "fake-server"], ["everything", "server-everything"],
-			["files", "server-filesystem"], ["mem", "server-memory"]])
+		for (const [who, w] of [["beta", "fake-server"],
+			["everything", "server-everything"], ["files", "server-filesystem"],
+			["mem", "server-memory"]])
 			assert.equal(serverPid(r.pid, w), pids[who], `${who} was restarted`);
 	});
 
@@ -331,8 +339,10 @@ test("a server npx installs into its HOME runs as its user", async () => {
 		{ cwd: src, stdio: ["ignore", "pipe", "pipe"] });
 	const tgz = path.join(dir, "pkg", "gw-npx-server-1.0.0.tgz");
 	fs.chmodSync(tgz, 0o644);
-	const r = await launch({ npxed: { runCmd: `CUBE_MCP_FAKE_NAME=npxed exec npx -y --offline ` +
-		`--package=${shq(tgz)} gw-npx-server` } }, { dir, port, token: "npx", extra: readPaths(path.join(dir, "pkg")) });
+	const runCmd = `CUBE_MCP_FAKE_NAME=npxed exec npx -y --offline --package=${shq(tgz)} ` +
+		"gw-npx-server";
+	const r = await launch({ npxed: { runCmd } },
+		{ dir, port, token: "npx", extra: readPaths(path.join(dir, "pkg")) });
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, "npx");
@@ -354,7 +364,8 @@ test("pull fills the HOME a catalog server will have, and hands it to its user",
 	const bin = attackBins(dir);
 	fs.writeFileSync(p.catalog, JSON.stringify({ cached: { command: [[NODE, INTRUDER]],
 		env: { ATTACK_BIN: path.join(bin, "attack"), INTRUDER_NAME: "cached" },
-		install: [["sh", "-c", "mkdir -p $HOME/.cache && echo warm > $HOME/.cache/pkg"]] } }));
+		install: [["sh", "-c", "mkdir -p $HOME/.cache && echo warm > $HOME/.cache/pkg"]],
+	} }));
 	const pulled = await run(["pull", "--catalog-file", p.catalog, "--servers-home", p.home,
 		"cached"]);
 	assert.equal(pulled.code, 0, pulled.stderr);
@@ -402,8 +413,10 @@ test("envs leave the launcher's command line within 100 ms; the log masks them",
 	const p = paths(dir);
 	const secret = "cmdline-secret-value-31337";
 	const cfg = { slow: { runCmd: `exec ${shq(NODE)} ${shq(INTRUDER)}`,
-		envs: { INTRUDER_SECRET: secret, INTRUDER_SLOW_MS: "2500", INTRUDER_NAME: "slow" } } };
-	const args = ["--config", JSON.stringify(cfg), "--port", String(port), "--token-file", p.token,
+		envs: { INTRUDER_SECRET: secret, INTRUDER_SLOW_MS: "2500", INTRUDER_NAME: "slow" },
+	} };
+	const args = ["--config", JSON.stringify(cfg), "--port", String(port),
+		"--token-file", p.token,
 		"--pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
 		"--servers-dir", p.servers, "--servers-home", p.home, ...readPaths()];
 	const t0 = Date.now();
@@ -450,10 +463,12 @@ test("runAs: root opts one server out, loudly; an unknown value is a start error
 	const bad = await launch({ a: { runCmd: fakeCmd("a"), runAs: "admin" } },
 		{ dir, port, token: "r" });
 	assert.equal(bad.code, 1);
-	assert.match(bad.stderr, /mcp server "a": runAs must be "isolated" \(the default\) or "root"/);
+	assert.match(bad.stderr,
+		/mcp server "a": runAs must be "isolated" \(the default\) or "root"/);
 	assert.ok(!fs.existsSync(paths(dir).token), "a token file was written");
 	const r = await launch({ privileged: { runCmd: fakeCmd("privileged"), runAs: "root" },
-		plain: { runCmd: fakeCmd("plain"), runAs: "isolated" } }, { dir, port, token: "r" });
+		plain: { runCmd: fakeCmd("plain"), runAs: "isolated" } },
+	{ dir, port, token: "r" });
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		const h = JSON.parse((await health(port)).text).isolation.servers;
@@ -462,7 +477,8 @@ test("runAs: root opts one server out, loudly; an unknown value is a start error
 		const pid = serverPid(r.pid, "fake-server");
 		const uids = descendants(r.pid).filter((p) => {
 			try {
-				return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes("fake-server");
+				return fs.readFileSync(`/proc/${p}/cmdline`, "utf8")
+					.includes("fake-server");
 			} catch {
 				return false;
 			}
@@ -470,7 +486,8 @@ test("runAs: root opts one server out, loudly; an unknown value is a start error
 		assert.ok(pid);
 		assert.deepEqual(uids, [0, h.plain.uid]);
 		assert.match(fs.readFileSync(paths(dir).log, "utf8"),
-			/level=WARN msg="SERVER RUNS AS ROOT, NOT ISOLATED \(runAs: root\).*server=privileged/);
+			new RegExp("level=WARN msg=\"SERVER RUNS AS ROOT, NOT ISOLATED " +
+				"\\(runAs: root\\).*server=privileged"));
 	} finally {
 		await stop(r.pid);
 	}
@@ -480,11 +497,13 @@ test("cgroup v2 limits per server", async (t) => {
 	const dir = tmpdir("gw-iso-cg");
 	const port = await freePort();
 	const r = await launch({ alpha: { runCmd: fakeCmd("alpha") } }, { dir, port, token: "cg",
-		extra: ["--server-memory", "256M", "--server-cpus", "0.5", "--server-pids", "64"] });
+		extra: ["--server-memory", "256M", "--server-cpus", "0.5", "--server-pids", "64"],
+	});
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		const cg = JSON.parse((await health(port)).text).isolation.cgroup;
-		assert.match(fs.readFileSync(paths(dir).log, "utf8"), /msg="server isolation".*cgroup="/);
+		assert.match(fs.readFileSync(paths(dir).log, "utf8"),
+			/msg="server isolation".*cgroup="/);
 		if (!cg.inForce) {
 			assert.match(cg.detail, /^(unavailable|off)/);
 			t.skip(`no writable cgroup v2 with memory, cpu and pids: ${cg.detail}`);
@@ -494,11 +513,13 @@ test("cgroup v2 limits per server", async (t) => {
 		// The server sits in <cgroup2 root>/mcp-gateway/alpha, with the limits asked for.
 		const rel = fs.readFileSync(`/proc/${pid}/cgroup`, "utf8").match(/^0::(.*)$/m)[1];
 		assert.equal(rel, "/mcp-gateway/alpha");
-		const root = cg.detail.replace(/^in force under /, "").replace(/\/mcp-gateway$/, "");
+		const root = cg.detail.replace(/^in force under /, "")
+			.replace(/\/mcp-gateway$/, "");
 		const d = path.join(root, rel);
 		assert.equal(fs.readFileSync(path.join(d, "memory.max"), "utf8").trim(),
 			String(256 << 20));
-		assert.equal(fs.readFileSync(path.join(d, "cpu.max"), "utf8").trim(), "50000 100000");
+		assert.equal(fs.readFileSync(path.join(d, "cpu.max"), "utf8").trim(),
+			"50000 100000");
 		assert.equal(fs.readFileSync(path.join(d, "pids.max"), "utf8").trim(), "64");
 	} finally {
 		await stop(r.pid);
@@ -509,7 +530,8 @@ test("a gateway that is not root refuses to run isolated servers, and says why",
 	const dir = tmpdir("gw-iso-user");
 	const port = await freePort();
 	const r = await runProgram("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
-		process.env.GW_BIN, "serve", "--config", JSON.stringify({ a: { runCmd: fakeCmd("a") } }),
+		process.env.GW_BIN, "serve",
+		"--config", JSON.stringify({ a: { runCmd: fakeCmd("a") } }),
 		"--port", String(port), "--pid-file", "", "--servers-home", path.join(dir, "home"),
 		"--catalog-file", path.join(dir, "none.json")],
 	{ env: { PATH: process.env.PATH, GATEWAY_ACCESS_TOKEN: "u" }, timeout: 20000 });

@@ -97,7 +97,8 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		assert.ok(prompts.length > 0 && resources.length > 0, "everything's lists");
 		const h = await health(port);
 		const hb = JSON.parse(h.text);
-		assert.deepEqual(Object.keys(hb.isolation.servers).sort(), ["everything", "mem", "mem2"]);
+		assert.deepEqual(Object.keys(hb.isolation.servers).sort(),
+			["everything", "mem", "mem2"]);
 		delete hb.isolation;
 		assert.deepEqual(hb, { servers: ["everything", "mem", "mem2"],
 			status: "ok", tools: names.length, prompts: prompts.length,
@@ -120,7 +121,8 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		// The clash-renamed tool reaches the other memory server, whose graph is empty.
 		const g2 = await client.callTool({ name: "mem2_read_graph", arguments: {} });
 		assert.doesNotMatch(text(g2), /written in C/);
-		assert.ok(fs.readFileSync(path.join(dir, "m1", "m.jsonl"), "utf8").includes("gateway"));
+		assert.ok(fs.readFileSync(path.join(dir, "m1", "m.jsonl"), "utf8")
+			.includes("gateway"));
 
 		// Concurrent calls over separate SDK sessions.
 		const more = await Promise.all([1, 2, 3, 4].map(() => connect(port, "sdk-token")));
