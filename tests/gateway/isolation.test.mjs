@@ -325,6 +325,32 @@ describe("a hostile server among normal ones, each under its own user", () => {
 	});
 });
 
+test("--landlock=false: the view is off, and what it kept out is readable again", async () => {
+	const dir = tmpdir("gw-iso-noll");
+	const port = await freePort();
+	const bin = attackBins(dir);
+	fs.mkdirSync(path.join(dir, "outside"), { mode: 0o755 });
+	const outside = path.join(dir, "outside", "secret.txt");
+	fs.writeFileSync(outside, "outside the view\n", { mode: 0o644 });
+	const r = await launch({ intruder: { runCmd: `exec ${shq(NODE)} ${shq(INTRUDER)}`,
+		envs: { ATTACK_BIN: path.join(bin, "attack") } } },
+	{ dir, port, token: "noll", extra: ["--landlock=false", ...readPaths(bin)] });
+	try {
+		assert.equal(r.code, 0, r.stderr);
+		const iso = JSON.parse((await health(port)).text).isolation;
+		assert.deepEqual(iso.landlock, { detail: "off (--landlock=false)", inForce: false });
+		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, "noll");
+		await c.initialize();
+		assert.match(await c.callText("intruder_attack", { op: "read", arg: outside }),
+			/^ok /);
+		// The user is still its own: the token stays out of reach.
+		assert.equal(await c.callText("intruder_attack", { op: "read", arg: paths(dir).token }),
+			"EACCES");
+	} finally {
+		await stop(r.pid);
+	}
+});
+
 test("a server npx installs into its HOME runs as its user", async () => {
 	const dir = tmpdir("gw-iso-npx");
 	const port = await freePort();
