@@ -36,6 +36,7 @@ static struct {
 	char cg_state[256];
 	char **ro_paths;
 	long long mem, cpu_us, pids;
+	uid_t uid_lo, uid_hi;
 } iso;
 
 static const char *const iso_system_ro[] = {
@@ -290,12 +291,26 @@ home_slug(const char *name)
 	return s;
 }
 
-/* A declared path: made for the server when missing; an existing one keeps its owner. */
+/*
+ * A declared path: made for the server when missing; an existing one keeps its owner, unless
+ * that is a uid of our range (we made it for a server, and uids move when a config gains a
+ * server whose name takes a uid first): then it follows the server that declares it.
+ */
 static void
 rw_path_prepare(const struct server_spec *s, const char *p)
 {
 	struct stat st;
 	char *m = NULL;
+
+	if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != s->uid &&
+	    st.st_uid >= iso.uid_lo && st.st_uid <= iso.uid_hi) {
+		if (own_dir(p, s->uid, s->gid, st.st_mode & 07777, &m) == 0)
+			return;
+		log_warn("cannot take over a declared path", "server=%s path=%s error=\"%s\"",
+			 s->name, p, m ? m : "");
+		free(m);
+		return;
+	}
 
 	if (stat(p, &st) < 0 && errno == ENOENT) {
 		if (path_parent_make(p, 0755) == 0 && own_dir(p, s->uid, s->gid, 0700, &m) == 0)
@@ -400,6 +415,8 @@ iso_setup(const struct iso_opts *o, struct server_spec *v, size_t n, char **err)
 	if (rc)
 		return rc;
 	iso_range_parse(o->uid_range, &lo, &hi);
+	iso.uid_lo = lo;
+	iso.uid_hi = hi;
 	iso_size_parse(o->memory, &iso.mem);
 	iso_cpus_parse(o->cpus, &iso.cpu_us);
 	iso.pids = o->pids > 0 ? o->pids : -1;

@@ -433,6 +433,58 @@ test("a HOME taken over from another owner: no link leads the chown out of it", 
 	}
 });
 
+// gateway/isolate.c's pick: FNV-1a of the name into the range, then the next free uid.
+function fnvSlot(name, span) {
+	let h = 2166136261;
+	for (const b of Buffer.from(name))
+		h = Math.imul(h ^ b, 16777619) >>> 0;
+	return h % span;
+}
+
+test("uids are stable per name; when a new server takes one, files follow their server",
+	async () => {
+		const dir = tmpdir("gw-iso-uid");
+		const port = await freePort();
+		const data = path.join(dir, "bdata");
+		const b = { runCmd: fakeCmd("b"), paths: [data] };
+		let r = await launch({ b }, { dir, port, token: "u" });
+		let before;
+		try {
+			assert.equal(r.code, 0, r.stderr);
+			before = await serverUid(port, "b");
+			assert.equal(fs.statSync(data).uid, before);
+		} finally {
+			await stop(r.pid);
+		}
+		// The same config again: the same uid.
+		r = await launch({ b }, { dir, port, token: "u" });
+		try {
+			assert.equal(await serverUid(port, "b"), before);
+		} finally {
+			await stop(r.pid);
+		}
+		// A name that sorts first and hashes to b's slot takes b's uid; b moves on and takes
+		// its HOME and declared path along.
+		const slot = fnvSlot("b", 1000);
+		let thief = null;
+		for (let i = 0; thief === null && i < 100000; i++)
+			if (fnvSlot(`a${i}`, 1000) === slot)
+				thief = `a${i}`;
+		assert.ok(thief, "no colliding name found");
+		r = await launch({ [thief]: { runCmd: fakeCmd("t") }, b }, { dir, port, token: "u" });
+		try {
+			assert.equal(r.code, 0, r.stderr);
+			const now = await serverUid(port, "b");
+			assert.equal(await serverUid(port, thief), before);
+			assert.notEqual(now, before);
+			assert.equal(fs.statSync(data).uid, now, "the declared path stayed with the uid");
+			assert.equal(fs.statSync(path.join(paths(dir).home, "b")).uid, now);
+			assert.equal(fs.statSync(path.join(paths(dir).home, "b", ".tmp")).uid, now);
+		} finally {
+			await stop(r.pid);
+		}
+	});
+
 test("envs leave the launcher's command line within 100 ms; the log masks them", async () => {
 	const dir = tmpdir("gw-iso-cmd");
 	const port = await freePort();
