@@ -52,7 +52,7 @@ void
 iso_self_protect(void)
 {
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	json_scrub_on_free();
+	jansson_scrub_frees();
 }
 
 void

@@ -207,7 +207,7 @@ ready_read(int fd, int64_t timeout_ns, char *line, size_t len)
 /*
  * Every copy of the config we hold, envs included, blanked and freed: serve has it now, and
  * the launcher may wait most of a minute more (jansson's blocks are blanked by
- * json_scrub_on_free()).
+ * jansson_scrub_frees()).
  */
 static void
 config_forget(struct launch_opts *o, json_t **payload, json_t **cfg, struct server_list *list,

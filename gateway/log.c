@@ -171,11 +171,11 @@ secret_at(char *const *secrets, const char *d, size_t n, size_t *len)
 
 /*
  * Masks every whole secret in held + in and writes the rest; a tail that could be the start
- * of a secret split over two reads waits for the next read (or EOF, at = NULL).
+ * of a secret split over two reads waits for the next read (or EOF: in == NULL).
  */
 int
-mask_write(struct prefixw *w, char *const *secrets, struct strbuf *held, const char *in,
-	   size_t n)
+prefixw_write_masked(struct prefixw *w, char *const *secrets, struct strbuf *held,
+		     const char *in, size_t n)
 {
 	struct strbuf out = {0};
 	const char *d;
@@ -221,12 +221,12 @@ pump_main(void *arg)
 		if (n <= 0)
 			break;
 		if (p->secrets)
-			mask_write(&p->pw, p->secrets, &p->held, buf, (size_t)n);
+			prefixw_write_masked(&p->pw, p->secrets, &p->held, buf, (size_t)n);
 		else
 			prefixw_write(&p->pw, buf, (size_t)n);
 	}
 	if (p->secrets)
-		mask_write(&p->pw, p->secrets, &p->held, NULL, 0);
+		prefixw_write_masked(&p->pw, p->secrets, &p->held, NULL, 0);
 	/* Finish an unterminated last line so the next log entry starts on its own line. */
 	pthread_mutex_lock(&log_lock);
 	if (p->pw.mid_line)

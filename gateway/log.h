@@ -26,8 +26,8 @@ void prefixw_fini(struct prefixw *w);
 
 /* Writes held + in with every secret replaced by "********"; in == NULL flushes at EOF. */
 struct strbuf;
-int mask_write(struct prefixw *w, char *const *secrets, struct strbuf *held, const char *in,
-	       size_t n);
+int prefixw_write_masked(struct prefixw *w, char *const *secrets, struct strbuf *held,
+			 const char *in, size_t n);
 
 struct pump;
 struct pump *pump_start(int fd, const char *name, int logfd);

@@ -580,7 +580,7 @@ scrub_free(void *p)
  * blanked first, so no copy of the envs outlives the json_t that held it.
  */
 void
-json_scrub_on_free(void)
+jansson_scrub_frees(void)
 {
 	json_set_alloc_funcs(malloc, scrub_free);
 }

@@ -48,7 +48,7 @@ int strv_push(char ***v, const char *s);
 void strv_free(char **v);
 void str_free_secure(char *s);
 void strv_free_secure(char **v);
-void json_scrub_on_free(void);
+void jansson_scrub_frees(void);
 
 char **env_build(char *const *extra);
 char *exec_lookup(const char *name, char *const *envp);

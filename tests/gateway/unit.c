@@ -616,11 +616,11 @@ test_mask(void)
 	if (pipe(p) < 0)
 		abort();
 	prefixw_init(&w, p[1], "m");
-	mask_write(&w, secrets, &held, "key=s3cr3t-", 11);
+	prefixw_write_masked(&w, secrets, &held, "key=s3cr3t-", 11);
 	CHECK(held.len == 7, "held %zu bytes of a possible secret", held.len);
-	mask_write(&w, secrets, &held, "value and s3cr3t-valu\n", 22);
-	mask_write(&w, secrets, &held, "another-one!another-on", 22);
-	mask_write(&w, secrets, &held, NULL, 0);
+	prefixw_write_masked(&w, secrets, &held, "value and s3cr3t-valu\n", 22);
+	prefixw_write_masked(&w, secrets, &held, "another-one!another-on", 22);
+	prefixw_write_masked(&w, secrets, &held, NULL, 0);
 	close(p[1]);
 	n = read(p[0], buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = '\0';
