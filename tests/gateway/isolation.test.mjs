@@ -351,6 +351,34 @@ test("--landlock=false: the view is off, and what it kept out is readable again"
 	}
 });
 
+// Root without CAP_SYS_PTRACE, on both sides, so that only dumpability tells them apart.
+test("the gateway is not dumpable: its memory is out of reach where a twin's is not",
+	async () => {
+		const dir = tmpdir("gw-iso-dump");
+		const port = await freePort();
+		const noPtrace = ["setpriv", "--bounding-set=-sys_ptrace"];
+		const r = await launch({}, { dir, port, token: "d", wrap: noPtrace });
+		const twin = spawn(noPtrace[0], [...noPtrace.slice(1), "sleep", "20"],
+			{ stdio: "ignore" });
+		try {
+			assert.equal(r.code, 0, r.stderr);
+			await sleep(200);
+			const peek = (pid) => {
+				try {
+					return execFileSync(noPtrace[0], [...noPtrace.slice(1), ATTACK,
+						"vmread", String(pid)], { encoding: "utf8" }).trim();
+				} catch (e) {
+					return String(e.stdout).trim();
+				}
+			};
+			assert.equal(peek(twin.pid), "ok 4096 bytes", "the control");
+			assert.equal(peek(r.pid), "EPERM");
+		} finally {
+			twin.kill("SIGKILL");
+			await stop(r.pid);
+		}
+	});
+
 test("a server npx installs into its HOME runs as its user", async () => {
 	const dir = tmpdir("gw-iso-npx");
 	const port = await freePort();

@@ -173,14 +173,17 @@ export function runProgram(cmd, args, { env, cwd, timeout = 60000 } = {}) {
 }
 
 // The launcher, with every file redirected into dir; remembers the serve pid for cleanup.
+// wrap: a command the launcher runs under (["setpriv", ...]).
 export async function launch(config, { dir, port, token, timeout = "30s", extra = [],
-	env = {} } = {}) {
+	env = {}, wrap = null } = {}) {
 	const p = paths(dir);
 	const args = ["--config", typeof config === "string" ? config : JSON.stringify(config),
 		"--port", String(port), "--startup-timeout", timeout, "--token-file", p.token,
 		"--pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
 		"--servers-dir", p.servers, ...isoArgs(p), ...extra];
-	const r = await run(args, { env: { ...env, GATEWAY_ACCESS_TOKEN: token } });
+	const renv = { env: childEnv({ ...env, GATEWAY_ACCESS_TOKEN: token }) };
+	const r = wrap ? await runProgram(wrap[0], [...wrap.slice(1), GW, ...args], renv) :
+		await run(args, { env: { ...env, GATEWAY_ACCESS_TOKEN: token } });
 	r.pid = readPid(p.pid);
 	if (r.pid)
 		groups.add(r.pid);
