@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: every server in a trust domain of its own (isolate.c, landlock.c, cgroup.c):
- * its own uid/gid, HOME and working directory, a clean environment, no capabilities, and
- * where the kernel has them a Landlock view of the filesystem and cgroup v2 limits.
+ * mcp-gateway: every server in a trust domain of its own (isolate.c, isoflags.c,
+ * landlock.c, cgroup.c): its own uid/gid, HOME and working directory, a clean environment,
+ * no capabilities, and where the kernel has them a Landlock view of the filesystem and
+ * cgroup v2 limits.
  */
 #ifndef GW_ISOLATE_H
 #define GW_ISOLATE_H
