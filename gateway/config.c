@@ -13,6 +13,8 @@
 #include "gw.h"
 
 #define CFG_NOT_OBJECT "mcp config must be a JSON object keyed by server name"
+/* The per-server opt-out of isolation, for any kind of server. */
+#define CFG_RUN_AS "runAs"
 
 int
 config_parse_text(const char *text, json_t **out, char **err)
@@ -204,9 +206,13 @@ resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *e
 			}
 			{
 				json_t *arr = json_array();
+				bool wr = json_is_true(json_object_get(p, "writable"));
 
-				for (j = 0; list && list[j]; j++)
+				for (j = 0; list && list[j]; j++) {
 					json_array_append_new(arr, json_string(list[j]));
+					if (wr)
+						strv_push(&s->rw_paths, list[j]);
+				}
 				json_object_set_new(values, keys[i], arr);
 			}
 			strv_free(list);
@@ -216,7 +222,8 @@ resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *e
 	}
 	keys = keys_sorted(val, &nkeys);
 	for (i = 0; i < nkeys; i++)
-		if (!json_is_object(props) || json_object_get(props, keys[i]) == NULL)
+		if ((!json_is_object(props) || json_object_get(props, keys[i]) == NULL) &&
+		    strcmp(keys[i], CFG_RUN_AS) != 0)
 			warn_add(out, qname, keys[i]);
 
 	/* A group that references an unset property disappears entirely ("--flag {{x}}"). */
@@ -285,6 +292,44 @@ out:
 	return rc;
 }
 
+/* "paths" of a local or GitHub server: absolute directories it may write. */
+static int
+paths_parse(struct server_spec *s, const char *qname, json_t *paths, char **err)
+{
+	size_t i;
+	json_t *v;
+
+	if (paths == NULL || json_is_null(paths))
+		return 0;
+	if (!json_is_array(paths))
+		goto bad;
+	json_array_foreach(paths, i, v) {
+		if (!json_is_string(v) || json_string_value(v)[0] != '/')
+			goto bad;
+		strv_push(&s->rw_paths, json_string_value(v));
+	}
+	return 0;
+bad:
+	return err_set(err, -EINVAL, "mcp server %s: paths must be an array of absolute paths",
+		       qname);
+}
+
+/* An unknown value is an error, never a silent default: the opt-out weakens isolation. */
+static int
+run_as_parse(struct server_spec *s, const char *qname, json_t *v, char **err)
+{
+	const char *t = json_string_value(v);
+
+	if (v == NULL || json_is_null(v) || (t && strcmp(t, "isolated") == 0))
+		return 0;
+	if (t && strcmp(t, "root") == 0) {
+		s->root = true;
+		return 0;
+	}
+	return err_set(err, -EINVAL, "mcp server %s: runAs must be \"isolated\" (the default) "
+		       "or \"root\"", qname);
+}
+
 static int
 resolve_command(struct server_spec *s, const char *qname, json_t *val,
 		struct server_list *out, char **err)
@@ -306,9 +351,12 @@ resolve_command(struct server_spec *s, const char *qname, json_t *val,
 	keys = keys_sorted(val, &n);
 	for (i = 0; keys && i < n; i++)
 		if (strcmp(keys[i], "runCmd") && strcmp(keys[i], "installCmd") &&
-		    strcmp(keys[i], "envs"))
+		    strcmp(keys[i], "envs") && strcmp(keys[i], CFG_RUN_AS) &&
+		    strcmp(keys[i], "paths"))
 			warn_add(out, qname, keys[i]);
 	free(keys);
+	if (paths_parse(s, qname, json_object_get(val, "paths"), err))
+		return -EINVAL;
 	if (str_blank(json_string_value(run)))
 		return err_set(err, -EINVAL, "mcp server %s: runCmd is required", qname);
 	keys = keys_sorted(envs, &n);
@@ -419,6 +467,11 @@ resolve_one(const char *name, json_t *val, json_t *catalog, const char *servers_
 
 		if (val == NULL)
 			val = empty;
+		rc = run_as_parse(s, qname, json_object_get(val, CFG_RUN_AS), err);
+		if (rc) {
+			json_decref(empty);
+			goto out;
+		}
 		if (strncmp(name, "github/", 7) == 0) {
 			s->kind = SERVER_GITHUB;
 			rc = resolve_github(s, qname, servers_dir, github_base, err);
@@ -452,10 +505,13 @@ spec_fini(struct server_spec *s)
 {
 	free(s->name);
 	strv_free(s->argv);
-	strv_free(s->env);
+	strv_free_secure(s->env);
 	strv_free(s->install);
 	free(s->dir);
 	free(s->repo);
+	strv_free(s->rw_paths);
+	free(s->home);
+	free(s->cgroup);
 	memset(s, 0, sizeof(*s));
 }
 

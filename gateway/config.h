@@ -3,6 +3,9 @@
 #ifndef GW_CONFIG_H
 #define GW_CONFIG_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include <jansson.h>
 
 int catalog_parse(const char *text, const char *origin, json_t **out, char **err);
@@ -23,6 +26,13 @@ struct server_spec {
 	char **install;		/* install argv or NULL; catalog installs only run via pull */
 	char *dir;		/* working directory */
 	char *repo;		/* clone URL (GitHub servers) */
+	bool root;		/* "runAs": "root": the opt-out, runs as before, unisolated */
+	char **rw_paths;	/* declared paths it may write ("paths", writable properties) */
+	/* Assigned by iso_setup() in serve. */
+	uid_t uid;
+	gid_t gid;
+	char *home;		/* its HOME, and the working directory of a non-GitHub server */
+	char *cgroup;		/* its cgroup directory, NULL without limits */
 };
 
 struct server_list {

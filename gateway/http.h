@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct tool_table;
 struct upstream;
 
@@ -29,6 +31,7 @@ struct http_conf {
 	int64_t resume_ns;	/* how long a broken POST stream waits for its client */
 	size_t max_body;
 	size_t max_sessions;
+	json_t *isolation;	/* what /health reports of the servers' isolation, or NULL */
 };
 
 struct http_server;

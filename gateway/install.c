@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "upstream_int.h"
+#include "isolate.h"
 
 extern char **environ;
 
@@ -23,16 +24,22 @@ int
 run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
 {
 	struct proc_opts o = {0};
-	char **env = env_build(u->spec->env), sbuf[64];
+	char **env = iso_env(u->spec), **secrets, sbuf[64];
 	int pfd[2], status, rc;
+	struct iso_child ic;
 	struct pump *p;
 	pid_t pid;
 
 	if (env == NULL)
 		return err_set(err, -ENOMEM, "out of memory");
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		strv_free(env);
-		return err_set(err, -errno, "pipe: %s", strerror(errno));
+	rc = iso_child_open(u->spec, &ic, err);
+	if (rc == 0 && pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = err_set(err, -errno, "pipe: %s", strerror(errno));
+		iso_child_close(&ic);
+	}
+	if (rc) {
+		strv_free_secure(env);
+		return rc;
 	}
 	o.argv = argv;
 	o.envp = env;
@@ -41,8 +48,10 @@ run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
 	o.stdout_fd = pfd[1];
 	o.stderr_fd = pfd[1];
 	o.new_pgrp = true;
+	o.iso = &ic;
 	rc = proc_spawn(&o, &pid, err);
-	strv_free(env);
+	iso_child_close(&ic);
+	strv_free_secure(env);
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);
@@ -50,7 +59,9 @@ run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
 	}
 	setpgid(pid, pid);
 	pgrp_register(pid);
-	p = pump_start(pfd[0], u->spec->name, 2);
+	secrets = iso_secrets(u->spec);
+	p = pump_start_masked(pfd[0], u->spec->name, 2, secrets);
+	strv_free_secure(secrets);
 	if (p == NULL)
 		close(pfd[0]);
 	proc_wait(pid, &status);
@@ -94,6 +105,11 @@ repo_clone(struct upstream *u, char **err)
 		goto out;
 	}
 	path_remove_all(partial);
+	/* The clone is the server's: git runs as its user, into a directory it owns. */
+	if (!s->root && (mkdir(partial, 0700) < 0 || chown(partial, s->uid, s->gid) < 0)) {
+		rc = err_set(err, -errno, "create %s: %s", partial, strerror(errno));
+		goto out;
+	}
 	log_info("cloning repository", "server=%s repo=%s", s->name, s->repo);
 	rc = run_logged(u, argv, "/", &msg);
 	if (rc) {

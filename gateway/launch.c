@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "isolate.h"
 
 #define LAUNCH_SYNOPSIS "mcp-gateway [--config JSON | --config-file PATH] [--port N] " \
 	"[--startup-timeout DUR] [flags]"
@@ -38,6 +39,7 @@ struct launch_opts {
 	char *github_base;
 	char *allowed_hosts;
 	char *allowed_origins;
+	struct iso_opts iso;
 };
 
 static char *
@@ -120,24 +122,33 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 	    pid_t *pidp, char **err)
 {
 	char port[32], call_timeout[32];
-	char *argv[] = {
+	const char *fixed[] = {
 		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
 		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
 		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base,
 		"--call-timeout", call_timeout, "--allowed-hosts", o->allowed_hosts,
-		"--allowed-origins", o->allowed_origins, NULL,
+		"--allowed-origins", o->allowed_origins,
 	};
-	char **env = env_build(NULL);
+	char **env = env_build(NULL), **argv = NULL;
+	int rc = 0;
 	pid_t pid;
 
-	if (env == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
 	snprintf(port, sizeof(port), "%lld", o->port);
 	dur_format(o->call_timeout_ns > 0 ? o->call_timeout_ns : 0, call_timeout,
 		   sizeof(call_timeout));
+	for (size_t i = 0; rc == 0 && i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		rc = strv_push(&argv, fixed[i]);
+	if (rc == 0)
+		rc = iso_opts_argv(&o->iso, &argv);
+	if (env == NULL || rc) {
+		strv_free(env);
+		strv_free(argv);
+		return err_set(err, -ENOMEM, "out of memory");
+	}
 	pid = fork();
 	if (pid < 0) {
 		strv_free(env);
+		strv_free(argv);
 		return err_set(err, -errno, "start gateway: %s", strerror(errno));
 	}
 	if (pid == 0) {
@@ -154,6 +165,7 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 		_exit(127);
 	}
 	strv_free(env);
+	strv_free(argv);
 	*pidp = pid;
 	return 0;
 }
@@ -190,6 +202,28 @@ ready_read(int fd, int64_t timeout_ns, char *line, size_t len)
 			return 1;
 		}
 	}
+}
+
+/*
+ * Every copy of the config we hold, envs included, blanked and freed: serve has it now, and
+ * the launcher may wait most of a minute more (jansson's blocks are blanked by
+ * jansson_scrub_frees()).
+ */
+static void
+config_forget(struct launch_opts *o, json_t **payload, json_t **cfg, struct server_list *list,
+	      char **text, char **msg)
+{
+	json_decref(*payload);
+	*payload = NULL;
+	json_decref(*cfg);
+	*cfg = NULL;
+	server_list_free(list);
+	str_free_secure(*text);
+	*text = NULL;
+	str_free_secure(*msg);
+	*msg = NULL;
+	str_free_secure(o->config);
+	o->config = NULL;
 }
 
 static int
@@ -237,6 +271,8 @@ launch_run(struct launch_opts *o, char *argv0)
 		err_set(&err, -EINVAL, "invalid port %lld", o->port);
 		goto fail;
 	}
+	if (iso_opts_check(&o->iso, &err))
+		goto fail;
 	if (running_check(o->pid_file, &err))
 		goto fail;
 
@@ -248,6 +284,9 @@ launch_run(struct launch_opts *o, char *argv0)
 			goto fail;
 		}
 		strcpy(token, env);
+		/* Our environ is root's to read only, but nothing needs it there any more. */
+		unsetenv(GW_TOKEN_ENV);
+		explicit_bzero((char *)env, strlen(env));
 	} else if (rand_hex(token, 32)) {
 		err_set(&err, -EIO, "generate token: no randomness");
 		goto fail;
@@ -287,6 +326,8 @@ launch_run(struct launch_opts *o, char *argv0)
 		cvs_write_all(cfgp[1], msg, strlen(msg));
 	close(cfgp[1]);
 	cfgp[1] = -1;
+	config_forget(o, &payload, &cfg, &list, &text, &msg);
+	explicit_bzero(token, sizeof(token));
 
 	rc = ready_read(readyp[0], o->timeout_ns, line, sizeof(line));
 	if (rc == 1 && strcmp(line, "ok") == 0) {
@@ -335,18 +376,34 @@ out:
 	if (logfd >= 0)
 		close(logfd);
 	memset(token, 0, sizeof(token));
-	if (msg) {
-		memset(msg, 0, strlen(msg));
-		free(msg);
-	}
-	json_decref(payload);
-	json_decref(cfg);
+	config_forget(o, &payload, &cfg, &list, &text, &msg);
 	json_decref(catalog);
-	server_list_free(&list);
-	free(text);
 	free(reason);
 	free(err);
 	return rc;
+}
+
+/*
+ * The SDK puts the config, envs included, on our command line, which any process may read
+ * in /proc/<pid>/cmdline. Before anything else the arguments move to the heap and the
+ * original bytes are blanked: cmdline shows the program name and NULs for the rest of the
+ * start, however long the servers take. Returns the copy (NULL: out of memory).
+ */
+static char **
+cmdline_take(int argc, char **argv)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+
+	for (int i = 0; copy && i < argc; i++) {
+		copy[i] = strdup(argv[i]);
+		if (copy[i] == NULL) {
+			strv_free_secure(copy);
+			copy = NULL;
+		}
+	}
+	for (int i = 0; i < argc; i++)
+		explicit_bzero(argv[i], strlen(argv[i]));
+	return copy;
 }
 
 int
@@ -383,9 +440,14 @@ cmd_launch(int argc, char **argv)
 		 "\"*\" accepts any", false},
 		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
 		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
+	char **args = cmdline_take(argc, argv);
 	int rc;
+
+	iso_self_protect();
+	iso_opts_init(&o.iso);
 
 	o.token_file = strdup(GW_TOKEN_FILE);
 	o.pid_file = strdup(GW_PID_FILE);
@@ -395,7 +457,10 @@ cmd_launch(int argc, char **argv)
 	o.github_base = strdup(GW_GITHUB_BASE);
 	o.allowed_hosts = strdup("");
 	o.allowed_origins = strdup("");
-	rc = flags_parse(fl, n, argc, argv, LAUNCH_SYNOPSIS, NULL);
+	rc = args ? flags_parse(fl, n, argc, args, LAUNCH_SYNOPSIS, NULL) : 1;
+	strv_free_secure(args);
+	if (args == NULL)
+		die_msg("out of memory");
 	if (rc == 0) {
 		signal(SIGPIPE, SIG_IGN);
 		rc = launch_run(&o, "mcp-gateway");
@@ -410,5 +475,6 @@ cmd_launch(int argc, char **argv)
 	free(o.github_base);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
+	iso_opts_fini(&o.iso);
 	return rc;
 }

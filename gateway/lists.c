@@ -80,6 +80,8 @@ health_body(struct http_server *h)
 		      (json_int_t)h->conf.tools->n, "prompts", (json_int_t)h->conf.prompts->n,
 		      "resources", (json_int_t)h->conf.resources->n, "resourceTemplates",
 		      (json_int_t)h->conf.templates->n);
+	if (o && h->conf.isolation)
+		json_object_set(o, "isolation", h->conf.isolation);
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	out = s ? str_printf("%s\n", s) : NULL;

@@ -120,6 +120,8 @@ prefixw_fini(struct prefixw *w)
 struct pump {
 	int fd;
 	struct prefixw pw;
+	char **secrets;		/* values masked in the output */
+	struct strbuf held;	/* a tail that may be the start of a secret */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool done;
@@ -137,9 +139,72 @@ pump_unref(struct pump *p)
 	if (!last)
 		return;
 	prefixw_fini(&p->pw);
+	strv_free_secure(p->secrets);
+	sb_free(&p->held);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
+}
+
+#define MASK_TEXT "********"
+
+/* 1: a secret starts at d[0..n) and is complete, 2: d is a proper prefix of one, 0: neither. */
+static int
+secret_at(char *const *secrets, const char *d, size_t n, size_t *len)
+{
+	int found = 0;
+
+	for (size_t i = 0; secrets[i]; i++) {
+		size_t l = strlen(secrets[i]);
+
+		if (d[0] != secrets[i][0])
+			continue;
+		if (n >= l && memcmp(d, secrets[i], l) == 0) {
+			*len = l;
+			return 1;
+		}
+		if (n < l && memcmp(d, secrets[i], n) == 0)
+			found = 2;
+	}
+	return found;
+}
+
+/*
+ * Masks every whole secret in held + in and writes the rest; a tail that could be the start
+ * of a secret split over two reads waits for the next read (or EOF: in == NULL).
+ */
+int
+prefixw_write_masked(struct prefixw *w, char *const *secrets, struct strbuf *held,
+		     const char *in, size_t n)
+{
+	struct strbuf out = {0};
+	const char *d;
+	size_t len, i = 0, l = 0;
+	int rc;
+
+	if (in)
+		sb_append(held, in, n);
+	d = held->buf;
+	len = held->len;
+	while (i < len) {
+		int m = secret_at(secrets, d + i, len - i, &l);
+
+		if (m == 1) {
+			sb_appends(&out, MASK_TEXT);
+			i += l;
+			continue;
+		}
+		if (m == 2 && in)
+			break;
+		sb_append(&out, d + i, 1);
+		i++;
+	}
+	rc = out.len ? prefixw_write(w, out.buf, out.len) : 0;
+	if (held->buf)
+		memmove(held->buf, d + i, len - i);
+	held->len = len - i;
+	sb_free(&out);
+	return rc;
 }
 
 static void *
@@ -155,8 +220,13 @@ pump_main(void *arg)
 			continue;
 		if (n <= 0)
 			break;
-		prefixw_write(&p->pw, buf, (size_t)n);
+		if (p->secrets)
+			prefixw_write_masked(&p->pw, p->secrets, &p->held, buf, (size_t)n);
+		else
+			prefixw_write(&p->pw, buf, (size_t)n);
 	}
+	if (p->secrets)
+		prefixw_write_masked(&p->pw, p->secrets, &p->held, NULL, 0);
 	/* Finish an unterminated last line so the next log entry starts on its own line. */
 	pthread_mutex_lock(&log_lock);
 	if (p->pw.mid_line)
@@ -179,6 +249,12 @@ pump_main(void *arg)
 struct pump *
 pump_start(int fd, const char *name, int logfd)
 {
+	return pump_start_masked(fd, name, logfd, NULL);
+}
+
+struct pump *
+pump_start_masked(int fd, const char *name, int logfd, char *const *secrets)
+{
 	struct pump *p = calloc(1, sizeof(*p));
 	pthread_attr_t attr;
 	pthread_t th;
@@ -187,9 +263,11 @@ pump_start(int fd, const char *name, int logfd)
 		return NULL;
 	p->fd = fd;
 	p->refs = 2;
+	p->secrets = secrets && secrets[0] ? strv_dup(secrets) : NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	if (prefixw_init(&p->pw, logfd, name)) {
+		strv_free_secure(p->secrets);
 		free(p);
 		return NULL;
 	}
@@ -199,6 +277,7 @@ pump_start(int fd, const char *name, int logfd)
 	if (pthread_create(&th, &attr, pump_main, p)) {
 		pthread_attr_destroy(&attr);
 		prefixw_fini(&p->pw);
+		strv_free_secure(p->secrets);
 		free(p);
 		return NULL;
 	}

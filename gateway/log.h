@@ -24,8 +24,15 @@ int prefixw_init(struct prefixw *w, int fd, const char *name);
 int prefixw_write(struct prefixw *w, const void *buf, size_t len);
 void prefixw_fini(struct prefixw *w);
 
+/* Writes held + in with every secret replaced by "********"; in == NULL flushes at EOF. */
+struct strbuf;
+int prefixw_write_masked(struct prefixw *w, char *const *secrets, struct strbuf *held,
+			 const char *in, size_t n);
+
 struct pump;
 struct pump *pump_start(int fd, const char *name, int logfd);
+/* The same, with the values of secrets masked (the server's own envs). */
+struct pump *pump_start_masked(int fd, const char *name, int logfd, char *const *secrets);
 int pump_wait(struct pump *p, int timeout_ms);
 
 #endif /* GW_LOG_H */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "isolate.h"
 #include "cvs_version.h"
 
 void
@@ -20,65 +21,98 @@ die_msg(const char *msg)
 	fprintf(stderr, "mcp-gateway: %s\n", msg);
 }
 
+/* Runs one install command with HOME set to the server's; 0 or the exit status to use. */
 static int
-pull_one(const char *name, json_t *entry)
+pull_cmd(const char *name, json_t *cmd, const char *home)
 {
-	json_t *inst = json_object_get(entry, "install"), *cmd, *a;
-	size_t i, j;
+	struct proc_opts o = {0};
+	char **argv = NULL, **env, *line, *err = NULL, *h, sbuf[64], *extra[2] = {NULL, NULL};
+	int status, rc;
+	size_t j;
+	json_t *a;
+	pid_t pid;
+
+	json_array_foreach(cmd, j, a)
+		strv_push(&argv, json_string_value(a));
+	line = strv_join(argv, " ");
+	printf("%s: %s\n", name, line);
+	fflush(stdout);
+	free(line);
+	h = str_printf("HOME=%s", home);
+	extra[0] = h;
+	env = env_build(extra);
+	free(h);
+	o.argv = argv;
+	o.envp = env;
+	o.stdin_fd = 0;
+	o.stdout_fd = 1;
+	o.stderr_fd = 2;
+	rc = proc_spawn(&o, &pid, &err);
+	strv_free(env);
+	strv_free(argv);
+	if (rc) {
+		fprintf(stderr, "mcp-gateway: pull %s: %s\n", name, err ? err : "failed");
+		free(err);
+		return 1;
+	}
+	proc_wait(pid, &status);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		status_format(status, sbuf, sizeof(sbuf));
+		fprintf(stderr, "mcp-gateway: pull %s: %s\n", name, sbuf);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+pull_one(const char *name, json_t *entry, const struct iso_opts *iso)
+{
+	json_t *inst = json_object_get(entry, "install"), *cmd;
+	char *home = NULL, *err = NULL;
+	int rc = 0;
+	uid_t uid;
+	size_t i;
 
 	if (json_array_size(inst) == 0) {
 		printf("%s: nothing to pull\n", name);
 		fflush(stdout);
 		return 0;
 	}
-	json_array_foreach(inst, i, cmd) {
-		struct proc_opts o = {0};
-		char **argv = NULL, **env, *line, *err = NULL, sbuf[64];
-		int status, rc;
-		pid_t pid;
-
-		json_array_foreach(cmd, j, a)
-			strv_push(&argv, json_string_value(a));
-		line = strv_join(argv, " ");
-		printf("%s: %s\n", name, line);
-		fflush(stdout);
-		free(line);
-		env = env_build(NULL);
-		o.argv = argv;
-		o.envp = env;
-		o.stdin_fd = 0;
-		o.stdout_fd = 1;
-		o.stderr_fd = 2;
-		rc = proc_spawn(&o, &pid, &err);
-		strv_free(env);
-		strv_free(argv);
-		if (rc) {
-			fprintf(stderr, "mcp-gateway: pull %s: %s\n", name, err ? err : "failed");
-			free(err);
-			return 1;
-		}
-		proc_wait(pid, &status);
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-			status_format(status, sbuf, sizeof(sbuf));
-			fprintf(stderr, "mcp-gateway: pull %s: %s\n", name, sbuf);
-			return 1;
-		}
+	if (iso_pull_home(iso, name, &home, &uid, &err)) {
+		fprintf(stderr, "mcp-gateway: pull %s: %s\n", name, err ? err : "failed");
+		free(err);
+		return 1;
 	}
-	return 0;
+	json_array_foreach(inst, i, cmd) {
+		rc = pull_cmd(name, cmd, home);
+		if (rc)
+			break;
+	}
+	if (rc == 0 && iso_pull_done(home, uid) < 0) {
+		fprintf(stderr, "mcp-gateway: pull %s: chown %s: %s\n", name, home,
+			strerror(errno));
+		rc = 1;
+	}
+	free(home);
+	return rc;
 }
 
 int
 cmd_pull(int argc, char **argv)
 {
 	char *catalog_file = strdup(GW_CATALOG_FILE), *err = NULL;
+	struct iso_opts iso;
 	struct flag fl[] = {
 		{"catalog-file", FLAG_STRING, &catalog_file, "catalog override file (default "
 		 GW_CATALOG_FILE ")", false},
+		ISO_FLAGS(iso),
 	};
 	json_t *cat = NULL;
 	int next = 0, rc, i;
 
-	rc = flags_parse(fl, 1, argc, argv, "mcp-gateway pull [flags] <server>...", &next);
+	iso_opts_init(&iso);
+	rc = flags_parse(fl, sizeof(fl) / sizeof(fl[0]), argc, argv,
+			 "mcp-gateway pull [flags] <server>...", &next);
 	if (rc)
 		goto out;
 	if (next >= argc) {
@@ -104,10 +138,11 @@ cmd_pull(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		rc = pull_one(argv[i], e);
+		rc = pull_one(argv[i], e, &iso);
 	}
 out:
 	json_decref(cat);
+	iso_opts_fini(&iso);
 	free(catalog_file);
 	free(err);
 	return rc;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "isolate.h"
 
 #define PGRP_MAX 256
 
@@ -118,6 +119,38 @@ child_close_from(int lowfd)
 		close((int)fd);
 }
 
+#define CHILD_STAGE_CHDIR 100
+
+/* What the child tells the parent when it cannot exec: the step (0: exec) and errno. */
+struct child_err {
+	int stage;
+	int err;
+};
+
+static void
+child_fail(int fd, int stage, int e)
+{
+	struct child_err ce = {stage, e};
+	ssize_t n = write(fd, &ce, sizeof(ce));
+
+	(void)n;
+	_exit(127);
+}
+
+static int
+spawn_error(const struct proc_opts *o, const char *path, const struct child_err *ce,
+	    char **err)
+{
+	int rc = -ce->err;
+
+	if (ce->stage == CHILD_STAGE_CHDIR)
+		return err_set(err, rc, "chdir %s: %s", o->cwd, strerror(ce->err));
+	if (ce->stage)
+		return err_set(err, rc, "isolate: %s: %s", iso_stage_name(ce->stage),
+			       strerror(ce->err));
+	return err_set(err, rc, "fork/exec %s: %s", path, strerror(ce->err));
+}
+
 /*
  * fork + execve. Everything that allocates (PATH lookup, environment) happens before the
  * fork, because the child of a multi-threaded process may only call async-signal-safe
@@ -127,7 +160,8 @@ int
 proc_spawn(const struct proc_opts *o, pid_t *pidp, char **err)
 {
 	char *path = exec_lookup(o->argv[0], o->envp);
-	int errpipe[2] = {-1, -1}, nullfd = -1, rc = 0, cerr = 0;
+	int errpipe[2] = {-1, -1}, nullfd = -1, rc = 0, stage = 0, e;
+	struct child_err ce = {0, 0};
 	sigset_t all;
 	ssize_t n;
 	pid_t pid;
@@ -172,11 +206,12 @@ proc_spawn(const struct proc_opts *o, pid_t *pidp, char **err)
 		child_fd(o->stdin_fd, 0, nullfd);
 		child_fd(o->stdout_fd, 1, nullfd);
 		child_fd(o->stderr_fd, 2, nullfd);
-		if (o->cwd && chdir(o->cwd) < 0) {
-			cerr = errno;
-			n = write(errpipe[1], &cerr, sizeof(cerr));
-			_exit(127);
-		}
+		e = iso_child_apply(o->iso, &stage);
+		if (e)
+			child_fail(errpipe[1], stage, e);
+		/* After the uid change: the directory must be one the server itself may enter. */
+		if (o->cwd && chdir(o->cwd) < 0)
+			child_fail(errpipe[1], CHILD_STAGE_CHDIR, errno);
 		/* The error pipe is close-on-exec; everything else above 2 must go. */
 		if (errpipe[1] != 3) {
 			dup2(errpipe[1], 3);
@@ -184,25 +219,18 @@ proc_spawn(const struct proc_opts *o, pid_t *pidp, char **err)
 		}
 		child_close_from(4);
 		execve(path, o->argv, o->envp);
-		cerr = errno;
-		n = write(3, &cerr, sizeof(cerr));
-		(void)n;
-		_exit(127);
+		child_fail(3, 0, errno);
 	}
 	close(errpipe[1]);
 	errpipe[1] = -1;
 	do {
-		n = read(errpipe[0], &cerr, sizeof(cerr));
+		n = read(errpipe[0], &ce, sizeof(ce));
 	} while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(cerr)) {
+	if (n == (ssize_t)sizeof(ce)) {
 		int st;
 
 		waitpid(pid, &st, 0);
-		rc = -cerr;
-		if (o->cwd && cerr == ENOENT && access(o->cwd, F_OK) < 0)
-			err_set(err, rc, "chdir %s: %s", o->cwd, strerror(cerr));
-		else
-			err_set(err, rc, "fork/exec %s: %s", path, strerror(cerr));
+		rc = spawn_error(o, path, &ce, err);
 		goto out;
 	}
 	*pidp = pid;

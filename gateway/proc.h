@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct iso_child;
+
 struct proc_opts {
 	char *const *argv;
 	char *const *envp;
@@ -14,6 +16,7 @@ struct proc_opts {
 	int stdout_fd;		/* -1: /dev/null */
 	int stderr_fd;		/* -1: /dev/null */
 	bool new_pgrp;		/* own process group so the whole tree can be killed */
+	const struct iso_child *iso;	/* its own user, view and cgroup; NULL: as we are */
 };
 
 int proc_spawn(const struct proc_opts *o, pid_t *pid, char **err);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gw.h"
+#include "isolate.h"
 #include "cvs_version.h"
 
 #define SERVE_SYNOPSIS "mcp-gateway serve [flags]"
@@ -57,6 +58,7 @@ struct serve_opts {
 	int64_t resume_ns;
 	char *allowed_hosts;
 	char *allowed_origins;
+	struct iso_opts iso;
 };
 
 static void *
@@ -225,6 +227,9 @@ input_stdin(json_t **cfg, char **token, char **err)
 		close(nullfd);
 	}
 	root = json_loadb(sb.buf ? sb.buf : "", sb.len, JSON_DISABLE_EOF_CHECK, &jerr);
+	explicit_bzero(buf, sizeof(buf));
+	if (sb.buf)
+		explicit_bzero(sb.buf, sb.len);
 	sb_free(&sb);
 	if (root == NULL || !json_is_object(root)) {
 		err_set(err, -EINVAL, "read configuration from stdin: %s",
@@ -324,15 +329,51 @@ strv_split(const char *list)
 	return v;
 }
 
+/* Every server in parallel; the errors, one line per server, go to errs. */
+static void
+servers_start(const struct server_list *list, struct strbuf *errs)
+{
+	struct start_job *jobs = calloc(list->n + 1, sizeof(*jobs));
+	size_t i;
+
+	if (jobs == NULL) {
+		sb_appends(errs, "out of memory");
+		return;
+	}
+	for (i = 0; i < list->n; i++) {
+		jobs[i].u = sv.ups[i];
+		if (pthread_create(&jobs[i].th, NULL, start_main, &jobs[i])) {
+			jobs[i].rc = -EAGAIN;
+			jobs[i].err = strdup("cannot start thread");
+			jobs[i].u = NULL;
+		}
+	}
+	for (i = 0; i < list->n; i++)
+		if (jobs[i].u)
+			pthread_join(jobs[i].th, NULL);
+	for (i = 0; i < list->n; i++) {
+		char *q;
+
+		if (jobs[i].rc == 0)
+			continue;
+		q = str_quote(list->v[i].name);
+		sb_appendf(errs, "%smcp server %s: %s", errs->len ? "\n" : "", q,
+			   jobs[i].err ? jobs[i].err : "failed");
+		free(q);
+	}
+	for (i = 0; i < list->n; i++)
+		free(jobs[i].err);
+	free(jobs);
+}
+
 static int
 serve_run(struct serve_opts *o, int ready_fd)
 {
 	struct server_list list = {0};
 	char **hosts = NULL, **origins = NULL;
-	struct start_job *jobs = NULL;
 	struct http_server *http = NULL;
 	struct strbuf errs = {0};
-	json_t *cfg = NULL, *catalog = NULL;
+	json_t *cfg = NULL, *catalog = NULL, *isolation = NULL;
 	char *token = NULL, *err = NULL, **names = NULL;
 	sigset_t set;
 	pthread_t sigth;
@@ -357,6 +398,10 @@ serve_run(struct serve_opts *o, int ready_fd)
 		rc = err_set(&err, -EINVAL, "invalid port %lld", o->port);
 		goto fail;
 	}
+	rc = iso_setup(&o->iso, list.v, list.n, &err);
+	if (rc)
+		goto fail;
+	isolation = iso_report(list.v, list.n);
 	lfd = listen_open((int)o->port, &err);
 	if (lfd < 0) {
 		rc = lfd;
@@ -368,9 +413,8 @@ serve_run(struct serve_opts *o, int ready_fd)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
-	jobs = calloc(list.n + 1, sizeof(*jobs));
 	names = calloc(list.n + 1, sizeof(*names));
-	if (!sv.ups || !jobs || !names) {
+	if (!sv.ups || !names) {
 		rc = err_set(&err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -387,27 +431,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 	}
 	pthread_detach(sigth);
 
-	for (i = 0; i < list.n; i++) {
-		jobs[i].u = sv.ups[i];
-		if (pthread_create(&jobs[i].th, NULL, start_main, &jobs[i])) {
-			jobs[i].rc = -EAGAIN;
-			jobs[i].err = strdup("cannot start thread");
-			jobs[i].u = NULL;
-		}
-	}
-	for (i = 0; i < list.n; i++)
-		if (jobs[i].u)
-			pthread_join(jobs[i].th, NULL);
-	for (i = 0; i < list.n; i++) {
-		char *q;
-
-		if (jobs[i].rc == 0)
-			continue;
-		q = str_quote(list.v[i].name);
-		sb_appendf(&errs, "%smcp server %s: %s", errs.len ? "\n" : "", q,
-			   jobs[i].err ? jobs[i].err : "failed");
-		free(q);
-	}
+	servers_start(&list, &errs);
 	pthread_mutex_lock(&sv.lock);
 	if (sv.stop && errs.len == 0)
 		sb_appends(&errs, "interrupted while starting MCP servers");
@@ -448,6 +472,7 @@ serve_run(struct serve_opts *o, int ready_fd)
 			.resume_ns = o->resume_ns,
 			.max_body = (size_t)o->max_body,
 			.max_sessions = 10000,
+			.isolation = isolation,
 		};
 
 		http = http_start(&hc, lfd, &err);
@@ -500,8 +525,6 @@ fail:
 		close(lfd);
 	rc = 1;
 out:
-	for (i = 0; jobs && i < list.n; i++)
-		free(jobs[i].err);
 	for (i = 0; sv.ups && i < sv.nups; i++)
 		upstream_free(sv.ups[i]);
 	free(sv.ups);
@@ -509,12 +532,14 @@ out:
 	sv.nups = 0;
 	strv_free(hosts);
 	strv_free(origins);
-	free(jobs);
 	free(names);
 	sb_free(&errs);
+	json_decref(isolation);
+	iso_cleanup(list.v, list.n);
 	server_list_free(&list);
 	json_decref(cfg);
 	json_decref(catalog);
+	iso_reset();
 	if (token) {
 		memset(token, 0, strlen(token));
 		free(token);
@@ -567,10 +592,13 @@ cmd_serve(int argc, char **argv)
 		 "\"*\" accepts any", false},
 		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
 		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
 	int rc, ready_fd = -1;
 
+	iso_self_protect();
+	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.catalog_file = strdup(GW_CATALOG_FILE);
 	o.servers_dir = strdup(GW_SERVERS_DIR);
@@ -599,5 +627,6 @@ out:
 	free(o.github_base);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
+	iso_opts_fini(&o.iso);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "upstream_int.h"
+#include "isolate.h"
 
 #define UP_GRACE_MS	5000
 #define UP_MAX_PAGES	1000
@@ -354,36 +355,46 @@ spawn(struct upstream *u, char **err)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct proc_opts o = {0};
-	char **env = env_build(u->spec->env);
+	char **env = iso_env(u->spec), **secrets;
+	struct iso_child ic;
 	pid_t pid;
 	int rc;
 
 	if (env == NULL)
 		return err_set(err, -ENOMEM, "out of memory");
+	rc = iso_child_open(u->spec, &ic, err);
+	if (rc) {
+		strv_free_secure(env);
+		return rc;
+	}
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
 		rc = err_set(err, -errno, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	o.argv = u->spec->argv;
 	o.envp = env;
-	o.cwd = u->spec->dir;
+	o.cwd = iso_cwd(u->spec);
 	o.stdin_fd = in[0];
 	o.stdout_fd = out[1];
 	o.stderr_fd = errp[1];
+	o.iso = &ic;
 	rc = proc_spawn(&o, &pid, err);
 	if (rc)
 		goto fail;
+	iso_child_close(&ic);
 	close(in[0]);
 	close(out[1]);
 	close(errp[1]);
-	strv_free(env);
+	strv_free_secure(env);
 	pthread_mutex_lock(&u->lock);
 	u->pid = pid;
 	u->out_fd = out[0];
 	u->state = UP_RUNNING;
 	u->gone[0] = '\0';
 	u->reaped = false;
-	u->errp = pump_start(errp[0], u->spec->name, 2);
+	secrets = iso_secrets(u->spec);
+	u->errp = pump_start_masked(errp[0], u->spec->name, 2, secrets);
+	strv_free_secure(secrets);
 	if (u->errp == NULL)
 		close(errp[0]);
 	pthread_mutex_unlock(&u->lock);
@@ -410,7 +421,8 @@ spawn(struct upstream *u, char **err)
 		child_signal(u, SIGKILL);
 	return 0;
 fail:
-	strv_free(env);
+	iso_child_close(&ic);
+	strv_free_secure(env);
 	for (int i = 0; i < 2; i++) {
 		if (in[i] >= 0)
 			close(in[i]);
@@ -618,7 +630,7 @@ upstream_start(struct upstream *u, char **err)
 	}
 	if (u->spec->install) {
 		log_info("running install command", "server=%s", u->spec->name);
-		rc = run_logged(u, u->spec->install, u->spec->dir, &msg);
+		rc = run_logged(u, u->spec->install, iso_cwd(u->spec), &msg);
 		if (rc) {
 			err_set(err, rc, "installCmd: %s", msg ? msg : "failed");
 			goto out;

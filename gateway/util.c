@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -448,8 +449,10 @@ file_read_all(const char *path, size_t *len, int *rc)
 {
 	struct strbuf sb = {0};
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int dummy, fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	if (rc == NULL)
+		rc = &dummy;
 	if (fd < 0) {
 		*rc = -errno;
 		return NULL;
@@ -541,6 +544,45 @@ strv_free(char **v)
 	for (i = 0; v && v[i]; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* Secrets (envs, the config) are blanked before their memory goes back to malloc. */
+void
+str_free_secure(char *s)
+{
+	if (s == NULL)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void
+strv_free_secure(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		str_free_secure(v[i]);
+	free(v);
+}
+
+static void
+scrub_free(void *p)
+{
+	if (p == NULL)
+		return;
+	explicit_bzero(p, malloc_usable_size(p));
+	free(p);
+}
+
+/*
+ * jansson frees the config's strings itself; with this hook every block it gives back is
+ * blanked first, so no copy of the envs outlives the json_t that held it.
+ */
+void
+jansson_scrub_frees(void)
+{
+	json_set_alloc_funcs(malloc, scrub_free);
 }
 
 static bool

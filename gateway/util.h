@@ -46,6 +46,9 @@ char **strv_dup(char *const *v);
 char *strv_join(char *const *v, const char *sep);
 int strv_push(char ***v, const char *s);
 void strv_free(char **v);
+void str_free_secure(char *s);
+void strv_free_secure(char **v);
+void jansson_scrub_frees(void);
 
 char **env_build(char *const *extra);
 char *exec_lookup(const char *name, char *const *envp);

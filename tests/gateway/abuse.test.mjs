@@ -7,43 +7,24 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { NODE, RawClient, fakeCmd, freePort, launch, serve, shq, sleep, stop,
+import { NODE, RawClient, descendants, fakeCmd, freePort, launch, readPaths, serve, shq, sleep,
+	stop,
 	tmpdir } from "./lib.mjs";
 
 const HOSTILE = path.join(path.dirname(new URL(import.meta.url).pathname),
 	"hostile-server.mjs");
 const TOKEN = "tok-Very-Secret-4242";
 
+// The token to look for, in a directory the server may read (hostileRead(dir)).
 function hostileCmd(dir) {
-	const f = path.join(dir, "hostile-token");
-	fs.writeFileSync(f, TOKEN);
+	const shared = path.join(dir, "shared");
+	fs.mkdirSync(shared, { recursive: true });
+	const f = path.join(shared, "hostile-token");
+	fs.writeFileSync(f, TOKEN, { mode: 0o644 });
 	return `HOSTILE_TOKEN_FILE=${shq(f)} exec ${shq(NODE)} ${shq(HOSTILE)}`;
 }
 
-// Processes below pid (children, grandchildren), from /proc.
-function descendants(pid) {
-	const kids = new Map();
-	for (const d of fs.readdirSync("/proc")) {
-		if (!/^\d+$/.test(d))
-			continue;
-		try {
-			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
-			const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
-			if (!kids.has(ppid))
-				kids.set(ppid, []);
-			kids.get(ppid).push(Number(d));
-		} catch {}
-	}
-	const out = [];
-	const walk = (p) => {
-		for (const k of kids.get(p) || []) {
-			out.push(k);
-			walk(k);
-		}
-	};
-	walk(pid);
-	return out;
-}
+const hostileRead = (dir) => readPaths(path.join(dir, "shared"));
 
 function vmKb(pid, field) {
 	const re = new RegExp(`${field}:\\s+(\\d+)`);
@@ -70,7 +51,7 @@ describe("a hostile upstream next to a well-behaved one", () => {
 		g = await serve({
 			hostile: { runCmd: hostileCmd(dir) },
 			beta: { runCmd: fakeCmd("beta") },
-		}, { dir, port, token: TOKEN });
+		}, { dir, port, token: TOKEN, extra: hostileRead(dir) });
 		c = new RawClient(g.url, TOKEN);
 		await c.initialize();
 	});
@@ -162,7 +143,8 @@ test("--call-timeout: an unanswered call fails in time, is cancelled upstream", 
 	const dir = tmpdir();
 	const port = await freePort();
 	const r = await launch({ hostile: { runCmd: hostileCmd(dir) } },
-		{ dir, port, token: TOKEN, extra: ["--call-timeout", "1.5s"] });
+		{ dir, port, token: TOKEN,
+			extra: ["--call-timeout", "1.5s", ...hostileRead(dir)] });
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		const c = new RawClient(`http://127.0.0.1:${port}/mcp`, TOKEN);

@@ -6,7 +6,8 @@ import http from "node:http";
 import path from "node:path";
 import { test } from "node:test";
 
-import { RawClient, alive, fakeCmd, freePort, health, launch, paths, run, serve, shq, sleep,
+import { RawClient, TEST_DIR, alive, fakeCmd, freePort, health, launch, paths, run, serve, shq,
+	sleep,
 	stop, tmpdir } from "./lib.mjs";
 
 test("1: launch, token file, no leaks into serve, MCP calls, second launch refused",
@@ -133,8 +134,9 @@ test("4: startup timeout", async () => {
 test("5: a backgrounded install process dies with a timed-out launch", async () => {
 	const dir = tmpdir();
 	const port = await freePort();
-	const pidFile = path.join(dir, "sleep.pid");
-	const r = await launch({ inst: { installCmd: `sleep 300 & echo $! > ${shq(pidFile)}`,
+	// The install runs as the server's user, in its HOME.
+	const pidFile = path.join(paths(dir).home, "inst", "sleep.pid");
+	const r = await launch({ inst: { installCmd: `sleep 300 & echo $! > sleep.pid`,
 		runCmd: "true" } }, { dir, port, token: "t5", timeout: "1s" });
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /timed out/);
@@ -224,7 +226,9 @@ test("7b: flags follow Go semantics", async () => {
 	r = await run([`-config={"alpha":{"runCmd":${JSON.stringify(fakeCmd("alpha"))},` +
 		`"futureOption":1}}`, "--port", String(port), `-token-file=${p.token}`,
 		"-pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
-		"--servers-dir", p.servers], { env: { GATEWAY_ACCESS_TOKEN: "t7b" } });
+		"--servers-dir", p.servers, "--servers-home", p.home,
+		"--server-read-paths", TEST_DIR],
+		{ env: { GATEWAY_ACCESS_TOKEN: "t7b" } });
 	try {
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(r.stderr,
@@ -268,6 +272,8 @@ test("8b: serve reports a busy port", async () => {
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /address already in use/i);
 		const h = JSON.parse((await health(port)).text);
+		assert.deepEqual(h.isolation.servers, {});
+		delete h.isolation;
 		assert.deepEqual(h, { prompts: 0, resourceTemplates: 0, resources: 0, servers: [],
 			status: "ok", tools: 0 });
 	} finally {
@@ -285,7 +291,8 @@ test("9: pull and catalog with an override catalog", async () => {
 		bare: { command: [["true"]] },
 		failing: { command: [["true"]], install: [["sh", "-c", "exit 6"]] },
 	}));
-	let r = await run(["pull", "--catalog-file", cat, "local", "bare"]);
+	let r = await run(["pull", "--catalog-file", cat, "--servers-home", path.join(dir, "home"),
+		"local", "bare"]);
 	assert.equal(r.code, 0, r.stderr);
 	assert.ok(fs.existsSync(marker), "install did not run");
 	assert.match(r.stdout, new RegExp(`local: touch ${marker}`));
@@ -294,7 +301,8 @@ test("9: pull and catalog with an override catalog", async () => {
 	assert.equal(r.code, 1);
 	assert.match(r.stderr,
 		/unknown MCP server "nope"; supported servers: arxiv, bare, duckduckgo/);
-	r = await run(["pull", "--catalog-file", cat, "failing"]);
+	r = await run(["pull", "--catalog-file", cat, "--servers-home", path.join(dir, "home"),
+		"failing"]);
 	assert.equal(r.code, 1);
 	assert.match(r.stderr, /pull failing: exit status 6/);
 	r = await run(["pull", "--catalog-file", cat]);

@@ -89,9 +89,19 @@ describe("alpha + beta behind one gateway", () => {
 		assert.equal(h.status, 200);
 		assert.match(h.ctype, /^application\/json/);
 		const names = await c.listTools();
-		assert.equal(h.text,
-			`{"prompts":0,"resourceTemplates":0,"resources":0,"servers":["alpha","beta"],` +
-			`"status":"ok","tools":${names.length}}\n`);
+		assert.ok(h.text.endsWith("}\n"));
+		const body = JSON.parse(h.text);
+		// Each server under a user of its own from the default range, none shared.
+		const iso = body.isolation.servers;
+		assert.deepEqual(Object.keys(iso), ["alpha", "beta"]);
+		for (const s of Object.values(iso)) {
+			assert.equal(s.runAs, "isolated");
+			assert.ok(s.uid >= 60100 && s.uid <= 61099, `uid ${s.uid}`);
+		}
+		assert.notEqual(iso.alpha.uid, iso.beta.uid);
+		delete body.isolation;
+		assert.deepEqual(body, { prompts: 0, resourceTemplates: 0, resources: 0,
+			servers: ["alpha", "beta"], status: "ok", tools: names.length });
 		const r = await fetch(`http://127.0.0.1:${g.port}/nope`);
 		assert.equal(r.status, 404);
 		assert.equal(await r.text(), "404 page not found\n");
@@ -283,17 +293,20 @@ test("15: one failing server fails the start, naming it", async () => {
 test("16: installCmd runs in the server dir before start, every start", async () => {
 	const dir = tmpdir();
 	const port = await freePort();
-	const work = path.join(dir, "work");
-	fs.mkdirSync(work);
-	// A local server runs in "/"; the install here writes where it ran.
-	const cfg = { alpha: { installCmd: `pwd > ${shq(path.join(work, "where"))}; ` +
-		`echo run >> ${shq(path.join(work, "count"))}`, runCmd: fakeCmd("alpha") } };
+	// A local server runs in its own HOME, as its own user; the install writes where it ran.
+	const home = path.join(dir, "home", "alpha");
+	const cfg = { alpha: { installCmd: "pwd > where; id -u > uid; echo run >> count",
+		runCmd: fakeCmd("alpha") } };
 	for (let i = 0; i < 2; i++) {
 		const g = await serve(cfg, { dir, port });
 		await g.stop();
 	}
-	assert.equal(fs.readFileSync(path.join(work, "where"), "utf8").trim(), "/");
-	assert.equal(fs.readFileSync(path.join(work, "count"), "utf8"), "run\nrun\n");
+	assert.equal(fs.readFileSync(path.join(home, "where"), "utf8").trim(), home);
+	const uid = Number(fs.readFileSync(path.join(home, "uid"), "utf8"));
+	assert.ok(uid >= 60100 && uid <= 61099, `install ran as uid ${uid}`);
+	assert.equal(fs.statSync(home).uid, uid);
+	assert.equal(fs.statSync(home).mode & 0o777, 0o700);
+	assert.equal(fs.readFileSync(path.join(home, "count"), "utf8"), "run\nrun\n");
 });
 
 test("17: a failing installCmd fails the start", async () => {
@@ -352,8 +365,11 @@ test("no servers: an empty gateway still serves", async () => {
 		const c = new RawClient(g.url, "tok");
 		await c.initialize();
 		assert.deepEqual(await c.listTools(), []);
-		assert.equal((await health(port)).text, '{"prompts":0,"resourceTemplates":0,"resources":0,' +
-			'"servers":[],"status":"ok","tools":0}\n');
+		const body = JSON.parse((await health(port)).text);
+		assert.deepEqual(body.isolation.servers, {});
+		delete body.isolation;
+		assert.deepEqual(body, { prompts: 0, resourceTemplates: 0, resources: 0,
+			servers: [], status: "ok", tools: 0 });
 	} finally {
 		await g.stop();
 	}

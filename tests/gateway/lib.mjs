@@ -41,11 +41,16 @@ for (const sig of ["SIGINT", "SIGTERM"]) {
 	});
 }
 
+// Searchable by others (0711): the servers' HOMEs are made inside, under their own users.
 export function tmpdir(tag = "gw") {
 	const d = fs.mkdtempSync(path.join(os.tmpdir(), `${tag}-`));
+	fs.chmodSync(d, 0o711);
 	tmpDirs.push(d);
 	return d;
 }
+
+// What every server may read besides the system directories: our scripts and node_modules.
+export const TEST_DIR = path.dirname(path.resolve(FAKE));
 
 export async function freePort() {
 	return new Promise((resolve, reject) => {
@@ -77,6 +82,31 @@ export function alive(pid) {
 	}
 }
 
+// Processes below pid (children, grandchildren), from /proc.
+export function descendants(pid) {
+	const kids = new Map();
+	for (const d of fs.readdirSync("/proc")) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const st = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+			const ppid = Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]);
+			if (!kids.has(ppid))
+				kids.set(ppid, []);
+			kids.get(ppid).push(Number(d));
+		} catch {}
+	}
+	const out = [];
+	const walk = (p) => {
+		for (const k of kids.get(p) || []) {
+			out.push(k);
+			walk(k);
+		}
+	};
+	walk(pid);
+	return out;
+}
+
 // runCmd for the fake server; name and extra env go through the shell line.
 export function fakeCmd(name, env = {}) {
 	const vars = Object.entries({ CUBE_MCP_FAKE_SERVER: "1", CUBE_MCP_FAKE_NAME: name, ...env })
@@ -96,7 +126,18 @@ export function paths(dir) {
 		log: path.join(dir, "log", "mcp-gateway.log"),
 		catalog: path.join(dir, "catalog.json"),
 		servers: path.join(dir, "servers"),
+		home: path.join(dir, "home"),
 	};
+}
+
+// --server-read-paths with more directories the servers may read besides ours.
+export function readPaths(...dirs) {
+	return ["--server-read-paths", [TEST_DIR, ...dirs].join(",")];
+}
+
+// Servers' HOMEs in the test's dir; they may read the test scripts (Landlock).
+function isoArgs(p) {
+	return ["--servers-home", p.home, "--server-read-paths", TEST_DIR];
 }
 
 function childEnv(extra) {
@@ -132,14 +173,17 @@ export function runProgram(cmd, args, { env, cwd, timeout = 60000 } = {}) {
 }
 
 // The launcher, with every file redirected into dir; remembers the serve pid for cleanup.
+// wrap: a command the launcher runs under (["setpriv", ...]).
 export async function launch(config, { dir, port, token, timeout = "30s", extra = [],
-	env = {} } = {}) {
+	env = {}, wrap = null } = {}) {
 	const p = paths(dir);
 	const args = ["--config", typeof config === "string" ? config : JSON.stringify(config),
 		"--port", String(port), "--startup-timeout", timeout, "--token-file", p.token,
 		"--pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
-		"--servers-dir", p.servers, ...extra];
-	const r = await run(args, { env: { ...env, GATEWAY_ACCESS_TOKEN: token } });
+		"--servers-dir", p.servers, ...isoArgs(p), ...extra];
+	const renv = { env: childEnv({ ...env, GATEWAY_ACCESS_TOKEN: token }) };
+	const r = wrap ? await runProgram(wrap[0], [...wrap.slice(1), GW, ...args], renv) :
+		await run(args, { env: { ...env, GATEWAY_ACCESS_TOKEN: token } });
 	r.pid = readPid(p.pid);
 	if (r.pid)
 		groups.add(r.pid);
@@ -177,7 +221,7 @@ export async function serve(config, { dir, port, token = "tok", extra = [], env 
 	const logFd = fs.openSync(path.join(dir, "serve.log"), "w");
 	const args = ["serve", "--config", typeof config === "string" ? config :
 		JSON.stringify(config), "--port", String(port), "--pid-file", "",
-		"--catalog-file", p.catalog, "--servers-dir", p.servers, ...extra];
+		"--catalog-file", p.catalog, "--servers-dir", p.servers, ...isoArgs(p), ...extra];
 	const proc = spawn(GW, args, { env: childEnv({ ...env, GATEWAY_ACCESS_TOKEN: token }),
 		stdio: ["ignore", logFd, logFd], detached: true });
 	fs.closeSync(logFd);

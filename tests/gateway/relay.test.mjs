@@ -91,7 +91,7 @@ describe("relaying through mcp-gateway", { skip: available ? false :
 			hostile: { runCmd: `HOSTILE_TOKEN_FILE=/nonexistent exec ${shq(NODE)} ` +
 				shq(HOSTILE) },
 			later: { runCmd: fakeCmd("later", { FAKE_LATER: "1" }) },
-			gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) },
+			gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: "gen" }) },
 		}, { dir, port, token: TOKEN, extra: ["--resume-window", "1s", "--allowed-hosts", "mcp.example.org",
 			"--allowed-origins", "https://app.example.org"] });
 		url = g.url;

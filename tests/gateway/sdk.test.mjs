@@ -61,10 +61,11 @@ test("three real servers, a name clash, calls and /health through the SDK client
 	const node = shq(process.execPath);
 	const cfg = {
 		// "mem" sorts before "mem2", so mem2's clashing tools become mem2_*.
-		mem: { runCmd: `exec ${node} ${shq(MEMORY)}`,
-			envs: { MEMORY_FILE_PATH: path.join(dir, "m1.jsonl") } },
-		mem2: { runCmd: `exec ${node} ${shq(MEMORY)}`,
-			envs: { MEMORY_FILE_PATH: path.join(dir, "m2.jsonl") } },
+		// Each writes its file in a directory declared as its own (made for its user).
+		mem: { runCmd: `exec ${node} ${shq(MEMORY)}`, paths: [path.join(dir, "m1")],
+			envs: { MEMORY_FILE_PATH: path.join(dir, "m1", "m.jsonl") } },
+		mem2: { runCmd: `exec ${node} ${shq(MEMORY)}`, paths: [path.join(dir, "m2")],
+			envs: { MEMORY_FILE_PATH: path.join(dir, "m2", "m.jsonl") } },
 		everything: { runCmd: `exec ${node} ${shq(EVERYTHING)}` },
 	};
 	const t0 = Date.now();
@@ -95,7 +96,11 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		const templates = (await client.listResourceTemplates()).resourceTemplates;
 		assert.ok(prompts.length > 0 && resources.length > 0, "everything's lists");
 		const h = await health(port);
-		assert.deepEqual(JSON.parse(h.text), { servers: ["everything", "mem", "mem2"],
+		const hb = JSON.parse(h.text);
+		assert.deepEqual(Object.keys(hb.isolation.servers).sort(),
+			["everything", "mem", "mem2"]);
+		delete hb.isolation;
+		assert.deepEqual(hb, { servers: ["everything", "mem", "mem2"],
 			status: "ok", tools: names.length, prompts: prompts.length,
 			resources: resources.length, resourceTemplates: templates.length });
 		const read = await client.readResource({ uri: resources[0].uri });
@@ -116,7 +121,8 @@ test("three real servers, a name clash, calls and /health through the SDK client
 		// The clash-renamed tool reaches the other memory server, whose graph is empty.
 		const g2 = await client.callTool({ name: "mem2_read_graph", arguments: {} });
 		assert.doesNotMatch(text(g2), /written in C/);
-		assert.ok(fs.readFileSync(path.join(dir, "m1.jsonl"), "utf8").includes("gateway"));
+		assert.ok(fs.readFileSync(path.join(dir, "m1", "m.jsonl"), "utf8")
+			.includes("gateway"));
 
 		// Concurrent calls over separate SDK sessions.
 		const more = await Promise.all([1, 2, 3, 4].map(() => connect(port, "sdk-token")));
@@ -211,13 +217,14 @@ test("catalog entries from the override file start real servers", async () => {
 	fs.writeFileSync(paths(dir).catalog, JSON.stringify({
 		fs: { description: "Filesystem from node_modules.",
 			command: [[process.execPath, FILESYSTEM], ["{{paths}}"]],
-			properties: { paths: { type: "array", required: true } } },
+			properties: { paths: { type: "array", required: true, writable: true } } },
 		memory: { description: "Memory with a chosen file.",
 			command: [[process.execPath, MEMORY]],
 			env: { MEMORY_FILE_PATH: "{{file}}" },
 			properties: { file: { type: "string", required: true } } },
 	}));
-	const memFile = path.join(dir, "catalog-mem.jsonl");
+	// In the memory server's own HOME, which is made for its user before it starts.
+	const memFile = path.join(paths(dir).home, "memory", "catalog-mem.jsonl");
 	const r = await launch({ fs: { paths: [shared] }, memory: { file: memFile } },
 		{ dir, port, token: "cat-token" });
 	try {

@@ -29,7 +29,7 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 		v2 = await import("@modelcontextprotocol/client");
 		const dir = tmpdir("gw-sdk2");
 		g = await serve({ conf: { runCmd: `exec ${shq(NODE22)} ${shq(EVERYTHING)}` },
-		gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: path.join(dir, "gen") }) } },
+		gen: { runCmd: fakeCmd("gen", { FAKE_GEN_FILE: "gen" }) } },
 		{ dir, port: await freePort(), token: TOKEN });
 	});
 

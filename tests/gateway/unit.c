@@ -14,6 +14,7 @@
 
 #include "gw.h"
 #include "http_int.h"
+#include "isolate.h"
 
 static int failures;
 static int checks;
@@ -602,6 +603,104 @@ test_guard(void)
 	CHECK(!origin_allowed(&c, "https://app.example.org.evil"), "listed origin exactly");
 }
 
+/* Masking: whole secrets only, also when split over reads; a short tail waits. */
+static void
+test_mask(void)
+{
+	char *secrets[] = {"s3cr3t-value", "another-one", NULL}, buf[512];
+	struct strbuf held = {0};
+	struct prefixw w;
+	int p[2];
+	ssize_t n;
+
+	if (pipe(p) < 0)
+		abort();
+	prefixw_init(&w, p[1], "m");
+	prefixw_write_masked(&w, secrets, &held, "key=s3cr3t-", 11);
+	CHECK(held.len == 7, "held %zu bytes of a possible secret", held.len);
+	prefixw_write_masked(&w, secrets, &held, "value and s3cr3t-valu\n", 22);
+	prefixw_write_masked(&w, secrets, &held, "another-one!another-on", 22);
+	prefixw_write_masked(&w, secrets, &held, NULL, 0);
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	CHECK(strcmp(buf, "[m] key=******** and s3cr3t-valu\n[m] ********!another-on") == 0,
+	      "got '%s'", buf);
+	close(p[0]);
+	prefixw_fini(&w);
+	sb_free(&held);
+}
+
+static bool
+taken_odd(uid_t u, void *ctx)
+{
+	(void)ctx;
+	return u % 2 == 1;
+}
+
+static bool
+taken_none(uid_t u, void *ctx)
+{
+	(void)u;
+	(void)ctx;
+	return false;
+}
+
+static void
+test_isolation_parts(json_t *cat)
+{
+	struct server_spec s = {0};
+	struct server_list l;
+	char *env_[] = {"FAKE=1", "SHORT=1234567", "LONG=12345678", NULL}, *err = NULL;
+	char **env, **sec;
+	long long x;
+	uid_t lo, hi, a;
+
+	a = iso_uid_pick("alpha", 100, 199, taken_none, NULL);
+	CHECK(a >= 100 && a <= 199 && a == iso_uid_pick("alpha", 100, 199, taken_none, NULL),
+	      "uid %u not stable in range", (unsigned)a);
+	CHECK(a != iso_uid_pick("beta", 100, 199, taken_none, NULL), "alpha and beta share");
+	CHECK(iso_uid_pick("alpha", 100, 199, taken_odd, NULL) % 2 == 0, "took a taken uid");
+	CHECK(iso_range_parse("60100-61099", &lo, &hi) == 0 && lo == 60100 && hi == 61099, "range");
+	CHECK(iso_range_parse("0-5", &lo, &hi) < 0 && iso_range_parse("9-3", &lo, &hi) < 0 &&
+	      iso_range_parse("1-65535", &lo, &hi) < 0 && iso_range_parse("x", &lo, &hi) < 0,
+	      "bad ranges accepted");
+	CHECK(iso_size_parse("2G", &x) == 0 && x == 2LL << 30, "2G");
+	CHECK(iso_size_parse("max", &x) == 0 && x == -1, "max");
+	CHECK(iso_size_parse("2GB", &x) < 0 && iso_size_parse("-1", &x) < 0, "bad sizes");
+	CHECK(iso_cpus_parse("0.5", &x) == 0 && x == 50000, "0.5 cpus = %lld", x);
+	CHECK(iso_cpus_parse("0", &x) < 0 && iso_cpus_parse("two", &x) < 0, "bad cpus");
+	s.name = "t";
+	s.env = env_;
+	s.home = "/h/t";
+	env = iso_env(&s);
+	CHECK(env && strv_len(env) >= 6, "env too short");
+	for (size_t i = 0; env && env[i]; i++)
+		CHECK(!strncmp(env[i], "PATH=", 5) || !strncmp(env[i], "LANG", 4) ||
+		      !strncmp(env[i], "LC_", 3) || !strncmp(env[i], "TERM=", 5) ||
+		      !strncmp(env[i], "TZ=", 3) || !strcmp(env[i], "HOME=/h/t") ||
+		      !strcmp(env[i], "TMPDIR=/h/t/.tmp") || !strncmp(env[i], "FAKE=", 5) ||
+		      !strncmp(env[i], "SHORT=", 6) || !strncmp(env[i], "LONG=", 5),
+		      "unexpected %s", env[i]);
+	strv_free(env);
+	sec = iso_secrets(&s);
+	CHECK(strv_len(sec) == 1 && strcmp(sec[0], "12345678") == 0, "secrets: 8 chars or more");
+	strv_free(sec);
+	expect_error(cat, "{\"a\":{\"runCmd\":\"x\",\"runAs\":\"admin\"}}",
+		     "runAs must be \"isolated\" (the default) or \"root\"");
+	expect_error(cat, "{\"time\":{\"runAs\":1}}", "runAs must be");
+	expect_error(cat, "{\"a\":{\"runCmd\":\"x\",\"paths\":[\"rel\"]}}",
+		     "paths must be an array of absolute paths");
+	CHECK(resolve("{\"a\":{\"runCmd\":\"x\",\"runAs\":\"root\",\"paths\":[\"/d\"]},"
+		      "\"filesystem\":{\"paths\":[\"/p\"],\"runAs\":\"isolated\"}}", cat, &l,
+		      &err) == 0, "%s", err ? err : "");
+	CHECK(l.n == 2 && l.v[0].root && strv_len(l.v[0].rw_paths) == 1 && !l.v[1].root &&
+	      l.v[1].rw_paths && strcmp(l.v[1].rw_paths[0], "/p") == 0, "runAs/paths resolved");
+	CHECK(l.warnings == NULL, "runAs or paths warned about");
+	server_list_free(&l);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -620,6 +719,8 @@ main(void)
 	test_framer();
 	test_routes();
 	test_guard();
+	test_mask();
+	test_isolation_parts(cat);
 	json_decref(cat);
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
