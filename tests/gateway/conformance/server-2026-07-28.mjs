@@ -68,13 +68,13 @@ const wantsTasks = (params) => clientCaps(params).extensions?.[TASKS] !== undefi
 const tasks = new Map();
 let taskSeq = 0;
 
-function taskNew(params) {
+function taskNew() {
 	const now = new Date().toISOString();
-	const t = { taskId: `task-${++taskSeq}-${randomBytes(6).toString("hex")}`,
+	// Plain, so two of these servers hand out the same ids: the gateway's names tell them apart.
+	const t = { taskId: `task-${++taskSeq}`,
 		status: "working", createdAt: now, lastUpdatedAt: now, ttlMs: 600000,
 		pollIntervalMs: 100 };
 	tasks.set(t.taskId, t);
-	void params;
 	return t;
 }
 
@@ -289,7 +289,7 @@ const tools = {
 			await new Promise((r) => setTimeout(r, Math.min(ms, 2000)));
 			return result;
 		}
-		const t = taskNew(p);
+		const t = taskNew();
 		later(t, ms, { result });
 		return created(t);
 	}, { taskSupport: "optional" }],
@@ -313,7 +313,7 @@ const tools = {
 				return answer === undefined ? needInput({ confirm: question }) :
 					done(`deleted ${args.filename}: ${answer}`);
 			}
-			const t = taskNew(p);
+			const t = taskNew();
 			parkTask(t, { [`confirm-${t.taskId}`]: question }, (got) => done(
 				`deleted ${args.filename}: ` +
 				JSON.stringify(Object.values(got)[0]?.content ?? {})));
@@ -341,7 +341,7 @@ function requiredTask(p) {
 	if (!wantsTasks(p))
 		throw new RpcError(-32021, "this tool runs only as a task",
 			{ requiredCapabilities: { extensions: { [TASKS]: {} } } });
-	return taskNew(p);
+	return taskNew();
 }
 
 // ---- prompts --------------------------------------------------------------------------------
