@@ -355,9 +355,9 @@ stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int f
 	return st;
 }
 
-/* Waits until something is queued, the client hangs up or the deadline passes. */
+/* Waits until something is queued, the client hangs up or deadline (0: none) passes. */
 static enum wait_result
-stream_wait(struct stream *st)
+stream_wait_until(struct stream *st, int64_t deadline)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = st->efd, .events = POLLIN },
@@ -366,8 +366,8 @@ stream_wait(struct stream *st)
 	uint64_t v;
 	int timeout = -1, n;
 
-	if (st->deadline) {
-		int64_t left = st->deadline - time_mono_ns();
+	if (deadline) {
+		int64_t left = deadline - time_mono_ns();
 
 		if (left <= 0)
 			return WAIT_TIMEOUT;
@@ -389,6 +389,12 @@ stream_wait(struct stream *st)
 	if (st->fd >= 0 && (pfd[1].revents & POLLIN))
 		st->fd = -1;
 	return WAIT_READY;
+}
+
+static enum wait_result
+stream_wait(struct stream *st)
+{
+	return stream_wait_until(st, st->deadline);
 }
 
 /* No answer will be waited for: tell the server, if it still has the request. */
@@ -619,11 +625,17 @@ reply_json_final(struct MHD_Connection *c, struct stream *st, const char *sessio
 /*
  * 2026-07-28 refuses with HTTP statuses (400, 404) that an SSE stream cannot take back once
  * its 200 is out, so the status line waits for the first event: an answer that comes first
- * and is such a refusal goes out as JSON with its status. *gone: the client left meanwhile.
+ * and is such a refusal goes out as JSON with its status. Refusals come at once; a call
+ * that is still quiet after STATUS_WAIT_NS is streamed, so that no client's wait for
+ * headers runs out on a long call. *gone: the client left meanwhile.
  */
+#define STATUS_WAIT_NS	(2LL * 1000000000LL)
+
 static bool
 stream_refused(struct stream *st, bool *gone)
 {
+	int64_t until = time_mono_ns() + STATUS_WAIT_NS;
+
 	*gone = false;
 	for (;;) {
 		bool ready, refused;
@@ -638,14 +650,18 @@ stream_refused(struct stream *st, bool *gone)
 			stream_wake(st);
 			return refused;
 		}
-		w = stream_wait(st);
+		w = stream_wait_until(st, st->deadline && st->deadline < until ? st->deadline :
+				      until);
 		if (w == WAIT_GONE) {
 			stream_abandon(st, "the client closed the connection");
 			*gone = true;
 			return false;
 		}
-		if (w == WAIT_TIMEOUT)
-			stream_timeout(st);
+		if (w != WAIT_TIMEOUT)
+			continue;
+		if (!st->deadline || time_mono_ns() < st->deadline)
+			return false;
+		stream_timeout(st);
 	}
 }
 

@@ -217,6 +217,23 @@ describe("mcp-gateway at 2026-07-28", () => {
 		assert.equal(ok.msg.result.resultType, "input_required");
 	});
 
+	test("a call that stays quiet is streamed before its answer, a refusal's status or not",
+		async () => {
+			const r = await fetch(g.url, { method: "POST", headers: {
+				Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json",
+				Accept: "application/json, text/event-stream", "MCP-Protocol-Version": V,
+				"Mcp-Method": "tools/call", "Mcp-Name": "slow_compute" },
+			body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "tools/call",
+				params: { name: "slow_compute", arguments: { seconds: 3.5, label: "quiet" },
+					_meta: meta() } }) });
+			const headersAt = Date.now();
+			assert.equal(r.status, 200);
+			assert.equal(r.headers.get("content-type"), "text/event-stream");
+			const body = await r.text();
+			assert.ok(Date.now() - headersAt > 700, "the headers waited for the answer");
+			assert.match(body, /computed quiet/);
+		});
+
 	test("an unknown resource: -32602 at 2026-07-28, -32002 as before for older clients",
 		async () => {
 			const uri = "test://no-such-resource";

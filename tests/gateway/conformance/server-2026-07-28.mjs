@@ -286,7 +286,7 @@ const tools = {
 		const ms = Math.max(0, Number(args.seconds ?? 0)) * 1000;
 		const result = done(`computed ${args.label ?? ""} after ${args.seconds ?? 0}s`);
 		if (!wantsTasks(p)) {
-			await new Promise((r) => setTimeout(r, Math.min(ms, 2000)));
+			await new Promise((r) => setTimeout(r, Math.min(ms, 4000)));
 			return result;
 		}
 		const t = taskNew();
