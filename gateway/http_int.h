@@ -189,6 +189,8 @@ struct session *stateless_session(struct http_server *h, struct MHD_Connection *
 
 /* tasks.c: the tasks extension; a task id the client sees names one upstream's task. */
 bool tasks_offered(struct http_server *h);
+/* tasks/get, tasks/update, tasks/cancel: the methods that name a task. */
+bool tasks_method(const char *method);
 /* tasks/get, tasks/update, tasks/cancel: to the owner under its own id, or f->reply. */
 void tasks_route(struct http_server *h, struct session *s, json_t *id, json_t *params,
 		 struct forward *f);

@@ -431,8 +431,7 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 			f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
 			return;
 		}
-		if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
-		    strcmp(method, "tasks/cancel") == 0) {
+		if (tasks_method(method)) {
 			f->method = strdup(method);
 			f->what = method;
 			tasks_route(h, s, id, params, f);

@@ -11,6 +11,11 @@
 
 #include "stream_int.h"
 
+/*
+ * The gateway's requestStates carry this prefix; a retry with any other requestState is
+ * for a server that answered input_required itself, and goes to it unread.
+ */
+#define PARK_PREFIX	"mcp-gateway."
 
 /*
  * A relayed request of a 2026-07-28 client whose server asked the client something: the
@@ -18,12 +23,6 @@
  * upstream request stays in flight until the client retries with that state and its
  * answers. Parks live in h->parks under h->lock and hold a stream reference.
  */
-/*
- * The gateway's requestStates carry this prefix; a retry with any other requestState is
- * for a server that answered input_required itself, and goes to it unread.
- */
-#define PARK_PREFIX	"mcp-gateway."
-
 struct park {
 	char state[sizeof(PARK_PREFIX) + SESSION_ID_LEN];
 	struct stream *st;

@@ -181,8 +181,7 @@ name_of(const char *method, json_t *params)
 		return json_string_value(json_object_get(params, "name"));
 	if (strcmp(method, "resources/read") == 0)
 		return json_string_value(json_object_get(params, "uri"));
-	if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
-	    strcmp(method, "tasks/cancel") == 0)
+	if (tasks_method(method))
 		return json_string_value(json_object_get(params, "taskId"));
 	return NULL;
 }

@@ -27,6 +27,13 @@ struct task_map {
 };
 
 bool
+tasks_method(const char *method)
+{
+	return strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+	       strcmp(method, "tasks/cancel") == 0;
+}
+
+bool
 tasks_offered(struct http_server *h)
 {
 	size_t i;
