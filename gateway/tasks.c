@@ -128,7 +128,8 @@ tasks_route(struct http_server *h, struct session *s, json_t *id, json_t *params
 	if (t == NULL || upid == NULL) {
 		free(upid);
 		f->u = NULL;
-		f->reply = rpc_error(id, RPC_INVALID_PARAMS, tid ? "Invalid params: unknown taskId" :
+		f->reply = rpc_error(id, RPC_INVALID_PARAMS, tid ?
+				     "Invalid params: unknown taskId" :
 				     "Invalid params: missing taskId");
 		return;
 	}

@@ -95,7 +95,8 @@ describe("mcp-gateway at 2026-07-28", () => {
 		const r = await rpc("tasks/get", { taskId });
 		assert.equal(r.status, 400);
 		assert.equal(r.msg.error.code, -32021);
-		assert.deepEqual(r.msg.error.data, { requiredCapabilities: { extensions: { [TASKS]: {} } } });
+		assert.deepEqual(r.msg.error.data,
+			{ requiredCapabilities: { extensions: { [TASKS]: {} } } });
 		const m = await rpc("tasks/get", { taskId }, { caps: WITH_TASKS,
 			headers: { "Mcp-Name": "someone-else" } });
 		assert.equal(m.status, 400);
@@ -167,8 +168,9 @@ describe("mcp-gateway at 2026-07-28", () => {
 		let r = await call({ region: "eu-west" }, { "Mcp-Param-Region": "eu-west" });
 		assert.equal(r.status, 200);
 		assert.match(r.msg.result.content[0].text, /region=eu-west tenant=-/);
-		r = await call({ region: "eu-west", tenant: "t1" }, { "Mcp-Param-Region":
-			`=?base64?${Buffer.from("eu-west").toString("base64")}?=`, "Mcp-Param-Tenant": " t1 " });
+		const b64 = Buffer.from("eu-west").toString("base64");
+		r = await call({ region: "eu-west", tenant: "t1" },
+			{ "Mcp-Param-Region": `=?base64?${b64}?=`, "Mcp-Param-Tenant": " t1 " });
 		assert.match(r.msg.result.content[0].text, /region=eu-west tenant=t1/);
 		for (const headers of [{}, { "Mcp-Param-Region": "us-east" },
 			{ "Mcp-Param-Region": "=?base64?ZXUtd2VzdA?=" }]) {

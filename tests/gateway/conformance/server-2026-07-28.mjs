@@ -2,8 +2,9 @@
 // A stdio MCP server with what the 2026-07-28 scenarios of the conformance suite (0.2.0 line)
 // ask of a server under test, beyond what server.mjs has: tools that answer with
 // input_required results (multi round trip, SEP-2322), the tasks extension (SEP-2663), a
-// tool with x-mcp-header parameters (SEP-2243), the stateless diagnostics (a tool that needs sampling,
-// one that logs, ones that change the tool and prompt lists). Written for these tests.
+// tool with x-mcp-header parameters (SEP-2243), the stateless diagnostics (a tool that
+// needs sampling, one that logs, ones that change the tool and prompt lists). Written for
+// these tests.
 //
 // It uses the SDK's stdio transport for framing but dispatches itself: the SDK v1 Server
 // strips what it does not know from params (inputResponses, requestState), adds content: []
@@ -210,8 +211,9 @@ const tools = {
 			const r = p.inputResponses ?? {};
 			if (p.requestState !== undefined && r.user_name && r.greeting && r.client_roots) {
 				verify(p.requestState);
+				const roots = r.client_roots.roots?.length ?? 0;
 				return done(`${r.greeting.content?.text ?? "Hi"}, ` +
-					`${accepted(r, "user_name", "name")} (${r.client_roots.roots?.length ?? 0} roots)`);
+					`${accepted(r, "user_name", "name")} (${roots} roots)`);
 			}
 			return needInput({ user_name: ask("What is your name?", "name"),
 				greeting: SAMPLE("Generate a greeting", 50), client_roots: ROOTS },
