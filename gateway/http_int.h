@@ -186,6 +186,8 @@ json_t *stateless_check(struct http_server *h, struct MHD_Connection *c, json_t 
 			unsigned int *status);
 struct session *stateless_session(struct http_server *h, struct MHD_Connection *c,
 				  json_t *msg, enum MHD_Result *ret);
+/* Whether a header value (NULL: missing) repeats want: trimmed, base64 form decoded. */
+bool stateless_header_repeats(const char *raw, const char *want, size_t wantlen);
 
 /* tasks.c: the tasks extension; a task id the client sees names one upstream's task. */
 bool tasks_offered(struct http_server *h);

@@ -153,8 +153,8 @@ b64_decode(const char *s, size_t n, size_t *outlen)
  * Whether a header repeats want: its value trimmed, and a "=?base64?...?=" value decoded
  * first (that form carries what a header cannot). A missing header repeats nothing.
  */
-static bool
-header_repeats(const char *raw, const char *want, size_t wantlen)
+bool
+stateless_header_repeats(const char *raw, const char *want, size_t wantlen)
 {
 	char *v = raw ? ows_trim(raw) : NULL, *dec = NULL;
 	size_t n = v ? strlen(v) : 0, dlen = 0;
@@ -220,8 +220,8 @@ params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
 			continue;
 		snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", hname);
 		want = param_text(arg);
-		ok = want && header_repeats(MHD_lookup_connection_value(c, MHD_HEADER_KIND, hdr),
-					    want, strlen(want));
+		ok = want && stateless_header_repeats(MHD_lookup_connection_value(c,
+						      MHD_HEADER_KIND, hdr), want, strlen(want));
 		free(want);
 		if (!ok)
 			break;
@@ -247,12 +247,12 @@ headers_check(struct http_server *h, struct MHD_Connection *c, json_t *msg)
 
 	if (method == NULL)
 		return NULL;
-	if (!header_repeats(hm, method, strlen(method)))
+	if (!stateless_header_repeats(hm, method, strlen(method)))
 		return mismatch(id, "Header mismatch: the Mcp-Method header must name the body's "
 				"method");
 	name = name_of(method, params);
-	if (name && !header_repeats(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"),
-				    name, strlen(name)))
+	if (name && !stateless_header_repeats(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								"Mcp-Name"), name, strlen(name)))
 		return mismatch(id, "Header mismatch: the Mcp-Name header must repeat the body's "
 				"name, uri or taskId");
 	if (strcmp(method, "tools/call") == 0 && !params_repeated(h, c, params))
