@@ -25,6 +25,9 @@ event_wanted(struct session *s, const char *method, json_t *params)
 
 	if (!s->initialized || s->closed)
 		return false;
+	/* Task ids mean something only to clients of the tasks extension, which listen. */
+	if (strcmp(method, "notifications/tasks/status") == 0)
+		return s->modern && s->listen && s->tasks;
 	if (s->modern) {
 		/* A listener gets only what it asked for, and no stray log messages. */
 		if (!s->listen)
@@ -108,7 +111,10 @@ relay_event(void *ctx, struct upstream *u, json_t *msg)
 		pthread_mutex_unlock(&h->lock);
 		return false;
 	}
-	relay_broadcast(h, msg);
+	if (strcmp(method, "notifications/tasks/status") == 0)
+		tasks_notify(h, u, msg);
+	else
+		relay_broadcast(h, msg);
 	return false;
 }
 

@@ -255,8 +255,9 @@ post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 			}
 		}
 	}
-	if (p->json_only)
-		return reply_json(p->c, MHD_HTTP_OK, resp, sid);
+	if (p->json_only || (p->s->modern && stateless_status(resp) != MHD_HTTP_OK))
+		return reply_json(p->c, p->s->modern ? stateless_status(resp) : MHD_HTTP_OK, resp,
+				  sid);
 	{
 		enum MHD_Result ret = reply_sse(p->c, resp, sid);
 
@@ -301,7 +302,9 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 					  "subscriptions/listen needs text/event-stream"), NULL);
 		return listen_start(h, p->c, p->s, msg, conn_fd(p->c));
 	}
-	if (p->s->modern && json_object_get(json_object_get(msg, "params"), "requestState")) {
+	/* Other requestStates are a server's own: they go to it untouched with the retry. */
+	if (p->s->modern && park_owns(json_object_get(json_object_get(msg, "params"),
+						      "requestState"))) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
 		st = park_resume(h, json_object_get(msg, "params"), id, conn_fd(p->c),
@@ -410,25 +413,14 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
  * refusal already queued.
  */
 static enum MHD_Result
-modern_check(struct post *p, json_t *msg, bool *refused)
+modern_check(struct http_server *h, struct post *p, json_t *msg, bool *refused)
 {
-	struct MHD_Connection *c = p->c;
-	unsigned int status = MHD_HTTP_OK;
-	json_t *e = modern_envelope(msg,
-		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method"),
-		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Name"), &status);
+	enum MHD_Result ret = MHD_YES;
 
-	*refused = true;
-	if (e)
-		return reply_json(c, status, e, NULL);
-	p->s = session_new();
-	if (p->s == NULL)
-		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	p->s->inflight = 1;
-	p->fresh = true;
-	modern_session(p->s, msg);
-	*refused = false;
-	return MHD_YES;
+	p->s = stateless_session(h, p->c, msg, &ret);
+	p->fresh = p->s != NULL;
+	*refused = p->s == NULL;
+	return ret;
 }
 
 static enum MHD_Result
@@ -459,7 +451,7 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	if (p->modern) {
 		bool refused;
 
-		ret = modern_check(p, body, &refused);
+		ret = modern_check(h, p, body, &refused);
 		if (refused) {
 			json_decref(body);
 			return ret;
@@ -519,9 +511,7 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 
 	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
 	if (pv && !p.modern && !proto_supported(pv))
-		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
-				       "version (supported versions: 2024-11-05, 2025-03-26, "
-				       "2025-06-18, 2025-11-25)\n");
+		return stateless_bad_version(c, rq->body.buf, rq->body.len, pv);
 	if (!ctype_is_json(ct))
 		return http_reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 				       "Unsupported Media Type: Content-Type must be "
@@ -794,6 +784,7 @@ http_stop(struct http_server *h)
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], NULL, NULL);
 	parks_free(h);
+	tasks_free(h);
 	resume_free_all(h);
 	while ((s = h->sessions) != NULL) {
 		h->sessions = s->next;

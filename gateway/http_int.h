@@ -27,7 +27,11 @@
 #define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 #define META_INFO	"io.modelcontextprotocol/clientInfo"
 #define META_LOG_LEVEL	"io.modelcontextprotocol/logLevel"
+#define RPC_HEADER_MISMATCH	(-32020)
+#define RPC_MISSING_CAPABILITY	(-32021)
 #define RPC_UNSUPPORTED_VERSION	(-32022)
+#define META_SERVER_INFO	"io.modelcontextprotocol/serverInfo"
+#define EXT_TASKS	"io.modelcontextprotocol/tasks"
 #define META_SUB_ID	"io.modelcontextprotocol/subscriptionId"
 #define LISTEN_TOOLS		1u
 #define LISTEN_PROMPTS		2u
@@ -66,6 +70,7 @@ struct session {
 	bool initialized;
 	bool closed;
 	bool modern;		/* a one-request session of a 2026-07-28 client */
+	bool tasks;		/* it declared the tasks extension (2026-07-28) */
 	unsigned listen;	/* LISTEN_*: a subscriptions/listen stream, in the table */
 	json_t *listen_id;	/* its request id, the subscription id */
 	int refs;		/* the table's reference plus one per request in flight */
@@ -114,6 +119,8 @@ struct http_server {
 	struct stream *resumable;	/* POST streams a client may resume, under lock */
 	size_t ndetached;	/* of those, the ones waiting for their client */
 	json_int_t next_park_key;
+	struct task_map *tasks;	/* tasks.c: the client's task ids, under lock */
+	size_t ntasks;
 };
 
 /* lists.c */
@@ -154,9 +161,6 @@ int log_level_parse(const char *name);
 unsigned client_caps(json_t *caps);
 /* A 2026-07-28 result: resultType, and cache hints on lists (in place). */
 void modern_result(json_t *msg, const char *method);
-/* 2026-07-28 headers and _meta: NULL when fine, else the error to answer with *status. */
-json_t *modern_envelope(json_t *msg, const char *hmethod, const char *hname,
-			unsigned int *status);
 /* A one-request session from a 2026-07-28 request's _meta. */
 void modern_session(struct session *s, json_t *msg);
 
@@ -170,6 +174,33 @@ struct forward {
 
 void mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f);
 void forward_fini(struct forward *f);
+
+/* stateless.c: the checks of 2026-07-28 requests. */
+json_t *stateless_versions(void);
+/* The HTTP status a 2026-07-28 answer goes out with: 404 and 400 for the refusals. */
+unsigned int stateless_status(json_t *msg);
+enum MHD_Result stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len,
+				      const char *pv);
+/* Headers and _meta: NULL when fine, else the error to answer with *status. */
+json_t *stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
+			unsigned int *status);
+struct session *stateless_session(struct http_server *h, struct MHD_Connection *c,
+				  json_t *msg, enum MHD_Result *ret);
+/* Whether a header value (NULL: missing) repeats want: trimmed, base64 form decoded. */
+bool stateless_header_repeats(const char *raw, const char *want, size_t wantlen);
+
+/* tasks.c: the tasks extension; a task id the client sees names one upstream's task. */
+bool tasks_offered(struct http_server *h);
+/* tasks/get, tasks/update, tasks/cancel: the methods that name a task. */
+bool tasks_method(const char *method);
+/* tasks/get, tasks/update, tasks/cancel: to the owner under its own id, or f->reply. */
+void tasks_route(struct http_server *h, struct session *s, json_t *id, json_t *params,
+		 struct forward *f);
+/* An upstream's answer to a 2026-07-28 client: its task ids become the client's. */
+void tasks_result(struct http_server *h, struct upstream *u, json_t *msg);
+/* notifications/tasks/status from u: relayed under the client's id, if it has one. */
+void tasks_notify(struct http_server *h, struct upstream *u, json_t *msg);
+void tasks_free(struct http_server *h);
 
 /* relay.c */
 struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, bool sse,
@@ -200,6 +231,8 @@ void relay_broadcast(struct http_server *h, json_t *msg);
 struct stream *park_resume(struct http_server *h, json_t *params, json_t *id, int fd,
 			   bool sse);
 void parks_free(struct http_server *h);
+/* Whether a requestState is one the gateway handed out (else a server's own). */
+bool park_owns(json_t *state);
 enum MHD_Result stream_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 			   const char *last_event_id);
 /* 2026-07-28 subscriptions/listen: s (a one-request session) becomes a listener. */

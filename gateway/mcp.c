@@ -88,15 +88,23 @@ server_caps(struct http_server *h, bool modern)
 {
 	json_t *caps;
 
-	/* listChanged goes out on GET streams, and on subscriptions/listen streams. */
-	(void)modern;
+	/*
+	 * listChanged goes out on GET streams, and on subscriptions/listen streams, which
+	 * carry the gateway's prompt and resource list changes too (2026-07-28 says so).
+	 */
 	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
 	if (h->conf.prompts->n || any_upstream_has(h, "prompts", NULL))
-		json_object_set_new(caps, "prompts", json_object());
+		json_object_set_new(caps, "prompts", modern ? json_pack("{s:b}", "listChanged", 1) :
+				    json_object());
 	if (h->conf.resources->n || h->conf.templates->n || any_upstream_has(h, "resources",
-									       NULL))
-		json_object_set_new(caps, "resources", json_pack("{s:b}", "subscribe",
-				    any_upstream_has(h, "resources", "subscribe")));
+									       NULL)) {
+		json_t *r = json_pack("{s:b}", "subscribe", any_upstream_has(h, "resources",
+									 "subscribe"));
+
+		if (modern)
+			json_object_set_new(r, "listChanged", json_true());
+		json_object_set_new(caps, "resources", r);
+	}
 	if (any_upstream_has(h, "completions", NULL))
 		json_object_set_new(caps, "completions", json_object());
 	return caps;
@@ -116,65 +124,23 @@ mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *par
 					"name", GW_CLIENT_NAME, "version", h->conf.version));
 }
 
-/* 2026-07-28: what initialize told, for a client that sends no initialize. */
+/*
+ * 2026-07-28: what initialize told, for a client that sends no initialize. serverInfo is in
+ * _meta, where the revision puts it on every response, and in the body for clients that
+ * read it there.
+ */
 static json_t *
 mcp_discover(struct http_server *h, json_t *id)
 {
-	return rpc_result(id, json_pack("{s:[s,s,s,s,s],s:o,s:{s:s,s:s},s:i,s:s}",
-		"supportedVersions", MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26",
-		"2024-11-05", "capabilities", server_caps(h, true), "serverInfo", "name",
-		GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
-		"private"));
-}
+	json_t *caps = server_caps(h, true);
 
-/* The name a 2026-07-28 request's Mcp-Name header must repeat, if its method has one. */
-static const char *
-modern_name(json_t *msg)
-{
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *params = json_object_get(msg, "params");
-
-	if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-		return json_string_value(json_object_get(params, "name"));
-	if (strncmp(method, "resources/", 10) == 0 && strcmp(method, "resources/list") != 0 &&
-	    strcmp(method, "resources/templates/list") != 0)
-		return json_string_value(json_object_get(params, "uri"));
-	return NULL;
-}
-
-json_t *
-modern_envelope(json_t *msg, const char *hmethod, const char *hname, unsigned int *status)
-{
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-	json_t *id = json_object_get(msg, "id"), *e;
-	const char *v = json_string_value(json_object_get(meta, META_VERSION));
-	const char *name;
-
-	*status = 400;
-	if (!json_is_object(msg))
-		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: 2026-07-28 has no "
-				 "batches");
-	if (method && (hmethod == NULL || strcmp(hmethod, method) != 0))
-		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Method header "
-				 "must name the body's method");
-	name = method ? modern_name(msg) : NULL;
-	/* "=?base64?...?=" carries names a header cannot: taken as given. */
-	if (name && (hname == NULL || (strcmp(hname, name) != 0 && strncmp(hname, "=?", 2) != 0)))
-		return rpc_error(NULL, RPC_INVALID_REQUEST, "Bad Request: the Mcp-Name header "
-				 "must repeat the body's name or uri");
-	*status = 200;
-	if (method == NULL || id == NULL)
-		return NULL;
-	if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
-		return rpc_error(id, RPC_INVALID_PARAMS, "_meta must carry " META_VERSION " and "
-				 META_CAPS);
-	if (strcmp(v, MODERN_VERSION) == 0)
-		return NULL;
-	e = rpc_error(id, RPC_UNSUPPORTED_VERSION, "Unsupported protocol version");
-	json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:[s],s:s}",
-			    "supported", MODERN_VERSION, "requested", v));
-	return e;
+	if (tasks_offered(h))
+		json_object_set_new(caps, "extensions", json_pack("{s:{}}", EXT_TASKS));
+	return rpc_result(id, json_pack("{s:o,s:o,s:{s:s,s:s},s:i,s:s,s:{s:{s:s,s:s}}}",
+		"supportedVersions", stateless_versions(), "capabilities", caps, "serverInfo",
+		"name", GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
+		"private", "_meta", META_SERVER_INFO, "name", GW_CLIENT_NAME, "version",
+		h->conf.version));
 }
 
 void
@@ -187,6 +153,8 @@ modern_session(struct session *s, json_t *msg)
 	s->initialized = true;
 	snprintf(s->version, sizeof(s->version), "%s", MODERN_VERSION);
 	s->caps = client_caps(json_object_get(meta, META_CAPS));
+	s->tasks = json_object_get(json_object_get(json_object_get(meta, META_CAPS),
+						   "extensions"), EXT_TASKS) != NULL;
 	/* Log messages are an opt-in per request. */
 	s->log_level = lvl ? log_level_parse(lvl) : 8;
 }
@@ -194,11 +162,17 @@ modern_session(struct session *s, json_t *msg)
 void
 modern_result(json_t *msg, const char *method)
 {
-	json_t *res = json_object_get(msg, "result");
+	json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
 
+	/* A missing resource has one code in 2026-07-28, whatever the server's revision said. */
+	if (method && strcmp(method, "resources/read") == 0 &&
+	    json_integer_value(json_object_get(err, "code")) == -32002)
+		json_object_set_new(err, "code", json_integer(RPC_INVALID_PARAMS));
 	if (!json_is_object(res))
 		return;
-	json_object_set_new(res, "resultType", json_string("complete"));
+	/* A server's input_required or task result is its own answer, relayed as it is. */
+	if (!json_is_string(json_object_get(res, "resultType")))
+		json_object_set_new(res, "resultType", json_string("complete"));
 	/*
 	 * Lists and reads are cacheable results; they may change under a client that cannot
 	 * hear it (no subscriptions/listen here), so: do not cache.
@@ -349,7 +323,8 @@ route_resource(struct http_server *h, struct session *s, const char *method, jso
 	}
 	f->u = resource_owner(h, uri);
 	if (f->u == NULL) {
-		json_t *e = rpc_errorf(id, -32002, "Resource %s not found", uri);
+		json_t *e = rpc_errorf(id, s->modern ? RPC_INVALID_PARAMS : -32002,
+				       "Resource %s not found", uri);
 
 		json_object_set_new(json_object_get(e, "error"), "data",
 				    json_pack("{s:s}", "uri", uri));
@@ -422,6 +397,22 @@ set_level(struct http_server *h, struct session *s, json_t *id, json_t *params)
 	return rpc_result(id, json_object());
 }
 
+/* Methods 2026-07-28 removed: subscriptions/listen replaced resources/subscribe. */
+static bool
+modern_removed(const char *method)
+{
+	static const char *const gone[] = {
+		"initialize", "ping", "logging/setLevel", "resources/subscribe",
+		"resources/unsubscribe", NULL,
+	};
+	size_t i;
+
+	for (i = 0; gone[i]; i++)
+		if (strcmp(method, gone[i]) == 0)
+			return true;
+	return false;
+}
+
 static void
 route_locked(struct http_server *h, struct session *s, json_t *req, struct forward *f)
 {
@@ -436,9 +427,14 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 			f->reply = mcp_discover(h, id);
 			return;
 		}
-		if (strcmp(method, "initialize") == 0 || strcmp(method, "ping") == 0 ||
-		    strcmp(method, "logging/setLevel") == 0) {
+		if (modern_removed(method)) {
 			f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
+			return;
+		}
+		if (tasks_method(method)) {
+			f->method = strdup(method);
+			f->what = method;
+			tasks_route(h, s, id, params, f);
 			return;
 		}
 	}

@@ -11,6 +11,11 @@
 
 #include "stream_int.h"
 
+/*
+ * The gateway's requestStates carry this prefix; a retry with any other requestState is
+ * for a server that answered input_required itself, and goes to it unread.
+ */
+#define PARK_PREFIX	"mcp-gateway."
 
 /*
  * A relayed request of a 2026-07-28 client whose server asked the client something: the
@@ -19,7 +24,7 @@
  * answers. Parks live in h->parks under h->lock and hold a stream reference.
  */
 struct park {
-	char state[SESSION_ID_LEN + 1];
+	char state[sizeof(PARK_PREFIX) + SESSION_ID_LEN];
 	struct stream *st;
 	struct sreq *reqs;	/* questions not answered yet, keyed "k<cid>" */
 	int64_t since;
@@ -110,8 +115,10 @@ park_request(struct stream *st, json_t *msg)
 	first = pk == NULL;
 	if (first && (pk = calloc(1, sizeof(*pk))) != NULL &&
 	    rand_bytes(rnd, sizeof(rnd)) == 0) {
+		memcpy(pk->state, PARK_PREFIX, strlen(PARK_PREFIX));
 		for (size_t i = 0; i < SESSION_ID_LEN; i++)
-			pk->state[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[rnd[i] & 31];
+			pk->state[strlen(PARK_PREFIX) + i] =
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[rnd[i] & 31];
 		pk->st = stream_hold(st);
 		pk->since = time_mono_ns();
 		pk->next = h->parks;
@@ -149,6 +156,13 @@ park_request(struct stream *st, json_t *msg)
 		json_decref(out);
 	}
 	return NULL;
+}
+
+bool
+park_owns(json_t *state)
+{
+	return json_is_string(state) && strncmp(json_string_value(state), PARK_PREFIX,
+						strlen(PARK_PREFIX)) == 0;
 }
 
 /*

@@ -77,7 +77,8 @@ stream_finish(struct stream *st, json_t *final)
 	if (!st->done) {
 		if (final)
 			push_locked(st, final, NULL);
-		if (!st->sse && final)
+		/* 2026-07-28 streams keep it too: its HTTP status may depend on it. */
+		if ((!st->sse || st->s->modern) && final)
 			st->final = json_incref(final);
 		st->done = true;
 	}
@@ -207,8 +208,10 @@ link_done(const struct up_link *l, json_t *msg, const char *err)
 	} else {
 		out = answer_error(st, err ? err : "no answer");
 	}
-	if (st->s->modern)
+	if (st->s->modern) {
+		tasks_result(st->h, st->u, out);
 		modern_result(out, st->what);
+	}
 	unlink_take(st);
 	pthread_mutex_lock(&st->lock);
 	if (st->parked) {
@@ -352,9 +355,9 @@ stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int f
 	return st;
 }
 
-/* Waits until something is queued, the client hangs up or the deadline passes. */
+/* Waits until something is queued, the client hangs up or deadline (0: none) passes. */
 static enum wait_result
-stream_wait(struct stream *st)
+stream_wait_until(struct stream *st, int64_t deadline)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = st->efd, .events = POLLIN },
@@ -363,8 +366,8 @@ stream_wait(struct stream *st)
 	uint64_t v;
 	int timeout = -1, n;
 
-	if (st->deadline) {
-		int64_t left = st->deadline - time_mono_ns();
+	if (deadline) {
+		int64_t left = deadline - time_mono_ns();
 
 		if (left <= 0)
 			return WAIT_TIMEOUT;
@@ -386,6 +389,12 @@ stream_wait(struct stream *st)
 	if (st->fd >= 0 && (pfd[1].revents & POLLIN))
 		st->fd = -1;
 	return WAIT_READY;
+}
+
+static enum wait_result
+stream_wait(struct stream *st)
+{
+	return stream_wait_until(st, st->deadline);
 }
 
 /* No answer will be waited for: tell the server, if it still has the request. */
@@ -584,11 +593,13 @@ stream_wait_final(struct stream *st, bool *gone)
 static enum MHD_Result
 reply_json_final(struct MHD_Connection *c, struct stream *st, const char *session_id)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	bool gone;
+	bool modern = st->s->modern, gone;
 	json_t *final = stream_wait_final(st, &gone);
 	char *js = final ? json_dumps(final, JSON_COMPACT) : NULL;
+	unsigned int status = !js ? MHD_HTTP_ACCEPTED : modern ? stateless_status(final) :
+			      MHD_HTTP_OK;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
 
 	json_decref(final);
 	if (gone)
@@ -606,9 +617,52 @@ reply_json_final(struct MHD_Connection *c, struct stream *st, const char *sessio
 	if (session_id)
 		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
 	http_decorate(r);
-	ret = MHD_queue_response(c, js ? MHD_HTTP_OK : MHD_HTTP_ACCEPTED, r);
+	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/*
+ * 2026-07-28 refuses with HTTP statuses (400, 404) that an SSE stream cannot take back once
+ * its 200 is out, so the status line waits for the first event: an answer that comes first
+ * and is such a refusal goes out as JSON with its status. Refusals come at once; a call
+ * that is still quiet after STATUS_WAIT_NS is streamed, so that no client's wait for
+ * headers runs out on a long call. *gone: the client left meanwhile.
+ */
+#define STATUS_WAIT_NS	(2LL * 1000000000LL)
+
+static bool
+stream_refused(struct stream *st, bool *gone)
+{
+	int64_t until = time_mono_ns() + STATUS_WAIT_NS;
+
+	*gone = false;
+	for (;;) {
+		bool ready, refused;
+		enum wait_result w;
+
+		pthread_mutex_lock(&st->lock);
+		ready = st->done || st->out.len > st->off;
+		refused = st->done && st->final && stateless_status(st->final) != MHD_HTTP_OK;
+		pthread_mutex_unlock(&st->lock);
+		if (ready) {
+			/* The wait took the wake-up the SSE reader would have had. */
+			stream_wake(st);
+			return refused;
+		}
+		w = stream_wait_until(st, st->deadline && st->deadline < until ? st->deadline :
+				      until);
+		if (w == WAIT_GONE) {
+			stream_abandon(st, "the client closed the connection");
+			*gone = true;
+			return false;
+		}
+		if (w != WAIT_TIMEOUT)
+			continue;
+		if (!st->deadline || time_mono_ns() < st->deadline)
+			return false;
+		stream_timeout(st);
+	}
 }
 
 /* Queues the response that hands the stream out; the reference passes to it. */
@@ -617,9 +671,14 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 {
 	struct MHD_Response *r;
 	struct reader *rd;
+	bool gone = false;
 
-	if (!st->sse)
+	if (!st->sse || (st->s->modern && stream_refused(st, &gone)))
 		return reply_json_final(c, st, session_id);
+	if (gone) {
+		stream_unref(st);
+		return MHD_NO;
+	}
 	rd = malloc(sizeof(*rd));
 	r = rd ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, stream_read,
 						   rd, stream_free_cb) : NULL;

@@ -131,15 +131,31 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 			name: "test_simple_text", arguments: {}, _meta: meta } },
 		{ "Mcp-Method": "tools/call", "Mcp-Name": "other" });
 		assert.equal(r.status, 400, "Mcp-Name differs from the body");
+		assert.equal(parse(r.body).error.code, -32020, "HeaderMismatch");
+		assert.equal(parse(r.body).id, 3, "a refusal names the request it refuses");
 		r = await post({ jsonrpc: "2.0", id: 4, method: "tools/list", params: {} },
 			{ "Mcp-Method": "tools/list" });
+		assert.equal(r.status, 400);
 		assert.equal(parse(r.body).error.code, -32602, "no _meta");
+		// The header says 2026-07-28, _meta another version: the two disagree.
 		r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { _meta: {
 			...meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } },
 		{ "Mcp-Method": "tools/list" });
+		assert.equal(r.status, 400);
+		assert.equal(parse(r.body).error.code, -32020);
+		// Both say a version the gateway does not speak: UnsupportedProtocolVersionError.
+		r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { _meta: {
+			...meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } } },
+		{ "Mcp-Method": "tools/list", "MCP-Protocol-Version": "2099-01-01" });
+		assert.equal(r.status, 400);
 		const e = parse(r.body).error;
 		assert.equal(e.code, -32022);
-		assert.deepEqual(e.data.supported, ["2026-07-28"]);
+		assert.deepEqual(e.data, { supported: d.supportedVersions, requested: "2099-01-01" });
+		// Without the stateless _meta it stays the plain 400 of the older revisions.
+		r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list" },
+			{ "MCP-Protocol-Version": "2099-01-01" });
+		assert.equal(r.status, 400);
+		assert.match(r.body, /^Bad Request: Unsupported protocol version/);
 		r = await post({ jsonrpc: "2.0", id: 6, method: "tools/call", params: {
 			name: "test_simple_text", arguments: {}, _meta: meta } },
 		{ "Mcp-Method": "tools/call", "Mcp-Name": "test_simple_text" });
@@ -148,6 +164,7 @@ describe("SDK v2 client through mcp-gateway", { skip: available ? false :
 		assert.match(ok.content[0].text, /simple text/);
 		r = await post({ jsonrpc: "2.0", id: 7, method: "ping", params: { _meta: meta } },
 			{ "Mcp-Method": "ping" });
+		assert.equal(r.status, 404);
 		assert.equal(parse(r.body).error.code, -32601, "no ping in 2026-07-28");
 		// subscriptions/listen: an acknowledgement, then only the list changes asked for,
 		// each naming the subscription.

@@ -701,6 +701,42 @@ test_isolation_parts(json_t *cat)
 	free(err);
 }
 
+/* 2026-07-28 header values (SEP-2243): whitespace around them, and the base64 form. */
+static void
+test_header_values(void)
+{
+	static const struct {
+		const char *raw, *want;
+		bool same;
+	} cases[] = {
+		{"tools/call", "tools/call", true},
+		{"  tools/call\t", "tools/call", true},
+		{"TOOLS/CALL", "tools/call", false},
+		{NULL, "tools/call", false},
+		{"", "", true},
+		{"=?base64?SGVsbG8=?=", "Hello", true},
+		{" =?base64?SGVsbA==?= ", "Hell", true},
+		{"=?base64?SGVsbG8?=", "Hello", false},		/* padding missing */
+		{"=?base64?SGVs!!!bG8=?=", "Hello", false},	/* not the alphabet */
+		{"=?base64?SGVsbA=a?=", "Hell", false},	/* data after padding */
+		{"=?base64?Q===?=", "@", false},		/* three pad characters */
+		{"=?base64?QQ==?=", "A", true},
+		{"=?base64?" "?=", "", false},			/* split: no trigraph */
+		{"SGVsbG8=", "SGVsbG8=", true},			/* no prefix: literal */
+		{"=?base64?SGVsbG8=", "=?base64?SGVsbG8=", true},	/* no suffix: literal */
+		{"=?base64?SGVsbG8=?=", "=?base64?SGVsbG8=?=", false},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(stateless_header_repeats(cases[i].raw, cases[i].want,
+					       strlen(cases[i].want)) == cases[i].same,
+		      "'%s' vs '%s'", cases[i].raw ? cases[i].raw : "(none)", cases[i].want);
+	/* A decoded value may hold a NUL: compared by length, not as a C string. */
+	CHECK(stateless_header_repeats("=?base64?YQBi?=", "a\0b", 3), "NUL inside");
+	CHECK(!stateless_header_repeats("=?base64?YQBi?=", "a", 1), "NUL does not end it");
+}
+
 int
 main(void)
 {
@@ -721,6 +757,7 @@ main(void)
 	test_guard();
 	test_mask();
 	test_isolation_parts(cat);
+	test_header_values();
 	json_decref(cat);
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;

@@ -138,9 +138,16 @@ const tools = {
 	json_schema_2020_12_tool: ["Tool with JSON Schema 2020-12 features", {
 		$schema: "https://json-schema.org/draft/2020-12/schema",
 		type: "object",
-		$defs: { address: { type: "object",
+		$defs: { address: { $anchor: "addressDef", type: "object",
 			properties: { street: { type: "string" }, city: { type: "string" } } } },
-		properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+		properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" },
+			contactMethod: { type: "string", enum: ["phone", "email"] },
+			phone: { type: "string" }, email: { type: "string" } },
+		// Composition, conditional and $anchor keywords (SEP-2106) must reach clients as well.
+		allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+		if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+		then: { required: ["phone"] },
+		else: { required: ["email"] },
 		additionalProperties: false,
 	}, (args) => textResult(`got ${JSON.stringify(args)}`)],
 };
@@ -213,7 +220,10 @@ server.setRequestHandler(ReadResourceRequestSchema, (req) => {
 	if (m)
 		return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(
 			{ id: m[1], templateTest: true, data: `Data for ID: ${m[1]}` }) }] };
-	const [, , contents] = lookup(resources, uri, "resource");
+	// The code servers of the 2025 revisions use; the gateway maps it for 2026-07-28 clients.
+	if (!Object.hasOwn(resources, uri))
+		throw new McpError(-32002, "Resource not found", { uri });
+	const [, , contents] = resources[uri];
 	return { contents: [contents(uri)] };
 });
 
