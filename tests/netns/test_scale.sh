@@ -92,13 +92,16 @@ bed() {
 	# (python) keep what the first 20 MB took.
 	echo warmup >"$TB_DIR/phase"
 	touch "$TB_DIR/busy-stop"
-	busy_transfer
+	busy_transfer down 1
+	busy_transfer up 1
+	busy_transfer down 2
+	busy_transfer up 2
 	check "before: 20 MB each way to each busy sandbox, sha256 right" \
-		bash -c "! grep -q BAD $TB_DIR/busy-transfer.log"
+		bash -c "! cat $TB_DIR/busy-transfer-*.log | grep -q BAD"
 }
 
 # The busy sandboxes' clients, while the idle ones come and go: an HTTP request to each
-# every 100 ms, and rounds of a 20 MB download from and upload to each, sha256 checked. Each
+# every 100 ms, and 20 MB downloads from and uploads to each, sha256 checked. Each
 # result is a line in $TB_DIR/busy-*.log: "PHASE KIND ok|BAD" for HTTP, PHASE the one it
 # started in ($TB_DIR/phase), "START END KIND ok|BAD" for a transfer, the phases it started
 # and ended in. Bounded: they stop at $TB_DIR/busy-stop or after 15 minutes.
@@ -117,32 +120,36 @@ busy_http() {
 	done >"$TB_DIR/busy-http.log"
 }
 
-busy_transfer() { # one round at least
-	local end=$(($(date +%s) + 900)) p i got hp
+busy_transfer() { # down|up 1|2: one transfer at least, then until told to stop
+	local end=$(($(date +%s) + 900)) p got hp
+	hp=$([ "$2" = 1 ] && echo "$WEB1" || echo "$WEB2")
 	while :; do
-		for i in 1 2; do
-			hp=$([ $i = 1 ] && echo "$WEB1" || echo "$WEB2")
-			p=$(cat "$TB_DIR/phase")
+		p=$(cat "$TB_DIR/phase")
+		if [ "$1" = down ]; then
 			got=$(nsc curl -s -m 120 "http://$NODE_IP:$hp/blob?n=$BLOB" | sha256sum |
 				cut -d' ' -f1)
-			echo "$p $(cat "$TB_DIR/phase") down$i" \
-				"$([ "$got" = "$BLOB_SHA" ] && echo ok || echo BAD)"
-			p=$(cat "$TB_DIR/phase")
+			[ "$got" = "$BLOB_SHA" ] && got=ok || got=BAD
+		else
 			got=$(nsc curl -s -m 120 -T "$TB_DIR/up.bin" "http://$NODE_IP:$hp/sha")
-			echo "$p $(cat "$TB_DIR/phase") up$i" \
-				"$([ "$got" = "$UP_SHA" ] && echo ok || echo "BAD got '$got'")"
-		done
+			[ "$got" = "$UP_SHA" ] && got=ok || got="BAD got '$got'"
+		fi
+		echo "$p $(cat "$TB_DIR/phase") $1$2 $got"
 		[ ! -e "$TB_DIR/busy-stop" ] && [ "$(date +%s)" -lt "$end" ] || break
-	done >"$TB_DIR/busy-transfer.log"
+	done >"$TB_DIR/busy-transfer-$1$2.log"
 }
 
 busy_start() {
+	local k
 	rm -f "$TB_DIR/busy-stop"
 	echo start >"$TB_DIR/phase"
 	busy_http &
 	BUSY_PIDS=($!)
-	busy_transfer &
-	BUSY_PIDS+=($!)
+	# The four transfers at once, each in a loop: one of each kind is always under way.
+	for k in "down 1" "up 1" "down 2" "up 2"; do
+		# shellcheck disable=SC2086
+		busy_transfer $k &
+		BUSY_PIDS+=($!)
+	done
 	TB_PIDS+=("${BUSY_PIDS[@]}")
 }
 
@@ -153,6 +160,7 @@ busy_stop() { # waits for the round in progress (bounded by curl's -m)
 
 busy_check() { # phase...: each kind served in every phase, nothing failed
 	local p k
+	cat "$TB_DIR"/busy-transfer-*.log >"$TB_DIR/busy-transfer.log"
 	check "busy sandboxes: no request failed" \
 		bash -c "! grep -h BAD $TB_DIR/busy-http.log $TB_DIR/busy-transfer.log"
 	grep -h BAD "$TB_DIR/busy-http.log" "$TB_DIR/busy-transfer.log" | head -5 | sed 's/^/#   /'
@@ -162,8 +170,8 @@ busy_check() { # phase...: each kind served in every phase, nothing failed
 				grep -q "^$p $k ok" "$TB_DIR/busy-http.log"
 		done
 	done
-	# A round of four 20 MB transfers can outlast a phase: each kind must have run, whole and
-	# right, while the idle ones came and went (not all before the first registration, nor all
+	# A 20 MB transfer can outlast a phase: each kind must have run, whole and right, while
+	# the idle ones came and went (neither all of it before the first registration nor all
 	# after the last deletion).
 	for k in down1 up1 down2 up2; do
 		check "busy sandboxes: a 20 MB $k with the right sha256 while the idle ones came and went" \
