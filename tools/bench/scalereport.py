@@ -79,9 +79,11 @@ def table(run, name):
         line('%s → /readyz 200 / all forwarding (ms)' % label, lambda r, k=kind: '%s / %s' % (
             f(g(r, 'restart', k, 'api_ready_ms'), '%d'),
             f(g(r, 'restart', k, 'forwarding_ms'), '%d')) if g(r, 'restart', k) else '-')
-        line('%s: long-lived flows intact' % label, lambda r, k=kind: '%s / %s' % (
-            f(g(r, 'restart', k, 'flows_ok'), '%d'), f(g(r, 'restart', k, 'flows'), '%d'))
-             if g(r, 'restart', k) else '-')
+        line('%s: long-lived flows intact (longest stall)' % label,
+             lambda r, k=kind: '%s / %s%s' % (
+                 f(g(r, 'restart', k, 'flows_ok'), '%d'), f(g(r, 'restart', k, 'flows'), '%d'),
+                 '' if g(r, 'restart', k, 'flows_stall_ms_max') is None else ' (%d ms)' %
+                 g(r, 'restart', k, 'flows_stall_ms_max')) if g(r, 'restart', k) else '-')
     e = run.get('end') or {}
     out.append('')
     if e.get('n'):
