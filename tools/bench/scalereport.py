@@ -64,6 +64,8 @@ def table(run, name):
     line('memory per idle sandbox: MemAvailable / RSS (KiB)', lambda r: '%s / %s' % (
         f(g(r, 'mem', 'per_sandbox_available_kib'), '%.0f'),
         f(g(r, 'mem', 'per_sandbox_rss_kib'), '%.0f')) if r['n'] else '')
+    line('BPF maps and programs per idle sandbox (KiB memlock)', lambda r: f(
+        g(r, 'mem', 'per_sandbox_bpf_kib'), '%.1f') if r['n'] else '')
     line('process RSS (MiB)', lambda r: f((g(r, 'mem', 'rss_kib') or 0) / 1024.0, '%.0f'))
     for key, label in (('put_seq', 'PUT'), ('del_seq', 'DELETE'), ('put_conc', 'PUT'),
                        ('del_conc', 'DELETE')):
@@ -88,10 +90,11 @@ def table(run, name):
     out.append('')
     if e.get('n'):
         out.append('After deleting all %d: left per sandbox %s KiB of MemAvailable, %s KiB of RSS '
-                   '(%s KiB against a fresh start); DELETE of all p50 / p99 / max %s / %s / %s ms.' % (
+                   '(%s KiB against a fresh start), %s KiB of BPF memlock; DELETE of all p50 / p99 / max %s / %s / %s ms.' % (
                        e['n'], f(e.get('left_available_kib_per_sandbox'), '%.0f'),
                        f(e.get('left_rss_kib_per_sandbox'), '%.0f'),
                        f(e.get('left_rss_vs_fresh_kib_per_sandbox'), '%.0f'),
+                       f(e.get('left_bpf_kib_per_sandbox'), '%.1f'),
                        f(g(e, 'delete_all', 'p50_ms')), f(g(e, 'delete_all', 'p99_ms')),
                        f(g(e, 'delete_all', 'max_ms'))))
     if base:
