@@ -15,7 +15,7 @@
 #     restart, and after each every sandbox is attached and the sample and the busy ones
 #     answer.
 # Times (registration, restart to API ready, to every sandbox forwarding) are printed, never
-# judged. SCALE_FP_OPTS adds cubevs-fp options (--sandbox-umem-frames 64 where every sandbox
+# judged. SCALE_FP_OPTS adds cubevs-fp options (--sandbox-umem-frames 512 where every sandbox
 # pins its own UMEM). Usage: test_scale.sh [N]
 # An EAL --file-prefix of the bed's own, which its teardown removes from /var/run/dpdk.
 export TB_EAL_PREFIX=${TB_EAL_PREFIX:-cvs-scale-}
