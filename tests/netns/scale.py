@@ -13,7 +13,8 @@ count and time.
   scale.py loop --pid PID [--windows W] [--secs S]  ns per worker loop (wall and on-CPU)
   scale.py rtt HOST PORT [--count K] [--seconds T] [--size B]  round trips on one connection
                                                   (run where the client is)
-  scale.py mem [--pid PID]                      MemAvailable and the process's RSS, KiB
+  scale.py mem [--pid PID]                      MemAvailable, the process's RSS and the
+                                                  memlock of its BPF maps and programs, KiB
   scale.py waitfwd --t0 NS --client-ns NS --sample HOST:PORT... [--timeout S]
         after a restart: ms from t0 (CLOCK_REALTIME ns) to /readyz 200, and to every
         sandbox attached (/readyz unattachedSandboxes 0) with a round trip through each
@@ -253,17 +254,42 @@ def rss_kib(pid):
     return None
 
 
+def bpf_kib(pid):
+    """memlock of the BPF maps and programs the process holds by fd (kernel memory that is
+    the process's own, unlike MemAvailable), each counted once."""
+    seen, total = set(), 0
+    try:
+        fds = os.listdir('/proc/%d/fdinfo' % pid)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            with open('/proc/%d/fdinfo/%s' % (pid, fd)) as f:
+                info = dict(l.split(':', 1) for l in f.read().splitlines() if ':' in l)
+        except OSError:
+            continue
+        key = ('map', info['map_id'].strip()) if 'map_id' in info else \
+            ('prog', info['prog_id'].strip()) if 'prog_id' in info else None
+        if key and key not in seen and 'memlock' in info:
+            seen.add(key)
+            total += int(info['memlock'].strip())
+    return total // 1024
+
+
 def mem(a):
     """Median of a few samples: other processes on the machine move MemAvailable."""
-    av, rs = [], []
+    av, rs, bp = [], [], []
     for _ in range(a.samples):
         av.append(meminfo())
         if a.pid:
             rs.append(rss_kib(a.pid))
+            bp.append(bpf_kib(a.pid))
         time.sleep(0.2)
     rs = [x for x in rs if x is not None]
+    bp = [x for x in bp if x is not None]
     print(json.dumps({'mem_available_kib': int(statistics.median(av)),
-                      'rss_kib': int(statistics.median(rs)) if rs else None}))
+                      'rss_kib': int(statistics.median(rs)) if rs else None,
+                      'bpf_kib': int(statistics.median(bp)) if bp else None}))
     return 0
 
 

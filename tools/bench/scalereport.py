@@ -64,6 +64,8 @@ def table(run, name):
     line('memory per idle sandbox: MemAvailable / RSS (KiB)', lambda r: '%s / %s' % (
         f(g(r, 'mem', 'per_sandbox_available_kib'), '%.0f'),
         f(g(r, 'mem', 'per_sandbox_rss_kib'), '%.0f')) if r['n'] else '')
+    line('BPF maps and programs per idle sandbox (KiB memlock)', lambda r: f(
+        g(r, 'mem', 'per_sandbox_bpf_kib'), '%.1f') if r['n'] else '')
     line('process RSS (MiB)', lambda r: f((g(r, 'mem', 'rss_kib') or 0) / 1024.0, '%.0f'))
     for key, label in (('put_seq', 'PUT'), ('del_seq', 'DELETE'), ('put_conc', 'PUT'),
                        ('del_conc', 'DELETE')):
@@ -79,17 +81,20 @@ def table(run, name):
         line('%s → /readyz 200 / all forwarding (ms)' % label, lambda r, k=kind: '%s / %s' % (
             f(g(r, 'restart', k, 'api_ready_ms'), '%d'),
             f(g(r, 'restart', k, 'forwarding_ms'), '%d')) if g(r, 'restart', k) else '-')
-        line('%s: long-lived flows intact' % label, lambda r, k=kind: '%s / %s' % (
-            f(g(r, 'restart', k, 'flows_ok'), '%d'), f(g(r, 'restart', k, 'flows'), '%d'))
-             if g(r, 'restart', k) else '-')
+        line('%s: long-lived flows intact (longest stall)' % label,
+             lambda r, k=kind: '%s / %s%s' % (
+                 f(g(r, 'restart', k, 'flows_ok'), '%d'), f(g(r, 'restart', k, 'flows'), '%d'),
+                 '' if g(r, 'restart', k, 'flows_stall_ms_max') is None else ' (%d ms)' %
+                 g(r, 'restart', k, 'flows_stall_ms_max')) if g(r, 'restart', k) else '-')
     e = run.get('end') or {}
     out.append('')
     if e.get('n'):
         out.append('After deleting all %d: left per sandbox %s KiB of MemAvailable, %s KiB of RSS '
-                   '(%s KiB against a fresh start); DELETE of all p50 / p99 / max %s / %s / %s ms.' % (
+                   '(%s KiB against a fresh start), %s KiB of BPF memlock; DELETE of all p50 / p99 / max %s / %s / %s ms.' % (
                        e['n'], f(e.get('left_available_kib_per_sandbox'), '%.0f'),
                        f(e.get('left_rss_kib_per_sandbox'), '%.0f'),
                        f(e.get('left_rss_vs_fresh_kib_per_sandbox'), '%.0f'),
+                       f(e.get('left_bpf_kib_per_sandbox'), '%.1f'),
                        f(g(e, 'delete_all', 'p50_ms')), f(g(e, 'delete_all', 'p99_ms')),
                        f(g(e, 'delete_all', 'max_ms'))))
     if base:
