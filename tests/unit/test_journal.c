@@ -525,25 +525,33 @@ writer_main(void *arg)
 	return NULL;
 }
 
+/* n writers (at most 8) at once on r, each 30 registrations and 10 deletions; until done. */
+static void
+run_writers(struct registry *r, int n)
+{
+	struct writer w[8];
+	pthread_t t[8];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		w[i].r = r;
+		w[i].base = i * 30;
+		pthread_create(&t[i], NULL, writer_main, &w[i]);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 /* Concurrent writers: every answered change is in the files, in the order it happened. */
 static void
 test_concurrent(void)
 {
-	struct writer w[6];
-	pthread_t t[6];
 	struct registry a;
 	struct store s;
-	int i;
 
 	reset_files();
 	live(&a, &s, 0);
-	for (i = 0; i < 6; i++) {
-		w[i].r = &a;
-		w[i].base = i * 30;
-		pthread_create(&t[i], NULL, writer_main, &w[i]);
-	}
-	for (i = 0; i < 6; i++)
-		pthread_join(t[i], NULL);
+	run_writers(&a, 6);
 	CHECK_EQ(journal_last(&s.j), 6 * 40);
 	CHECK_EQ(journal_durable(&s.j), 6 * 40);
 	/* Fewer fdatasyncs than changes when writers overlap is fine; more would be a bug. */
@@ -582,8 +590,7 @@ static void
 test_compact_concurrent(void)
 {
 	struct compactor c = { .stop = false };
-	struct writer w[4];
-	pthread_t t[4], ct;
+	pthread_t ct;
 	struct registry a;
 	struct store s;
 	int i;
@@ -595,13 +602,7 @@ test_compact_concurrent(void)
 		CHECK_EQ(vput(&a, 1000 + i, i % 2 ? "[80]" : "[]"), REG_CREATED);
 	c.s = &s;
 	pthread_create(&ct, NULL, compactor_main, &c);
-	for (i = 0; i < 4; i++) {
-		w[i].r = &a;
-		w[i].base = i * 30;
-		pthread_create(&t[i], NULL, writer_main, &w[i]);
-	}
-	for (i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	run_writers(&a, 4);
 	c.stop = true;
 	pthread_join(ct, NULL);
 	CHECK(c.runs >= 2);
