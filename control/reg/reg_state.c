@@ -6,6 +6,7 @@
  * one, so a restart never runs with half of the registrations.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,22 +47,40 @@ reg_state_record(const struct sandbox *sb)
 	return rec;
 }
 
+/* Slots rendered per hold of the lock: a compaction never stalls requests for long. */
+#define REG_STATE_CHUNK	256u
+
 json_t *
 reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *arg)
 {
 	json_t *arr = json_array();
-	uint32_t i;
+	uint32_t i = 0, end;
 
+	/*
+	 * 'at' runs before the first slot is rendered and the lock is let go between chunks: a
+	 * change made meanwhile may or may not be in the render, and is in the journal after the
+	 * mark either way. Records carry a sandbox's whole state, so applying them again over a
+	 * render that already has them gives the same registry.
+	 */
 	pthread_mutex_lock(&r->lock);
-	for (i = 0; i < r->max_sandboxes; i++)
-		if (r->by_slot[i])
-			json_array_append_new(arr, reg_state_record(r->by_slot[i]));
+	if (at)
+		at(arg);
+	for (;;) {
+		end = r->max_sandboxes - i > REG_STATE_CHUNK ? i + REG_STATE_CHUNK :
+							     r->max_sandboxes;
+		for (; i < end; i++)
+			if (r->by_slot[i])
+				json_array_append_new(arr, reg_state_record(r->by_slot[i]));
+		if (i == r->max_sandboxes)
+			break;
+		pthread_mutex_unlock(&r->lock);
+		sched_yield();	/* the waiting requests first: a mutex is not fair by itself */
+		pthread_mutex_lock(&r->lock);
+	}
 	if (holds) {
 		hostports_expire(&r->hostports, (uint64_t)time(NULL));
 		*holds = hostports_holds_json(&r->hostports, NULL);
 	}
-	if (at)
-		at(arg);
 	pthread_mutex_unlock(&r->lock);
 	return arr;
 }

@@ -245,8 +245,10 @@ bool reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len);
  */
 json_t *reg_state(struct registry *r);
 /*
- * reg_state() and reg_holds_state() at one instant: 'at' (may be NULL) runs under the
- * registry lock after the render, so a compaction learns which change the snapshot ends at.
+ * reg_state() and reg_holds_state() for a compaction: 'at' (may be NULL) runs under the
+ * registry lock before the first record is rendered, and the lock is let go between chunks of
+ * slots, so the render holds every change up to that instant and maybe some after it (the
+ * journal after the mark repeats those).
  */
 json_t *reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *arg);
 int reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errlen);

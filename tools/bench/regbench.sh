@@ -18,7 +18,10 @@ FP_EAL_ARGS=(--file-prefix "cvs-regbench-$$")
 max=0
 for n in $NS; do [ "$n" -gt "$max" ] && max=$n; done
 tb_setup
-# The registered sandboxes on c1..cMAX, the measured ones on m1..m100.
+# The smallest frame pool per sandbox socket: memory for thousands of them on a test machine.
+fp_start --max-sandboxes 8192 --sandbox-umem-frames 512 --host-port-range 20000-29999
+# Then the registered sandboxes' interfaces c1..cMAX and the measured ones m1..m100 (after the
+# start, which would otherwise spend its 10 s looking at thousands of interfaces).
 {
 	for i in $(seq "$max"); do
 		echo "link add c$i type veth peer name c${i}p"
@@ -31,8 +34,6 @@ tb_setup
 		echo "link set m${i}p up"
 	done
 } | nsn ip -batch -
-# The smallest frame pool per sandbox socket: memory for thousands of them on a test machine.
-fp_start --max-sandboxes 8192 --sandbox-umem-frames 512 --host-port-range 20000-29999
 have=0
 for n in $NS; do
 	echo "{\"N\": $n, \"fill\": $(nsn python3 "$HERE/regbench.py" fill "$API" $((have + 1)) \
