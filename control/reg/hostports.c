@@ -43,10 +43,14 @@ hostports_init(struct hostports *h, struct cvs_range range, const struct cvs_ran
 		return ret;
 	h->reserved = calloc(words, sizeof(uint64_t));
 	h->listening = calloc(words, sizeof(uint64_t));
-	if (!h->reserved || !h->listening) {
+	h->hold_at = malloc(((size_t)range.hi - range.lo + 1) * sizeof(*h->hold_at));
+	if (!h->reserved || !h->listening || !h->hold_at) {
 		hostports_fini(h);
 		return -ENOMEM;
 	}
+	memset(h->hold_at, 0xff, ((size_t)range.hi - range.lo + 1) * sizeof(*h->hold_at));
+	memset(h->id_head, 0xff, sizeof(h->id_head));
+	h->min_until = UINT64_MAX;
 	hostports_configure(h, reserved, n_reserved, hold_s);
 	h->node_ip = node_ip;
 	return 0;
@@ -59,20 +63,42 @@ hostports_fini(struct hostports *h)
 	free(h->reserved);
 	free(h->listening);
 	free(h->holds);
+	free(h->hold_at);
 	h->reserved = h->listening = NULL;
 	h->holds = NULL;
+	h->hold_at = NULL;
 	h->nholds = h->cap = 0;
 }
 
 static int
 hp_hold_of(const struct hostports *h, uint16_t port)
 {
-	uint32_t i;
+	if (port < h->pa.lo || port > h->pa.hi)
+		return -1;
+	return h->hold_at[port - h->pa.lo];
+}
 
-	for (i = 0; i < h->nholds; i++)
-		if (h->holds[i].hport == port)
-			return (int)i;
-	return -1;
+static uint32_t
+hp_bucket(const char *id)
+{
+	uint32_t v = 2166136261u;
+
+	while (*id) {
+		v ^= (uint8_t)*id++;
+		v *= 16777619u;
+	}
+	return v & (HOSTPORTS_ID_BUCKETS - 1);
+}
+
+/* The link in its id's chain that points at hold i. */
+static int32_t *
+hp_link_to(struct hostports *h, uint32_t i)
+{
+	int32_t *p = &h->id_head[hp_bucket(h->holds[i].id)];
+
+	while (*p != (int32_t)i)
+		p = &h->holds[*p].next;
+	return p;
 }
 
 int
@@ -103,20 +129,30 @@ hostports_scan(struct hostports *h)
 	return (int)h->nconflicts;
 }
 
+/* Remove hold i; the last one takes its place, and both indexes follow. */
 static void
 hp_hold_drop(struct hostports *h, uint32_t i)
 {
-	h->holds[i] = h->holds[--h->nholds];
+	uint32_t last = h->nholds - 1;
+
+	*hp_link_to(h, i) = h->holds[i].next;
+	h->hold_at[h->holds[i].hport - h->pa.lo] = -1;
+	if (i != last) {
+		*hp_link_to(h, last) = (int32_t)i;
+		h->holds[i] = h->holds[last];
+		h->hold_at[h->holds[i].hport - h->pa.lo] = (int32_t)i;
+	}
+	h->nholds--;
 }
 
 static int
 hp_hold_find(const struct hostports *h, const char *id, uint16_t cport)
 {
-	uint32_t i;
+	int32_t i;
 
-	for (i = 0; i < h->nholds; i++)
+	for (i = h->id_head[hp_bucket(id)]; i >= 0; i = h->holds[i].next)
 		if (h->holds[i].cport == cport && !strcmp(h->holds[i].id, id))
-			return (int)i;
+			return i;
 	return -1;
 }
 
@@ -199,6 +235,11 @@ hp_hold_add(struct hostports *h, const char *id, uint16_t cport, uint16_t port, 
 	h->holds[h->nholds].cport = cport;
 	h->holds[h->nholds].hport = port;
 	h->holds[h->nholds].until = until;
+	h->holds[h->nholds].next = h->id_head[hp_bucket(h->holds[h->nholds].id)];
+	h->id_head[hp_bucket(h->holds[h->nholds].id)] = (int32_t)h->nholds;
+	h->hold_at[port - h->pa.lo] = (int32_t)h->nholds;
+	if (until < h->min_until)
+		h->min_until = until;
 	h->nholds++;
 	return 0;
 }
@@ -218,8 +259,14 @@ hostports_expire(struct hostports *h, uint64_t now)
 {
 	uint32_t i = 0;
 
+	/* Called for every host port handed out: nothing to do until the earliest runs out. */
+	if (now < h->min_until)
+		return;
+	h->min_until = UINT64_MAX;
 	while (i < h->nholds) {
 		if (h->holds[i].until > now) {
+			if (h->holds[i].until < h->min_until)
+				h->min_until = h->holds[i].until;
 			i++;
 			continue;
 		}
@@ -261,9 +308,11 @@ json_t *
 hostports_holds_json(const struct hostports *h, const char *id)
 {
 	json_t *arr = json_array(), *e;
-	uint32_t i;
+	int32_t i, n = (int32_t)h->nholds;
 
-	for (i = 0; arr && i < h->nholds; i++) {
+	/* One id's holds from its chain (a journal record), all of them for the state file. */
+	for (i = id ? h->id_head[hp_bucket(id)] : 0; arr && i >= 0 && i < n;
+	     i = id ? h->holds[i].next : i + 1) {
 		if (id && strcmp(h->holds[i].id, id))
 			continue;
 		e = json_pack("{s:i, s:i, s:I}", "containerPort", h->holds[i].cport,

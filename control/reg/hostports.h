@@ -24,7 +24,10 @@ struct hp_hold {
 	uint16_t cport;
 	uint16_t hport;
 	uint64_t until;		/* wall-clock seconds */
+	int32_t next;		/* the next hold in its id's chain, -1 at the end */
 };
+
+#define HOSTPORTS_ID_BUCKETS	1024u	/* chains of holds by id */
 
 struct hostports_stats {
 	uint64_t holds_reused;		/* a port given back to its sandbox id */
@@ -39,9 +42,17 @@ struct hostports {
 	uint32_t hold_s;		/* 0 = no holds */
 	uint64_t *reserved;		/* bit per port of the range */
 	uint64_t *listening;		/* bit per port: kernel listener at the last scan */
+	/*
+	 * The holds, with two indexes so a registration never walks all of them: the hold of
+	 * each port (hold_at, -1: none) and chains by id (id_head). min_until is at most the
+	 * earliest 'until', so expiry looks at the holds only once one may have run out.
+	 */
 	struct hp_hold *holds;
 	uint32_t nholds;
 	uint32_t cap;
+	int32_t *hold_at;
+	int32_t id_head[HOSTPORTS_ID_BUCKETS];
+	uint64_t min_until;
 	/* Handed-out ports on which a kernel listener appeared (the node service is shadowed). */
 	uint32_t nconflicts;
 	uint16_t conflicts[HOSTPORTS_MAX_CONFLICTS];

@@ -5,6 +5,7 @@
  * breaking the oldest hold when the range runs short, and the holds' state-file round trip.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -155,11 +156,73 @@ test_listener(void)
 	hostports_fini(&h);
 }
 
+/*
+ * The holds' indexes (by port, chains by id) against a plain model, over thousands of random
+ * releases, gets, expiries and broken holds: the held port comes back to its id, one id's
+ * holds are what the whole list says, and nothing else is held.
+ */
+static void
+test_hold_index(void)
+{
+	struct cvs_range r = { 20000, 20199 };
+	static uint16_t model[40][4];	/* id k, container port c → held host port, 0: none */
+	static uint64_t until[40][4];
+	struct hostports h;
+	uint64_t now = 1000;
+	uint32_t seed = 7, step, k, c, held;
+	char id[16];
+
+	CHECK_EQ(hostports_init(&h, r, NULL, 0, 0, 50), 0);
+	for (step = 0; step < 20000; step++) {
+		uint16_t port;
+
+		seed = seed * 1103515245u + 12345u;
+		k = (seed >> 8) % 40;
+		c = (seed >> 16) % 4;
+		snprintf(id, sizeof(id), "id-%u", k);
+		now += (seed >> 24) % 3 == 0;
+		if (!model[k][c] || until[k][c] <= now) {
+			/* No hold (or one that ran out): take a port and give it back held. */
+			if (hostports_get(&h, id, (uint16_t)(80 + c), now, &port))
+				continue;
+			CHECK(!model[k][c] || until[k][c] <= now || port == model[k][c]);
+			hostports_release(&h, id, (uint16_t)(80 + c), port, now);
+			model[k][c] = port;
+			until[k][c] = now + 50;
+		} else if (hostports_get(&h, id, (uint16_t)(80 + c), now, &port) == 0) {
+			/* Held and not run out: it comes back, unless the range was short. */
+			if (port != model[k][c])
+				CHECK(hostports_free(&h) == 0 || h.st.holds_broken);
+			hostports_release(&h, id, (uint16_t)(80 + c), port, now);
+			model[k][c] = port;
+			until[k][c] = now + 50;
+		}
+	}
+	hostports_expire(&h, now);
+	for (k = 0, held = 0; k < 40; k++) {
+		json_t *mine, *all = hostports_holds_json(&h, NULL), *e;
+		size_t i, n = 0;
+
+		snprintf(id, sizeof(id), "id-%u", k);
+		mine = hostports_holds_json(&h, id);
+		json_array_foreach(all, i, e)
+			n += !strcmp(json_string_value(json_object_get(e, "id")), id);
+		CHECK_EQ(json_array_size(mine), n);
+		held += (uint32_t)n;
+		json_decref(mine);
+		json_decref(all);
+	}
+	CHECK_EQ(held, h.nholds);
+	CHECK_EQ(hostports_used(&h), h.nholds);
+	hostports_fini(&h);
+}
+
 int
 main(void)
 {
 	test_reserved_and_holds();
 	test_restore_bad();
 	test_listener();
+	test_hold_index();
 	return t_done("test_hostports");
 }
