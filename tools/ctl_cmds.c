@@ -301,6 +301,8 @@ sandbox_print(json_t *sb)
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
 	if (json_is_string(json_object_get(sb, "attachError")))
 		printf(" (%s)", str_of(sb, "attachError"));
+	if (json_is_string(json_object_get(sb, "detachedAt")))
+		printf(" since %s", str_of(sb, "detachedAt"));
 	putchar('\n');
 	printf("exposed ports:%s\n", json_array_size(ports) ? "" : " none");
 	json_array_foreach(ports, i, p)

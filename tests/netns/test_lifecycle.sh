@@ -76,6 +76,8 @@ detached_as() { # what reason-part
 	check "$1: with the reason" contains "$(field a attachError)" "$2"
 	check "$1: and the time" test -n "$(field a detachedAt)"
 	check "$1: /readyz counts it" eq "$(readyz_unattached)" 1
+	check "$1: the ctl tool says so, with the reason and the time" \
+		bash -c "ip netns exec $NS_N $CUBEVS_FPCTL sandbox show a | grep -q '^attached: *no (.*$2.*) since 20'"
 }
 back_again() { # what
 	local ms
