@@ -251,7 +251,7 @@ case_takeover_tw() {
 # One funnel socket carries both sandboxes: a hog at its top frame rate must not crowd the
 # victim out of the ring (datapath.md, "One socket per worker", fairness).
 case_flood() {
-	local gen=${FPGEN:-$SRC_DIR/../../build/tools/bench/fpgen}
+	local gen=${FPGEN:-$SRC_DIR/../../build/tools/bench/fpgen}	# meson sets FPGEN
 	[ -x "$gen" ] || die "no fpgen at $gen (tools/bench, built with the tree)"
 	bed '{}'
 	nss 1 "$gen" --iface eth0 --dst-mac 20:90:6f:cf:cf:cf --src 198.18.77.1 \
