@@ -193,7 +193,9 @@ case_full() {
 	mkdir -p "$st"
 	mount -t tmpfs -o size=256k,mode=0700 "cvs-st-$TB_ID" "$st" || die "cannot mount a tmpfs"
 	# The files go before the mount does: the process first, then a lazy unmount.
-	trap 'kill -KILL $FP_PID 2>/dev/null; umount -l "$st"; tb_teardown' EXIT
+	# $st is expanded now: at exit it is out of scope, and set -u would stop the trap there
+	# before tb_teardown (the bed was left behind).
+	trap "kill -KILL \$FP_PID 2>/dev/null; umount -l '$st' 2>/dev/null; tb_teardown" EXIT
 	fp_state() { fp_start --state-file "$st/state.json"; }
 	fp_state
 	check "s1 registered" eq "$(register s1 c1 '[80]' | tail -n1)" 201

@@ -159,6 +159,8 @@ case_rename() {
 
 case_netns() {
 	bed
+	# Its namespace goes with the bed, whatever happens in between.
+	trap 'ip netns del "$NS_X" 2>/dev/null; tb_teardown' EXIT
 	ip netns add "$NS_X"
 	nsn ip link set sb1 netns "$NS_X"
 	detached_as "moved away" "disappeared"
@@ -168,7 +170,6 @@ case_netns() {
 	nsn ip link set sb1 up
 	back_again "moved back"
 	b_unharmed "moved back"
-	ip netns del "$NS_X"
 }
 
 case_updown() {
