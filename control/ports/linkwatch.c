@@ -11,6 +11,7 @@
 
 #include "linkwatch.h"
 #include "registry.h"
+#include "rtnl.h"
 
 #define LW_BUF		65536
 /* Thousands of interfaces made in one 'ip -batch' must not overflow it. */
@@ -46,7 +47,7 @@ linkwatch_attrs(struct nlmsghdr *h, char *name, size_t namelen, uint32_t *xdp_id
 {
 	struct ifinfomsg *ifi = NLMSG_DATA(h);
 	int left = (int)IFLA_PAYLOAD(h);
-	struct rtattr *a, *x;
+	struct rtattr *a;
 
 	name[0] = '\0';
 	*xdp_id = 0;
@@ -54,14 +55,7 @@ linkwatch_attrs(struct nlmsghdr *h, char *name, size_t namelen, uint32_t *xdp_id
 		if (a->rta_type == IFLA_IFNAME && RTA_PAYLOAD(a) > 0) {
 			snprintf(name, namelen, "%.*s", (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
 		} else if (a->rta_type == IFLA_XDP) {
-			int xl = (int)RTA_PAYLOAD(a);
-
-			for (x = RTA_DATA(a); RTA_OK(x, xl); x = RTA_NEXT(x, xl))
-				if ((x->rta_type == IFLA_XDP_PROG_ID ||
-				     x->rta_type == IFLA_XDP_DRV_PROG_ID ||
-				     x->rta_type == IFLA_XDP_SKB_PROG_ID) && RTA_PAYLOAD(x) >= 4 &&
-				    !*xdp_id)
-					memcpy(xdp_id, RTA_DATA(x), 4);
+			*xdp_id = rtnl_xdp_nest_id(a);
 		}
 	}
 }

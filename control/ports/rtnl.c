@@ -104,8 +104,7 @@ rtnl_req_init(struct rtnl_req *q, uint16_t type, uint16_t flags, int ifindex)
 	q->ifi.ifi_index = ifindex;
 }
 
-/* The program id inside IFLA_XDP: the one attached in whichever mode. */
-static uint32_t
+uint32_t
 rtnl_xdp_nest_id(struct rtattr *xdp)
 {
 	int left = (int)RTA_PAYLOAD(xdp);

@@ -9,6 +9,10 @@
 
 #include <stdint.h>
 
+struct rtattr;
+/* The program id inside a link's IFLA_XDP attribute: the one attached in whichever mode. */
+uint32_t rtnl_xdp_nest_id(struct rtattr *xdp);
+
 /* The id of the XDP program on ifindex (0: none). -ENODEV when there is no such interface. */
 int rtnl_xdp_prog_id(int ifindex, uint32_t *id);
 
