@@ -5,6 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/deps.sh
+# The gateway tests run each MCP server under a uid of its own (issue 23): those servers must
+# be able to reach their scripts in this tree. A clone made under a private directory (mktemp
+# -d, /root) would hide it from them, so the directories above the tree get search permission
+# (o+x: reach a known path, not list it), and the run says which.
+d=$PWD
+while [ "$d" != / ]; do
+	if [ $(($(stat -c '%#a' "$d") & 1)) = 0 ]; then
+		chmod o+x "$d" && echo "tools/test.sh: $d made searchable (o+x) for the gateway's server uids"
+	fi
+	d=$(dirname "$d")
+done
 if [ -f tests/gateway/package-lock.json ]; then
 	npm ci --prefix tests/gateway --no-audit --no-fund --loglevel=error
 fi
