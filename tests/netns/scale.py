@@ -235,12 +235,22 @@ def rtt(a):
     return 0 if us else 1
 
 
-def meminfo():
+def meminfo(keys=('MemAvailable',)):
+    """Sum of the /proc/meminfo fields named, in KiB."""
+    total, found = 0, False
     with open('/proc/meminfo') as f:
         for line in f:
-            if line.startswith('MemAvailable:'):
-                return int(line.split()[1])
-    return None
+            name, rest = line.split(':', 1)
+            if name in keys:
+                total += int(rest.split()[0])
+                found = True
+    return total if found else None
+
+
+# The kernel's own memory that no reclaim gives back: where a registration's kernel side
+# lives (a veth's XDP queues, map entries, sockets). Processes' heaps and the page cache,
+# which other jobs on the machine move by hundreds of MiB, are not in it.
+KERNEL_KEYS = ('SUnreclaim', 'Percpu', 'VmallocUsed')
 
 
 def rss_kib(pid):
@@ -278,9 +288,10 @@ def bpf_kib(pid):
 
 def mem(a):
     """Median of a few samples: other processes on the machine move MemAvailable."""
-    av, rs, bp = [], [], []
+    av, kn, rs, bp = [], [], [], []
     for _ in range(a.samples):
         av.append(meminfo())
+        kn.append(meminfo(KERNEL_KEYS))
         if a.pid:
             rs.append(rss_kib(a.pid))
             bp.append(bpf_kib(a.pid))
@@ -288,6 +299,7 @@ def mem(a):
     rs = [x for x in rs if x is not None]
     bp = [x for x in bp if x is not None]
     print(json.dumps({'mem_available_kib': int(statistics.median(av)),
+                      'kernel_kib': int(statistics.median(kn)),
                       'rss_kib': int(statistics.median(rs)) if rs else None,
                       'bpf_kib': int(statistics.median(bp)) if bp else None}))
     return 0

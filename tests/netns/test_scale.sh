@@ -9,8 +9,8 @@
 #   - every registration 201, every deletion 204, the registry has them all attached with
 #     distinct host ports;
 #   - memory returns after deleting them, with a margin: RSS of the process, memlock of its
-#     BPF maps and programs, MemAvailable of the node (SCALE_RSS_SLACK_MIB [16],
-#     1 MiB, SCALE_MEM_SLACK_MIB [256], each plus SCALE_LEFT_KIB [16] per sandbox);
+#     BPF maps and programs, the kernel's unreclaimable memory (SCALE_RSS_SLACK_MIB [16],
+#     1 MiB, SCALE_KERNEL_SLACK_MIB [64], each plus SCALE_LEFT_KIB [16] per sandbox);
 #   - with them registered, restart-flows' 50 long-lived flows survive a SIGTERM and a kill -9
 #     restart, and after each every sandbox is attached and the sample and the busy ones
 #     answer.
@@ -246,7 +246,7 @@ restart() { # term|kill
 }
 
 case_scale() {
-	local m0 m1 m2 n t0 avail rss bpf left d_avail d_rss d_bpf
+	local m0 m1 m2 n t0 kern rss bpf left d_avail d_kern d_rss d_bpf
 	bed
 	log "$SCALE_N idle sandboxes (sample $SCALE_SAMPLE), cubevs-fp ${FP_OPTS[*]}"
 	m0=$(mem_now)
@@ -260,8 +260,9 @@ case_scale() {
 	log "memory per idle sandbox: MemAvailable $(python3 -c '
 import json, sys
 a, b, n = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
-print("%.0f KiB, RSS %.0f KiB, BPF memlock %.1f KiB (printed, not judged)" % (
-    (a["mem_available_kib"] - b["mem_available_kib"]) / n, (b["rss_kib"] - a["rss_kib"]) / n,
+print("%.0f KiB, kernel %.0f KiB, RSS %.0f KiB, BPF memlock %.1f KiB (printed, not judged)" % (
+    (a["mem_available_kib"] - b["mem_available_kib"]) / n,
+    (b["kernel_kib"] - a["kernel_kib"]) / n, (b["rss_kib"] - a["rss_kib"]) / n,
     ((b["bpf_kib"] or 0) - (a["bpf_kib"] or 0)) / n))
 ' "$m0" "$m1" "$SCALE_N")"
 	echo delete >"$TB_DIR/phase"
@@ -272,29 +273,32 @@ print("%.0f KiB, RSS %.0f KiB, BPF memlock %.1f KiB (printed, not judged)" % (
 	busy_check register delete
 	# Memory returns, within a slack plus SCALE_LEFT_KIB per sandbox (the issue's 16 KiB): the
 	# process's RSS (its heap, its UMEMs, the rings it maps) and the memlock of the BPF maps and
-	# programs it holds, both its own; and the node's MemAvailable, which other processes move
-	# too (a machine shared with other jobs: raise SCALE_MEM_SLACK_MIB). The kernel frees
-	# sockets and programs asynchronously: the figures are read again for up to 20 s while one
-	# is outside its margin; what is asserted is the amount.
+	# programs it holds, both its own; and the kernel's unreclaimable memory (slab, per-CPU,
+	# vmalloc: a veth's XDP queues live there, 82 KiB each). The node's MemAvailable is printed,
+	# not asserted: the test beside this one and any other job move it by hundreds of MiB (a
+	# CI run saw 209 KiB per sandbox "left" while compilers ran). The kernel frees sockets and
+	# programs asynchronously: the figures are read again for up to 20 s while one is outside
+	# its margin; what is asserted is the amount.
 	left=$((${SCALE_LEFT_KIB:-16} * SCALE_N))
-	avail=$((${SCALE_MEM_SLACK_MIB:-256} * 1024 + left))
+	kern=$((${SCALE_KERNEL_SLACK_MIB:-64} * 1024 + left))
 	rss=$((${SCALE_RSS_SLACK_MIB:-16} * 1024 + left))
 	bpf=$((1024 + left))
 	for n in $(seq 20); do
 		m2=$(mem_now)
 		d_avail=$(($(jget "$m0" 'j["mem_available_kib"]') - $(jget "$m2" 'j["mem_available_kib"]')))
+		d_kern=$(($(jget "$m2" 'j["kernel_kib"]') - $(jget "$m0" 'j["kernel_kib"]')))
 		d_rss=$(($(jget "$m2" 'j["rss_kib"]') - $(jget "$m0" 'j["rss_kib"]')))
 		d_bpf=$(($(jget "$m2" 'j["bpf_kib"] or 0') - $(jget "$m0" 'j["bpf_kib"] or 0')))
-		[ $d_avail -le $avail ] && [ $d_rss -le $rss ] && [ $d_bpf -le $bpf ] && break
+		[ $d_kern -le $kern ] && [ $d_rss -le $rss ] && [ $d_bpf -le $bpf ] && break
 		sleep 1
 	done
-	log "left after deleting: MemAvailable $d_avail KiB, RSS $d_rss KiB, BPF memlock" \
-		"$d_bpf KiB (at most $avail, $rss and $bpf)"
+	log "left after deleting: kernel $d_kern KiB, RSS $d_rss KiB, BPF memlock $d_bpf KiB" \
+		"(at most $kern, $rss and $bpf); MemAvailable $d_avail KiB (printed, not judged)"
 	check "memory returns: the process's RSS within $rss KiB of before" test $d_rss -le $rss
 	check "memory returns: its BPF maps and programs within $bpf KiB of before" \
 		test $d_bpf -le $bpf
-	check "memory returns: the node's MemAvailable within $avail KiB of before" \
-		test $d_avail -le $avail
+	check "memory returns: the kernel's unreclaimable memory within $kern KiB of before" \
+		test $d_kern -le $kern
 	# Restarts with all of them registered.
 	put_all "registering again"
 	SAMPLE=$(sample_addrs)
