@@ -46,6 +46,9 @@ struct xdp_sbx {
 	uint8_t tag[8];
 	uint32_t reused;	/* maps taken from their pins (xdppin.h) */
 	char note[600];		/* what the pinning had to say, for the log; "" when nothing */
+	char pin_dir[300];	/* where the maps and the interfaces' links are pinned; "" = none */
+	struct { int fd; int ifindex; } *links;	/* by slot: the link this process holds */
+	uint32_t nlinks;
 };
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Sandbox interfaces that come and go (issue 21): cubevs-fp follows the kernel's link events.
 # Two sandboxes serve HTTP; A's interface is deleted, renamed, moved, downed, resized, taken
-# over by another interface or given someone else's XDP program, and after each event the
+# over by another interface or given someone else's XDP program (refused while our pinned
+# link holds the interface; without pins, replaced), and after each event the
 # test asserts what GET, /readyz, /metrics and the log say, real traffic from the world to A
 # (and A's long-lived flows where the guest keeps its TCP state), and that B never noticed.
 #
@@ -219,6 +220,21 @@ case_takeover() {
 }
 
 case_foreign() {
+	# With a pin directory our program is on A's interface through a pinned BPF link, which
+	# the kernel lets nobody replace by rtnetlink: tried first. Without one (TB_PIN=0) it is
+	# attached by rtnetlink, which can be replaced: what happens then is the rest of the case.
+	bed
+	local out
+	out=$(nsn ip -force link set dev sb1 xdpdrv obj "$XDP_PASS_OBJ" sec xdp 2>&1)
+	check "a pinned link: the kernel refuses someone else's program on sb1 ($out)" \
+		contains "$out" "active BPF XDP link"
+	check "a pinned link: A still serves" serves "$HPA" sandbox1
+	check "a pinned link: A attached" eq "$(field a attached)" True
+	b_unharmed "a pinned link"
+	fp_stop
+	tb_teardown
+	TB_PIDS=()
+	TB_PIN=0
 	bed
 	nsn ip -force link set dev sb1 xdpdrv obj "$XDP_PASS_OBJ" sec xdp
 	detached_as "someone else's program" "not ours"
