@@ -26,7 +26,7 @@ struct server_spec {
 	char **install;		/* install argv or NULL; catalog installs only run via pull */
 	char *dir;		/* working directory */
 	char *repo;		/* clone URL (GitHub servers) */
-	bool root;		/* "runAs": "root": the opt-out, runs as before, unisolated */
+	bool root;		/* "runAs": "root": the opt-out, runs unisolated */
 	char **rw_paths;	/* declared paths it may write ("paths", writable properties) */
 	/* Assigned by iso_setup() in serve. */
 	uid_t uid;

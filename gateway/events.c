@@ -27,8 +27,8 @@ event_wanted(struct session *s, const char *method, json_t *params)
 		return false;
 	/* Task ids mean something only to clients of the tasks extension, which listen. */
 	if (strcmp(method, "notifications/tasks/status") == 0)
-		return s->modern && s->listen && s->tasks;
-	if (s->modern) {
+		return s->stateless && s->listen && s->tasks;
+	if (s->stateless) {
 		/* A listener gets only what it asked for, and no stray log messages. */
 		if (!s->listen)
 			return false;
@@ -44,7 +44,7 @@ event_wanted(struct session *s, const char *method, json_t *params)
 		return uri && json_object_get(s->subs, uri) != NULL;
 	}
 	if (strcmp(method, "notifications/message") == 0)
-		return log_level_parse(json_string_value(json_object_get(params, "level"))) >=
+		return mcp_log_level(json_string_value(json_object_get(params, "level"))) >=
 		       s->log_level;
 	return true;
 }
@@ -76,7 +76,7 @@ roots_ask(struct http_server *h, struct upstream *u, json_t *req)
 
 	pthread_mutex_lock(&h->lock);
 	for (s = h->sessions; s; s = s->next)
-		if (s->get && !s->modern && !s->closed && (s->caps & UP_CAP_ROOTS) &&
+		if (s->get && !s->stateless && !s->closed && (s->caps & UP_CAP_ROOTS) &&
 		    s->roots_changed && now - s->roots_changed < ROOTS_ASK_NS &&
 		    (best == NULL || s->roots_changed > best->roots_changed))
 			best = s;
@@ -136,7 +136,7 @@ relay_broadcast(struct http_server *h, json_t *msg)
 
 		if (!event_wanted(s, method, params))
 			continue;
-		if (s->modern) {
+		if (s->stateless) {
 			/* Each notification names the subscription it belongs to. */
 			json_t *out = json_deep_copy(msg), *p;
 

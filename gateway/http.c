@@ -218,7 +218,7 @@ struct post {
 	struct session *s;
 	bool fresh;		/* s is new: only an initialize may create one */
 	bool json_only;		/* the client accepts application/json, not SSE */
-	bool modern;		/* MCP-Protocol-Version 2026-07-28: stateless */
+	bool stateless;		/* MCP-Protocol-Version 2026-07-28 */
 };
 
 /* A response or a notification from the client: nothing goes back but 202. */
@@ -231,7 +231,7 @@ post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 		sreq_answer(h, p->s, msg);
 	else if (strcmp(method, "notifications/cancelled") == 0)
 		session_cancel(h, p->s, json_object_get(msg, "params"));
-	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->modern)
+	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->stateless)
 		roots_changed(h, p->s);
 	return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
 }
@@ -255,8 +255,8 @@ post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 			}
 		}
 	}
-	if (p->json_only || (p->s->modern && stateless_status(resp) != MHD_HTTP_OK))
-		return reply_json(p->c, p->s->modern ? stateless_status(resp) : MHD_HTTP_OK, resp,
+	if (p->json_only || (p->s->stateless && stateless_status(resp) != MHD_HTTP_OK))
+		return reply_json(p->c, p->s->stateless ? stateless_status(resp) : MHD_HTTP_OK, resp,
 				  sid);
 	{
 		enum MHD_Result ret = reply_sse(p->c, resp, sid);
@@ -293,7 +293,7 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
 				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
 	}
-	if (p->s->modern && strcmp(json_string_value(json_object_get(msg, "method")),
+	if (p->s->stateless && strcmp(json_string_value(json_object_get(msg, "method")),
 				   "subscriptions/listen") == 0) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
@@ -303,7 +303,7 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		return listen_start(h, p->c, p->s, msg, conn_fd(p->c));
 	}
 	/* Other requestStates are a server's own: they go to it untouched with the retry. */
-	if (p->s->modern && park_owns(json_object_get(json_object_get(msg, "params"),
+	if (p->s->stateless && park_owns(json_object_get(json_object_get(msg, "params"),
 						      "requestState"))) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
@@ -318,23 +318,23 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 	if (f.reply) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
-		if (p->s->modern)
-			modern_result(f.reply, json_string_value(json_object_get(msg, "method")));
+		if (p->s->stateless)
+			stateless_result(f.reply, json_string_value(json_object_get(msg, "method")));
 		ret = post_own_reply(h, p, msg, json_incref(f.reply));
-		forward_fini(&f);
+		mcp_forward_fini(&f);
 		return ret;
 	}
 	free(idtext);
 	st = stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
 	if (st == NULL) {
-		forward_fini(&f);
+		mcp_forward_fini(&f);
 		return http_reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	/* 2026-07-28 requests have no session to resume on. */
-	if (!p->json_only && !p->s->modern)
+	if (!p->json_only && !p->s->stateless)
 		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
 	stream_forward(st, &f, h->conf.call_timeout_ns);
-	forward_fini(&f);
+	mcp_forward_fini(&f);
 	return stream_reply(p->c, st, NULL);
 }
 
@@ -390,7 +390,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 				stream_forward(sts[i], &f, h->conf.call_timeout_ns);
 			}
 		}
-		forward_fini(&f);
+		mcp_forward_fini(&f);
 	}
 	for (i = 0; i < n; i++) {
 		if (sts[i] == NULL)
@@ -413,7 +413,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
  * refusal already queued.
  */
 static enum MHD_Result
-modern_check(struct http_server *h, struct post *p, json_t *msg, bool *refused)
+post_stateless(struct http_server *h, struct post *p, json_t *msg, bool *refused)
 {
 	enum MHD_Result ret = MHD_YES;
 
@@ -448,10 +448,10 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	}
 	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
 	       strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0;
-	if (p->modern) {
+	if (p->stateless) {
 		bool refused;
 
-		ret = modern_check(h, p, body, &refused);
+		ret = post_stateless(h, p, body, &refused);
 		if (refused) {
 			json_decref(body);
 			return ret;
@@ -509,8 +509,8 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 	struct accept_scan acc = {false, false};
 	struct post p = { .c = c };
 
-	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
-	if (pv && !p.modern && !proto_supported(pv))
+	p.stateless = pv && strcmp(pv, MCP_2026_07_28) == 0;
+	if (pv && !p.stateless && !upstream_proto_supported(pv))
 		return stateless_bad_version(c, rq->body.buf, rq->body.len, pv);
 	if (!ctype_is_json(ct))
 		return http_reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
@@ -591,9 +591,9 @@ mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
 
 	*refused = true;
 	tl_origin = NULL;
-	if (!host_allowed(&h->conf, host))
+	if (!guard_host_allowed(&h->conf, host))
 		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
-	if (origin && !origin_allowed(&h->conf, origin))
+	if (origin && !guard_origin_allowed(&h->conf, origin))
 		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
 	tl_origin = origin;
 	*refused = false;
@@ -616,7 +616,7 @@ http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, 
 			return mcp_preflight(c);
 	}
 	/* The token check comes next, and an unauthorised body is never buffered. */
-	if (mcp && !token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	if (mcp && !guard_token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							    MHD_HTTP_HEADER_AUTHORIZATION),
 				h->conf.token))
 		return reply_unauthorized(c);

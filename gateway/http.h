@@ -41,8 +41,8 @@ void http_quiesce(struct http_server *h, int grace_ms);
 void http_stop(struct http_server *h);
 /* The /health body: servers and counts of the merged lists. */
 char *http_health(struct http_server *h);
-bool token_equal(const char *header, const char *token);
-const char *proto_negotiate(const char *requested);
-bool proto_supported(const char *v);
+bool guard_token_equal(const char *header, const char *token);
+const char *upstream_proto_negotiate(const char *requested);
+bool upstream_proto_supported(const char *v);
 
 #endif /* GW_HTTP_H */

@@ -22,7 +22,7 @@
 #define SREQ_MAX	256	/* server requests awaiting a client's answer, per session */
 #define EVENT_KEEP	64	/* GET stream events kept for Last-Event-ID replay */
 /* The stateless revision: every request carries its version and capabilities in _meta. */
-#define MODERN_VERSION	"2026-07-28"
+#define MCP_2026_07_28	"2026-07-28"
 #define META_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 #define META_INFO	"io.modelcontextprotocol/clientInfo"
@@ -69,7 +69,7 @@ struct session {
 	char version[16];
 	bool initialized;
 	bool closed;
-	bool modern;		/* a one-request session of a 2026-07-28 client */
+	bool stateless;	/* a one-request session of a 2026-07-28 client */
 	bool tasks;		/* it declared the tasks extension (2026-07-28) */
 	unsigned listen;	/* LISTEN_*: a subscriptions/listen stream, in the table */
 	json_t *listen_id;	/* its request id, the subscription id */
@@ -151,18 +151,18 @@ enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned int status,
 				const char *text);
 
 /* guard.c */
-bool host_allowed(const struct http_conf *conf, const char *hostport);
-bool origin_allowed(const struct http_conf *conf, const char *origin);
+bool guard_host_allowed(const struct http_conf *conf, const char *hostport);
+bool guard_origin_allowed(const struct http_conf *conf, const char *origin);
 
 /* mcp.c: the gateway's own answers and which upstream gets the rest. */
 json_t *rpc_error(json_t *id, int code, const char *msg);
 json_t *rpc_result(json_t *id, json_t *result);
-int log_level_parse(const char *name);
-unsigned client_caps(json_t *caps);
+int mcp_log_level(const char *name);
+unsigned mcp_client_caps(json_t *caps);
 /* A 2026-07-28 result: resultType, and cache hints on lists (in place). */
-void modern_result(json_t *msg, const char *method);
+void stateless_result(json_t *msg, const char *method);
 /* A one-request session from a 2026-07-28 request's _meta. */
-void modern_session(struct session *s, json_t *msg);
+void stateless_session_init(struct session *s, json_t *msg);
 
 struct forward {
 	struct upstream *u;	/* NULL: answered here (see reply) */
@@ -173,7 +173,7 @@ struct forward {
 };
 
 void mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f);
-void forward_fini(struct forward *f);
+void mcp_forward_fini(struct forward *f);
 
 /* stateless.c: the checks of 2026-07-28 requests. */
 json_t *stateless_versions(void);

@@ -50,7 +50,7 @@ tables_build(struct http_server *h, struct tool_table out[TAB_COUNT])
 	free(src);
 	if (rc)
 		for (k = 0; k < TAB_COUNT; k++)
-			tools_free(&out[k]);
+			routes_free(&out[k]);
 	return rc;
 }
 
@@ -132,7 +132,7 @@ lists_rebuild(struct http_server *h)
 	}
 	pthread_rwlock_unlock(&h->tlock);
 	for (k = 0; k < TAB_COUNT; k++) {
-		tools_free(&fresh[k]);
+		routes_free(&fresh[k]);
 		/* Templates and resources share one notification: send it once. */
 		if (changed[k] && !(k == TAB_TEMPLATES && changed[TAB_RESOURCES])) {
 			json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
@@ -265,7 +265,7 @@ lists_stop(struct http_server *h)
 		h->refresher_on = false;
 	}
 	for (k = 0; k < TAB_COUNT; k++)
-		tools_free(&h->tabs[k]);
+		routes_free(&h->tabs[k]);
 	free(h->stale);
 	h->stale = NULL;
 	free(h->health);

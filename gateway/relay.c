@@ -78,7 +78,7 @@ stream_finish(struct stream *st, json_t *final)
 		if (final)
 			push_locked(st, final, NULL);
 		/* 2026-07-28 streams keep it too: its HTTP status may depend on it. */
-		if ((!st->sse || st->s->modern) && final)
+		if ((!st->sse || st->s->stateless) && final)
 			st->final = json_incref(final);
 		st->done = true;
 	}
@@ -208,9 +208,9 @@ link_done(const struct up_link *l, json_t *msg, const char *err)
 	} else {
 		out = answer_error(st, err ? err : "no answer");
 	}
-	if (st->s->modern) {
+	if (st->s->stateless) {
 		tasks_result(st->h, st->u, out);
-		modern_result(out, st->what);
+		stateless_result(out, st->what);
 	}
 	unlink_take(st);
 	pthread_mutex_lock(&st->lock);
@@ -264,7 +264,7 @@ relay_request(struct stream *st, json_t *msg)
 		return server_request_refuse(id, "mcp-gateway: the calling client accepts only "
 					     "application/json responses, which cannot carry "
 					     "server requests");
-	if (st->s->modern)
+	if (st->s->stateless)
 		return park_request(st, msg);
 	pthread_mutex_lock(&st->h->lock);
 	r = sreq_add_locked(st->s, st->u, id);
@@ -303,7 +303,7 @@ link_relay(const struct up_link *l, json_t *msg)
 		return NULL;
 	}
 	if (strcmp(method, "notifications/message") == 0) {
-		int lvl = log_level_parse(json_string_value(json_object_get(params, "level")));
+		int lvl = mcp_log_level(json_string_value(json_object_get(params, "level")));
 		int min;
 
 		pthread_mutex_lock(&st->h->lock);
@@ -593,10 +593,10 @@ stream_wait_final(struct stream *st, bool *gone)
 static enum MHD_Result
 reply_json_final(struct MHD_Connection *c, struct stream *st, const char *session_id)
 {
-	bool modern = st->s->modern, gone;
+	bool stateless = st->s->stateless, gone;
 	json_t *final = stream_wait_final(st, &gone);
 	char *js = final ? json_dumps(final, JSON_COMPACT) : NULL;
-	unsigned int status = !js ? MHD_HTTP_ACCEPTED : modern ? stateless_status(final) :
+	unsigned int status = !js ? MHD_HTTP_ACCEPTED : stateless ? stateless_status(final) :
 			      MHD_HTTP_OK;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -673,7 +673,7 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 	struct reader *rd;
 	bool gone = false;
 
-	if (!st->sse || (st->s->modern && stream_refused(st, &gone)))
+	if (!st->sse || (st->s->stateless && stream_refused(st, &gone)))
 		return reply_json_final(c, st, session_id);
 	if (gone) {
 		stream_unref(st);

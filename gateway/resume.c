@@ -7,7 +7,7 @@
  * broke can GET /mcp with Last-Event-ID and read on from the event after it, on the new
  * connection. A disconnection is not a cancellation (the specification says so): the call
  * goes on for --resume-window, and only a stream nobody resumed by then is cancelled at the
- * server. 2026-07-28 requests have no session to resume on and keep the old behaviour.
+ * server. 2026-07-28 requests have no session to resume on: their streams are not resumable.
  */
 
 #include <stdio.h>

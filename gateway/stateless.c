@@ -13,7 +13,7 @@
 #include "http_int.h"
 
 static const char *const versions[] = {
-	MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+	MCP_2026_07_28, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
 json_t *
@@ -64,7 +64,7 @@ reply_status(struct MHD_Connection *c, unsigned int status, json_t *msg)
 /*
  * A version the gateway does not speak. A request in the stateless shape (its version in
  * _meta) gets the JSON-RPC error the revision defines, with the versions it could use;
- * anything else keeps the plain-text 400 the older revisions have always had.
+ * anything else gets the plain-text 400 of the older revisions.
  */
 enum MHD_Result
 stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, const char *pv)
@@ -209,7 +209,7 @@ params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
 	bool ok = true;
 
 	pthread_rwlock_rdlock(&h->tlock);
-	r = tool ? tools_find(h->conf.tools, tool) : NULL;
+	r = tool ? routes_find(h->conf.tools, tool) : NULL;
 	props = r ? json_object_get(json_object_get(r->tool, "inputSchema"), "properties") : NULL;
 	json_object_foreach(props, key, schema) {
 		const char *hname = json_string_value(json_object_get(schema, "x-mcp-header"));
@@ -283,7 +283,7 @@ stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 		return rpc_error(id, RPC_INVALID_PARAMS, "Invalid params: _meta must carry "
 				 META_VERSION " and " META_CAPS);
 	/* The header said 2026-07-28 (that is how this request got here): the body must too. */
-	if (strcmp(v, MODERN_VERSION) != 0)
+	if (strcmp(v, MCP_2026_07_28) != 0)
 		return mismatch(id, "Header mismatch: MCP-Protocol-Version and _meta's "
 				META_VERSION " differ");
 	*status = MHD_HTTP_OK;
@@ -311,6 +311,6 @@ stateless_session(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 		return NULL;
 	}
 	s->inflight = 1;
-	modern_session(s, msg);
+	stateless_session_init(s, msg);
 	return s;
 }

@@ -64,7 +64,7 @@ upstream_tools(struct upstream *u)
 
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 int
-msg_send(struct upstream *u, json_t *msg)
+upstream_send(struct upstream *u, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len;
@@ -234,7 +234,7 @@ static int
 notify(struct upstream *u, const char *method)
 {
 	json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", method);
-	int rc = n ? msg_send(u, n) : -ENOMEM;
+	int rc = n ? upstream_send(u, n) : -ENOMEM;
 
 	json_decref(n);
 	return rc;
@@ -316,7 +316,7 @@ handshake(struct upstream *u, char **err)
 			   "2025-06-18", "capabilities", "roots", "listChanged", 1, "sampling",
 			   "elicitation",
 			   "clientInfo", "name", GW_CLIENT_NAME, "version", u->version);
-	rc = request(u, "initialize", params, &msg, err);
+	rc = upstream_request(u, "initialize", params, &msg, err);
 	json_decref(params);
 	if (rc)
 		return rc;
@@ -477,7 +477,7 @@ list_fetch(struct upstream *u, const char *method, const char *key, json_t *arr,
 		if (cursor)
 			json_object_set_new(params, "cursor", cursor);
 		cursor = NULL;
-		rc = request(u, method, params, &msg, err);
+		rc = upstream_request(u, method, params, &msg, err);
 		json_decref(params);
 		if (rc)
 			break;
@@ -624,13 +624,13 @@ upstream_start(struct upstream *u, char **err)
 
 	pthread_mutex_lock(&u->start_lock);
 	if (u->spec->repo) {
-		rc = repo_clone(u, err);
+		rc = install_repo_clone(u, err);
 		if (rc)
 			goto out;
 	}
 	if (u->spec->install) {
 		log_info("running install command", "server=%s", u->spec->name);
-		rc = run_logged(u, u->spec->install, iso_cwd(u->spec), &msg);
+		rc = install_run_logged(u, u->spec->install, iso_cwd(u->spec), &msg);
 		if (rc) {
 			err_set(err, rc, "installCmd: %s", msg ? msg : "failed");
 			goto out;
@@ -658,7 +658,7 @@ out:
 
 /* A child that exited is replaced here; the tool list from start-up stays as it was. */
 int
-ensure_running(struct upstream *u, char **err)
+upstream_ensure_running(struct upstream *u, char **err)
 {
 	bool alive, restarted = false;
 	int rc = 0;
@@ -736,14 +736,14 @@ upstream_free(struct upstream *u)
 }
 
 bool
-proto_supported(const char *v)
+upstream_proto_supported(const char *v)
 {
 	return proto_known(v);
 }
 
 /* Echo a version we know, else answer our latest. */
 const char *
-proto_negotiate(const char *requested)
+upstream_proto_negotiate(const char *requested)
 {
 	size_t i;
 

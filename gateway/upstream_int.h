@@ -63,14 +63,15 @@ struct upstream {
 };
 
 /* install.c: a command with its output in the log; the clone of a GitHub server. */
-int run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
-int repo_clone(struct upstream *u, char **err);
+int install_run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
+int install_repo_clone(struct upstream *u, char **err);
 
 /* Writes one message as one line on the child's stdin. */
-int msg_send(struct upstream *u, json_t *msg);
+int upstream_send(struct upstream *u, json_t *msg);
 /* Restarts a child that exited; called with no lock held. */
-int ensure_running(struct upstream *u, char **err);
+int upstream_ensure_running(struct upstream *u, char **err);
 /* A request of the gateway's own: waits for the answer (a message with result or error). */
-int request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err);
+int upstream_request(struct upstream *u, const char *method, json_t *params, json_t **msg,
+		     char **err);
 
 #endif /* GW_UPSTREAM_INT_H */

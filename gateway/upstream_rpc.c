@@ -25,7 +25,7 @@ respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
 		json_object_set(resp, "error", error);
 	else
 		json_object_set_new(resp, "result", result ? json_incref(result) : json_object());
-	msg_send(u, resp);
+	upstream_send(u, resp);
 	json_decref(resp);
 }
 
@@ -118,7 +118,7 @@ server_request(struct upstream *u, json_t *req, const char *method)
 	if (p) {
 		/* The relay refused it (no stream to carry it): its answer goes back. */
 		if (reply)
-			msg_send(u, reply);
+			upstream_send(u, reply);
 		json_decref(reply);
 		return;
 	}
@@ -255,7 +255,7 @@ upstream_roots_changed(struct upstream *u)
 	n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
 		      "notifications/roots/list_changed");
 	if (n)
-		msg_send(u, n);
+		upstream_send(u, n);
 	json_decref(n);
 }
 
@@ -268,7 +268,7 @@ cancel_send(struct upstream *u, int64_t id, const char *reason)
 			      "reason", reason);
 
 	if (n)
-		msg_send(u, n);
+		upstream_send(u, n);
 	json_decref(n);
 }
 
@@ -346,7 +346,8 @@ gone_wait(struct upstream *u)
 
 /* A request of the gateway's own (handshake, lists): waits for the answer. */
 int
-request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+upstream_request(struct upstream *u, const char *method, json_t *params, json_t **msg,
+		 char **err)
 {
 	struct pending *p;
 	json_t *req;
@@ -358,7 +359,7 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 	if (p == NULL)
 		return -EPIPE;
 	req = request_msg(p->id, method, params);
-	rc = req ? msg_send(u, req) : -ENOMEM;
+	rc = req ? upstream_send(u, req) : -ENOMEM;
 	json_decref(req);
 	pthread_mutex_lock(&u->lock);
 	if (rc == 0) {
@@ -414,7 +415,7 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 	bool mine;
 	int rc;
 
-	rc = ensure_running(u, err);
+	rc = upstream_ensure_running(u, err);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&u->lock);
@@ -428,7 +429,7 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 		fp = params_token_swap(params, p->id);
 	req = (fp || !params) ? request_msg(p->id, method, fp) : NULL;
 	json_decref(fp);
-	rc = req ? msg_send(u, req) : -ENOMEM;
+	rc = req ? upstream_send(u, req) : -ENOMEM;
 	json_decref(req);
 	if (rc == 0)
 		return 0;
