@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mcp-gateway: the HTTP side's interface to serve (http.c and the files of http_int.h). */
+/* mcp-gateway: the HTTP side's interface to serve (http.c; its files are in http_int.h). */
 #ifndef GW_HTTP_H
 #define GW_HTTP_H
 
@@ -41,8 +41,5 @@ void http_quiesce(struct http_server *h, int grace_ms);
 void http_stop(struct http_server *h);
 /* The /health body: servers and counts of the merged lists. */
 char *http_health(struct http_server *h);
-bool guard_token_equal(const char *header, const char *token);
-const char *upstream_proto_negotiate(const char *requested);
-bool upstream_proto_supported(const char *v);
 
 #endif /* GW_HTTP_H */

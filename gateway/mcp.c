@@ -15,35 +15,6 @@
 
 #define CURSOR_PREFIX	"gwc1:"
 
-static const char *const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
-};
-
-/* The syslog order of a level name; unknown names count as the most severe (always kept). */
-int
-mcp_log_level(const char *name)
-{
-	int i;
-
-	for (i = 0; name && log_levels[i]; i++)
-		if (strcmp(name, log_levels[i]) == 0)
-			return i;
-	return name ? 7 : 0;
-}
-
-json_t *
-rpc_error(json_t *id, int code, const char *msg)
-{
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-			 "error", "code", code, "message", msg);
-}
-
-json_t *
-rpc_result(json_t *id, json_t *result)
-{
-	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
 static json_t *
 rpc_errorf(json_t *id, int code, const char *fmt, const char *arg)
 {
@@ -67,20 +38,6 @@ any_upstream_has(struct http_server *h, const char *cap, const char *sub)
 			return true;
 	}
 	return false;
-}
-
-unsigned
-mcp_client_caps(json_t *caps)
-{
-	unsigned bits = 0;
-
-	if (json_object_get(caps, "roots"))
-		bits |= UP_CAP_ROOTS;
-	if (json_object_get(caps, "sampling"))
-		bits |= UP_CAP_SAMPLING;
-	if (json_object_get(caps, "elicitation"))
-		bits |= UP_CAP_ELICITATION;
-	return bits;
 }
 
 static json_t *
@@ -118,7 +75,7 @@ mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *par
 
 	snprintf(s->version, sizeof(s->version), "%s", v);
 	s->initialized = true;
-	s->caps = mcp_client_caps(json_object_get(params, "capabilities"));
+	s->caps = rpc_client_caps(json_object_get(params, "capabilities"));
 	return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", v,
 					"capabilities", server_caps(h, false), "serverInfo",
 					"name", GW_CLIENT_NAME, "version", h->conf.version));
@@ -141,47 +98,6 @@ mcp_discover(struct http_server *h, json_t *id)
 		"name", GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
 		"private", "_meta", META_SERVER_INFO, "name", GW_CLIENT_NAME, "version",
 		h->conf.version));
-}
-
-void
-stateless_session_init(struct session *s, json_t *msg)
-{
-	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-	const char *lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
-
-	s->stateless = true;
-	s->initialized = true;
-	snprintf(s->version, sizeof(s->version), "%s", MCP_2026_07_28);
-	s->caps = mcp_client_caps(json_object_get(meta, META_CAPS));
-	s->tasks = json_object_get(json_object_get(json_object_get(meta, META_CAPS),
-						   "extensions"), EXT_TASKS) != NULL;
-	/* Log messages are an opt-in per request. */
-	s->log_level = lvl ? mcp_log_level(lvl) : 8;
-}
-
-void
-stateless_result(json_t *msg, const char *method)
-{
-	json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
-
-	/* A missing resource has one code in 2026-07-28, whatever the server's revision said. */
-	if (method && strcmp(method, "resources/read") == 0 &&
-	    json_integer_value(json_object_get(err, "code")) == -32002)
-		json_object_set_new(err, "code", json_integer(RPC_INVALID_PARAMS));
-	if (!json_is_object(res))
-		return;
-	/* A server's input_required or task result is its own answer, relayed as it is. */
-	if (!json_is_string(json_object_get(res, "resultType")))
-		json_object_set_new(res, "resultType", json_string("complete"));
-	/*
-	 * Lists and reads are cacheable results; they may change under a client that cannot
-	 * hear it (no subscriptions/listen here), so: do not cache.
-	 */
-	if (method && (strstr(method, "/list") || strcmp(method, "resources/read") == 0) &&
-	    !json_object_get(res, "ttlMs")) {
-		json_object_set_new(res, "ttlMs", json_integer(0));
-		json_object_set_new(res, "cacheScope", json_string("private"));
-	}
 }
 
 /* One page of an aggregated list, with an opaque cursor to the next. */
@@ -292,16 +208,10 @@ route_resource(struct http_server *h, struct session *s, const char *method, jso
 		return;
 	}
 	f->params = json_incref(params);
-	/* Updates go to the sessions that subscribed, on their GET streams. */
-	pthread_mutex_lock(&h->lock);
-	if (strcmp(method, "resources/subscribe") == 0) {
-		if (s->subs == NULL)
-			s->subs = json_object();
-		json_object_set_new(s->subs, uri, json_true());
-	} else if (strcmp(method, "resources/unsubscribe") == 0) {
-		json_object_del(s->subs, uri);
-	}
-	pthread_mutex_unlock(&h->lock);
+	if (strcmp(method, "resources/subscribe") == 0)
+		session_subscribe(h, s, uri, true);
+	else if (strcmp(method, "resources/unsubscribe") == 0)
+		session_subscribe(h, s, uri, false);
 }
 
 static void
@@ -344,16 +254,10 @@ static json_t *
 set_level(struct http_server *h, struct session *s, json_t *id, json_t *params)
 {
 	const char *level = json_string_value(json_object_get(params, "level"));
-	int i;
 
-	for (i = 0; level && log_levels[i]; i++)
-		if (strcmp(level, log_levels[i]) == 0)
-			break;
-	if (level == NULL || log_levels[i] == NULL)
+	if (level == NULL || !rpc_log_level_valid(level))
 		return rpc_errorf(id, RPC_INVALID_PARAMS, "invalid log level %s", level);
-	pthread_mutex_lock(&h->lock);
-	s->log_level = i;
-	pthread_mutex_unlock(&h->lock);
+	session_set_log_level(h, s, rpc_log_level(level));
 	return rpc_result(id, json_object());
 }
 
@@ -439,13 +343,28 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 		f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
 }
 
+struct route_args {
+	struct http_server *h;
+	struct session *s;
+	json_t *req;
+	struct forward *f;
+};
+
+static void
+route_read(void *arg)
+{
+	struct route_args *a = arg;
+
+	route_locked(a->h, a->s, a->req, a->f);
+}
+
 /* Everything routing reads of the tables is copied out before the read lock goes. */
 void
 mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f)
 {
-	pthread_rwlock_rdlock(&h->tlock);
-	route_locked(h, s, req, f);
-	pthread_rwlock_unlock(&h->tlock);
+	struct route_args a = { h, s, req, f };
+
+	lists_read(h, route_read, &a);
 }
 
 void

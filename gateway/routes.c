@@ -74,12 +74,12 @@ table_add(struct tool_table *t, const struct route_kind *k, const char *name,
 	return 0;
 }
 
-const struct route_kind route_tools = {"tool", "name", true, true, "skipping duplicate tool"};
-const struct route_kind route_prompts = {"prompt", "name", true, false,
+const struct route_kind routes_kind_tools = {"tool", "name", true, true, "skipping duplicate tool"};
+const struct route_kind routes_kind_prompts = {"prompt", "name", true, false,
 					 "skipping duplicate prompt"};
-const struct route_kind route_resources = {"resource", "uri", false, false,
+const struct route_kind routes_kind_resources = {"resource", "uri", false, false,
 					   "skipping duplicate URI"};
-const struct route_kind route_templates = {"resource template", "uriTemplate", false, false,
+const struct route_kind routes_kind_templates = {"resource template", "uriTemplate", false, false,
 					   "skipping duplicate URI template"};
 
 /* The exported name of one item, or NULL to skip it (alt holds a malloc'd new name). */
@@ -150,7 +150,7 @@ routes_build(const struct tool_source *src, size_t n, const struct route_kind *k
 int
 routes_build_tools(const struct tool_source *src, size_t n, struct tool_table *t)
 {
-	return routes_build(src, n, &route_tools, t);
+	return routes_build(src, n, &routes_kind_tools, t);
 }
 
 const struct tool_route *

@@ -35,7 +35,8 @@ struct route_kind {
 	const char *dup_msg;	/* the warning for an item skipped as a duplicate */
 };
 
-extern const struct route_kind route_tools, route_prompts, route_resources, route_templates;
+extern const struct route_kind routes_kind_tools, routes_kind_prompts, routes_kind_resources,
+	routes_kind_templates;
 
 int routes_build(const struct tool_source *src, size_t n, const struct route_kind *k,
 		 struct tool_table *t);

@@ -77,6 +77,9 @@ void upstream_kill(struct upstream *u);
 void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);
+/* The protocol versions the gateway speaks: whether v is one; v echoed, else the latest. */
+bool upstream_proto_supported(const char *v);
+const char *upstream_proto_negotiate(const char *requested);
 /* One line of the server's output: match a response, answer a server request, or skip it. */
 void upstream_input(struct upstream *u, const char *line, size_t len);
 

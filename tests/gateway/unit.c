@@ -537,7 +537,7 @@ test_routes(void)
 	const struct tool_route *r;
 	struct tool_table t;
 
-	CHECK(routes_build(ps, 2, &route_prompts, &t) == 0, "prompts");
+	CHECK(routes_build(ps, 2, &routes_kind_prompts, &t) == 0, "prompts");
 	CHECK(t.n == 3, "prompts n=%zu", t.n);
 	r = routes_find(&t, "b_greet");
 	CHECK(r && r->ctx == (void *)2 && strcmp(r->orig, "greet") == 0, "b_greet -> b greet");
@@ -545,7 +545,7 @@ test_routes(void)
 	r = routes_find(&t, "greet");
 	CHECK(r && r->ctx == (void *)1, "greet stays with a");
 	routes_free(&t);
-	CHECK(routes_build(rs, 2, &route_resources, &t) == 0, "resources");
+	CHECK(routes_build(rs, 2, &routes_kind_resources, &t) == 0, "resources");
 	CHECK(t.n == 2, "resources n=%zu", t.n);
 	r = routes_find(&t, "file:///x");
 	CHECK(r && r->ctx == (void *)1 &&
