@@ -39,6 +39,65 @@ config_parse_text(const char *text, json_t **out, char **err)
 	return 0;
 }
 
+int
+config_text_read(const char *config, const char *config_file, char **text, char **err)
+{
+	char *m;
+	int rc;
+
+	if (config && config_file)
+		return err_set(err, -EINVAL, "--config and --config-file are mutually exclusive");
+	if (!config && !config_file)
+		return err_set(err, -EINVAL, "--config is required");
+	if (config_file == NULL) {
+		*text = strdup(config);
+		return *text ? 0 : err_set(err, -ENOMEM, "out of memory");
+	}
+	*text = file_read_all(config_file, NULL, &rc);
+	if (*text)
+		return 0;
+	/* Go prints OS errors in lower case; keep messages looking the same. */
+	m = strdup(strerror(-rc));
+	if (m && m[0])
+		m[0] = (char)tolower((unsigned char)m[0]);
+	err_set(err, rc, "open %s: %s", config_file, m ? m : "error");
+	free(m);
+	return rc;
+}
+
+/* A config that came as any JSON value: an object, or the launcher's error for it. */
+static int
+config_object(json_t **cfg, char **err)
+{
+	char *text;
+	int rc;
+
+	if (json_is_object(*cfg))
+		return 0;
+	text = json_dumps(*cfg, JSON_ENCODE_ANY);
+	json_decref(*cfg);
+	*cfg = NULL;
+	rc = config_parse_text(text ? text : "", cfg, err);
+	free(text);
+	return rc;
+}
+
+int
+config_servers(const char *catalog_file, const char *servers_dir, const char *github_base,
+	       const char *text, json_t **cfg, json_t **catalog, struct server_list *list,
+	       char **err)
+{
+	int rc = text ? 0 : config_object(cfg, err);
+
+	if (rc == 0)
+		rc = catalog_load(catalog_file, catalog, err);
+	if (rc == 0 && text)
+		rc = config_parse_text(text, cfg, err);
+	if (rc == 0)
+		rc = config_resolve(*cfg, *catalog, servers_dir, github_base, list, err);
+	return rc;
+}
+
 static int
 str_cmp(const void *a, const void *b)
 {

@@ -42,6 +42,16 @@ struct server_list {
 };
 
 int config_parse_text(const char *text, json_t **out, char **err);
+/* --config or --config-file, exactly one of them: the config's text in *text (malloc'd). */
+int config_text_read(const char *config, const char *config_file, char **text, char **err);
+/*
+ * The servers a config names, as launch and serve both find them: the catalog (built in,
+ * then the override file) and the config resolved against it. The config is text (parsed
+ * after the catalog loads) or, with text NULL, *cfg (which must be an object).
+ */
+int config_servers(const char *catalog_file, const char *servers_dir, const char *github_base,
+		   const char *text, json_t **cfg, json_t **catalog, struct server_list *list,
+		   char **err);
 int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
 		   const char *github_base, struct server_list *out, char **err);
 void server_list_free(struct server_list *l);
