@@ -52,8 +52,6 @@ enum up_list {
 
 struct upstream *upstream_new(const struct server_spec *spec, const char *version);
 int upstream_start(struct upstream *u, char **err);
-json_t *upstream_tools(struct upstream *u);
-json_t *upstream_list(struct upstream *u, enum up_list which);
 /* A copy of the tools (which < 0) or of one enum up_list, safe against a refresh. */
 json_t *upstream_snapshot(struct upstream *u, int which);
 /* Lists tools, prompts, resources and templates again (after a list_changed). */
