@@ -41,6 +41,25 @@ struct server_list {
 	char **warnings;
 };
 
+/* Where launch and serve find the servers of a config: the catalog, clones, GitHub. */
+struct config_sources {
+	char *catalog_file;
+	char *servers_dir;
+	char *github_base;
+};
+
+/* Their flags, for a struct flag table (flags.h), and their defaults (gw.h). */
+#define CONFIG_SOURCE_FLAGS(src) \
+	{"catalog-file", FLAG_STRING, &(src).catalog_file, "catalog override file (default " \
+	 GW_CATALOG_FILE ")", false}, \
+	{"servers-dir", FLAG_STRING, &(src).servers_dir, "clone root for GitHub servers " \
+	 "(default " GW_SERVERS_DIR ")", false}, \
+	{"github-base-url", FLAG_STRING, &(src).github_base, "base URL GitHub repositories " \
+	 "are cloned from (default " GW_GITHUB_BASE ")", false}
+
+void config_sources_init(struct config_sources *src);
+void config_sources_fini(struct config_sources *src);
+
 int config_parse_text(const char *text, json_t **out, char **err);
 /* --config or --config-file, exactly one of them: the config's text in *text (malloc'd). */
 int config_text_read(const char *config, const char *config_file, char **text, char **err);
@@ -49,9 +68,8 @@ int config_text_read(const char *config, const char *config_file, char **text, c
  * then the override file) and the config resolved against it. The config is text (parsed
  * after the catalog loads) or, with text NULL, *cfg (which must be an object).
  */
-int config_servers(const char *catalog_file, const char *servers_dir, const char *github_base,
-		   const char *text, json_t **cfg, json_t **catalog, struct server_list *list,
-		   char **err);
+int config_servers(const struct config_sources *src, const char *text, json_t **cfg,
+		   json_t **catalog, struct server_list *list, char **err);
 int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
 		   const char *github_base, struct server_list *out, char **err);
 void server_list_free(struct server_list *l);

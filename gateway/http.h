@@ -36,6 +36,14 @@ struct http_conf {
 
 struct http_server;
 
+/* The flags of conf.allowed_hosts and conf.allowed_origins (comma-separated), for flags.h. */
+#define HTTP_GUARD_FLAGS(hosts, origins) \
+	{"allowed-hosts", FLAG_STRING, &(hosts), "comma-separated Host names " \
+	 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); " \
+	 "\"*\" accepts any", false}, \
+	{"allowed-origins", FLAG_STRING, &(origins), "comma-separated Origins " \
+	 "accepted besides those of default hosts; \"*\" accepts any", false}
+
 struct http_server *http_start(const struct http_conf *conf, int listen_fd, char **err);
 void http_quiesce(struct http_server *h, int grace_ms);
 void http_stop(struct http_server *h);

@@ -33,9 +33,7 @@ struct launch_opts {
 	char *token_file;
 	char *pid_file;
 	char *log_file;
-	char *catalog_file;
-	char *servers_dir;
-	char *github_base;
+	struct config_sources src;
 	char *allowed_hosts;
 	char *allowed_origins;
 	struct iso_opts iso;
@@ -112,8 +110,8 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 	char port[32], call_timeout[32];
 	const char *fixed[] = {
 		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
-		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
-		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base,
+		"--pid-file", o->pid_file, "--catalog-file", o->src.catalog_file,
+		"--servers-dir", o->src.servers_dir, "--github-base-url", o->src.github_base,
 		"--call-timeout", call_timeout, "--allowed-hosts", o->allowed_hosts,
 		"--allowed-origins", o->allowed_origins,
 	};
@@ -232,8 +230,7 @@ launch_check(struct launch_opts *o, struct launch_state *s)
 
 	rc = config_text_read(o->config, o->config_file, &s->text, &s->err);
 	if (rc == 0)
-		rc = config_servers(o->catalog_file, o->servers_dir, o->github_base, s->text,
-				    &s->cfg, &s->catalog, &s->list, &s->err);
+		rc = config_servers(&o->src, s->text, &s->cfg, &s->catalog, &s->list, &s->err);
 	if (rc)
 		return rc;
 	for (size_t i = 0; s->list.warnings && s->list.warnings[i]; i++)
@@ -429,17 +426,8 @@ cmd_launch(int argc, char **argv)
 		 "(default " GW_PID_FILE ")", false},
 		{"log-file", FLAG_STRING, &o.log_file, "log file (default " GW_LOG_FILE ")",
 		 false},
-		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
-		 GW_CATALOG_FILE ")", false},
-		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
-		 "(default " GW_SERVERS_DIR ")", false},
-		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
-		 "are cloned from (default " GW_GITHUB_BASE ")", false},
-		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
-		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
-		 "\"*\" accepts any", false},
-		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
-		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		CONFIG_SOURCE_FLAGS(o.src),
+		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
@@ -452,9 +440,7 @@ cmd_launch(int argc, char **argv)
 	o.token_file = strdup(GW_TOKEN_FILE);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.log_file = strdup(GW_LOG_FILE);
-	o.catalog_file = strdup(GW_CATALOG_FILE);
-	o.servers_dir = strdup(GW_SERVERS_DIR);
-	o.github_base = strdup(GW_GITHUB_BASE);
+	config_sources_init(&o.src);
 	o.allowed_hosts = strdup("");
 	o.allowed_origins = strdup("");
 	rc = args ? flags_parse(fl, n, argc, args, LAUNCH_SYNOPSIS, NULL) : 1;
@@ -470,9 +456,7 @@ cmd_launch(int argc, char **argv)
 	free(o.token_file);
 	free(o.pid_file);
 	free(o.log_file);
-	free(o.catalog_file);
-	free(o.servers_dir);
-	free(o.github_base);
+	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
 	iso_opts_fini(&o.iso);

@@ -47,9 +47,7 @@ struct serve_opts {
 	long long port;
 	long long ready_fd;
 	char *pid_file;
-	char *catalog_file;
-	char *servers_dir;
-	char *github_base;
+	struct config_sources src;
 	long long page_size;
 	int64_t idle_ns;
 	long long max_body;
@@ -353,8 +351,7 @@ serve_prepare(struct serve_opts *o, struct serve_state *s)
 	rc = o->config_stdin ? input_stdin(&s->cfg, &s->token, &s->err) :
 			       input_flags(o, &s->cfg, &s->token, &s->err);
 	if (rc == 0)
-		rc = config_servers(o->catalog_file, o->servers_dir, o->github_base, NULL,
-				    &s->cfg, &s->catalog, &s->list, &s->err);
+		rc = config_servers(&o->src, NULL, &s->cfg, &s->catalog, &s->list, &s->err);
 	if (rc)
 		return rc;
 	for (size_t i = 0; s->list.warnings && s->list.warnings[i]; i++)
@@ -571,12 +568,7 @@ cmd_serve(int argc, char **argv)
 		 false},
 		{"pid-file", FLAG_STRING, &o.pid_file, "PID file; empty disables (default "
 		 GW_PID_FILE ")", false},
-		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
-		 GW_CATALOG_FILE ")", false},
-		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
-		 "(default " GW_SERVERS_DIR ")", false},
-		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
-		 "are cloned from (default " GW_GITHUB_BASE ")", false},
+		CONFIG_SOURCE_FLAGS(o.src),
 		{"page-size", FLAG_INT, &o.page_size, "tools per tools/list page (default 1000)",
 		 false},
 		{"session-idle-timeout", FLAG_DURATION, &o.idle_ns, "close sessions idle this "
@@ -589,11 +581,7 @@ cmd_serve(int argc, char **argv)
 		{"resume-window", FLAG_DURATION, &o.resume_ns, "how long a request whose "
 		 "POST stream broke goes on for its client to resume it with Last-Event-ID, "
 		 "before it is cancelled at the server (default 30s)", false},
-		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
-		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
-		 "\"*\" accepts any", false},
-		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
-		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
@@ -602,9 +590,7 @@ cmd_serve(int argc, char **argv)
 	iso_self_protect();
 	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
-	o.catalog_file = strdup(GW_CATALOG_FILE);
-	o.servers_dir = strdup(GW_SERVERS_DIR);
-	o.github_base = strdup(GW_GITHUB_BASE);
+	config_sources_init(&o.src);
 	rc = flags_parse(fl, n, argc, argv, SERVE_SYNOPSIS, NULL);
 	if (rc)
 		goto out;
@@ -624,9 +610,7 @@ out:
 	free(o.config);
 	free(o.config_file);
 	free(o.pid_file);
-	free(o.catalog_file);
-	free(o.servers_dir);
-	free(o.github_base);
+	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
 	iso_opts_fini(&o.iso);
