@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: the HTTP side. /mcp speaks MCP streamable HTTP: POST carries JSON-RPC
- * messages (requests relayed to upstreams are answered on an SSE stream that also carries
- * what the upstream sends for them, see relay.c), GET opens the session's stream for
- * notifications that belong to no request, DELETE ends a session. /health is a public
- * summary. One thread per connection, so a long tool call simply blocks its thread.
+ * mcp-gateway: the HTTP side, the top of its layers (http_int.h). /mcp speaks MCP
+ * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
+ * answered on an SSE stream that also carries what the upstream sends for them, see
+ * relay.c), GET opens the session's stream for notifications that belong to no request,
+ * DELETE ends a session. /health is a public summary. One thread per connection, so a long
+ * tool call simply blocks its thread. Also here: what upstreams send outside any call, and
+ * the housekeeping tick.
  */
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "http_int.h"
 
 #define DRAIN_FACTOR	4ULL
+
 struct req_ctx {
 	struct strbuf body;
 	uint64_t seen;

@@ -66,6 +66,10 @@ resume_start(struct http_server *h, struct stream *st, bool priming)
 	unsigned no;
 
 	no = session_post_number(h, st->s);
+	/* The list's reference: the stream outlives a connection that breaks. */
+	stream_ref(st);
+	/* Numbered before it is listed, so that resume_take never sees it half made. */
+	stream_resumable(st, no, priming ? RESUME_RETRY_MS : 0, &hooks);
 	pthread_mutex_lock(&rs->lock);
 	st->rnext = rs->list;
 	if (st->rnext)
@@ -73,9 +77,6 @@ resume_start(struct http_server *h, struct stream *st, bool priming)
 	st->rprev = &rs->list;
 	rs->list = st;
 	pthread_mutex_unlock(&rs->lock);
-	/* The list's reference: the stream outlives a connection that breaks. */
-	stream_ref(st);
-	stream_resumable(st, no, priming ? RESUME_RETRY_MS : 0, &hooks);
 }
 
 /* The stream leaves the list (its end was handed out): drops the list's reference. */
