@@ -617,4 +617,3 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 	pthread_mutex_unlock(&st->lock);
 	return reply_sse_stream(c, r, session_id);
 }
-

@@ -423,4 +423,3 @@ upstream_free(struct upstream *u)
 	pthread_mutex_destroy(&u->wlock);
 	free(u);
 }
-
