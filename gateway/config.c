@@ -39,6 +39,80 @@ config_parse_text(const char *text, json_t **out, char **err)
 	return 0;
 }
 
+int
+config_text_read(const char *config, const char *config_file, char **text, char **err)
+{
+	char *m;
+	int rc;
+
+	if (config && config_file)
+		return err_set(err, -EINVAL, "--config and --config-file are mutually exclusive");
+	if (!config && !config_file)
+		return err_set(err, -EINVAL, "--config is required");
+	if (config_file == NULL) {
+		*text = strdup(config);
+		return *text ? 0 : err_set(err, -ENOMEM, "out of memory");
+	}
+	*text = file_read_all(config_file, NULL, &rc);
+	if (*text)
+		return 0;
+	/* Go prints OS errors in lower case; keep messages looking the same. */
+	m = strdup(strerror(-rc));
+	if (m && m[0])
+		m[0] = (char)tolower((unsigned char)m[0]);
+	err_set(err, rc, "open %s: %s", config_file, m ? m : "error");
+	free(m);
+	return rc;
+}
+
+/* A config that came as any JSON value: an object, or the launcher's error for it. */
+static int
+config_object(json_t **cfg, char **err)
+{
+	char *text;
+	int rc;
+
+	if (json_is_object(*cfg))
+		return 0;
+	text = json_dumps(*cfg, JSON_ENCODE_ANY);
+	json_decref(*cfg);
+	*cfg = NULL;
+	rc = config_parse_text(text ? text : "", cfg, err);
+	free(text);
+	return rc;
+}
+
+void
+config_sources_init(struct config_sources *src)
+{
+	src->catalog_file = strdup(GW_CATALOG_FILE);
+	src->servers_dir = strdup(GW_SERVERS_DIR);
+	src->github_base = strdup(GW_GITHUB_BASE);
+}
+
+void
+config_sources_fini(struct config_sources *src)
+{
+	free(src->catalog_file);
+	free(src->servers_dir);
+	free(src->github_base);
+}
+
+int
+config_servers(const struct config_sources *src, const char *text, json_t **cfg,
+	       json_t **catalog, struct server_list *list, char **err)
+{
+	int rc = text ? 0 : config_object(cfg, err);
+
+	if (rc == 0)
+		rc = catalog_load(src->catalog_file, catalog, err);
+	if (rc == 0 && text)
+		rc = config_parse_text(text, cfg, err);
+	if (rc == 0)
+		rc = config_resolve(*cfg, *catalog, src->servers_dir, src->github_base, list, err);
+	return rc;
+}
+
 static int
 str_cmp(const void *a, const void *b)
 {
@@ -164,69 +238,78 @@ bad:
 		       pname, type);
 }
 
+/* One property's value (the config's, else its default) into values; writable paths into s. */
 static int
-resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *entry,
-		struct server_list *out, char **err)
+catalog_prop(struct server_spec *s, const char *qname, const char *key, json_t *p, json_t *val,
+	     json_t *values, char **err)
 {
-	json_t *props = json_object_get(entry, "properties");
-	json_t *values = json_object(), *group, *v;
+	const char *type = json_string_value(json_object_get(p, "type"));
+	json_t *cv = json_object_get(val, key), *arr;
+	bool wr = json_is_true(json_object_get(p, "writable"));
+	char **list = NULL;
+	int rc;
+
+	if (cv == NULL || json_is_null(cv))
+		cv = json_object_get(p, "default");
+	if (cv == NULL || json_is_null(cv)) {
+		if (json_is_true(json_object_get(p, "required")))
+			return err_set(err, -EINVAL, "mcp server %s: property \"%s\" is required",
+				       qname, key);
+		return 0;
+	}
+	rc = prop_values(qname, key, type, cv, &list, err);
+	if (rc)
+		return rc;
+	if (strv_len(list) == 0 && json_is_true(json_object_get(p, "required"))) {
+		strv_free(list);
+		return err_set(err, -EINVAL, "mcp server %s: property \"%s\" must not be empty",
+			       qname, key);
+	}
+	arr = json_array();
+	for (size_t j = 0; list && list[j]; j++) {
+		json_array_append_new(arr, json_string(list[j]));
+		if (wr)
+			strv_push(&s->rw_paths, list[j]);
+	}
+	json_object_set_new(values, key, arr);
+	strv_free(list);
+	return 0;
+}
+
+/* Every property of the entry, in name order; a warning for each key it does not declare. */
+static int
+catalog_props(struct server_spec *s, const char *qname, json_t *val, json_t *props,
+	      json_t *values, struct server_list *out, char **err)
+{
 	const char **keys = NULL;
-	size_t nkeys = 0, i, j;
-	const char *k;
+	size_t nkeys = 0, i;
 	int rc = 0;
 
-	if (values == NULL)
-		return err_set(err, -ENOMEM, "out of memory");
 	if (json_is_object(props)) {
 		keys = keys_sorted(props, &nkeys);
-		for (i = 0; i < nkeys; i++) {
-			json_t *p = json_object_get(props, keys[i]);
-			const char *type = json_string_value(json_object_get(p, "type"));
-			json_t *cv = json_object_get(val, keys[i]);
-			char **list = NULL;
-
-			if (cv == NULL || json_is_null(cv))
-				cv = json_object_get(p, "default");
-			if (cv == NULL || json_is_null(cv)) {
-				if (json_is_true(json_object_get(p, "required"))) {
-					rc = err_set(err, -EINVAL, "mcp server %s: property \"%s\" "
-						     "is required", qname, keys[i]);
-					goto out;
-				}
-				continue;
-			}
-			rc = prop_values(qname, keys[i], type, cv, &list, err);
-			if (rc)
-				goto out;
-			if (strv_len(list) == 0 && json_is_true(json_object_get(p, "required"))) {
-				strv_free(list);
-				rc = err_set(err, -EINVAL, "mcp server %s: property "
-					     "\"%s\" must not be empty", qname, keys[i]);
-				goto out;
-			}
-			{
-				json_t *arr = json_array();
-				bool wr = json_is_true(json_object_get(p, "writable"));
-
-				for (j = 0; list && list[j]; j++) {
-					json_array_append_new(arr, json_string(list[j]));
-					if (wr)
-						strv_push(&s->rw_paths, list[j]);
-				}
-				json_object_set_new(values, keys[i], arr);
-			}
-			strv_free(list);
-		}
+		for (i = 0; i < nkeys && rc == 0; i++)
+			rc = catalog_prop(s, qname, keys[i], json_object_get(props, keys[i]), val,
+					  values, err);
 		free(keys);
-		keys = NULL;
+		if (rc)
+			return rc;
 	}
 	keys = keys_sorted(val, &nkeys);
 	for (i = 0; i < nkeys; i++)
 		if ((!json_is_object(props) || json_object_get(props, keys[i]) == NULL) &&
 		    strcmp(keys[i], CFG_RUN_AS) != 0)
 			warn_add(out, qname, keys[i]);
+	free(keys);
+	return 0;
+}
 
-	/* A group that references an unset property disappears entirely ("--flag {{x}}"). */
+/* The command: a group that references an unset property disappears ("--flag {{x}}"). */
+static void
+catalog_command(struct server_spec *s, json_t *entry, json_t *values)
+{
+	json_t *group, *v;
+	size_t i, j;
+
 	json_array_foreach(json_object_get(entry, "command"), i, group) {
 		char **args = NULL;
 		bool drop = false;
@@ -234,32 +317,35 @@ resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *e
 		json_array_foreach(group, j, v) {
 			const char *a = json_string_value(v);
 			char *pn = template_name(a);
+			json_t *list, *it;
+			size_t x;
 
 			if (pn == NULL) {
 				strv_push(&args, a);
 				continue;
 			}
-			{
-				json_t *list = json_object_get(values, pn), *it;
-				size_t x;
-
-				free(pn);
-				if (list == NULL) {
-					drop = true;
-					break;
-				}
-				json_array_foreach(list, x, it)
-					strv_push(&args, json_string_value(it));
+			list = json_object_get(values, pn);
+			free(pn);
+			if (list == NULL) {
+				drop = true;
+				break;
 			}
+			json_array_foreach(list, x, it)
+				strv_push(&args, json_string_value(it));
 		}
 		for (j = 0; !drop && args && args[j]; j++)
 			strv_push(&s->argv, args[j]);
 		strv_free(args);
 	}
-	if (strv_len(s->argv) == 0) {
-		rc = err_set(err, -EINVAL, "mcp server %s: command is empty", qname);
-		goto out;
-	}
+}
+
+/* The env: "{{x}}" becomes the property's values joined by commas; unset ones are left out. */
+static void
+catalog_env(struct server_spec *s, json_t *entry, json_t *values)
+{
+	const char *k;
+	json_t *v;
+
 	json_object_foreach(json_object_get(entry, "env"), k, v) {
 		const char *ev = json_string_value(v);
 		char *pn = template_name(ev), *kv;
@@ -285,9 +371,27 @@ resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *e
 		strv_push(&s->env, kv);
 		free(kv);
 	}
-	s->dir = strdup("/");
-out:
-	free(keys);
+}
+
+static int
+resolve_catalog(struct server_spec *s, const char *qname, json_t *val, json_t *entry,
+		struct server_list *out, char **err)
+{
+	json_t *values = json_object();
+	int rc;
+
+	if (values == NULL)
+		return err_set(err, -ENOMEM, "out of memory");
+	rc = catalog_props(s, qname, val, json_object_get(entry, "properties"), values, out, err);
+	if (rc == 0) {
+		catalog_command(s, entry, values);
+		if (strv_len(s->argv) == 0)
+			rc = err_set(err, -EINVAL, "mcp server %s: command is empty", qname);
+	}
+	if (rc == 0) {
+		catalog_env(s, entry, values);
+		s->dir = strdup("/");
+	}
 	json_decref(values);
 	return rc;
 }

@@ -26,7 +26,7 @@ struct server_spec {
 	char **install;		/* install argv or NULL; catalog installs only run via pull */
 	char *dir;		/* working directory */
 	char *repo;		/* clone URL (GitHub servers) */
-	bool root;		/* "runAs": "root": the opt-out, runs as before, unisolated */
+	bool root;		/* "runAs": "root": the opt-out, runs unisolated */
 	char **rw_paths;	/* declared paths it may write ("paths", writable properties) */
 	/* Assigned by iso_setup() in serve. */
 	uid_t uid;
@@ -41,7 +41,35 @@ struct server_list {
 	char **warnings;
 };
 
+/* Where launch and serve find the servers of a config: the catalog, clones, GitHub. */
+struct config_sources {
+	char *catalog_file;
+	char *servers_dir;
+	char *github_base;
+};
+
+/* Their flags, for a struct flag table (flags.h), and their defaults (gw.h). */
+#define CONFIG_SOURCE_FLAGS(src) \
+	{"catalog-file", FLAG_STRING, &(src).catalog_file, "catalog override file (default " \
+	 GW_CATALOG_FILE ")", false}, \
+	{"servers-dir", FLAG_STRING, &(src).servers_dir, "clone root for GitHub servers " \
+	 "(default " GW_SERVERS_DIR ")", false}, \
+	{"github-base-url", FLAG_STRING, &(src).github_base, "base URL GitHub repositories " \
+	 "are cloned from (default " GW_GITHUB_BASE ")", false}
+
+void config_sources_init(struct config_sources *src);
+void config_sources_fini(struct config_sources *src);
+
 int config_parse_text(const char *text, json_t **out, char **err);
+/* --config or --config-file, exactly one of them: the config's text in *text (malloc'd). */
+int config_text_read(const char *config, const char *config_file, char **text, char **err);
+/*
+ * The servers a config names, as launch and serve both find them: the catalog (built in,
+ * then the override file) and the config resolved against it. The config is text (parsed
+ * after the catalog loads) or, with text NULL, *cfg (which must be an object).
+ */
+int config_servers(const struct config_sources *src, const char *text, json_t **cfg,
+		   json_t **catalog, struct server_list *list, char **err);
 int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
 		   const char *github_base, struct server_list *out, char **err);
 void server_list_free(struct server_list *l);

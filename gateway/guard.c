@@ -13,7 +13,7 @@
 #include "http_int.h"
 
 bool
-token_equal(const char *header, const char *token)
+guard_token_equal(const char *header, const char *token)
 {
 	static const char scheme[] = "Bearer ";
 	size_t hl, tl, i;
@@ -103,7 +103,7 @@ list_match(char **list, const char *value)
 }
 
 bool
-host_allowed(const struct http_conf *conf, const char *hostport)
+guard_host_allowed(const struct http_conf *conf, const char *hostport)
 {
 	char buf[256];
 	const char *host;
@@ -118,7 +118,7 @@ host_allowed(const struct http_conf *conf, const char *hostport)
 }
 
 bool
-origin_allowed(const struct http_conf *conf, const char *origin)
+guard_origin_allowed(const struct http_conf *conf, const char *origin)
 {
 	const char *p = strstr(origin, "://");
 	char buf[256];

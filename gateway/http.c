@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: the HTTP side. /mcp speaks MCP streamable HTTP: POST carries JSON-RPC
- * messages (requests relayed to upstreams are answered on an SSE stream that also carries
- * what the upstream sends for them, see relay.c), GET opens the session's stream for
- * notifications that belong to no request, DELETE ends a session. /health is a public
- * summary. One thread per connection, so a long tool call simply blocks its thread.
+ * mcp-gateway: the HTTP side, the top of its layers (http_int.h). /mcp speaks MCP
+ * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
+ * answered on an SSE stream that also carries what the upstream sends for them, see
+ * relay.c), GET opens the session's stream for notifications that belong to no request,
+ * DELETE ends a session. /health is a public summary. One thread per connection, so a long
+ * tool call simply blocks its thread. Also here: what upstreams send outside any call, and
+ * the housekeeping tick.
  */
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,8 +23,6 @@
 #include "http_int.h"
 
 #define DRAIN_FACTOR	4ULL
-#define CORS_HEADERS	"Authorization, Content-Type, Accept, Mcp-Session-Id, " \
-			"Mcp-Protocol-Version, Last-Event-ID"
 
 struct req_ctx {
 	struct strbuf body;
@@ -31,97 +30,6 @@ struct req_ctx {
 	bool mcp_post;
 	bool too_big;
 };
-
-/*
- * The allowed Origin of the request this connection thread serves: every response to it
- * names that origin for CORS. One thread per connection makes this per request.
- */
-static __thread const char *tl_origin;
-
-/* An event stream's answer: its headers, the session's id, CORS; the response is consumed. */
-enum MHD_Result
-http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r, const char *session_id)
-{
-	enum MHD_Result ret;
-
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
-	if (session_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
-	http_decorate(r);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-void
-http_decorate(struct MHD_Response *r)
-{
-	if (tl_origin == NULL)
-		return;
-	MHD_add_response_header(r, "Access-Control-Allow-Origin", tl_origin);
-	MHD_add_response_header(r, "Access-Control-Expose-Headers",
-				"Mcp-Session-Id, Mcp-Protocol-Version");
-	MHD_add_response_header(r, "Vary", "Origin");
-}
-
-static enum MHD_Result
-reply(struct MHD_Connection *c, unsigned int status, const char *ctype, char *body, size_t len,
-      bool owned, const char *hname, const char *hval)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	r = MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE :
-					    MHD_RESPMEM_PERSISTENT);
-	if (r == NULL) {
-		if (owned)
-			free(body);
-		return MHD_NO;
-	}
-	if (ctype)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	if (hname)
-		MHD_add_response_header(r, hname, hval);
-	http_decorate(r);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-enum MHD_Result
-http_reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
-{
-	return reply(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false,
-		     NULL, NULL);
-}
-
-static enum MHD_Result
-reply_unauthorized(struct MHD_Connection *c)
-{
-	return reply(c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "unauthorized\n", 13,
-		     false, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"mcp-gateway\"");
-}
-
-/* A JSON-RPC message as a plain JSON body (msg is consumed). */
-static enum MHD_Result
-reply_json(struct MHD_Connection *c, unsigned int status, json_t *msg, const char *session_id)
-{
-	char *js = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-
-	json_decref(msg);
-	if (js == NULL)
-		return MHD_NO;
-	return reply(c, status, "application/json", js, strlen(js), true,
-		     session_id ? "Mcp-Session-Id" : NULL, session_id);
-}
-
-/* An HTTP-level refusal that JSON-RPC clients can still read: an error with a null id. */
-static enum MHD_Result
-reply_rpc_error(struct MHD_Connection *c, unsigned int status, int code, const char *msg)
-{
-	return reply_json(c, status, rpc_error(NULL, code, msg), NULL);
-}
 
 /* ---- POST /mcp ---------------------------------------------------------------------------- */
 
@@ -176,27 +84,6 @@ ctype_is_json(const char *ct)
 	return ok;
 }
 
-static enum MHD_Result
-reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id)
-{
-	struct MHD_Response *r;
-	struct strbuf sb = {0};
-	char *js = json_dumps(msg, JSON_COMPACT);
-
-	if (js == NULL)
-		return MHD_NO;
-	sb_appends(&sb, "event: message\ndata: ");
-	sb_appends(&sb, js);
-	sb_appends(&sb, "\n\n");
-	free(js);
-	r = MHD_create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
-	if (r == NULL) {
-		sb_free(&sb);
-		return MHD_NO;
-	}
-	return http_queue_sse(c, r, session_id);
-}
-
 static bool
 id_valid(json_t *id)
 {
@@ -218,7 +105,7 @@ struct post {
 	struct session *s;
 	bool fresh;		/* s is new: only an initialize may create one */
 	bool json_only;		/* the client accepts application/json, not SSE */
-	bool modern;		/* MCP-Protocol-Version 2026-07-28: stateless */
+	bool stateless;		/* MCP-Protocol-Version 2026-07-28 */
 };
 
 /* A response or a notification from the client: nothing goes back but 202. */
@@ -228,12 +115,12 @@ post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 	const char *method = json_string_value(json_object_get(msg, "method"));
 
 	if (method == NULL)
-		sreq_answer(h, p->s, msg);
+		session_sreq_answer(h, p->s, msg);
 	else if (strcmp(method, "notifications/cancelled") == 0)
 		session_cancel(h, p->s, json_object_get(msg, "params"));
-	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->modern)
-		roots_changed(h, p->s);
-	return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
+	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->stateless)
+		events_roots_changed(h, p->s);
+	return reply_empty(p->c, MHD_HTTP_ACCEPTED);
 }
 
 static enum MHD_Result
@@ -255,8 +142,8 @@ post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 			}
 		}
 	}
-	if (p->json_only || (p->s->modern && stateless_status(resp) != MHD_HTTP_OK))
-		return reply_json(p->c, p->s->modern ? stateless_status(resp) : MHD_HTTP_OK, resp,
+	if (p->json_only || (p->s->stateless && rpc_status(resp) != MHD_HTTP_OK))
+		return reply_json(p->c, p->s->stateless ? rpc_status(resp) : MHD_HTTP_OK, resp,
 				  sid);
 	{
 		enum MHD_Result ret = reply_sse(p->c, resp, sid);
@@ -293,17 +180,17 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
 				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
 	}
-	if (p->s->modern && strcmp(json_string_value(json_object_get(msg, "method")),
+	if (p->s->stateless && strcmp(json_string_value(json_object_get(msg, "method")),
 				   "subscriptions/listen") == 0) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
 		if (p->json_only)
 			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
 					  "subscriptions/listen needs text/event-stream"), NULL);
-		return listen_start(h, p->c, p->s, msg, conn_fd(p->c));
+		return events_listen(h, p->c, p->s, msg, conn_fd(p->c));
 	}
 	/* Other requestStates are a server's own: they go to it untouched with the retry. */
-	if (p->s->modern && park_owns(json_object_get(json_object_get(msg, "params"),
+	if (p->s->stateless && park_owns(json_object_get(json_object_get(msg, "params"),
 						      "requestState"))) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
@@ -318,23 +205,23 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 	if (f.reply) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
-		if (p->s->modern)
-			modern_result(f.reply, json_string_value(json_object_get(msg, "method")));
+		if (p->s->stateless)
+			stateless_result(f.reply, json_string_value(json_object_get(msg, "method")));
 		ret = post_own_reply(h, p, msg, json_incref(f.reply));
-		forward_fini(&f);
+		mcp_forward_fini(&f);
 		return ret;
 	}
 	free(idtext);
-	st = stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
+	st = session_stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
 	if (st == NULL) {
-		forward_fini(&f);
-		return http_reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		mcp_forward_fini(&f);
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	/* 2026-07-28 requests have no session to resume on. */
-	if (!p->json_only && !p->s->modern)
+	if (!p->json_only && !p->s->stateless)
 		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
-	stream_forward(st, &f, h->conf.call_timeout_ns);
-	forward_fini(&f);
+	relay_forward(st, &f, h->conf.call_timeout_ns);
+	mcp_forward_fini(&f);
 	return stream_reply(p->c, st, NULL);
 }
 
@@ -356,7 +243,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	if (sts == NULL || out == NULL) {
 		free(sts);
 		json_decref(out);
-		return http_reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	json_array_foreach(batch, i, msg) {
 		const char *method = json_string_value(json_object_get(msg, "method"));
@@ -370,7 +257,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 		}
 		if (method == NULL || id == NULL) {
 			if (method == NULL)
-				sreq_answer(h, p->s, msg);
+				session_sreq_answer(h, p->s, msg);
 			else if (strcmp(method, "notifications/cancelled") == 0)
 				session_cancel(h, p->s, json_object_get(msg, "params"));
 			continue;
@@ -384,13 +271,13 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 		if (f.reply) {
 			json_array_append(out, f.reply);
 		} else {
-			sts[i] = stream_new(h, p->s, NULL, false, conn_fd(p->c));
+			sts[i] = session_stream_new(h, p->s, NULL, false, conn_fd(p->c));
 			if (sts[i]) {
 				stream_set_id(sts[i], id);
-				stream_forward(sts[i], &f, h->conf.call_timeout_ns);
+				relay_forward(sts[i], &f, h->conf.call_timeout_ns);
 			}
 		}
-		forward_fini(&f);
+		mcp_forward_fini(&f);
 	}
 	for (i = 0; i < n; i++) {
 		if (sts[i] == NULL)
@@ -402,7 +289,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	free(sts);
 	if (json_array_size(out) == 0) {
 		json_decref(out);
-		return reply(p->c, MHD_HTTP_ACCEPTED, NULL, "", 0, false, NULL, NULL);
+		return reply_empty(p->c, MHD_HTTP_ACCEPTED);
 	}
 	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
 }
@@ -413,7 +300,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
  * refusal already queued.
  */
 static enum MHD_Result
-modern_check(struct http_server *h, struct post *p, json_t *msg, bool *refused)
+post_stateless(struct http_server *h, struct post *p, json_t *msg, bool *refused)
 {
 	enum MHD_Result ret = MHD_YES;
 
@@ -448,10 +335,10 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	}
 	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
 	       strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0;
-	if (p->modern) {
+	if (p->stateless) {
 		bool refused;
 
-		ret = modern_check(h, p, body, &refused);
+		ret = post_stateless(h, p, body, &refused);
 		if (refused) {
 			json_decref(body);
 			return ret;
@@ -467,9 +354,8 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 		p->s = session_new();
 		if (p->s == NULL) {
 			json_decref(body);
-			return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		}
-		p->s->inflight = 1;
 		p->fresh = true;
 	} else {
 		json_decref(body);
@@ -487,16 +373,8 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 		ret = post_message(h, p, body);
 	}
 	json_decref(body);
-	if (p->fresh) {
-		pthread_mutex_lock(&h->lock);
-		/* Streams that outlive this POST count themselves. */
-		p->s->inflight--;
-		p->s->last_used = time_mono_ns();
-		session_unref_locked(p->s);
-		pthread_mutex_unlock(&h->lock);
-	} else {
-		session_put(h, p->s);
-	}
+	/* Streams that outlive this POST count themselves. */
+	session_put(h, p->s);
 	return ret;
 }
 
@@ -509,21 +387,21 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 	struct accept_scan acc = {false, false};
 	struct post p = { .c = c };
 
-	p.modern = pv && strcmp(pv, MODERN_VERSION) == 0;
-	if (pv && !p.modern && !proto_supported(pv))
+	p.stateless = pv && strcmp(pv, MCP_2026_07_28) == 0;
+	if (pv && !p.stateless && !upstream_proto_supported(pv))
 		return stateless_bad_version(c, rq->body.buf, rq->body.len, pv);
 	if (!ctype_is_json(ct))
-		return http_reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		return reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 				       "Unsupported Media Type: Content-Type must be "
 				       "application/json\n");
 	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
 	if (!acc.json)
-		return http_reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
 				       "contain 'application/json' (and 'text/event-stream' for "
 				       "streamed answers)\n");
 	p.json_only = !acc.sse;
 	if (rq->too_big)
-		return http_reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return post_checked(h, c, rq, &p);
 }
 
@@ -533,10 +411,10 @@ mcp_delete(struct http_server *h, struct MHD_Connection *c)
 	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
 
 	if (sid == NULL)
-		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	if (!session_remove(h, sid))
-		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	return reply(c, MHD_HTTP_NO_CONTENT, NULL, "", 0, false, NULL, NULL);
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+	return reply_empty(c, MHD_HTTP_NO_CONTENT);
 }
 
 static enum MHD_Result
@@ -550,37 +428,19 @@ mcp_get(struct http_server *h, struct MHD_Connection *c)
 
 	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
 	if (!acc.sse)
-		return http_reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
 				       "contain 'text/event-stream'\n");
 	if (sid == NULL)
-		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	s = session_get(h, sid);
 	if (s == NULL)
-		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	ret = stream_get(h, c, s, last);
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+	ret = events_get(h, c, s, last, conn_fd(c));
 	session_put(h, s);
 	return ret;
 }
 
 /* ---- MHD glue ----------------------------------------------------------------------------- */
-
-/* CORS preflight: browsers send it without credentials, so it comes before the token. */
-static enum MHD_Result
-mcp_preflight(struct MHD_Connection *c)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-	enum MHD_Result ret;
-
-	if (r == NULL)
-		return MHD_NO;
-	http_decorate(r);
-	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-	MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_HEADERS);
-	MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
-	ret = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
-	MHD_destroy_response(r);
-	return ret;
-}
 
 /* DNS rebinding protection: a page cannot name our host or send its own Origin. */
 static enum MHD_Result
@@ -590,12 +450,12 @@ mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 
 	*refused = true;
-	tl_origin = NULL;
-	if (!host_allowed(&h->conf, host))
-		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
-	if (origin && !origin_allowed(&h->conf, origin))
-		return http_reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
-	tl_origin = origin;
+	reply_origin_set(NULL);
+	if (!guard_host_allowed(&h->conf, host))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
+	if (origin && !guard_origin_allowed(&h->conf, origin))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+	reply_origin_set(origin);
 	*refused = false;
 	return MHD_YES;
 }
@@ -613,10 +473,10 @@ http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, 
 		if (refused)
 			return ret;
 		if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
-			return mcp_preflight(c);
+			return reply_preflight(c);
 	}
 	/* The token check comes next, and an unauthorised body is never buffered. */
-	if (mcp && !token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	if (mcp && !guard_token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							    MHD_HTTP_HEADER_AUTHORIZATION),
 				h->conf.token))
 		return reply_unauthorized(c);
@@ -627,7 +487,7 @@ http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, 
 	 * so moderately oversized bodies are read and dropped; absurd ones are not.
 	 */
 	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
-		return http_reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return MHD_YES;
 }
 
@@ -645,9 +505,9 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		if (rq == NULL)
 			return MHD_NO;
 		*con_cls = rq;
-		pthread_mutex_lock(&h->lock);
+		pthread_mutex_lock(&h->active_lock);
 		h->active++;
-		pthread_mutex_unlock(&h->lock);
+		pthread_mutex_unlock(&h->active_lock);
 		return http_first(h, c, rq, mcp, method);
 	}
 	if (*upload_size) {
@@ -670,20 +530,20 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 
 		if (body == NULL)
 			return MHD_NO;
-		return reply(c, MHD_HTTP_OK, "application/json", body, strlen(body), true, NULL,
-			     NULL);
+		return reply_buffer(c, MHD_HTTP_OK, "application/json", body, strlen(body), true,
+				    NULL, NULL);
 	}
 	if (!mcp)
-		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
 	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
 		return mcp_post(h, c, rq);
 	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
 		return mcp_delete(h, c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) == 0)
 		return mcp_get(h, c);
-	return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-		     "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
-		     "GET, POST, DELETE");
+	return reply_buffer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			    "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
+			    "GET, POST, DELETE");
 }
 
 static void
@@ -700,14 +560,93 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	sb_free(&rq->body);
 	free(rq);
 	*con_cls = NULL;
-	pthread_mutex_lock(&h->lock);
+	pthread_mutex_lock(&h->active_lock);
 	h->active--;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
+	pthread_cond_broadcast(&h->active_cond);
+	pthread_mutex_unlock(&h->active_lock);
 }
 
-struct http_server *
-http_start(const struct http_conf *conf, int listen_fd, char **err)
+/*
+ * What upstreams send outside any call (up_event_fn): list changes mark the server stale,
+ * task status goes to the tasks extension, the rest to every session that listens.
+ */
+static bool
+upstream_event(void *ctx, struct upstream *u, json_t *msg)
+{
+	struct http_server *h = ctx;
+	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (method == NULL)
+		return false;
+	if (json_object_get(msg, "id"))
+		return strcmp(method, "roots/list") == 0 && session_roots_ask(h, u, msg);
+	/* The merged lists change, not the server's: the gateway lists it and tells. */
+	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
+	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
+	    strcmp(method, "notifications/resources/list_changed") == 0) {
+		lists_stale(h, u);
+		return false;
+	}
+	if (strcmp(method, "notifications/tasks/status") == 0)
+		tasks_notify(h, u, msg);
+	else
+		events_broadcast(h, msg);
+	return false;
+}
+
+/* ---- the server and its housekeeping tick ------------------------------------------------ */
+
+/*
+ * The tick: servers whose lists went stale are listed again, and POST streams nobody
+ * resumed within --resume-window are cancelled. It sleeps until lists.c or resume.c rings.
+ */
+static void *
+tick_main(void *arg)
+{
+	struct http_server *h = arg;
+
+	for (;;) {
+		if (lists_refresh(h))
+			continue;
+		if (bell_stopped(&h->tick))
+			break;
+		bell_wait(&h->tick, resume_sweep(h));
+	}
+	return NULL;
+}
+
+static void
+tick_stop(struct http_server *h)
+{
+	if (!h->ticker_on)
+		return;
+	bell_stop(&h->tick);
+	pthread_join(h->ticker, NULL);
+	h->ticker_on = false;
+}
+
+static void
+server_free(struct http_server *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->conf.nups; i++)
+		upstream_set_events(h->conf.ups[i], NULL, NULL);
+	tick_stop(h);
+	park_free_all(h);
+	tasks_free(h);
+	resume_free_all(h);
+	session_free_all(h);
+	lists_stop(h);
+	bell_fini(&h->tick);
+	pthread_mutex_destroy(&h->active_lock);
+	pthread_cond_destroy(&h->active_cond);
+	free(h);
+}
+
+/* Everything but the daemon: the lists built, the tick running, the upstreams' events ours. */
+static struct http_server *
+server_new(const struct http_conf *conf, char **err)
 {
 	struct http_server *h = calloc(1, sizeof(*h));
 	size_t i;
@@ -719,16 +658,38 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	h->conf = *conf;
 	if (h->conf.port == 0)
 		h->conf.port = GW_DEFAULT_PORT;
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
+	session_init(h);
+	pthread_mutex_init(&h->active_lock, NULL);
+	pthread_cond_init(&h->active_cond, NULL);
+	bell_init(&h->tick);
 	if (lists_start(h)) {
-		lists_stop(h);
 		err_set(err, -ENOMEM, "build the aggregated lists: out of memory");
-		free(h);
+		server_free(h);
 		return NULL;
 	}
+	if (park_init(h) || resume_init(h) || tasks_init(h)) {
+		err_set(err, -ENOMEM, "out of memory");
+		server_free(h);
+		return NULL;
+	}
+	if (pthread_create(&h->ticker, NULL, tick_main, h)) {
+		err_set(err, -EAGAIN, "cannot start the housekeeping thread");
+		server_free(h);
+		return NULL;
+	}
+	h->ticker_on = true;
 	for (i = 0; i < h->conf.nups; i++)
-		upstream_set_events(h->conf.ups[i], relay_event, h);
+		upstream_set_events(h->conf.ups[i], upstream_event, h);
+	return h;
+}
+
+struct http_server *
+http_start(const struct http_conf *conf, int listen_fd, char **err)
+{
+	struct http_server *h = server_new(conf, err);
+
+	if (h == NULL)
+		return NULL;
 	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_ITC | MHD_USE_POLL, 0, NULL, NULL, http_access, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
@@ -738,14 +699,17 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 				MHD_OPTION_END);
 	if (h->d == NULL) {
-		for (i = 0; i < h->conf.nups; i++)
-			upstream_set_events(h->conf.ups[i], NULL, NULL);
 		err_set(err, -EIO, "start HTTP server failed");
-		lists_stop(h);
-		free(h);
+		server_free(h);
 		return NULL;
 	}
 	return h;
+}
+
+char *
+http_health(struct http_server *h)
+{
+	return lists_health(h);
 }
 
 /* Stop accepting and let requests in flight finish, for at most grace_ms. */
@@ -760,38 +724,23 @@ http_quiesce(struct http_server *h, int grace_ms)
 	fd = MHD_quiesce_daemon(h->d);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
-	pthread_mutex_lock(&h->lock);
 	/* GET and listen streams never end by themselves. */
-	streams_close_locked(h);
+	events_close_all(h);
+	pthread_mutex_lock(&h->active_lock);
 	while (h->active > 0 && time_mono_ns() < deadline) {
 		struct timespec ts;
 
 		time_deadline(&ts, 50 * 1000000);
-		pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+		pthread_cond_timedwait(&h->active_cond, &h->active_lock, &ts);
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->active_lock);
 }
 
 void
 http_stop(struct http_server *h)
 {
-	struct session *s;
-	size_t i;
-
 	if (h == NULL)
 		return;
 	MHD_stop_daemon(h->d);
-	for (i = 0; i < h->conf.nups; i++)
-		upstream_set_events(h->conf.ups[i], NULL, NULL);
-	parks_free(h);
-	tasks_free(h);
-	resume_free_all(h);
-	while ((s = h->sessions) != NULL) {
-		h->sessions = s->next;
-		session_unref_locked(s);
-	}
-	lists_stop(h);
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->cond);
-	free(h);
+	server_free(h);
 }

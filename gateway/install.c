@@ -21,7 +21,7 @@ extern char **environ;
 
 /* Runs a command with its output in the log, in its own group so a shutdown can kill it all. */
 int
-run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
+install_run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
 {
 	struct proc_opts o = {0};
 	char **env = iso_env(u->spec), **secrets, sbuf[64];
@@ -78,7 +78,7 @@ run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err)
 }
 
 int
-repo_clone(struct upstream *u, char **err)
+install_repo_clone(struct upstream *u, char **err)
 {
 	const struct server_spec *s = u->spec;
 	char *gitdir = str_printf("%s/.git", s->dir);
@@ -111,7 +111,7 @@ repo_clone(struct upstream *u, char **err)
 		goto out;
 	}
 	log_info("cloning repository", "server=%s repo=%s", s->name, s->repo);
-	rc = run_logged(u, argv, "/", &msg);
+	rc = install_run_logged(u, argv, "/", &msg);
 	if (rc) {
 		path_remove_all(partial);
 		err_set(err, rc, "clone %s: %s", s->repo, msg ? msg : "failed");

@@ -3,8 +3,8 @@
  * mcp-gateway: one trust domain per server. serve assigns each server a uid/gid of its own
  * (stable per name, so its files survive restarts), makes its HOME, and prepares what the
  * forked child applies to itself before exec: its cgroup, no groups, no capabilities in any
- * set, its uid, no_new_privs and its Landlock view. A server with "runAs": "root" is left as
- * every server was before: root, the gateway's environment, no view, no limits.
+ * set, its uid, no_new_privs and its Landlock view. A server with "runAs": "root" is not
+ * isolated: it runs as root, with the gateway's environment, no view and no limits.
  */
 
 #include <errno.h>

@@ -86,7 +86,7 @@ int iso_size_parse(const char *s, long long *bytes);
 /* "1", "0.5", "max" (-1): CPU time per 100 ms period, in microseconds. */
 int iso_cpus_parse(const char *s, long long *quota_us);
 
-/* Where it runs: its clone (GitHub), else its HOME; as before for a root server. */
+/* Where it runs: its clone (GitHub), else its HOME; a root server runs in its "dir". */
 const char *iso_cwd(const struct server_spec *s);
 /* The environment of a server or its install: a clean base plus its own envs. */
 char **iso_env(const struct server_spec *s);

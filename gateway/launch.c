@@ -5,7 +5,6 @@
  * (never argv or environ), and exits 0 only once serve reports ready, within the deadline.
  */
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,24 +33,11 @@ struct launch_opts {
 	char *token_file;
 	char *pid_file;
 	char *log_file;
-	char *catalog_file;
-	char *servers_dir;
-	char *github_base;
+	struct config_sources src;
 	char *allowed_hosts;
 	char *allowed_origins;
 	struct iso_opts iso;
 };
-
-static char *
-errno_text(int e)
-{
-	char *m = strdup(strerror(e));
-
-	/* Go prints OS errors in lower case; keep messages looking the same. */
-	if (m && m[0])
-		m[0] = (char)tolower((unsigned char)m[0]);
-	return m;
-}
 
 static int
 running_check(const char *pid_file, char **err)
@@ -124,8 +110,8 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 	char port[32], call_timeout[32];
 	const char *fixed[] = {
 		argv0, "serve", "--config-stdin", "--ready-fd", "3", "--port", port,
-		"--pid-file", o->pid_file, "--catalog-file", o->catalog_file,
-		"--servers-dir", o->servers_dir, "--github-base-url", o->github_base,
+		"--pid-file", o->pid_file, "--catalog-file", o->src.catalog_file,
+		"--servers-dir", o->src.servers_dir, "--github-base-url", o->src.github_base,
 		"--call-timeout", call_timeout, "--allowed-hosts", o->allowed_hosts,
 		"--allowed-origins", o->allowed_origins,
 	};
@@ -204,137 +190,128 @@ ready_read(int fd, int64_t timeout_ns, char *line, size_t len)
 	}
 }
 
+/* What one launch holds; every copy of the config and the token is blanked at the end. */
+struct launch_state {
+	json_t *cfg, *catalog, *payload;
+	struct server_list list;
+	char *text, *err, *msg;
+	char token[129];
+	bool token_written;
+	int cfgp[2], readyp[2], logfd;
+	pid_t pid;
+};
+
 /*
  * Every copy of the config we hold, envs included, blanked and freed: serve has it now, and
  * the launcher may wait most of a minute more (jansson's blocks are blanked by
  * jansson_scrub_frees()).
  */
 static void
-config_forget(struct launch_opts *o, json_t **payload, json_t **cfg, struct server_list *list,
-	      char **text, char **msg)
+config_forget(struct launch_opts *o, struct launch_state *s)
 {
-	json_decref(*payload);
-	*payload = NULL;
-	json_decref(*cfg);
-	*cfg = NULL;
-	server_list_free(list);
-	str_free_secure(*text);
-	*text = NULL;
-	str_free_secure(*msg);
-	*msg = NULL;
+	json_decref(s->payload);
+	s->payload = NULL;
+	json_decref(s->cfg);
+	s->cfg = NULL;
+	server_list_free(&s->list);
+	str_free_secure(s->text);
+	s->text = NULL;
+	str_free_secure(s->msg);
+	s->msg = NULL;
 	str_free_secure(o->config);
 	o->config = NULL;
 }
 
+/* Everything is validated before the system is touched. */
 static int
-launch_run(struct launch_opts *o, char *argv0)
+launch_check(struct launch_opts *o, struct launch_state *s)
 {
-	json_t *cfg = NULL, *catalog = NULL, *payload = NULL;
-	struct server_list list = {0};
-	char *text = NULL, *err = NULL, *reason = NULL, *msg = NULL;
-	char token[129], line[8192], dur[64];
-	int cfgp[2] = {-1, -1}, readyp[2] = {-1, -1}, logfd = -1, rc, status;
-	bool token_written = false;
-	const char *env;
-	pid_t pid = -1;
-	size_t i;
+	int rc;
 
-	if (o->config && o->config_file) {
-		err_set(&err, -EINVAL, "--config and --config-file are mutually exclusive");
-		goto fail;
-	}
-	if (!o->config && !o->config_file) {
-		err_set(&err, -EINVAL, "--config is required");
-		goto fail;
-	}
-	if (o->config_file) {
-		text = file_read_all(o->config_file, NULL, &rc);
-		if (text == NULL) {
-			char *m = errno_text(-rc);
+	rc = config_text_read(o->config, o->config_file, &s->text, &s->err);
+	if (rc == 0)
+		rc = config_servers(&o->src, s->text, &s->cfg, &s->catalog, &s->list, &s->err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; s->list.warnings && s->list.warnings[i]; i++)
+		fprintf(stderr, "warning: %s\n", s->list.warnings[i]);
+	if (o->port < 0 || o->port > 65535)
+		return err_set(&s->err, -EINVAL, "invalid port %lld", o->port);
+	rc = iso_opts_check(&o->iso, &s->err);
+	if (rc == 0)
+		rc = running_check(o->pid_file, &s->err);
+	return rc;
+}
 
-			err_set(&err, rc, "open %s: %s", o->config_file, m ? m : "error");
-			free(m);
-			goto fail;
-		}
-	} else {
-		text = strdup(o->config);
-	}
-	if (catalog_load(o->catalog_file, &catalog, &err))
-		goto fail;
-	if (config_parse_text(text, &cfg, &err))
-		goto fail;
-	if (config_resolve(cfg, catalog, o->servers_dir, o->github_base, &list, &err))
-		goto fail;
-	for (i = 0; list.warnings && list.warnings[i]; i++)
-		fprintf(stderr, "warning: %s\n", list.warnings[i]);
-	if (o->port < 0 || o->port > 65535) {
-		err_set(&err, -EINVAL, "invalid port %lld", o->port);
-		goto fail;
-	}
-	if (iso_opts_check(&o->iso, &err))
-		goto fail;
-	if (running_check(o->pid_file, &err))
-		goto fail;
+/* The token: the caller's (GATEWAY_ACCESS_TOKEN) or a random one, in the token file. */
+static int
+launch_token(struct launch_opts *o, struct launch_state *s)
+{
+	const char *env = getenv(GW_TOKEN_ENV);
 
-	env = getenv(GW_TOKEN_ENV);
 	if (env && *env) {
-		if (strlen(env) >= sizeof(token)) {
-			err_set(&err, -EINVAL, GW_TOKEN_ENV " is longer than %zu bytes",
-				sizeof(token) - 1);
-			goto fail;
-		}
-		strcpy(token, env);
+		if (strlen(env) >= sizeof(s->token))
+			return err_set(&s->err, -EINVAL, GW_TOKEN_ENV " is longer than %zu bytes",
+				       sizeof(s->token) - 1);
+		strcpy(s->token, env);
 		/* Our environ is root's to read only, but nothing needs it there any more. */
 		unsetenv(GW_TOKEN_ENV);
 		explicit_bzero((char *)env, strlen(env));
-	} else if (rand_hex(token, 32)) {
-		err_set(&err, -EIO, "generate token: no randomness");
-		goto fail;
+	} else if (rand_hex(s->token, 32)) {
+		return err_set(&s->err, -EIO, "generate token: no randomness");
 	}
-	if (file_write_atomic(o->token_file, token, strlen(token), 0600, 0700, &msg)) {
-		err_set(&err, -EIO, "write token file: %s", msg ? msg : "failed");
-		goto fail;
-	}
-	token_written = true;
+	if (file_write_atomic(o->token_file, s->token, strlen(s->token), 0600, 0700, &s->msg))
+		return err_set(&s->err, -EIO, "write token file: %s", s->msg ? s->msg : "failed");
+	s->token_written = true;
+	return 0;
+}
 
-	rc = path_parent_make(o->log_file, 0755);
-	logfd = open(o->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-	if (logfd < 0) {
-		err_set(&err, -errno, "open log file %s: %s", o->log_file, strerror(errno));
-		goto fail;
-	}
-	if (pipe2(cfgp, O_CLOEXEC) < 0 || pipe2(readyp, O_CLOEXEC) < 0) {
-		err_set(&err, -errno, "pipe: %s", strerror(errno));
-		goto fail;
-	}
+/* serve in the background, its output in the log, config and token on its stdin. */
+static int
+launch_spawn(struct launch_opts *o, char *argv0, struct launch_state *s)
+{
+	path_parent_make(o->log_file, 0755);
+	s->logfd = open(o->log_file, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+	if (s->logfd < 0)
+		return err_set(&s->err, -errno, "open log file %s: %s", o->log_file,
+			       strerror(errno));
+	if (pipe2(s->cfgp, O_CLOEXEC) < 0 || pipe2(s->readyp, O_CLOEXEC) < 0)
+		return err_set(&s->err, -errno, "pipe: %s", strerror(errno));
 	/* Above fd 3, so the child's dup2 onto 0-3 can never overwrite a source. */
-	cfgp[0] = fd_high(cfgp[0]);
-	readyp[1] = fd_high(readyp[1]);
-	logfd = fd_high(logfd);
-	if (serve_spawn(o, argv0, cfgp[0], readyp[1], logfd, &pid, &err))
-		goto fail;
-	close(cfgp[0]);
-	cfgp[0] = -1;
-	close(readyp[1]);
-	readyp[1] = -1;
-
-	payload = json_pack("{s:O,s:s}", "config", cfg, "token", token);
-	free(msg);
-	msg = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+	s->cfgp[0] = fd_high(s->cfgp[0]);
+	s->readyp[1] = fd_high(s->readyp[1]);
+	s->logfd = fd_high(s->logfd);
+	if (serve_spawn(o, argv0, s->cfgp[0], s->readyp[1], s->logfd, &s->pid, &s->err))
+		return -EIO;
+	close(s->cfgp[0]);
+	s->cfgp[0] = -1;
+	close(s->readyp[1]);
+	s->readyp[1] = -1;
+	s->payload = json_pack("{s:O,s:s}", "config", s->cfg, "token", s->token);
+	free(s->msg);
+	s->msg = s->payload ? json_dumps(s->payload, JSON_COMPACT) : NULL;
 	/* A failed write means serve died; the ready pipe then reports EOF. */
-	if (msg)
-		cvs_write_all(cfgp[1], msg, strlen(msg));
-	close(cfgp[1]);
-	cfgp[1] = -1;
-	config_forget(o, &payload, &cfg, &list, &text, &msg);
-	explicit_bzero(token, sizeof(token));
+	if (s->msg)
+		cvs_write_all(s->cfgp[1], s->msg, strlen(s->msg));
+	close(s->cfgp[1]);
+	s->cfgp[1] = -1;
+	config_forget(o, s);
+	explicit_bzero(s->token, sizeof(s->token));
+	return 0;
+}
 
-	rc = ready_read(readyp[0], o->timeout_ns, line, sizeof(line));
+/* serve's one line on the ready pipe: "ok", or why it failed (serve is stopped then). */
+static int
+launch_wait(struct launch_opts *o, struct launch_state *s)
+{
+	char line[8192], dur[64], *reason, *tail;
+	int rc, status;
+
+	rc = ready_read(s->readyp[0], o->timeout_ns, line, sizeof(line));
 	if (rc == 1 && strcmp(line, "ok") == 0) {
-		printf("MCP gateway is ready on port %lld (pid %d)\n", o->port, (int)pid);
+		printf("MCP gateway is ready on port %lld (pid %d)\n", o->port, (int)s->pid);
 		fflush(stdout);
-		rc = 0;
-		goto out;
+		return 0;
 	}
 	if (rc == -ETIMEDOUT) {
 		dur_format(o->timeout_ns, dur, sizeof(dur));
@@ -347,40 +324,60 @@ launch_run(struct launch_opts *o, char *argv0)
 		reason = strdup("gateway exited before it became ready");
 	}
 	/* serve runs in its own session: its group holds it and the servers it started. */
-	kill(-pid, SIGTERM);
-	if (proc_wait_timeout(pid, &status, 3000) != 0) {
-		kill(-pid, SIGKILL);
-		proc_wait(pid, &status);
+	kill(-s->pid, SIGTERM);
+	if (proc_wait_timeout(s->pid, &status, 3000) != 0) {
+		kill(-s->pid, SIGKILL);
+		proc_wait(s->pid, &status);
 	} else {
-		kill(-pid, SIGKILL);
+		kill(-s->pid, SIGKILL);
 	}
-	{
-		char *tail = log_tail(o->log_file);
-
-		err_set(&err, -EIO, "%s%s%s", reason ? reason : "failed",
-			tail && *tail ? "\n" : "", tail ? tail : "");
-		free(tail);
-	}
-fail:
-	if (token_written)
-		unlink(o->token_file);
-	fprintf(stderr, "mcp-gateway: %s\n", err ? err : "failed");
-	rc = 1;
-out:
-	for (i = 0; i < 2; i++) {
-		if (cfgp[i] >= 0)
-			close(cfgp[i]);
-		if (readyp[i] >= 0)
-			close(readyp[i]);
-	}
-	if (logfd >= 0)
-		close(logfd);
-	memset(token, 0, sizeof(token));
-	config_forget(o, &payload, &cfg, &list, &text, &msg);
-	json_decref(catalog);
+	tail = log_tail(o->log_file);
+	err_set(&s->err, -EIO, "%s%s%s", reason ? reason : "failed", tail && *tail ? "\n" : "",
+		tail ? tail : "");
+	free(tail);
 	free(reason);
-	free(err);
-	return rc;
+	return -EIO;
+}
+
+static void
+launch_state_free(struct launch_opts *o, struct launch_state *s)
+{
+	for (size_t i = 0; i < 2; i++) {
+		if (s->cfgp[i] >= 0)
+			close(s->cfgp[i]);
+		if (s->readyp[i] >= 0)
+			close(s->readyp[i]);
+	}
+	if (s->logfd >= 0)
+		close(s->logfd);
+	memset(s->token, 0, sizeof(s->token));
+	config_forget(o, s);
+	json_decref(s->catalog);
+	free(s->err);
+}
+
+static int
+launch_run(struct launch_opts *o, char *argv0)
+{
+	struct launch_state s = {
+		.cfgp = {-1, -1}, .readyp = {-1, -1}, .logfd = -1, .pid = -1,
+	};
+	int rc;
+
+	rc = launch_check(o, &s);
+	if (rc == 0)
+		rc = launch_token(o, &s);
+	if (rc == 0)
+		rc = launch_spawn(o, argv0, &s);
+	if (rc == 0)
+		rc = launch_wait(o, &s);
+	if (rc) {
+		if (s.token_written)
+			unlink(o->token_file);
+		fprintf(stderr, "mcp-gateway: %s\n", s.err ? s.err : "failed");
+	}
+	launch_state_free(o, &s);
+	return rc ? 1 : 0;
 }
 
 /*
@@ -429,17 +426,8 @@ cmd_launch(int argc, char **argv)
 		 "(default " GW_PID_FILE ")", false},
 		{"log-file", FLAG_STRING, &o.log_file, "log file (default " GW_LOG_FILE ")",
 		 false},
-		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
-		 GW_CATALOG_FILE ")", false},
-		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
-		 "(default " GW_SERVERS_DIR ")", false},
-		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
-		 "are cloned from (default " GW_GITHUB_BASE ")", false},
-		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
-		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
-		 "\"*\" accepts any", false},
-		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
-		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		CONFIG_SOURCE_FLAGS(o.src),
+		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
@@ -452,9 +440,7 @@ cmd_launch(int argc, char **argv)
 	o.token_file = strdup(GW_TOKEN_FILE);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.log_file = strdup(GW_LOG_FILE);
-	o.catalog_file = strdup(GW_CATALOG_FILE);
-	o.servers_dir = strdup(GW_SERVERS_DIR);
-	o.github_base = strdup(GW_GITHUB_BASE);
+	config_sources_init(&o.src);
 	o.allowed_hosts = strdup("");
 	o.allowed_origins = strdup("");
 	rc = args ? flags_parse(fl, n, argc, args, LAUNCH_SYNOPSIS, NULL) : 1;
@@ -470,9 +456,7 @@ cmd_launch(int argc, char **argv)
 	free(o.token_file);
 	free(o.pid_file);
 	free(o.log_file);
-	free(o.catalog_file);
-	free(o.servers_dir);
-	free(o.github_base);
+	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
 	iso_opts_fini(&o.iso);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: the aggregated tools, prompts, resources and templates, and how they follow
- * the servers. A server that says its list changed, or one that was restarted, is listed
- * again by a refresher thread (never its own reader, which must keep reading the answers);
- * the tables are rebuilt and swapped under a write lock, and sessions hear the gateway's
- * own list_changed on their GET streams when the merged list differs.
+ * the servers. A server that says its list changed, or one that was restarted, is marked
+ * stale and listed again on the housekeeping tick (http.c; never on its own reader, which
+ * must keep reading the answers); the tables are rebuilt and swapped under a write lock,
+ * and sessions hear the gateway's own list_changed on their GET streams when the merged
+ * list differs. Both locks are this file's alone.
  */
 
 #include <errno.h>
@@ -13,16 +14,32 @@
 
 #include "http_int.h"
 
+enum tab_kind {
+	TAB_TOOLS,
+	TAB_PROMPTS,
+	TAB_RESOURCES,
+	TAB_TEMPLATES,
+	TAB_COUNT,
+};
+
+struct lists {
+	pthread_rwlock_t tlock;	/* tabs and health: readers route, the refresh swaps */
+	struct tool_table tabs[TAB_COUNT];
+	char *health;
+	pthread_mutex_t lock;	/* stale */
+	bool *stale;		/* per upstream: list it again */
+};
+
 static const struct {
 	const struct route_kind *kind;
 	int list;		/* enum up_list, or -1 for tools */
 	const char *changed;	/* the notification a change of this table sends */
 } kinds[TAB_COUNT] = {
-	[TAB_TOOLS] = {&route_tools, -1, "notifications/tools/list_changed"},
-	[TAB_PROMPTS] = {&route_prompts, UP_LIST_PROMPTS, "notifications/prompts/list_changed"},
-	[TAB_RESOURCES] = {&route_resources, UP_LIST_RESOURCES,
+	[TAB_TOOLS] = {&routes_kind_tools, -1, "notifications/tools/list_changed"},
+	[TAB_PROMPTS] = {&routes_kind_prompts, UP_LIST_PROMPTS, "notifications/prompts/list_changed"},
+	[TAB_RESOURCES] = {&routes_kind_resources, UP_LIST_RESOURCES,
 			   "notifications/resources/list_changed"},
-	[TAB_TEMPLATES] = {&route_templates, UP_LIST_TEMPLATES,
+	[TAB_TEMPLATES] = {&routes_kind_templates, UP_LIST_TEMPLATES,
 			   "notifications/resources/list_changed"},
 };
 
@@ -50,7 +67,7 @@ tables_build(struct http_server *h, struct tool_table out[TAB_COUNT])
 	free(src);
 	if (rc)
 		for (k = 0; k < TAB_COUNT; k++)
-			tools_free(&out[k]);
+			routes_free(&out[k]);
 	return rc;
 }
 
@@ -90,26 +107,30 @@ health_body(struct http_server *h)
 }
 
 char *
-http_health(struct http_server *h)
-{
-	return lists_health(h);
-}
-
-char *
 lists_health(struct http_server *h)
 {
+	struct lists *l = h->lists;
 	char *s;
 
-	pthread_rwlock_rdlock(&h->tlock);
-	s = strdup(h->health ? h->health : "");
-	pthread_rwlock_unlock(&h->tlock);
+	pthread_rwlock_rdlock(&l->tlock);
+	s = strdup(l->health ? l->health : "");
+	pthread_rwlock_unlock(&l->tlock);
 	return s;
+}
+
+void
+lists_read(struct http_server *h, void (*fn)(void *arg), void *arg)
+{
+	pthread_rwlock_rdlock(&h->lists->tlock);
+	fn(arg);
+	pthread_rwlock_unlock(&h->lists->tlock);
 }
 
 /* Rebuilds the tables; tells every session what changed. */
 static void
 lists_rebuild(struct http_server *h)
 {
+	struct lists *l = h->lists;
 	struct tool_table fresh[TAB_COUNT];
 	bool changed[TAB_COUNT];
 	char *health;
@@ -117,22 +138,22 @@ lists_rebuild(struct http_server *h)
 
 	if (tables_build(h, fresh))
 		return;
-	pthread_rwlock_wrlock(&h->tlock);
+	pthread_rwlock_wrlock(&l->tlock);
 	for (k = 0; k < TAB_COUNT; k++) {
-		struct tool_table old = h->tabs[k];
+		struct tool_table old = l->tabs[k];
 
 		changed[k] = !table_same(&old, &fresh[k]);
-		h->tabs[k] = fresh[k];
+		l->tabs[k] = fresh[k];
 		fresh[k] = old;
 	}
 	health = health_body(h);
 	if (health) {
-		free(h->health);
-		h->health = health;
+		free(l->health);
+		l->health = health;
 	}
-	pthread_rwlock_unlock(&h->tlock);
+	pthread_rwlock_unlock(&l->tlock);
 	for (k = 0; k < TAB_COUNT; k++) {
-		tools_free(&fresh[k]);
+		routes_free(&fresh[k]);
 		/* Templates and resources share one notification: send it once. */
 		if (changed[k] && !(k == TAB_TEMPLATES && changed[TAB_RESOURCES])) {
 			json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
@@ -140,136 +161,110 @@ lists_rebuild(struct http_server *h)
 
 			log_info("list changed", "what=%s", kinds[k].kind->what);
 			if (n)
-				relay_broadcast(h, n);
+				events_broadcast(h, n);
 			json_decref(n);
 		}
 	}
 }
 
-static void *
-refresher_main(void *arg)
+bool
+lists_refresh(struct http_server *h)
 {
-	struct http_server *h = arg;
+	struct lists *l = h->lists;
 	size_t i, n = h->conf.nups;
-	bool *todo = calloc(n + 1, sizeof(*todo));
+	bool *todo = calloc(n + 1, sizeof(*todo)), any = false;
 
 	if (todo == NULL)
-		return NULL;
-	pthread_mutex_lock(&h->lock);
-	for (;;) {
-		bool any = false;
-
-		for (i = 0; i < n; i++) {
-			todo[i] = h->stale[i];
-			h->stale[i] = false;
-			any |= todo[i];
-		}
-		if (!any && h->refresh_stop)
-			break;
-		if (!any && h->ndetached) {
-			/* This thread also ends POST streams nobody resumed (resume.c). */
-			struct timespec ts;
-			int64_t next;
-
-			pthread_mutex_unlock(&h->lock);
-			next = resume_sweep(h);
-			pthread_mutex_lock(&h->lock);
-			if (next > 0 && !h->refresh_stop) {
-				time_deadline(&ts, next);
-				pthread_cond_timedwait(&h->rcond, &h->lock, &ts);
-			}
-			continue;
-		}
-		if (!any) {
-			pthread_cond_wait(&h->rcond, &h->lock);
-			continue;
-		}
-		pthread_mutex_unlock(&h->lock);
-		for (i = 0; i < n; i++) {
-			char *err = NULL;
-
-			if (todo[i] && upstream_refresh(h->conf.ups[i], &err))
-				log_warn("cannot list server again", "server=%s error=\"%s\"",
-					 h->conf.servers[i], err ? err : "");
-			free(err);
-		}
-		lists_rebuild(h);
-		pthread_mutex_lock(&h->lock);
+		return false;
+	pthread_mutex_lock(&l->lock);
+	for (i = 0; i < n; i++) {
+		todo[i] = l->stale[i];
+		l->stale[i] = false;
+		any |= todo[i];
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&l->lock);
+	for (i = 0; any && i < n; i++) {
+		char *err = NULL;
+
+		if (todo[i] && upstream_refresh(h->conf.ups[i], &err))
+			log_warn("cannot list server again", "server=%s error=\"%s\"",
+				 h->conf.servers[i], err ? err : "");
+		free(err);
+	}
+	if (any)
+		lists_rebuild(h);
 	free(todo);
-	return NULL;
+	return any;
 }
 
-/* With h->lock held. */
 void
-lists_stale_locked(struct http_server *h, struct upstream *u)
+lists_stale(struct http_server *h, struct upstream *u)
 {
+	struct lists *l = h->lists;
+	bool rang = false;
 	size_t i;
 
+	pthread_mutex_lock(&l->lock);
 	for (i = 0; i < h->conf.nups; i++) {
 		if (h->conf.ups[i] == u) {
-			h->stale[i] = true;
-			pthread_cond_signal(&h->rcond);
+			l->stale[i] = true;
+			rang = true;
 		}
 	}
+	pthread_mutex_unlock(&l->lock);
+	if (rang)
+		bell_ring(&h->tick);
 }
 
 int
 lists_start(struct http_server *h)
 {
 	static const struct tool_table empty;
+	struct lists *l = calloc(1, sizeof(*l));
 	const struct tool_table **given[TAB_COUNT] = {
 		&h->conf.tools, &h->conf.prompts, &h->conf.resources, &h->conf.templates,
 	};
 	int k, rc;
 
-	pthread_rwlock_init(&h->tlock, NULL);
-	pthread_cond_init(&h->rcond, NULL);
+	if (l == NULL)
+		return -ENOMEM;
+	h->lists = l;
+	pthread_rwlock_init(&l->tlock, NULL);
+	pthread_mutex_init(&l->lock, NULL);
+	l->stale = calloc(h->conf.nups + 1, sizeof(*l->stale));
+	if (l->stale == NULL)
+		return -ENOMEM;
 	if (h->conf.nups == 0) {
 		/* Tables handed in as they are (tests): nothing to follow. */
 		for (k = 0; k < TAB_COUNT; k++)
 			if (*given[k] == NULL)
 				*given[k] = &empty;
-		h->health = health_body(h);
-		return h->health ? 0 : -ENOMEM;
+		l->health = health_body(h);
+		return l->health ? 0 : -ENOMEM;
 	}
-	h->stale = calloc(h->conf.nups, sizeof(*h->stale));
-	if (h->stale == NULL)
-		return -ENOMEM;
-	rc = tables_build(h, h->tabs);
+	rc = tables_build(h, l->tabs);
 	if (rc)
 		return rc;
 	for (k = 0; k < TAB_COUNT; k++)
-		*given[k] = &h->tabs[k];
-	h->health = health_body(h);
-	if (h->health == NULL)
-		return -ENOMEM;
-	if (pthread_create(&h->refresher, NULL, refresher_main, h))
-		return -EAGAIN;
-	h->refresher_on = true;
-	return 0;
+		*given[k] = &l->tabs[k];
+	l->health = health_body(h);
+	return l->health ? 0 : -ENOMEM;
 }
 
 void
 lists_stop(struct http_server *h)
 {
+	struct lists *l = h->lists;
 	int k;
 
-	if (h->refresher_on) {
-		pthread_mutex_lock(&h->lock);
-		h->refresh_stop = true;
-		pthread_cond_signal(&h->rcond);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->refresher, NULL);
-		h->refresher_on = false;
-	}
+	if (l == NULL)
+		return;
 	for (k = 0; k < TAB_COUNT; k++)
-		tools_free(&h->tabs[k]);
-	free(h->stale);
-	h->stale = NULL;
-	free(h->health);
-	h->health = NULL;
-	pthread_rwlock_destroy(&h->tlock);
-	pthread_cond_destroy(&h->rcond);
+		routes_free(&l->tabs[k]);
+	free(l->stale);
+	free(l->health);
+	pthread_rwlock_destroy(&l->tlock);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+	h->lists = NULL;
 }

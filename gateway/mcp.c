@@ -15,35 +15,6 @@
 
 #define CURSOR_PREFIX	"gwc1:"
 
-static const char *const log_levels[] = {
-	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
-};
-
-/* The syslog order of a level name; unknown names count as the most severe (always kept). */
-int
-log_level_parse(const char *name)
-{
-	int i;
-
-	for (i = 0; name && log_levels[i]; i++)
-		if (strcmp(name, log_levels[i]) == 0)
-			return i;
-	return name ? 7 : 0;
-}
-
-json_t *
-rpc_error(json_t *id, int code, const char *msg)
-{
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-			 "error", "code", code, "message", msg);
-}
-
-json_t *
-rpc_result(json_t *id, json_t *result)
-{
-	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
 static json_t *
 rpc_errorf(json_t *id, int code, const char *fmt, const char *arg)
 {
@@ -69,22 +40,8 @@ any_upstream_has(struct http_server *h, const char *cap, const char *sub)
 	return false;
 }
 
-unsigned
-client_caps(json_t *caps)
-{
-	unsigned bits = 0;
-
-	if (json_object_get(caps, "roots"))
-		bits |= UP_CAP_ROOTS;
-	if (json_object_get(caps, "sampling"))
-		bits |= UP_CAP_SAMPLING;
-	if (json_object_get(caps, "elicitation"))
-		bits |= UP_CAP_ELICITATION;
-	return bits;
-}
-
 static json_t *
-server_caps(struct http_server *h, bool modern)
+server_caps(struct http_server *h, bool stateless)
 {
 	json_t *caps;
 
@@ -94,14 +51,14 @@ server_caps(struct http_server *h, bool modern)
 	 */
 	caps = json_pack("{s:{},s:{s:b}}", "logging", "tools", "listChanged", 1);
 	if (h->conf.prompts->n || any_upstream_has(h, "prompts", NULL))
-		json_object_set_new(caps, "prompts", modern ? json_pack("{s:b}", "listChanged", 1) :
+		json_object_set_new(caps, "prompts", stateless ? json_pack("{s:b}", "listChanged", 1) :
 				    json_object());
 	if (h->conf.resources->n || h->conf.templates->n || any_upstream_has(h, "resources",
 									       NULL)) {
 		json_t *r = json_pack("{s:b}", "subscribe", any_upstream_has(h, "resources",
 									 "subscribe"));
 
-		if (modern)
+		if (stateless)
 			json_object_set_new(r, "listChanged", json_true());
 		json_object_set_new(caps, "resources", r);
 	}
@@ -114,11 +71,11 @@ static json_t *
 mcp_initialize(struct http_server *h, struct session *s, json_t *id, json_t *params)
 {
 	const char *req = json_string_value(json_object_get(params, "protocolVersion"));
-	const char *v = proto_negotiate(req);
+	const char *v = upstream_proto_negotiate(req);
 
 	snprintf(s->version, sizeof(s->version), "%s", v);
 	s->initialized = true;
-	s->caps = client_caps(json_object_get(params, "capabilities"));
+	s->caps = rpc_client_caps(json_object_get(params, "capabilities"));
 	return rpc_result(id, json_pack("{s:s,s:o,s:{s:s,s:s}}", "protocolVersion", v,
 					"capabilities", server_caps(h, false), "serverInfo",
 					"name", GW_CLIENT_NAME, "version", h->conf.version));
@@ -141,47 +98,6 @@ mcp_discover(struct http_server *h, json_t *id)
 		"name", GW_CLIENT_NAME, "version", h->conf.version, "ttlMs", 0, "cacheScope",
 		"private", "_meta", META_SERVER_INFO, "name", GW_CLIENT_NAME, "version",
 		h->conf.version));
-}
-
-void
-modern_session(struct session *s, json_t *msg)
-{
-	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-	const char *lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
-
-	s->modern = true;
-	s->initialized = true;
-	snprintf(s->version, sizeof(s->version), "%s", MODERN_VERSION);
-	s->caps = client_caps(json_object_get(meta, META_CAPS));
-	s->tasks = json_object_get(json_object_get(json_object_get(meta, META_CAPS),
-						   "extensions"), EXT_TASKS) != NULL;
-	/* Log messages are an opt-in per request. */
-	s->log_level = lvl ? log_level_parse(lvl) : 8;
-}
-
-void
-modern_result(json_t *msg, const char *method)
-{
-	json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
-
-	/* A missing resource has one code in 2026-07-28, whatever the server's revision said. */
-	if (method && strcmp(method, "resources/read") == 0 &&
-	    json_integer_value(json_object_get(err, "code")) == -32002)
-		json_object_set_new(err, "code", json_integer(RPC_INVALID_PARAMS));
-	if (!json_is_object(res))
-		return;
-	/* A server's input_required or task result is its own answer, relayed as it is. */
-	if (!json_is_string(json_object_get(res, "resultType")))
-		json_object_set_new(res, "resultType", json_string("complete"));
-	/*
-	 * Lists and reads are cacheable results; they may change under a client that cannot
-	 * hear it (no subscriptions/listen here), so: do not cache.
-	 */
-	if (method && (strstr(method, "/list") || strcmp(method, "resources/read") == 0) &&
-	    !json_object_get(res, "ttlMs")) {
-		json_object_set_new(res, "ttlMs", json_integer(0));
-		json_object_set_new(res, "cacheScope", json_string("private"));
-	}
 }
 
 /* One page of an aggregated list, with an opaque cursor to the next. */
@@ -230,57 +146,17 @@ params_with(json_t *params, const char *key, const char *value)
 	return p;
 }
 
-/*
- * Literal text must match; "{var}" matches a non-empty run without '/', any other
- * expression ({+var}, {/var}, {?q}, ...) matches whatever is left of that stretch.
- */
-bool
-template_match(const char *tpl, const char *uri)
-{
-	while (*tpl) {
-		if (*tpl == '{') {
-			const char *close = strchr(tpl, '}');
-			bool simple = tpl[1] != '+' && tpl[1] != '#' && tpl[1] != '/' &&
-				      tpl[1] != '?' && tpl[1] != '&' && tpl[1] != '.' &&
-				      tpl[1] != ';';
-
-			if (close == NULL)
-				return false;
-			tpl = close + 1;
-			if (!simple) {
-				if (*tpl == '\0')
-					return true;
-				for (; *uri; uri++)
-					if (template_match(tpl, uri))
-						return true;
-				return false;
-			}
-			if (*uri == '\0' || *uri == '/')
-				return false;
-			for (uri++; ; uri++) {
-				if (template_match(tpl, uri))
-					return true;
-				if (*uri == '\0' || *uri == '/')
-					return false;
-			}
-		}
-		if (*tpl++ != *uri++)
-			return false;
-	}
-	return *uri == '\0';
-}
-
 /* The upstream that owns a resource URI: a listed resource, then a matching template. */
 static struct upstream *
 resource_owner(struct http_server *h, const char *uri)
 {
-	const struct tool_route *r = tools_find(h->conf.resources, uri);
+	const struct tool_route *r = routes_find(h->conf.resources, uri);
 	size_t i;
 
 	if (r)
 		return r->ctx;
 	for (i = 0; i < h->conf.templates->n; i++)
-		if (template_match(h->conf.templates->v[i].orig, uri))
+		if (routes_template_match(h->conf.templates->v[i].orig, uri))
 			return h->conf.templates->v[i].ctx;
 	/* Only one server has resources at all: it may know URIs it does not list. */
 	for (i = 0; i < h->conf.nups; i++) {
@@ -298,7 +174,7 @@ route_named(struct http_server *h, const struct tool_table *t, const char *what,
 	    json_t *id, json_t *params, struct forward *f)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
-	const struct tool_route *r = name ? tools_find(t, name) : NULL;
+	const struct tool_route *r = name ? routes_find(t, name) : NULL;
 	char fmt[64];
 
 	(void)h;
@@ -323,7 +199,7 @@ route_resource(struct http_server *h, struct session *s, const char *method, jso
 	}
 	f->u = resource_owner(h, uri);
 	if (f->u == NULL) {
-		json_t *e = rpc_errorf(id, s->modern ? RPC_INVALID_PARAMS : -32002,
+		json_t *e = rpc_errorf(id, s->stateless ? RPC_INVALID_PARAMS : -32002,
 				       "Resource %s not found", uri);
 
 		json_object_set_new(json_object_get(e, "error"), "data",
@@ -332,16 +208,10 @@ route_resource(struct http_server *h, struct session *s, const char *method, jso
 		return;
 	}
 	f->params = json_incref(params);
-	/* Updates go to the sessions that subscribed, on their GET streams. */
-	pthread_mutex_lock(&h->lock);
-	if (strcmp(method, "resources/subscribe") == 0) {
-		if (s->subs == NULL)
-			s->subs = json_object();
-		json_object_set_new(s->subs, uri, json_true());
-	} else if (strcmp(method, "resources/unsubscribe") == 0) {
-		json_object_del(s->subs, uri);
-	}
-	pthread_mutex_unlock(&h->lock);
+	if (strcmp(method, "resources/subscribe") == 0)
+		session_subscribe(h, s, uri, true);
+	else if (strcmp(method, "resources/unsubscribe") == 0)
+		session_subscribe(h, s, uri, false);
 }
 
 static void
@@ -354,7 +224,7 @@ route_complete(struct http_server *h, json_t *id, json_t *params, struct forward
 	if (type && strcmp(type, "ref/prompt") == 0) {
 		const char *name = json_string_value(json_object_get(ref, "name"));
 
-		r = name ? tools_find(h->conf.prompts, name) : NULL;
+		r = name ? routes_find(h->conf.prompts, name) : NULL;
 		if (r == NULL) {
 			f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, "unknown prompt %s", name);
 			return;
@@ -364,7 +234,7 @@ route_complete(struct http_server *h, json_t *id, json_t *params, struct forward
 	} else if (type && strcmp(type, "ref/resource") == 0) {
 		const char *uri = json_string_value(json_object_get(ref, "uri"));
 
-		r = uri ? tools_find(h->conf.templates, uri) : NULL;
+		r = uri ? routes_find(h->conf.templates, uri) : NULL;
 		f->u = r ? r->ctx : uri ? resource_owner(h, uri) : NULL;
 		if (f->u == NULL) {
 			f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, "unknown resource %s", uri);
@@ -384,22 +254,16 @@ static json_t *
 set_level(struct http_server *h, struct session *s, json_t *id, json_t *params)
 {
 	const char *level = json_string_value(json_object_get(params, "level"));
-	int i;
 
-	for (i = 0; level && log_levels[i]; i++)
-		if (strcmp(level, log_levels[i]) == 0)
-			break;
-	if (level == NULL || log_levels[i] == NULL)
+	if (level == NULL || !rpc_log_level_valid(level))
 		return rpc_errorf(id, RPC_INVALID_PARAMS, "invalid log level %s", level);
-	pthread_mutex_lock(&h->lock);
-	s->log_level = i;
-	pthread_mutex_unlock(&h->lock);
+	session_set_log_level(h, s, rpc_log_level(level));
 	return rpc_result(id, json_object());
 }
 
 /* Methods 2026-07-28 removed: subscriptions/listen replaced resources/subscribe. */
 static bool
-modern_removed(const char *method)
+removed_2026_07_28(const char *method)
 {
 	static const char *const gone[] = {
 		"initialize", "ping", "logging/setLevel", "resources/subscribe",
@@ -421,13 +285,13 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 	json_t *params = json_object_get(req, "params");
 
 	memset(f, 0, sizeof(*f));
-	if (s->modern) {
+	if (s->stateless) {
 		/* The stateless revision has no handshake, no ping and no setLevel. */
 		if (strcmp(method, "server/discover") == 0) {
 			f->reply = mcp_discover(h, id);
 			return;
 		}
-		if (modern_removed(method)) {
+		if (removed_2026_07_28(method)) {
 			f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
 			return;
 		}
@@ -479,17 +343,32 @@ route_locked(struct http_server *h, struct session *s, json_t *req, struct forwa
 		f->reply = rpc_error(id, RPC_METHOD_NOT_FOUND, "method not found");
 }
 
+struct route_args {
+	struct http_server *h;
+	struct session *s;
+	json_t *req;
+	struct forward *f;
+};
+
+static void
+route_read(void *arg)
+{
+	struct route_args *a = arg;
+
+	route_locked(a->h, a->s, a->req, a->f);
+}
+
 /* Everything routing reads of the tables is copied out before the read lock goes. */
 void
 mcp_route(struct http_server *h, struct session *s, json_t *req, struct forward *f)
 {
-	pthread_rwlock_rdlock(&h->tlock);
-	route_locked(h, s, req, f);
-	pthread_rwlock_unlock(&h->tlock);
+	struct route_args a = { h, s, req, f };
+
+	lists_read(h, route_read, &a);
 }
 
 void
-forward_fini(struct forward *f)
+mcp_forward_fini(struct forward *f)
 {
 	free(f->method);
 	json_decref(f->params);

@@ -5,6 +5,7 @@
  * answers back to the server, whose request stayed in flight.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@
  * A relayed request of a 2026-07-28 client whose server asked the client something: the
  * HTTP answer was an input_required result naming the questions and a requestState; the
  * upstream request stays in flight until the client retries with that state and its
- * answers. Parks live in h->parks under h->lock and hold a stream reference.
+ * answers. Parks live in h->parks, under its lock (this file's alone), and hold a stream
+ * reference.
  */
 struct park {
 	char state[sizeof(PARK_PREFIX) + SESSION_ID_LEN];
@@ -32,6 +34,22 @@ struct park {
 };
 
 #define PARK_MAX_NS	(600LL * 1000000000LL)	/* a retry that never comes */
+
+struct parks {
+	pthread_mutex_t lock;
+	struct park *list;
+	json_int_t next_key;
+};
+
+int
+park_init(struct http_server *h)
+{
+	h->parks = calloc(1, sizeof(*h->parks));
+	if (h->parks == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&h->parks->lock, NULL);
+	return 0;
+}
 
 static json_t *
 input_required(struct park *pk)
@@ -50,12 +68,12 @@ input_required(struct park *pk)
 	return rpc_result(pk->st->cid, res);
 }
 
-/* With h->lock held: parks whose client never came back give their request up. */
+/* With the parks' lock held: parks whose client never came back give their request up. */
 static void
-parks_expire_locked(struct http_server *h, struct park **dead)
+expire_locked(struct parks *ps, struct park **dead)
 {
 	int64_t now = time_mono_ns();
-	struct park **pp = &h->parks;
+	struct park **pp = &ps->list;
 
 	while (*pp) {
 		struct park *pk = *pp;
@@ -73,35 +91,61 @@ parks_expire_locked(struct http_server *h, struct park **dead)
 static void
 park_free(struct park *pk, bool cancel)
 {
-	struct sreq *r;
-
 	if (cancel)
 		stream_abandon(pk->st, "the client did not come back with the input asked for");
-	while ((r = pk->reqs) != NULL) {
-		pk->reqs = r->next;
-		json_decref(r->upid);
-		json_decref(r->ask);
-		free(r);
-	}
+	session_sreqs_free(pk->reqs);
 	stream_unref(pk->st);
 	free(pk);
+}
+
+/* A fresh requestState: the prefix and random base32. */
+static int
+park_state(char *state)
+{
+	unsigned char rnd[SESSION_ID_LEN];
+
+	if (rand_bytes(rnd, sizeof(rnd)))
+		return -EIO;
+	memcpy(state, PARK_PREFIX, strlen(PARK_PREFIX));
+	for (size_t i = 0; i < SESSION_ID_LEN; i++)
+		state[strlen(PARK_PREFIX) + i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[rnd[i] & 31];
+	return 0;
+}
+
+/* With the parks' lock held: st's park, a new one if it has none; NULL: out of memory. */
+static struct park *
+park_get_locked(struct parks *ps, struct stream *st)
+{
+	struct park *pk;
+
+	for (pk = ps->list; pk && pk->st != st; pk = pk->next)
+		;
+	if (pk)
+		return pk;
+	pk = calloc(1, sizeof(*pk));
+	if (pk == NULL || park_state(pk->state)) {
+		free(pk);
+		return NULL;
+	}
+	pk->st = stream_hold(st);
+	pk->since = time_mono_ns();
+	pk->next = ps->list;
+	ps->list = pk;
+	return pk;
 }
 
 json_t *
 park_request(struct stream *st, json_t *msg)
 {
-	struct http_server *h = st->h;
+	struct parks *ps = st->h->parks;
+	json_t *id = json_object_get(msg, "id"), *out = NULL;
 	struct sreq *r = calloc(1, sizeof(*r));
 	struct park *pk;
-	unsigned char rnd[SESSION_ID_LEN];
-	json_t *out = NULL;
-	bool first;
 
 	if (r == NULL)
-		return server_request_refuse(json_object_get(msg, "id"), "mcp-gateway: out of "
-					     "memory");
+		return rpc_error(id, RPC_METHOD_NOT_FOUND, "mcp-gateway: out of memory");
 	r->u = st->u;
-	r->upid = json_incref(json_object_get(msg, "id"));
+	r->upid = json_incref(id);
 	r->ask = json_pack("{s:O,s:O}", "method", json_object_get(msg, "method"), "params",
 			   json_object_get(msg, "params") ? json_object_get(msg, "params") :
 			   json_object());
@@ -109,47 +153,22 @@ park_request(struct stream *st, json_t *msg)
 	 * This runs on the server's reader with its lock held: nothing here may cancel a
 	 * request (that takes the lock again), so expiry happens on the client side.
 	 */
-	pthread_mutex_lock(&h->lock);
-	for (pk = h->parks; pk && pk->st != st; pk = pk->next)
-		;
-	first = pk == NULL;
-	if (first && (pk = calloc(1, sizeof(*pk))) != NULL &&
-	    rand_bytes(rnd, sizeof(rnd)) == 0) {
-		memcpy(pk->state, PARK_PREFIX, strlen(PARK_PREFIX));
-		for (size_t i = 0; i < SESSION_ID_LEN; i++)
-			pk->state[strlen(PARK_PREFIX) + i] =
-				"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[rnd[i] & 31];
-		pk->st = stream_hold(st);
-		pk->since = time_mono_ns();
-		pk->next = h->parks;
-		h->parks = pk;
-	} else if (first) {
-		free(pk);
-		pk = NULL;
-	}
+	pthread_mutex_lock(&ps->lock);
+	pk = park_get_locked(ps, st);
 	if (pk) {
-		r->cid = ++h->next_park_key;
+		r->cid = ++ps->next_key;
 		r->next = pk->reqs;
 		pk->reqs = r;
 		r = NULL;
-		pthread_mutex_lock(&st->lock);
-		/* A question that comes while parked waits for the next retry. */
-		if (!st->parked && !st->done) {
-			st->parked = true;
+		if (stream_park(st))
 			out = input_required(pk);
-		}
-		pthread_mutex_unlock(&st->lock);
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&ps->lock);
 	if (r) {
-		json_t *id = json_incref(r->upid);
-
 		json_decref(r->upid);
 		json_decref(r->ask);
 		free(r);
-		r = (void *)server_request_refuse(id, "mcp-gateway: out of memory");
-		json_decref(id);
-		return (json_t *)r;
+		return rpc_error(id, RPC_METHOD_NOT_FOUND, "mcp-gateway: out of memory");
 	}
 	if (out) {
 		stream_finish(st, out);
@@ -170,35 +189,12 @@ park_owns(json_t *state)
  * and the stream, with its request still in flight, answers this HTTP request instead.
  * Returns the stream (the reference passes to the caller), or NULL for an unknown state.
  */
-struct stream *
-park_resume(struct http_server *h, json_t *params, json_t *id, int fd, bool sse)
+/* The answers the retry carries go to their server; the questions left stay on pk. */
+static void
+answers_send(struct park *pk, json_t *answers)
 {
-	const char *state = json_string_value(json_object_get(params, "requestState"));
-	json_t *answers = json_object_get(params, "inputResponses"), *again = NULL;
-	struct park **pp, *pk = NULL, *dead = NULL;
 	struct sreq **rp, *r;
-	struct stream *st;
 
-	if (state == NULL)
-		return NULL;
-	pthread_mutex_lock(&h->lock);
-	parks_expire_locked(h, &dead);
-	for (pp = &h->parks; *pp; pp = &(*pp)->next) {
-		if (strcmp((*pp)->state, state) == 0) {
-			pk = *pp;
-			*pp = pk->next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&h->lock);
-	while (dead) {
-		struct park *next = dead->next;
-
-		park_free(dead, true);
-		dead = next;
-	}
-	if (pk == NULL)
-		return NULL;
 	for (rp = &pk->reqs; (r = *rp) != NULL; ) {
 		char key[32];
 		json_t *a;
@@ -215,61 +211,88 @@ park_resume(struct http_server *h, json_t *params, json_t *id, int fd, bool sse)
 		json_decref(r->ask);
 		free(r);
 	}
-	st = pk->st;
-	pthread_mutex_lock(&st->lock);
-	json_decref(st->cid);
-	st->cid = json_incref(id);
-	st->fd = fd;
-	st->sse = sse;
-	st->out.len = st->off = 0;
-	json_decref(st->final);
-	st->final = NULL;
-	st->parked = false;
-	st->done = st->held != NULL;
-	if (st->held) {
-		json_object_set(st->held, "id", id);
-		push_locked(st, st->held, NULL);
-		st->final = st->held;
-		st->held = NULL;
-	} else if (pk->reqs) {
-		/* Questions the client has not answered yet: ask again. */
-		st->parked = true;
-		again = input_required(pk);
+}
+
+/* pk leaves the list for good: its stream reference becomes the caller's. */
+static struct stream *
+park_close(struct park *pk)
+{
+	struct stream *st = pk->st;
+
+	pk->st = NULL;
+	session_sreqs_free(pk->reqs);
+	free(pk);
+	return st;
+}
+
+/*
+ * A 2026-07-28 retry naming a requestState: the answers go to the server under its own ids
+ * and the stream, with its request still in flight, answers this HTTP request instead.
+ * Returns the stream (the reference passes to the caller), or NULL for an unknown state.
+ */
+struct stream *
+park_resume(struct http_server *h, json_t *params, json_t *id, int fd, bool sse)
+{
+	const char *state = json_string_value(json_object_get(params, "requestState"));
+	struct parks *ps = h->parks;
+	struct park **pp, *pk = NULL, *dead = NULL;
+	struct stream *st;
+	json_t *again;
+
+	if (state == NULL)
+		return NULL;
+	pthread_mutex_lock(&ps->lock);
+	expire_locked(ps, &dead);
+	for (pp = &ps->list; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->state, state) == 0) {
+			pk = *pp;
+			*pp = pk->next;
+			break;
+		}
 	}
-	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_unlock(&ps->lock);
+	while (dead) {
+		struct park *next = dead->next;
+
+		park_free(dead, true);
+		dead = next;
+	}
+	if (pk == NULL)
+		return NULL;
+	answers_send(pk, json_object_get(params, "inputResponses"));
+	st = pk->st;
+	again = NULL;
+	/* Questions the client has not answered yet: ask again. */
+	if (!stream_retry(st, id, fd, sse, pk->reqs != NULL) && pk->reqs)
+		again = input_required(pk);
 	if (again) {
-		pthread_mutex_lock(&h->lock);
-		pk->since = time_mono_ns();
-		pk->next = h->parks;
-		h->parks = pk;
 		stream_ref(st);
-		pthread_mutex_unlock(&h->lock);
+		pthread_mutex_lock(&ps->lock);
+		pk->since = time_mono_ns();
+		pk->next = ps->list;
+		ps->list = pk;
+		pthread_mutex_unlock(&ps->lock);
 		stream_finish(st, again);
 		json_decref(again);
 		return st;
 	}
-	/* The park's reference becomes the caller's. */
-	pk->st = NULL;
-	while ((r = pk->reqs) != NULL) {
-		pk->reqs = r->next;
-		json_decref(r->upid);
-		json_decref(r->ask);
-		free(r);
-	}
-	free(pk);
+	st = park_close(pk);
 	stream_wake(st);
 	return st;
 }
 
-/* At shutdown: every parked request is given up. */
 void
-parks_free(struct http_server *h)
+park_free_all(struct http_server *h)
 {
 	struct park *pk;
 
-	while ((pk = h->parks) != NULL) {
-		h->parks = pk->next;
+	if (h->parks == NULL)
+		return;
+	while ((pk = h->parks->list) != NULL) {
+		h->parks->list = pk->next;
 		park_free(pk, true);
 	}
+	pthread_mutex_destroy(&h->parks->lock);
+	free(h->parks);
+	h->parks = NULL;
 }
-

@@ -127,7 +127,7 @@ struct child_err {
 	int err;
 };
 
-static void
+static void __attribute__((noreturn))
 child_fail(int fd, int stage, int e)
 {
 	struct child_err ce = {stage, e};
@@ -151,6 +151,41 @@ spawn_error(const struct proc_opts *o, const char *path, const struct child_err 
 	return err_set(err, rc, "fork/exec %s: %s", path, strerror(ce->err));
 }
 
+/* In the forked child: signals and fds as the server should see them, isolation, exec. */
+static void __attribute__((noreturn))
+child_exec(const struct proc_opts *o, const char *path, int nullfd, int errfd)
+{
+	struct sigaction sa;
+	sigset_t all;
+	int stage = 0, e, s;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (s = 1; s < NSIG; s++)
+		sigaction(s, &sa, NULL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	if (o->new_pgrp)
+		setpgid(0, 0);
+	child_fd(o->stdin_fd, 0, nullfd);
+	child_fd(o->stdout_fd, 1, nullfd);
+	child_fd(o->stderr_fd, 2, nullfd);
+	e = iso_child_apply(o->iso, &stage);
+	if (e)
+		child_fail(errfd, stage, e);
+	/* After the uid change: the directory must be one the server itself may enter. */
+	if (o->cwd && chdir(o->cwd) < 0)
+		child_fail(errfd, CHILD_STAGE_CHDIR, errno);
+	/* The error pipe is close-on-exec; everything else above 2 must go. */
+	if (errfd != 3) {
+		dup2(errfd, 3);
+		fcntl(3, F_SETFD, FD_CLOEXEC);
+	}
+	child_close_from(4);
+	execve(path, o->argv, o->envp);
+	child_fail(3, 0, errno);
+}
+
 /*
  * fork + execve. Everything that allocates (PATH lookup, environment) happens before the
  * fork, because the child of a multi-threaded process may only call async-signal-safe
@@ -160,9 +195,8 @@ int
 proc_spawn(const struct proc_opts *o, pid_t *pidp, char **err)
 {
 	char *path = exec_lookup(o->argv[0], o->envp);
-	int errpipe[2] = {-1, -1}, nullfd = -1, rc = 0, stage = 0, e;
+	int errpipe[2] = {-1, -1}, nullfd = -1, rc = 0;
 	struct child_err ce = {0, 0};
-	sigset_t all;
 	ssize_t n;
 	pid_t pid;
 
@@ -191,36 +225,8 @@ proc_spawn(const struct proc_opts *o, pid_t *pidp, char **err)
 		err_set(err, rc, "fork: %s", strerror(errno));
 		goto out;
 	}
-	if (pid == 0) {
-		struct sigaction sa;
-		int s;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = SIG_DFL;
-		for (s = 1; s < NSIG; s++)
-			sigaction(s, &sa, NULL);
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		if (o->new_pgrp)
-			setpgid(0, 0);
-		child_fd(o->stdin_fd, 0, nullfd);
-		child_fd(o->stdout_fd, 1, nullfd);
-		child_fd(o->stderr_fd, 2, nullfd);
-		e = iso_child_apply(o->iso, &stage);
-		if (e)
-			child_fail(errpipe[1], stage, e);
-		/* After the uid change: the directory must be one the server itself may enter. */
-		if (o->cwd && chdir(o->cwd) < 0)
-			child_fail(errpipe[1], CHILD_STAGE_CHDIR, errno);
-		/* The error pipe is close-on-exec; everything else above 2 must go. */
-		if (errpipe[1] != 3) {
-			dup2(errpipe[1], 3);
-			fcntl(3, F_SETFD, FD_CLOEXEC);
-		}
-		child_close_from(4);
-		execve(path, o->argv, o->envp);
-		child_fail(3, 0, errno);
-	}
+	if (pid == 0)
+		child_exec(o, path, nullfd, errpipe[1]);
 	close(errpipe[1]);
 	errpipe[1] = -1;
 	do {

@@ -7,21 +7,46 @@
  * broke can GET /mcp with Last-Event-ID and read on from the event after it, on the new
  * connection. A disconnection is not a cancellation (the specification says so): the call
  * goes on for --resume-window, and only a stream nobody resumed by then is cancelled at the
- * server. 2026-07-28 requests have no session to resume on and keep the old behaviour.
+ * server. 2026-07-28 requests have no session to resume on: their streams are not resumable.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream_int.h"
 
-#define RESUME_KEEP	(8u << 20)	/* sent bytes kept for replay before they are let go */
 #define RESUME_RETRY_MS	1000
 
-/* With h->lock held. */
+/* The streams a client may resume, under a lock of this file's alone. */
+struct resumable {
+	pthread_mutex_t lock;
+	struct stream *list;
+	size_t ndetached;	/* of those, the ones waiting for their client */
+};
+
+static void stream_drained(struct stream *st);
+static void stream_detached(struct stream *st, int gen);
+
+static const struct stream_hooks hooks = {
+	.drained = stream_drained,
+	.detached = stream_detached,
+};
+
+int
+resume_init(struct http_server *h)
+{
+	h->resumable = calloc(1, sizeof(*h->resumable));
+	if (h->resumable == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&h->resumable->lock, NULL);
+	return 0;
+}
+
+/* With the list's lock held. */
 static void
-resumable_unlink_locked(struct http_server *h, struct stream *st)
+unlink_locked(struct resumable *rs, struct stream *st)
 {
 	if (st->rprev == NULL)
 		return;
@@ -31,89 +56,61 @@ resumable_unlink_locked(struct http_server *h, struct stream *st)
 	st->rprev = NULL;
 	st->rnext = NULL;
 	if (st->detached)
-		h->ndetached--;
+		rs->ndetached--;
 }
 
 void
 resume_start(struct http_server *h, struct stream *st, bool priming)
 {
-	pthread_mutex_lock(&h->lock);
-	st->no = ++st->s->post_seq;
-	st->rnext = h->resumable;
-	if (st->rnext)
-		st->rnext->rprev = &st->rnext;
-	st->rprev = &h->resumable;
-	h->resumable = st;
-	pthread_mutex_unlock(&h->lock);
+	struct resumable *rs = h->resumable;
+	unsigned no;
+
+	no = session_post_number(h, st->s);
 	/* The list's reference: the stream outlives a connection that breaks. */
 	stream_ref(st);
-	pthread_mutex_lock(&st->lock);
-	if (priming)
-		sb_appendf(&st->out, "id: %u-0\nretry: %d\ndata: \n\n", st->no, RESUME_RETRY_MS);
-	resume_mark_locked(st);
-	pthread_mutex_unlock(&st->lock);
-}
-
-/* With st->lock held: an event ended at out.len; the next one gets seq + 1. */
-void
-resume_mark_locked(struct stream *st)
-{
-	if (st->nends == st->capends) {
-		size_t cap = st->capends ? st->capends * 2 : 8;
-		size_t *n = realloc(st->ends, cap * sizeof(*n));
-
-		if (n == NULL) {
-			/* Replay stops short of this event; delivery goes on. */
-			return;
-		}
-		st->ends = n;
-		st->capends = cap;
-	}
-	st->ends[st->nends++] = st->gone + st->out.len;
-}
-
-/* With st->lock held: what a reader has handed out need not stay, past a bound. */
-bool
-resume_keep_locked(struct stream *st)
-{
-	if (st->out.len < RESUME_KEEP)
-		return true;
-	st->gone += st->out.len;
-	return false;
+	/* Numbered before it is listed, so that resume_take never sees it half made. */
+	stream_resumable(st, no, priming ? RESUME_RETRY_MS : 0, &hooks);
+	pthread_mutex_lock(&rs->lock);
+	st->rnext = rs->list;
+	if (st->rnext)
+		st->rnext->rprev = &st->rnext;
+	st->rprev = &rs->list;
+	rs->list = st;
+	pthread_mutex_unlock(&rs->lock);
 }
 
 /* The stream leaves the list (its end was handed out): drops the list's reference. */
-void
-resume_drop(struct stream *st)
+static void
+stream_drained(struct stream *st)
 {
-	struct http_server *h = st->h;
+	struct resumable *rs = st->h->resumable;
 	bool listed;
 
-	pthread_mutex_lock(&h->lock);
+	pthread_mutex_lock(&rs->lock);
 	listed = st->rprev != NULL;
-	resumable_unlink_locked(h, st);
-	pthread_mutex_unlock(&h->lock);
+	unlink_locked(rs, st);
+	pthread_mutex_unlock(&rs->lock);
 	if (listed)
 		stream_unref(st);
 }
 
 /* The reader's connection broke before the end: wait for a resume. */
-void
-resume_detach(struct stream *st, int gen)
+static void
+stream_detached(struct stream *st, int gen)
 {
-	struct http_server *h = st->h;
-	bool current;
+	struct resumable *rs = st->h->resumable;
+	bool rang = false;
 
-	pthread_mutex_lock(&h->lock);
-	pthread_mutex_lock(&st->lock);
-	current = st->gen == gen;
-	pthread_mutex_unlock(&st->lock);
-	if (current && st->rprev && !st->detached) {
+	pthread_mutex_lock(&rs->lock);
+	if (stream_gen(st) == gen && st->rprev && !st->detached) {
 		st->detached = time_mono_ns();
-		h->ndetached++;
-		pthread_cond_signal(&h->rcond);
+		rs->ndetached++;
+		rang = true;
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&rs->lock);
+	/* The housekeeping tick cancels it once --resume-window has passed. */
+	if (rang)
+		bell_ring(&st->h->tick);
 }
 
 /*
@@ -124,38 +121,24 @@ resume_detach(struct stream *st, int gen)
 struct stream *
 resume_take(struct http_server *h, struct session *s, const char *last, int fd)
 {
+	struct resumable *rs = h->resumable;
 	unsigned no, seq;
 	char tail;
 	struct stream *st;
 
 	if (sscanf(last, "%u-%u%c", &no, &seq, &tail) != 2)
 		return NULL;
-	pthread_mutex_lock(&h->lock);
-	for (st = h->resumable; st; st = st->rnext)
+	pthread_mutex_lock(&rs->lock);
+	for (st = rs->list; st; st = st->rnext)
 		if (st->s == s && st->no == no)
 			break;
-	if (st) {
-		bool ok;
-
-		pthread_mutex_lock(&st->lock);
-		ok = seq < st->nends && st->ends[seq] >= st->gone;
-		if (ok) {
-			st->off = st->ends[seq] - st->gone;
-			st->gen++;
-			st->fd = fd;
-			st->refs++;
-		}
-		pthread_mutex_unlock(&st->lock);
-		if (!ok)
-			st = NULL;
-		else if (st->detached) {
-			st->detached = 0;
-			h->ndetached--;
-		}
+	if (st && !stream_rewind(st, seq, fd))
+		st = NULL;
+	else if (st && st->detached) {
+		st->detached = 0;
+		rs->ndetached--;
 	}
-	pthread_mutex_unlock(&h->lock);
-	if (st)
-		stream_wake(st);
+	pthread_mutex_unlock(&rs->lock);
 	return st;
 }
 
@@ -166,11 +149,12 @@ resume_take(struct http_server *h, struct session *s, const char *last, int fd)
 int64_t
 resume_sweep(struct http_server *h)
 {
+	struct resumable *rs = h->resumable;
 	int64_t now = time_mono_ns(), next = 0;
 	struct stream *due = NULL, *st, *n;
 
-	pthread_mutex_lock(&h->lock);
-	for (st = h->resumable; st; st = n) {
+	pthread_mutex_lock(&rs->lock);
+	for (st = rs->ndetached ? rs->list : NULL; st; st = n) {
 		int64_t left;
 
 		n = st->rnext;
@@ -182,11 +166,11 @@ resume_sweep(struct http_server *h)
 				next = left;
 			continue;
 		}
-		resumable_unlink_locked(h, st);
+		unlink_locked(rs, st);
 		st->rnext = due;
 		due = st;
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&rs->lock);
 	for (st = due; st; st = n) {
 		n = st->rnext;
 		st->rnext = NULL;
@@ -200,17 +184,23 @@ resume_sweep(struct http_server *h)
 void
 resume_free_all(struct http_server *h)
 {
+	struct resumable *rs = h->resumable;
 	struct stream *st;
 
+	if (rs == NULL)
+		return;
 	for (;;) {
-		pthread_mutex_lock(&h->lock);
-		st = h->resumable;
+		pthread_mutex_lock(&rs->lock);
+		st = rs->list;
 		if (st)
-			resumable_unlink_locked(h, st);
-		pthread_mutex_unlock(&h->lock);
+			unlink_locked(rs, st);
+		pthread_mutex_unlock(&rs->lock);
 		if (st == NULL)
 			break;
 		stream_abandon(st, "the gateway is stopping");
 		stream_unref(st);
 	}
+	pthread_mutex_destroy(&rs->lock);
+	free(rs);
+	h->resumable = NULL;
 }

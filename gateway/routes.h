@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mcp-gateway: merging the tools, prompts, resources and templates of all servers (tools.c). */
+/* mcp-gateway: merging the tools, prompts, resources and templates of all servers (routes.c). */
 #ifndef GW_ROUTES_H
 #define GW_ROUTES_H
 
@@ -35,15 +35,16 @@ struct route_kind {
 	const char *dup_msg;	/* the warning for an item skipped as a duplicate */
 };
 
-extern const struct route_kind route_tools, route_prompts, route_resources, route_templates;
+extern const struct route_kind routes_kind_tools, routes_kind_prompts, routes_kind_resources,
+	routes_kind_templates;
 
 int routes_build(const struct tool_source *src, size_t n, const struct route_kind *k,
 		 struct tool_table *t);
-int tools_build(const struct tool_source *src, size_t n, struct tool_table *t);
-const struct tool_route *tools_find(const struct tool_table *t, const char *name);
-void tools_free(struct tool_table *t);
-char *name_sanitise(const char *s);
-/* Whether uri is an expansion of the RFC 6570 template tpl, as far as routing needs (mcp.c). */
-bool template_match(const char *tpl, const char *uri);
+int routes_build_tools(const struct tool_source *src, size_t n, struct tool_table *t);
+const struct tool_route *routes_find(const struct tool_table *t, const char *name);
+void routes_free(struct tool_table *t);
+char *routes_name_sanitise(const char *s);
+/* Whether uri is an expansion of the RFC 6570 template tpl, as far as routing needs. */
+bool routes_template_match(const char *tpl, const char *uri);
 
 #endif /* GW_ROUTES_H */

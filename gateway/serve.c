@@ -6,7 +6,6 @@
  */
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -48,9 +47,7 @@ struct serve_opts {
 	long long port;
 	long long ready_fd;
 	char *pid_file;
-	char *catalog_file;
-	char *servers_dir;
-	char *github_base;
+	struct config_sources src;
 	long long page_size;
 	int64_t idle_ns;
 	long long max_body;
@@ -254,27 +251,12 @@ static int
 input_flags(struct serve_opts *o, json_t **cfg, char **token, char **err)
 {
 	const char *env;
-	char *text;
+	char *text = NULL;
 	int rc;
 
-	if (o->config && o->config_file)
-		return err_set(err, -EINVAL, "--config and --config-file are mutually exclusive");
-	if (!o->config && !o->config_file)
-		return err_set(err, -EINVAL, "--config is required");
-	if (o->config_file) {
-		text = file_read_all(o->config_file, NULL, &rc);
-		if (text == NULL) {
-			char *m = strdup(strerror(-rc));
-
-			if (m && m[0])
-				m[0] = (char)tolower((unsigned char)m[0]);
-			err_set(err, rc, "open %s: %s", o->config_file, m ? m : "error");
-			free(m);
-			return rc;
-		}
-	} else {
-		text = strdup(o->config);
-	}
+	rc = config_text_read(o->config, o->config_file, &text, err);
+	if (rc)
+		return rc;
 	rc = config_parse_text(text, cfg, err);
 	free(text);
 	if (rc)
@@ -293,23 +275,6 @@ input_flags(struct serve_opts *o, json_t **cfg, char **token, char **err)
 	unsetenv(GW_TOKEN_ENV);
 	memset((char *)env, 0, strlen(env));
 	return 0;
-}
-
-static int
-cfg_to_object(json_t **cfg, char **err)
-{
-	char *text;
-	int rc;
-
-	if (json_is_object(*cfg))
-		return 0;
-	/* Same wording as the launcher for a config that is not an object. */
-	text = json_dumps(*cfg, JSON_ENCODE_ANY);
-	json_decref(*cfg);
-	*cfg = NULL;
-	rc = config_parse_text(text ? text : "", cfg, err);
-	free(text);
-	return rc;
 }
 
 /* "a,b,,c" -> {"a", "b", "c"}; NULL for an empty list. */
@@ -366,186 +331,220 @@ servers_start(const struct server_list *list, struct strbuf *errs)
 	free(jobs);
 }
 
+/* What one run of serve holds, from the config to the HTTP server. */
+struct serve_state {
+	json_t *cfg, *catalog, *isolation;
+	struct server_list list;
+	char *token, *err;
+	char **names, **hosts, **origins;
+	sigset_t sigs;
+	int lfd;
+	struct http_server *http;
+};
+
+/* Everything that is checked before the upstreams start, and the port bound: it fails fast. */
 static int
-serve_run(struct serve_opts *o, int ready_fd)
+serve_prepare(struct serve_opts *o, struct serve_state *s)
 {
-	struct server_list list = {0};
-	char **hosts = NULL, **origins = NULL;
-	struct http_server *http = NULL;
+	int rc;
+
+	rc = o->config_stdin ? input_stdin(&s->cfg, &s->token, &s->err) :
+			       input_flags(o, &s->cfg, &s->token, &s->err);
+	if (rc == 0)
+		rc = config_servers(&o->src, NULL, &s->cfg, &s->catalog, &s->list, &s->err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; s->list.warnings && s->list.warnings[i]; i++)
+		log_warn(s->list.warnings[i], "%s", "");
+	if (o->port < 0 || o->port > 65535)
+		return err_set(&s->err, -EINVAL, "invalid port %lld", o->port);
+	rc = iso_setup(&o->iso, s->list.v, s->list.n, &s->err);
+	if (rc)
+		return rc;
+	s->isolation = iso_report(s->list.v, s->list.n);
+	s->lfd = listen_open((int)o->port, &s->err);
+	return s->lfd < 0 ? s->lfd : 0;
+}
+
+/* Every upstream started, with SIGTERM and SIGINT taken by a thread that can stop them. */
+static int
+serve_upstreams(struct serve_state *s)
+{
 	struct strbuf errs = {0};
-	json_t *cfg = NULL, *catalog = NULL, *isolation = NULL;
-	char *token = NULL, *err = NULL, **names = NULL;
-	sigset_t set;
 	pthread_t sigth;
-	int lfd = -1, rc;
 	size_t i;
 
-	rc = o->config_stdin ? input_stdin(&cfg, &token, &err) : input_flags(o, &cfg, &token, &err);
-	if (rc)
-		goto fail;
-	rc = cfg_to_object(&cfg, &err);
-	if (rc)
-		goto fail;
-	rc = catalog_load(o->catalog_file, &catalog, &err);
-	if (rc)
-		goto fail;
-	rc = config_resolve(cfg, catalog, o->servers_dir, o->github_base, &list, &err);
-	if (rc)
-		goto fail;
-	for (i = 0; list.warnings && list.warnings[i]; i++)
-		log_warn(list.warnings[i], "%s", "");
-	if (o->port < 0 || o->port > 65535) {
-		rc = err_set(&err, -EINVAL, "invalid port %lld", o->port);
-		goto fail;
-	}
-	rc = iso_setup(&o->iso, list.v, list.n, &err);
-	if (rc)
-		goto fail;
-	isolation = iso_report(list.v, list.n);
-	lfd = listen_open((int)o->port, &err);
-	if (lfd < 0) {
-		rc = lfd;
-		goto fail;
-	}
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	sv.ups = calloc(list.n + 1, sizeof(*sv.ups));
-	names = calloc(list.n + 1, sizeof(*names));
-	if (!sv.ups || !names) {
-		rc = err_set(&err, -ENOMEM, "out of memory");
-		goto fail;
-	}
+	sigemptyset(&s->sigs);
+	sigaddset(&s->sigs, SIGTERM);
+	sigaddset(&s->sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &s->sigs, NULL);
+	sv.ups = calloc(s->list.n + 1, sizeof(*sv.ups));
+	s->names = calloc(s->list.n + 1, sizeof(*s->names));
+	if (!sv.ups || !s->names)
+		return err_set(&s->err, -ENOMEM, "out of memory");
 	pthread_mutex_lock(&sv.lock);
-	for (i = 0; i < list.n; i++) {
-		sv.ups[i] = upstream_new(&list.v[i], CVS_VERSION);
-		names[i] = list.v[i].name;
+	for (i = 0; i < s->list.n; i++) {
+		sv.ups[i] = upstream_new(&s->list.v[i], CVS_VERSION);
+		s->names[i] = s->list.v[i].name;
 	}
-	sv.nups = list.n;
+	sv.nups = s->list.n;
 	pthread_mutex_unlock(&sv.lock);
-	if (pthread_create(&sigth, NULL, signal_main, &set)) {
-		rc = err_set(&err, -EAGAIN, "cannot start signal thread");
-		goto fail;
-	}
+	if (pthread_create(&sigth, NULL, signal_main, &s->sigs))
+		return err_set(&s->err, -EAGAIN, "cannot start signal thread");
 	pthread_detach(sigth);
-
-	servers_start(&list, &errs);
+	servers_start(&s->list, &errs);
 	pthread_mutex_lock(&sv.lock);
 	if (sv.stop && errs.len == 0)
 		sb_appends(&errs, "interrupted while starting MCP servers");
 	pthread_mutex_unlock(&sv.lock);
-	if (errs.len) {
-		rc = -EIO;
-		err = sb_steal(&errs);
-		goto fail;
-	}
-	hosts = strv_split(o->allowed_hosts);
-	origins = strv_split(o->allowed_origins);
-	if (o->pid_file && *o->pid_file) {
-		char buf[32];
+	if (errs.len == 0)
+		return 0;
+	s->err = sb_steal(&errs);
+	return -EIO;
+}
 
-		snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-		rc = file_write_atomic(o->pid_file, buf, strlen(buf), 0600, 0755, &err);
-		if (rc) {
-			char *m = err;
+/* The PID file says the gateway is up: written once every upstream is. */
+static int
+serve_pid_write(const char *pid_file, struct serve_state *s)
+{
+	char buf[32], *m;
+	int rc;
 
-			err = str_printf("write pid file: %s", m ? m : "");
-			free(m);
-			goto fail;
-		}
+	if (pid_file == NULL || *pid_file == '\0')
+		return 0;
+	snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	rc = file_write_atomic(pid_file, buf, strlen(buf), 0600, 0755, &s->err);
+	if (rc) {
+		m = s->err;
+		s->err = str_printf("write pid file: %s", m ? m : "");
+		free(m);
 	}
-	{
-		struct http_conf hc = {
-			.token = token,
-			.version = CVS_VERSION,
-			.ups = sv.ups,
-			.nups = sv.nups,
-			.allowed_hosts = hosts,
-			.allowed_origins = origins,
-			.call_timeout_ns = o->call_timeout_ns,
-			.port = (int)o->port,
-			.servers = names,
-			.page_size = o->page_size > 0 ? (size_t)o->page_size : 1000,
-			.session_idle_ns = o->idle_ns,
-			.resume_ns = o->resume_ns,
-			.max_body = (size_t)o->max_body,
-			.max_sessions = 10000,
-			.isolation = isolation,
-		};
+	return rc;
+}
 
-		http = http_start(&hc, lfd, &err);
-		if (http == NULL) {
-			rc = -EIO;
-			if (o->pid_file && *o->pid_file)
-				unlink(o->pid_file);
-			goto fail;
-		}
-		/* The HTTP server owns the socket now: quiesce hands it back and closes it. */
-		lfd = -1;
-	}
-	{
-		char *hb = http_health(http);
+static void
+serve_pid_remove(const char *pid_file)
+{
+	if (pid_file && *pid_file)
+		unlink(pid_file);
+}
 
-		if (hb && *hb)
-			hb[strlen(hb) - 1] = '\0';
-		log_info("mcp gateway listening", "port=%lld servers=%zu lists=%s", o->port, list.n,
-			 hb ? hb : "");
-		free(hb);
+/* The HTTP server on the bound socket, which it owns from now on. */
+static int
+serve_http(struct serve_opts *o, struct serve_state *s)
+{
+	struct http_conf hc = {
+		.token = s->token,
+		.version = CVS_VERSION,
+		.ups = sv.ups,
+		.nups = sv.nups,
+		.allowed_hosts = s->hosts = strv_split(o->allowed_hosts),
+		.allowed_origins = s->origins = strv_split(o->allowed_origins),
+		.call_timeout_ns = o->call_timeout_ns,
+		.port = (int)o->port,
+		.servers = s->names,
+		.page_size = o->page_size > 0 ? (size_t)o->page_size : 1000,
+		.session_idle_ns = o->idle_ns,
+		.resume_ns = o->resume_ns,
+		.max_body = (size_t)o->max_body,
+		.max_sessions = 10000,
+		.isolation = s->isolation,
+	};
+	char *hb;
+
+	s->http = http_start(&hc, s->lfd, &s->err);
+	if (s->http == NULL) {
+		serve_pid_remove(o->pid_file);
+		return -EIO;
 	}
+	/* Quiesce hands the socket back and closes it. */
+	s->lfd = -1;
+	hb = http_health(s->http);
+	if (hb && *hb)
+		hb[strlen(hb) - 1] = '\0';
+	log_info("mcp gateway listening", "port=%lld servers=%zu lists=%s", o->port, s->list.n,
+		 hb ? hb : "");
+	free(hb);
+	return 0;
+}
+
+/* "ok" to the launcher, then serving until a signal; the shutdown in its order. */
+static void
+serve_until_stopped(struct serve_opts *o, struct serve_state *s, int ready_fd)
+{
 	pthread_mutex_lock(&sv.lock);
 	sv.phase = PHASE_RUNNING;
 	pthread_mutex_unlock(&sv.lock);
 	ready_report(ready_fd, NULL);
 	if (ready_fd > 0)
 		close(ready_fd);
-
 	pthread_mutex_lock(&sv.lock);
 	while (!sv.stop)
 		pthread_cond_wait(&sv.cond, &sv.lock);
 	pthread_mutex_unlock(&sv.lock);
-
-	http_quiesce(http, 5000);
-	if (o->pid_file && *o->pid_file)
-		unlink(o->pid_file);
+	http_quiesce(s->http, 5000);
+	serve_pid_remove(o->pid_file);
 	upstreams_close(sv.ups, sv.nups);
-	http_stop(http);
+	http_stop(s->http);
 	log_info("mcp gateway stopped", "%s", "");
-	rc = 0;
-	goto out;
-fail:
-	if (err)
-		log_error("start failed", "error=%s", err);
-	fprintf(stderr, "mcp-gateway: %s\n", err ? err : "failed");
-	ready_report(ready_fd, err ? err : "failed");
+}
+
+static void
+serve_fail(struct serve_state *s, int ready_fd)
+{
+	if (s->err)
+		log_error("start failed", "error=%s", s->err);
+	fprintf(stderr, "mcp-gateway: %s\n", s->err ? s->err : "failed");
+	ready_report(ready_fd, s->err ? s->err : "failed");
 	if (sv.ups)
 		upstreams_close(sv.ups, sv.nups);
-	if (lfd >= 0)
-		close(lfd);
-	rc = 1;
-out:
-	for (i = 0; sv.ups && i < sv.nups; i++)
+	if (s->lfd >= 0)
+		close(s->lfd);
+}
+
+static void
+serve_state_free(struct serve_state *s)
+{
+	for (size_t i = 0; sv.ups && i < sv.nups; i++)
 		upstream_free(sv.ups[i]);
 	free(sv.ups);
 	sv.ups = NULL;
 	sv.nups = 0;
-	strv_free(hosts);
-	strv_free(origins);
-	free(names);
-	sb_free(&errs);
-	json_decref(isolation);
-	iso_cleanup(list.v, list.n);
-	server_list_free(&list);
-	json_decref(cfg);
-	json_decref(catalog);
+	strv_free(s->hosts);
+	strv_free(s->origins);
+	free(s->names);
+	json_decref(s->isolation);
+	iso_cleanup(s->list.v, s->list.n);
+	server_list_free(&s->list);
+	json_decref(s->cfg);
+	json_decref(s->catalog);
 	iso_reset();
-	if (token) {
-		memset(token, 0, strlen(token));
-		free(token);
+	if (s->token) {
+		memset(s->token, 0, strlen(s->token));
+		free(s->token);
 	}
-	free(err);
-	return rc;
+	free(s->err);
+}
+
+static int
+serve_run(struct serve_opts *o, int ready_fd)
+{
+	struct serve_state s = { .lfd = -1 };
+	int rc;
+
+	rc = serve_prepare(o, &s);
+	if (rc == 0)
+		rc = serve_upstreams(&s);
+	if (rc == 0)
+		rc = serve_pid_write(o->pid_file, &s);
+	if (rc == 0)
+		rc = serve_http(o, &s);
+	if (rc == 0)
+		serve_until_stopped(o, &s, ready_fd);
+	else
+		serve_fail(&s, ready_fd);
+	serve_state_free(&s);
+	return rc ? 1 : 0;
 }
 
 int
@@ -569,12 +568,7 @@ cmd_serve(int argc, char **argv)
 		 false},
 		{"pid-file", FLAG_STRING, &o.pid_file, "PID file; empty disables (default "
 		 GW_PID_FILE ")", false},
-		{"catalog-file", FLAG_STRING, &o.catalog_file, "catalog override file (default "
-		 GW_CATALOG_FILE ")", false},
-		{"servers-dir", FLAG_STRING, &o.servers_dir, "clone root for GitHub servers "
-		 "(default " GW_SERVERS_DIR ")", false},
-		{"github-base-url", FLAG_STRING, &o.github_base, "base URL GitHub repositories "
-		 "are cloned from (default " GW_GITHUB_BASE ")", false},
+		CONFIG_SOURCE_FLAGS(o.src),
 		{"page-size", FLAG_INT, &o.page_size, "tools per tools/list page (default 1000)",
 		 false},
 		{"session-idle-timeout", FLAG_DURATION, &o.idle_ns, "close sessions idle this "
@@ -587,11 +581,7 @@ cmd_serve(int argc, char **argv)
 		{"resume-window", FLAG_DURATION, &o.resume_ns, "how long a request whose "
 		 "POST stream broke goes on for its client to resume it with Last-Event-ID, "
 		 "before it is cancelled at the server (default 30s)", false},
-		{"allowed-hosts", FLAG_STRING, &o.allowed_hosts, "comma-separated Host names "
-		 "accepted besides the defaults (localhost, loopback, <port>-*.<domain>); "
-		 "\"*\" accepts any", false},
-		{"allowed-origins", FLAG_STRING, &o.allowed_origins, "comma-separated Origins "
-		 "accepted besides those of default hosts; \"*\" accepts any", false},
+		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
@@ -600,9 +590,7 @@ cmd_serve(int argc, char **argv)
 	iso_self_protect();
 	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
-	o.catalog_file = strdup(GW_CATALOG_FILE);
-	o.servers_dir = strdup(GW_SERVERS_DIR);
-	o.github_base = strdup(GW_GITHUB_BASE);
+	config_sources_init(&o.src);
 	rc = flags_parse(fl, n, argc, argv, SERVE_SYNOPSIS, NULL);
 	if (rc)
 		goto out;
@@ -622,9 +610,7 @@ out:
 	free(o.config);
 	free(o.config_file);
 	free(o.pid_file);
-	free(o.catalog_file);
-	free(o.servers_dir);
-	free(o.github_base);
+	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
 	iso_opts_fini(&o.iso);

@@ -13,7 +13,7 @@
 #include "http_int.h"
 
 static const char *const versions[] = {
-	MODERN_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
+	MCP_2026_07_28, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,
 };
 
 json_t *
@@ -27,44 +27,10 @@ stateless_versions(void)
 	return a;
 }
 
-unsigned int
-stateless_status(json_t *msg)
-{
-	json_int_t code = json_integer_value(json_object_get(json_object_get(msg, "error"),
-							     "code"));
-
-	if (code == RPC_METHOD_NOT_FOUND)
-		return MHD_HTTP_NOT_FOUND;
-	if (code == RPC_HEADER_MISMATCH || code == RPC_MISSING_CAPABILITY ||
-	    code == RPC_UNSUPPORTED_VERSION)
-		return MHD_HTTP_BAD_REQUEST;
-	return MHD_HTTP_OK;
-}
-
-static enum MHD_Result
-reply_status(struct MHD_Connection *c, unsigned int status, json_t *msg)
-{
-	char *js = json_dumps(msg, JSON_COMPACT);
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	json_decref(msg);
-	r = js ? MHD_create_response_from_buffer(strlen(js), js, MHD_RESPMEM_MUST_FREE) : NULL;
-	if (r == NULL) {
-		free(js);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	http_decorate(r);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
 /*
  * A version the gateway does not speak. A request in the stateless shape (its version in
  * _meta) gets the JSON-RPC error the revision defines, with the versions it could use;
- * anything else keeps the plain-text 400 the older revisions have always had.
+ * anything else gets the plain-text 400 of the older revisions.
  */
 enum MHD_Result
 stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, const char *pv)
@@ -75,16 +41,16 @@ stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, co
 
 	if (!json_is_string(json_object_get(meta, META_VERSION))) {
 		json_decref(msg);
-		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
-				       "version (supported versions: 2024-11-05, 2025-03-26, "
-				       "2025-06-18, 2025-11-25)\n");
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
+				  "version (supported versions: 2024-11-05, 2025-03-26, "
+				  "2025-06-18, 2025-11-25)\n");
 	}
 	e = rpc_error(json_object_get(msg, "id"), RPC_UNSUPPORTED_VERSION,
 		      "Unsupported protocol version");
 	json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:o,s:s}",
 			    "supported", stateless_versions(), "requested", pv));
 	json_decref(msg);
-	return reply_status(c, MHD_HTTP_BAD_REQUEST, e);
+	return reply_json(c, MHD_HTTP_BAD_REQUEST, e, NULL);
 }
 
 /* A header's value without the optional whitespace around it (RFC 9110 5.5); malloc'd. */
@@ -195,21 +161,24 @@ param_text(json_t *v)
 	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
-/*
- * tools/call: every argument whose schema names an "x-mcp-header" must be repeated in
- * Mcp-Param-<that name>. Reads the routing table, so it runs under the table's read lock.
- */
-static bool
-params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
+struct repeat_check {
+	struct http_server *h;
+	struct MHD_Connection *c;
+	json_t *params;
+	bool ok;
+};
+
+/* Under the tables' read lock (lists_read). */
+static void
+params_check(void *arg)
 {
-	const char *tool = json_string_value(json_object_get(params, "name"));
-	json_t *args = json_object_get(params, "arguments"), *props, *schema;
+	struct repeat_check *rc = arg;
+	const char *tool = json_string_value(json_object_get(rc->params, "name"));
+	json_t *args = json_object_get(rc->params, "arguments"), *props, *schema;
 	const struct tool_route *r;
 	const char *key;
-	bool ok = true;
 
-	pthread_rwlock_rdlock(&h->tlock);
-	r = tool ? tools_find(h->conf.tools, tool) : NULL;
+	r = tool ? routes_find(rc->h->conf.tools, tool) : NULL;
 	props = r ? json_object_get(json_object_get(r->tool, "inputSchema"), "properties") : NULL;
 	json_object_foreach(props, key, schema) {
 		const char *hname = json_string_value(json_object_get(schema, "x-mcp-header"));
@@ -220,14 +189,25 @@ params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
 			continue;
 		snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", hname);
 		want = param_text(arg);
-		ok = want && stateless_header_repeats(MHD_lookup_connection_value(c,
-						      MHD_HEADER_KIND, hdr), want, strlen(want));
+		rc->ok = want && stateless_header_repeats(MHD_lookup_connection_value(rc->c,
+							  MHD_HEADER_KIND, hdr), want, strlen(want));
 		free(want);
-		if (!ok)
+		if (!rc->ok)
 			break;
 	}
-	pthread_rwlock_unlock(&h->tlock);
-	return ok;
+}
+
+/*
+ * tools/call: every argument whose schema names an "x-mcp-header" must be repeated in
+ * Mcp-Param-<that name>. Reads the routing table, so it runs under the table's read lock.
+ */
+static bool
+params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
+{
+	struct repeat_check rc = { h, c, params, true };
+
+	lists_read(h, params_check, &rc);
+	return rc.ok;
 }
 
 static json_t *
@@ -283,11 +263,52 @@ stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 		return rpc_error(id, RPC_INVALID_PARAMS, "Invalid params: _meta must carry "
 				 META_VERSION " and " META_CAPS);
 	/* The header said 2026-07-28 (that is how this request got here): the body must too. */
-	if (strcmp(v, MODERN_VERSION) != 0)
+	if (strcmp(v, MCP_2026_07_28) != 0)
 		return mismatch(id, "Header mismatch: MCP-Protocol-Version and _meta's "
 				META_VERSION " differ");
 	*status = MHD_HTTP_OK;
 	return NULL;
+}
+
+static void
+stateless_session_init(struct session *s, json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	const char *lvl = json_string_value(json_object_get(meta, META_LOG_LEVEL));
+
+	s->stateless = true;
+	s->initialized = true;
+	snprintf(s->version, sizeof(s->version), "%s", MCP_2026_07_28);
+	s->caps = rpc_client_caps(json_object_get(meta, META_CAPS));
+	s->tasks = json_object_get(json_object_get(json_object_get(meta, META_CAPS),
+						   "extensions"), EXT_TASKS) != NULL;
+	/* Log messages are an opt-in per request. */
+	s->log_level = lvl ? rpc_log_level(lvl) : 8;
+}
+
+void
+stateless_result(json_t *msg, const char *method)
+{
+	json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
+
+	/* A missing resource has one code in 2026-07-28, whatever the server's revision said. */
+	if (method && strcmp(method, "resources/read") == 0 &&
+	    json_integer_value(json_object_get(err, "code")) == -32002)
+		json_object_set_new(err, "code", json_integer(RPC_INVALID_PARAMS));
+	if (!json_is_object(res))
+		return;
+	/* A server's input_required or task result is its own answer, relayed as it is. */
+	if (!json_is_string(json_object_get(res, "resultType")))
+		json_object_set_new(res, "resultType", json_string("complete"));
+	/*
+	 * Lists and reads are cacheable results; they may change under a client that cannot
+	 * hear it (no subscriptions/listen here), so: do not cache.
+	 */
+	if (method && (strstr(method, "/list") || strcmp(method, "resources/read") == 0) &&
+	    !json_object_get(res, "ttlMs")) {
+		json_object_set_new(res, "ttlMs", json_integer(0));
+		json_object_set_new(res, "cacheScope", json_string("private"));
+	}
 }
 
 /*
@@ -302,15 +323,14 @@ stateless_session(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 	struct session *s;
 
 	if (e) {
-		*ret = reply_status(c, status, e);
+		*ret = reply_json(c, status, e, NULL);
 		return NULL;
 	}
 	s = session_new();
 	if (s == NULL) {
-		*ret = http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		*ret = reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		return NULL;
 	}
-	s->inflight = 1;
-	modern_session(s, msg);
+	stateless_session_init(s, msg);
 	return s;
 }

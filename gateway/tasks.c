@@ -8,6 +8,7 @@
  * the client's. The gateway never parses what a task holds.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,30 @@
 #define TASK_TTL_MS	3600000LL	/* a task that names no ttlMs */
 #define TASK_TTL_MAX_MS	(24LL * 3600000LL)
 
-struct task_map {
+struct task {
 	char id[SESSION_ID_LEN + 1];	/* the client's */
 	struct upstream *u;
 	char *upid;			/* the server's */
 	int64_t expires;		/* monotonic ns */
-	struct task_map *next;		/* newest first */
+	struct task *next;		/* newest first */
 };
+
+/* The client's task ids, under a lock of this file's alone. */
+struct task_map {
+	pthread_mutex_t lock;
+	struct task *list;
+	size_t n;
+};
+
+int
+tasks_init(struct http_server *h)
+{
+	h->tasks = calloc(1, sizeof(*h->tasks));
+	if (h->tasks == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&h->tasks->lock, NULL);
+	return 0;
+}
 
 bool
 tasks_method(const char *method)
@@ -45,19 +63,19 @@ tasks_offered(struct http_server *h)
 	return false;
 }
 
-/* With h->lock held: the live mapping of a client's id, dropping expired ones on the way. */
-static struct task_map *
-find_locked(struct http_server *h, const char *id, struct upstream *u, const char *upid)
+/* With the map's lock held: the live mapping of a client's id, dropping expired ones. */
+static struct task *
+find_locked(struct task_map *m, const char *id, struct upstream *u, const char *upid)
 {
 	int64_t now = time_mono_ns();
-	struct task_map **pp = &h->tasks, *t;
+	struct task **pp = &m->list, *t;
 
 	while ((t = *pp) != NULL) {
 		if (t->expires < now) {
 			*pp = t->next;
 			free(t->upid);
 			free(t);
-			h->ntasks--;
+			m->n--;
 			continue;
 		}
 		if (id ? strcmp(t->id, id) == 0 : t->u == u && strcmp(t->upid, upid) == 0)
@@ -67,11 +85,11 @@ find_locked(struct http_server *h, const char *id, struct upstream *u, const cha
 	return NULL;
 }
 
-/* With h->lock held: a new client id for a server's task; NULL when out of memory. */
-static struct task_map *
-add_locked(struct http_server *h, struct upstream *u, const char *upid, json_int_t ttl_ms)
+/* With the map's lock held: a new client id for a server's task; NULL: out of memory. */
+static struct task *
+add_locked(struct task_map *m, struct upstream *u, const char *upid, json_int_t ttl_ms)
 {
-	struct task_map *t = calloc(1, sizeof(*t)), **pp;
+	struct task *t = calloc(1, sizeof(*t)), **pp;
 	unsigned char rnd[SESSION_ID_LEN];
 	size_t i;
 
@@ -88,15 +106,15 @@ add_locked(struct http_server *h, struct upstream *u, const char *upid, json_int
 	/* A minute beyond the task's own lifetime: a late tasks/get still finds its owner. */
 	t->expires = time_mono_ns() + (ttl_ms + 60000) * 1000000LL;
 	t->u = u;
-	t->next = h->tasks;
-	h->tasks = t;
-	if (++h->ntasks > TASK_MAX) {
-		for (pp = &h->tasks; (*pp)->next; pp = &(*pp)->next)
+	t->next = m->list;
+	m->list = t;
+	if (++m->n > TASK_MAX) {
+		for (pp = &m->list; (*pp)->next; pp = &(*pp)->next)
 			;
 		free((*pp)->upid);
 		free(*pp);
 		*pp = NULL;
-		h->ntasks--;
+		m->n--;
 	}
 	return t;
 }
@@ -106,7 +124,7 @@ tasks_route(struct http_server *h, struct session *s, json_t *id, json_t *params
 	    struct forward *f)
 {
 	const char *tid = json_string_value(json_object_get(params, "taskId"));
-	struct task_map *t;
+	struct task *t;
 	char *upid = NULL;
 
 	if (!s->tasks) {
@@ -118,13 +136,13 @@ tasks_route(struct http_server *h, struct session *s, json_t *id, json_t *params
 		f->reply = e;
 		return;
 	}
-	pthread_mutex_lock(&h->lock);
-	t = tid ? find_locked(h, tid, NULL, NULL) : NULL;
+	pthread_mutex_lock(&h->tasks->lock);
+	t = tid ? find_locked(h->tasks, tid, NULL, NULL) : NULL;
 	if (t) {
 		f->u = t->u;
 		upid = strdup(t->upid);
 	}
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->tasks->lock);
 	if (t == NULL || upid == NULL) {
 		free(upid);
 		f->u = NULL;
@@ -143,18 +161,18 @@ static bool
 rename_task(struct http_server *h, struct upstream *u, json_t *obj, bool created)
 {
 	const char *upid = json_string_value(json_object_get(obj, "taskId"));
-	struct task_map *t;
+	struct task *t;
 	char id[SESSION_ID_LEN + 1];
 
 	if (upid == NULL)
 		return false;
-	pthread_mutex_lock(&h->lock);
-	t = find_locked(h, NULL, u, upid);
+	pthread_mutex_lock(&h->tasks->lock);
+	t = find_locked(h->tasks, NULL, u, upid);
 	if (t == NULL && created)
-		t = add_locked(h, u, upid, json_integer_value(json_object_get(obj, "ttlMs")));
+		t = add_locked(h->tasks, u, upid, json_integer_value(json_object_get(obj, "ttlMs")));
 	if (t)
 		memcpy(id, t->id, sizeof(id));
-	pthread_mutex_unlock(&h->lock);
+	pthread_mutex_unlock(&h->tasks->lock);
 	if (t == NULL)
 		return false;
 	json_object_set_new(obj, "taskId", json_string(id));
@@ -177,19 +195,23 @@ tasks_notify(struct http_server *h, struct upstream *u, json_t *msg)
 	json_t *out = json_deep_copy(msg);
 
 	if (out && rename_task(h, u, json_object_get(out, "params"), false))
-		relay_broadcast(h, out);
+		events_broadcast(h, out);
 	json_decref(out);
 }
 
 void
 tasks_free(struct http_server *h)
 {
-	struct task_map *t;
+	struct task *t;
 
-	while ((t = h->tasks) != NULL) {
-		h->tasks = t->next;
+	if (h->tasks == NULL)
+		return;
+	while ((t = h->tasks->list) != NULL) {
+		h->tasks->list = t->next;
 		free(t->upid);
 		free(t);
 	}
-	h->ntasks = 0;
+	pthread_mutex_destroy(&h->tasks->lock);
+	free(h->tasks);
+	h->tasks = NULL;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: one stdio MCP server. A reader thread owns the child's stdout: it matches
- * responses to waiting callers by request id (so concurrent calls share one child), answers
- * the server's own requests (ping, roots/list) and, on EOF, fails pending calls and reaps the
- * child. A dead child is started again by the next call routed to it.
+ * mcp-gateway: one stdio MCP server's process. It is spawned isolated (isolate.h) with a reader
+ * thread that owns its stdout and hands every line to the messages side (upstream_rpc.c,
+ * through struct up_reader_ops), and on EOF tells that side, then reaps the child. The
+ * messages side drives this file, never the other way round: it starts the child, writes
+ * to it (upstream_send) and stops it.
  */
 
 #include <errno.h>
@@ -22,11 +23,6 @@
 #include "isolate.h"
 
 #define UP_GRACE_MS	5000
-#define UP_MAX_PAGES	1000
-
-static const char *const proto_versions[] = {
-	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL,
-};
 
 const char *
 upstream_name(const struct upstream *u)
@@ -56,15 +52,9 @@ upstream_new(const struct server_spec *spec, const char *version)
 	return u;
 }
 
-json_t *
-upstream_tools(struct upstream *u)
-{
-	return u->tools;
-}
-
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 int
-msg_send(struct upstream *u, json_t *msg)
+upstream_send(struct upstream *u, json_t *msg)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
 	size_t len;
@@ -132,20 +122,18 @@ stdin_close(struct upstream *u)
 static void
 line_handle(void *ctx, const char *line, size_t len)
 {
-	upstream_input(ctx, line, len);
+	struct upstream *u = ctx;
+
+	u->reader_ops->line(u, line, len);
 }
 
-static void *
-reader_main(void *arg)
+/* Reads the child's output line by line until EOF; why it stopped. */
+static const char *
+reader_loop(struct upstream *u)
 {
-	struct upstream *u = arg;
 	struct line_framer fr;
-	char buf[65536], sbuf[64] = "";
+	char buf[65536];
 	const char *why = "server closed the connection";
-	struct pending *p, **pp, *relayed = NULL;
-	char gone[sizeof(u->gone)];
-	int status = 0;
-	bool reaped;
 
 	framer_init(&fr, GW_MAX_LINE);
 	for (;;) {
@@ -172,6 +160,32 @@ reader_main(void *arg)
 			break;
 	}
 	framer_fini(&fr);
+	return why;
+}
+
+/* MCP stdio shutdown of a child whose output ended: stdin closed, then SIGTERM, SIGKILL. */
+static void
+child_shutdown(struct upstream *u, int *status)
+{
+	stdin_close(u);
+	if (child_reap_wait(u, status, UP_GRACE_MS))
+		return;
+	child_signal(u, SIGTERM);
+	if (!child_reap_wait(u, status, UP_GRACE_MS)) {
+		child_signal(u, SIGKILL);
+		child_reap_wait(u, status, -1);
+	}
+}
+
+static void *
+reader_main(void *arg)
+{
+	struct upstream *u = arg;
+	const char *why = reader_loop(u);
+	char sbuf[64] = "";
+	int status = 0;
+	bool reaped;
+
 	/* Give a crashing child a moment so callers see its exit status. */
 	reaped = child_reap_wait(u, &status, 200);
 	if (reaped)
@@ -179,37 +193,14 @@ reader_main(void *arg)
 	pthread_mutex_lock(&u->lock);
 	u->state = UP_EXITING;
 	snprintf(u->gone, sizeof(u->gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
-	for (pp = &u->pending; (p = *pp) != NULL; ) {
-		if (p->link) {
-			/* Relayed requests leave the table; their links hear why below. */
-			*pp = p->next;
-			p->next = relayed;
-			relayed = p;
-			continue;
-		}
-		if (!p->done) {
-			p->err = str_printf("%s", u->gone);
-			p->done = true;
-		}
-		pp = &p->next;
-	}
-	snprintf(gone, sizeof(gone), "%s", u->gone);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
-	while ((p = relayed) != NULL) {
-		relayed = p->next;
-		p->link->done(p->link, NULL, gone);
-		free(p);
-	}
-	stdin_close(u);
-	/* MCP stdio shutdown: stdin closed, then SIGTERM, then SIGKILL. */
-	if (!reaped && !child_reap_wait(u, &status, UP_GRACE_MS)) {
-		child_signal(u, SIGTERM);
-		if (!child_reap_wait(u, &status, UP_GRACE_MS)) {
-			child_signal(u, SIGKILL);
-			child_reap_wait(u, &status, -1);
-		}
-	}
+	/* No request is taken any more: the ones in flight hear why. */
+	u->reader_ops->eof(u);
+	if (reaped)
+		stdin_close(u);
+	else
+		child_shutdown(u, &status);
 	if (!reaped)
 		status_format(status, sbuf, sizeof(sbuf));
 	close(u->out_fd);
@@ -230,18 +221,8 @@ reader_main(void *arg)
 	return NULL;
 }
 
-static int
-notify(struct upstream *u, const char *method)
-{
-	json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", method);
-	int rc = n ? msg_send(u, n) : -ENOMEM;
-
-	json_decref(n);
-	return rc;
-}
-
-static void
-reader_join(struct upstream *u)
+void
+upstream_child_join(struct upstream *u)
 {
 	bool join;
 
@@ -257,8 +238,8 @@ reader_join(struct upstream *u)
 }
 
 /* Stops the current child; graceful follows the stdio shutdown sequence, else SIGKILL. */
-static void
-child_stop(struct upstream *u, bool graceful)
+void
+upstream_child_stop(struct upstream *u, bool graceful)
 {
 	int64_t deadline;
 	struct timespec ts = {0, 20 * 1000000};
@@ -287,71 +268,35 @@ child_stop(struct upstream *u, bool graceful)
 		nanosleep(&ts, NULL);
 	}
 join:
-	reader_join(u);
+	upstream_child_join(u);
 }
 
-static bool
-proto_known(const char *v)
-{
-	size_t i;
-
-	for (i = 0; v && proto_versions[i]; i++)
-		if (strcmp(v, proto_versions[i]) == 0)
-			return true;
-	return false;
-}
-
+/* The reader thread of a child just spawned; on failure the child is killed and reaped. */
 static int
-handshake(struct upstream *u, char **err)
+reader_start(struct upstream *u, pid_t pid, char **err)
 {
-	json_t *params, *msg = NULL, *res;
-	const char *v;
-	int rc;
+	int status;
 
-	/*
-	 * What clients can have: the gateway relays each to the client whose call caused it. A
-	 * client's roots/list_changed reaches the servers that have asked for roots.
-	 */
-	params = json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
-			   "2025-06-18", "capabilities", "roots", "listChanged", 1, "sampling",
-			   "elicitation",
-			   "clientInfo", "name", GW_CLIENT_NAME, "version", u->version);
-	rc = request(u, "initialize", params, &msg, err);
-	json_decref(params);
-	if (rc)
-		return rc;
-	res = json_object_get(msg, "result");
-	if (!json_is_object(res)) {
-		json_t *e = json_object_get(msg, "error");
-
-		rc = err_set(err, -EPROTO, "initialize failed: %s",
-			     json_string_value(json_object_get(e, "message")) ?
-			     json_string_value(json_object_get(e, "message")) : "no result");
-		json_decref(msg);
-		return rc;
-	}
-	v = json_string_value(json_object_get(res, "protocolVersion"));
-	if (!proto_known(v)) {
-		rc = err_set(err, -EPROTO, "unsupported protocol version \"%s\"", v ? v : "");
-		json_decref(msg);
-		return rc;
-	}
-	/* Kept from the first start: readers hold the object without a lock. */
-	if (!u->was_ready && json_is_object(json_object_get(res, "capabilities"))) {
-		pthread_mutex_lock(&u->lock);
-		json_decref(u->caps);
-		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
-		pthread_mutex_unlock(&u->lock);
-	}
-	json_decref(msg);
-	rc = notify(u, "notifications/initialized");
-	if (rc)
-		return err_set(err, rc, "write to server: %s", strerror(-rc));
-	return 0;
+	if (pthread_create(&u->reader, NULL, reader_main, u) == 0)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	u->state = UP_EXITED;
+	pthread_mutex_unlock(&u->lock);
+	stdin_close(u);
+	close(u->out_fd);
+	u->out_fd = -1;
+	kill(pid, SIGKILL);
+	proc_wait(pid, &status);
+	pump_wait(u->errp, 1000);
+	u->errp = NULL;
+	pthread_mutex_lock(&u->lock);
+	u->state = UP_NONE;
+	pthread_mutex_unlock(&u->lock);
+	return err_set(err, -EAGAIN, "cannot start reader thread");
 }
 
-static int
-spawn(struct upstream *u, char **err)
+int
+upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char **err)
 {
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct proc_opts o = {0};
@@ -362,6 +307,7 @@ spawn(struct upstream *u, char **err)
 
 	if (env == NULL)
 		return err_set(err, -ENOMEM, "out of memory");
+	u->reader_ops = ops;
 	rc = iso_child_open(u->spec, &ic, err);
 	if (rc) {
 		strv_free_secure(env);
@@ -401,22 +347,9 @@ spawn(struct upstream *u, char **err)
 	pthread_mutex_lock(&u->wlock);
 	u->in_fd = in[1];
 	pthread_mutex_unlock(&u->wlock);
-	if (pthread_create(&u->reader, NULL, reader_main, u)) {
-		pthread_mutex_lock(&u->lock);
-		u->state = UP_EXITED;
-		pthread_mutex_unlock(&u->lock);
-		stdin_close(u);
-		close(u->out_fd);
-		u->out_fd = -1;
-		kill(pid, SIGKILL);
-		proc_wait(pid, &rc);
-		pump_wait(u->errp, 1000);
-		u->errp = NULL;
-		pthread_mutex_lock(&u->lock);
-		u->state = UP_NONE;
-		pthread_mutex_unlock(&u->lock);
-		return err_set(err, -EAGAIN, "cannot start reader thread");
-	}
+	rc = reader_start(u, pid, err);
+	if (rc)
+		return rc;
 	if (proc_cancelled())
 		child_signal(u, SIGKILL);
 	return 0;
@@ -434,175 +367,6 @@ fail:
 	return rc;
 }
 
-/* Spawn + handshake; on failure the child is gone again. Called with start_lock held. */
-static int
-connect_child(struct upstream *u, char **err)
-{
-	char *msg = NULL, *cmd;
-	int rc;
-
-	pthread_mutex_lock(&u->lock);
-	rc = u->closing ? -ECANCELED : 0;
-	pthread_mutex_unlock(&u->lock);
-	if (rc == 0 && proc_cancelled())
-		rc = -ECANCELED;
-	if (rc)
-		return err_set(err, rc, "gateway is shutting down");
-	rc = spawn(u, &msg);
-	if (rc == 0) {
-		rc = handshake(u, &msg);
-		if (rc)
-			child_stop(u, false);
-	}
-	if (rc) {
-		cmd = strv_join(u->spec->argv, " ");
-		err_set(err, rc, "start \"%s\": %s", cmd, msg ? msg : "failed");
-		free(cmd);
-	}
-	free(msg);
-	return rc;
-}
-
-/* Follows the pagination of one list method into arr (cleared first). */
-static int
-list_fetch(struct upstream *u, const char *method, const char *key, json_t *arr, char **err)
-{
-	json_t *cursor = NULL;
-	int page, rc = 0;
-
-	json_array_clear(arr);
-	for (page = 0; page < UP_MAX_PAGES; page++) {
-		json_t *params = json_object(), *msg = NULL, *res, *items, *next;
-
-		if (cursor)
-			json_object_set_new(params, "cursor", cursor);
-		cursor = NULL;
-		rc = request(u, method, params, &msg, err);
-		json_decref(params);
-		if (rc)
-			break;
-		res = json_object_get(msg, "result");
-		items = json_object_get(res, key);
-		if (!json_is_array(items)) {
-			json_t *e = json_object_get(msg, "error");
-			const char *m = json_string_value(json_object_get(e, "message"));
-
-			rc = err_set(err, -EPROTO, "%s", m ? m : "malformed result");
-			json_decref(msg);
-			break;
-		}
-		json_array_extend(arr, items);
-		next = json_object_get(res, "nextCursor");
-		if (json_is_string(next) && *json_string_value(next))
-			cursor = json_incref(next);
-		json_decref(msg);
-		if (cursor == NULL)
-			break;
-	}
-	json_decref(cursor);
-	return rc;
-}
-
-/* Readers take snapshots under u->lock: a list is replaced whole, never edited in place. */
-static void
-list_swap(struct upstream *u, json_t **slot, json_t *arr)
-{
-	json_t *old;
-
-	pthread_mutex_lock(&u->lock);
-	old = *slot;
-	*slot = arr;
-	pthread_mutex_unlock(&u->lock);
-	json_decref(old);
-}
-
-static int
-tools_fetch(struct upstream *u, char **err)
-{
-	json_t *arr = json_array();
-	char *m = NULL;
-	int rc = arr ? list_fetch(u, "tools/list", "tools", arr, &m) : -ENOMEM;
-
-	if (rc)
-		err_set(err, rc, "list tools: %s", m ? m : "failed");
-	else
-		list_swap(u, &u->tools, json_incref(arr));
-	json_decref(arr);
-	free(m);
-	return rc;
-}
-
-/*
- * Prompts, resources and templates of a server that offers them. A server that offers them
- * and then fails to list them still serves its tools: the failure is logged, the list empty.
- */
-static void
-lists_fetch(struct upstream *u)
-{
-	static const struct {
-		const char *cap;
-		const char *method;
-		const char *key;
-	} l[UP_LIST_COUNT] = {
-		[UP_LIST_PROMPTS] = {"prompts", "prompts/list", "prompts"},
-		[UP_LIST_RESOURCES] = {"resources", "resources/list", "resources"},
-		[UP_LIST_TEMPLATES] = {"resources", "resources/templates/list",
-				       "resourceTemplates"},
-	};
-
-	for (int i = 0; i < UP_LIST_COUNT; i++) {
-		char *err = NULL;
-
-		json_t *arr;
-
-		if (json_object_get(u->caps, l[i].cap) == NULL)
-			continue;
-		arr = json_array();
-		if (arr && list_fetch(u, l[i].method, l[i].key, arr, &err))
-			log_warn("cannot list, serving none", "server=%s method=%s error=\"%s\"",
-				 u->spec->name, l[i].method, err ? err : "");
-		list_swap(u, &u->lists[i], arr);
-		free(err);
-	}
-}
-
-json_t *
-upstream_list(struct upstream *u, enum up_list which)
-{
-	return u->lists[which];
-}
-
-json_t *
-upstream_snapshot(struct upstream *u, int which)
-{
-	json_t *copy;
-
-	pthread_mutex_lock(&u->lock);
-	copy = json_deep_copy(which < 0 ? u->tools : u->lists[which]);
-	pthread_mutex_unlock(&u->lock);
-	return copy;
-}
-
-int
-upstream_refresh(struct upstream *u, char **err)
-{
-	int rc = -ESRCH;
-
-	pthread_mutex_lock(&u->start_lock);
-	pthread_mutex_lock(&u->lock);
-	if (u->state == UP_RUNNING)
-		rc = 0;
-	pthread_mutex_unlock(&u->lock);
-	if (rc == 0)
-		rc = tools_fetch(u, err);
-	else
-		err_set(err, rc, "server is not running");
-	if (rc == 0)
-		lists_fetch(u);
-	pthread_mutex_unlock(&u->start_lock);
-	return rc;
-}
-
 json_t *
 upstream_caps(struct upstream *u)
 {
@@ -614,81 +378,6 @@ upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx)
 {
 	u->on_event = fn;
 	u->event_ctx = ctx;
-}
-
-int
-upstream_start(struct upstream *u, char **err)
-{
-	char *msg = NULL;
-	int rc;
-
-	pthread_mutex_lock(&u->start_lock);
-	if (u->spec->repo) {
-		rc = repo_clone(u, err);
-		if (rc)
-			goto out;
-	}
-	if (u->spec->install) {
-		log_info("running install command", "server=%s", u->spec->name);
-		rc = run_logged(u, u->spec->install, iso_cwd(u->spec), &msg);
-		if (rc) {
-			err_set(err, rc, "installCmd: %s", msg ? msg : "failed");
-			goto out;
-		}
-	}
-	rc = connect_child(u, err);
-	if (rc)
-		goto out;
-	rc = tools_fetch(u, err);
-	if (rc) {
-		child_stop(u, false);
-		goto out;
-	}
-	lists_fetch(u);
-	pthread_mutex_lock(&u->lock);
-	u->was_ready = true;
-	pthread_mutex_unlock(&u->lock);
-	log_info("mcp server ready", "server=%s tools=%zu", u->spec->name,
-		 json_array_size(u->tools));
-out:
-	pthread_mutex_unlock(&u->start_lock);
-	free(msg);
-	return rc;
-}
-
-/* A child that exited is replaced here; the tool list from start-up stays as it was. */
-int
-ensure_running(struct upstream *u, char **err)
-{
-	bool alive, restarted = false;
-	int rc = 0;
-
-	pthread_mutex_lock(&u->start_lock);
-	pthread_mutex_lock(&u->lock);
-	alive = u->state == UP_RUNNING;
-	pthread_mutex_unlock(&u->lock);
-	if (!alive) {
-		reader_join(u);
-		rc = connect_child(u, err);
-		if (rc == 0) {
-			log_info("mcp server restarted", "server=%s", u->spec->name);
-			restarted = true;
-		}
-	}
-	pthread_mutex_unlock(&u->start_lock);
-	/*
-	 * A new process may list other tools: the event hook has them listed again, as if
-	 * the server had said so itself.
-	 */
-	if (restarted && u->on_event) {
-		json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
-				      "notifications/tools/list_changed");
-
-		if (n)
-			u->on_event(u->event_ctx, u, n);
-		json_decref(n);
-	}
-	return rc;
 }
 
 /* Start-up was cancelled: nothing is worth waiting for. */
@@ -715,7 +404,7 @@ upstream_close(struct upstream *u)
 		child_signal(u, SIGKILL);
 		pthread_mutex_lock(&u->start_lock);
 	}
-	child_stop(u, true);
+	upstream_child_stop(u, true);
 	pthread_mutex_unlock(&u->start_lock);
 }
 
@@ -733,22 +422,4 @@ upstream_free(struct upstream *u)
 	pthread_mutex_destroy(&u->start_lock);
 	pthread_mutex_destroy(&u->wlock);
 	free(u);
-}
-
-bool
-proto_supported(const char *v)
-{
-	return proto_known(v);
-}
-
-/* Echo a version we know, else answer our latest. */
-const char *
-proto_negotiate(const char *requested)
-{
-	size_t i;
-
-	for (i = 0; requested && proto_versions[i]; i++)
-		if (strcmp(requested, proto_versions[i]) == 0)
-			return proto_versions[i];
-	return "2025-11-25";
 }

@@ -52,8 +52,6 @@ enum up_list {
 
 struct upstream *upstream_new(const struct server_spec *spec, const char *version);
 int upstream_start(struct upstream *u, char **err);
-json_t *upstream_tools(struct upstream *u);
-json_t *upstream_list(struct upstream *u, enum up_list which);
 /* A copy of the tools (which < 0) or of one enum up_list, safe against a refresh. */
 json_t *upstream_snapshot(struct upstream *u, int which);
 /* Lists tools, prompts, resources and templates again (after a list_changed). */
@@ -77,6 +75,9 @@ void upstream_kill(struct upstream *u);
 void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);
+/* The protocol versions the gateway speaks: whether v is one; v echoed, else the latest. */
+bool upstream_proto_supported(const char *v);
+const char *upstream_proto_negotiate(const char *requested);
 /* One line of the server's output: match a response, answer a server request, or skip it. */
 void upstream_input(struct upstream *u, const char *line, size_t len);
 

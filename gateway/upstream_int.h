@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: the inside of one upstream, shared by upstream.c (the child process, its
- * start, restart and shutdown) and upstream_rpc.c (the messages: requests in flight,
- * relaying, server requests and notifications).
+ * mcp-gateway: the inside of one upstream, shared by its files, each calling only those
+ * below it: upstream_start.c (install, start-up, the lists), upstream_rpc.c (the messages:
+ * the handshake, requests in flight, relaying, server requests and notifications; the
+ * reader calls it back through struct up_reader_ops), upstream.c (the child process: spawn,
+ * reader thread, shutdown), install.c (install commands and clones).
  */
 #ifndef GW_UPSTREAM_INT_H
 #define GW_UPSTREAM_INT_H
@@ -34,6 +36,14 @@ enum up_state {
 	UP_EXITED,	/* the reader is done; its thread waits to be joined */
 };
 
+/* What the reader thread hands the messages side; both run on the reader, no lock held. */
+struct up_reader_ops {
+	/* One line of the child's output. */
+	void (*line)(struct upstream *u, const char *line, size_t len);
+	/* The output ended: u->state is UP_EXITING and u->gone says why. */
+	void (*eof)(struct upstream *u);
+};
+
 struct upstream {
 	const struct server_spec *spec;
 	const char *version;
@@ -51,6 +61,7 @@ struct upstream {
 	int in_fd;
 	int out_fd;
 	pthread_t reader;
+	const struct up_reader_ops *reader_ops;
 	struct pump *errp;
 	int64_t next_id;
 	struct pending *pending;
@@ -63,14 +74,24 @@ struct upstream {
 };
 
 /* install.c: a command with its output in the log; the clone of a GitHub server. */
-int run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
-int repo_clone(struct upstream *u, char **err);
+int install_run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
+int install_repo_clone(struct upstream *u, char **err);
 
-/* Writes one message as one line on the child's stdin. */
-int msg_send(struct upstream *u, json_t *msg);
-/* Restarts a child that exited; called with no lock held. */
-int ensure_running(struct upstream *u, char **err);
+/* upstream_rpc.c: the messages. */
 /* A request of the gateway's own: waits for the answer (a message with result or error). */
-int request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err);
+int upstream_request(struct upstream *u, const char *method, json_t *params, json_t **msg,
+		     char **err);
+/* The child spawned and initialized; on failure it is gone again. Callers hold start_lock. */
+int upstream_connect(struct upstream *u, char **err);
+
+/* upstream.c: the child. */
+/* Writes one message as one line on the child's stdin. */
+int upstream_send(struct upstream *u, json_t *msg);
+/* Spawns the child with its reader thread (state UP_RUNNING). Callers hold start_lock. */
+int upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char **err);
+/* Stops the child; graceful follows the stdio shutdown sequence, else SIGKILL. */
+void upstream_child_stop(struct upstream *u, bool graceful);
+/* Joins the reader of a child that exited (state UP_NONE after). Callers hold start_lock. */
+void upstream_child_join(struct upstream *u);
 
 #endif /* GW_UPSTREAM_INT_H */

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: messages to and from one stdio server. Requests in flight are matched to
- * their answers by id; a relayed request's traffic (progress, log messages, the server's own
- * requests, its answer) goes to its link; what belongs to no request goes to the event hook.
+ * mcp-gateway: messages to and from one stdio server, and its handshake. Requests in flight are
+ * matched to their answers by id, so concurrent calls share one child; a relayed request's
+ * traffic (progress, log messages, the server's own requests, its answer) goes to its link;
+ * what belongs to no request goes to the event hook; the server's own ping and roots/list
+ * are answered here. Start-up is install, spawn (upstream.c), the initialize handshake and
+ * the lists (upstream_start.c); a child that died is started again by the next call routed
+ * to it.
  */
 
 #include <errno.h>
@@ -13,6 +17,9 @@
 #include <time.h>
 
 #include "upstream_int.h"
+
+
+static int ensure_running(struct upstream *u, char **err);
 
 static void
 respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
@@ -25,7 +32,7 @@ respond(struct upstream *u, json_t *id, json_t *result, json_t *error)
 		json_object_set(resp, "error", error);
 	else
 		json_object_set_new(resp, "result", result ? json_incref(result) : json_object());
-	msg_send(u, resp);
+	upstream_send(u, resp);
 	json_decref(resp);
 }
 
@@ -118,7 +125,7 @@ server_request(struct upstream *u, json_t *req, const char *method)
 	if (p) {
 		/* The relay refused it (no stream to carry it): its answer goes back. */
 		if (reply)
-			msg_send(u, reply);
+			upstream_send(u, reply);
 		json_decref(reply);
 		return;
 	}
@@ -255,7 +262,7 @@ upstream_roots_changed(struct upstream *u)
 	n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
 		      "notifications/roots/list_changed");
 	if (n)
-		msg_send(u, n);
+		upstream_send(u, n);
 	json_decref(n);
 }
 
@@ -268,7 +275,7 @@ cancel_send(struct upstream *u, int64_t id, const char *reason)
 			      "reason", reason);
 
 	if (n)
-		msg_send(u, n);
+		upstream_send(u, n);
 	json_decref(n);
 }
 
@@ -346,7 +353,8 @@ gone_wait(struct upstream *u)
 
 /* A request of the gateway's own (handshake, lists): waits for the answer. */
 int
-request(struct upstream *u, const char *method, json_t *params, json_t **msg, char **err)
+upstream_request(struct upstream *u, const char *method, json_t *params, json_t **msg,
+		 char **err)
 {
 	struct pending *p;
 	json_t *req;
@@ -358,7 +366,7 @@ request(struct upstream *u, const char *method, json_t *params, json_t **msg, ch
 	if (p == NULL)
 		return -EPIPE;
 	req = request_msg(p->id, method, params);
-	rc = req ? msg_send(u, req) : -ENOMEM;
+	rc = req ? upstream_send(u, req) : -ENOMEM;
 	json_decref(req);
 	pthread_mutex_lock(&u->lock);
 	if (rc == 0) {
@@ -428,7 +436,7 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 		fp = params_token_swap(params, p->id);
 	req = (fp || !params) ? request_msg(p->id, method, fp) : NULL;
 	json_decref(fp);
-	rc = req ? msg_send(u, req) : -ENOMEM;
+	rc = req ? upstream_send(u, req) : -ENOMEM;
 	json_decref(req);
 	if (rc == 0)
 		return 0;
@@ -462,4 +470,201 @@ upstream_cancel(struct upstream *u, int64_t id, const char *reason)
 	cancel_send(u, id, reason);
 	free(p);
 	return true;
+}
+
+/*
+ * The child's output ended (the reader set UP_EXITING, so nothing new is sent): calls of
+ * the gateway's own fail with why, relayed requests leave the table and their links hear it.
+ */
+static void
+pending_fail(struct upstream *u)
+{
+	struct pending *p, **pp, *relayed = NULL;
+	char gone[sizeof(u->gone)];
+
+	pthread_mutex_lock(&u->lock);
+	for (pp = &u->pending; (p = *pp) != NULL; ) {
+		if (p->link) {
+			*pp = p->next;
+			p->next = relayed;
+			relayed = p;
+			continue;
+		}
+		if (!p->done) {
+			p->err = str_printf("%s", u->gone);
+			p->done = true;
+		}
+		pp = &p->next;
+	}
+	snprintf(gone, sizeof(gone), "%s", u->gone);
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	while ((p = relayed) != NULL) {
+		relayed = p->next;
+		p->link->done(p->link, NULL, gone);
+		free(p);
+	}
+}
+
+static const struct up_reader_ops reader_ops = {
+	.line = upstream_input,
+	.eof = pending_fail,
+};
+
+/* ---- the handshake, and a restart ------------------------------------------------------- */
+
+static const char *const proto_versions[] = {
+	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", NULL,
+};
+
+static int
+notify(struct upstream *u, const char *method)
+{
+	json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", method);
+	int rc = n ? upstream_send(u, n) : -ENOMEM;
+
+	json_decref(n);
+	return rc;
+}
+
+static bool
+proto_known(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v && proto_versions[i]; i++)
+		if (strcmp(v, proto_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+static int
+handshake(struct upstream *u, char **err)
+{
+	json_t *params, *msg = NULL, *res;
+	const char *v;
+	int rc;
+
+	/*
+	 * What clients can have: the gateway relays each to the client whose call caused it. A
+	 * client's roots/list_changed reaches the servers that have asked for roots.
+	 */
+	params = json_pack("{s:s,s:{s:{s:b},s:{},s:{}},s:{s:s,s:s}}", "protocolVersion",
+			   "2025-06-18", "capabilities", "roots", "listChanged", 1, "sampling",
+			   "elicitation",
+			   "clientInfo", "name", GW_CLIENT_NAME, "version", u->version);
+	rc = upstream_request(u, "initialize", params, &msg, err);
+	json_decref(params);
+	if (rc)
+		return rc;
+	res = json_object_get(msg, "result");
+	if (!json_is_object(res)) {
+		json_t *e = json_object_get(msg, "error");
+
+		rc = err_set(err, -EPROTO, "initialize failed: %s",
+			     json_string_value(json_object_get(e, "message")) ?
+			     json_string_value(json_object_get(e, "message")) : "no result");
+		json_decref(msg);
+		return rc;
+	}
+	v = json_string_value(json_object_get(res, "protocolVersion"));
+	if (!proto_known(v)) {
+		rc = err_set(err, -EPROTO, "unsupported protocol version \"%s\"", v ? v : "");
+		json_decref(msg);
+		return rc;
+	}
+	/* Kept from the first start: readers hold the object without a lock. */
+	if (!u->was_ready && json_is_object(json_object_get(res, "capabilities"))) {
+		pthread_mutex_lock(&u->lock);
+		json_decref(u->caps);
+		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
+		pthread_mutex_unlock(&u->lock);
+	}
+	json_decref(msg);
+	rc = notify(u, "notifications/initialized");
+	if (rc)
+		return err_set(err, rc, "write to server: %s", strerror(-rc));
+	return 0;
+}
+
+/* Spawn + handshake; on failure the child is gone again. Called with start_lock held. */
+int
+upstream_connect(struct upstream *u, char **err)
+{
+	char *msg = NULL, *cmd;
+	int rc;
+
+	pthread_mutex_lock(&u->lock);
+	rc = u->closing ? -ECANCELED : 0;
+	pthread_mutex_unlock(&u->lock);
+	if (rc == 0 && proc_cancelled())
+		rc = -ECANCELED;
+	if (rc)
+		return err_set(err, rc, "gateway is shutting down");
+	rc = upstream_child_start(u, &reader_ops, &msg);
+	if (rc == 0) {
+		rc = handshake(u, &msg);
+		if (rc)
+			upstream_child_stop(u, false);
+	}
+	if (rc) {
+		cmd = strv_join(u->spec->argv, " ");
+		err_set(err, rc, "start \"%s\": %s", cmd, msg ? msg : "failed");
+		free(cmd);
+	}
+	free(msg);
+	return rc;
+}
+
+/* A child that exited is replaced here; the tool list from start-up stays as it was. */
+static int
+ensure_running(struct upstream *u, char **err)
+{
+	bool alive, restarted = false;
+	int rc = 0;
+
+	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->lock);
+	alive = u->state == UP_RUNNING;
+	pthread_mutex_unlock(&u->lock);
+	if (!alive) {
+		upstream_child_join(u);
+		rc = upstream_connect(u, err);
+		if (rc == 0) {
+			log_info("mcp server restarted", "server=%s", u->spec->name);
+			restarted = true;
+		}
+	}
+	pthread_mutex_unlock(&u->start_lock);
+	/*
+	 * A new process may list other tools: the event hook has them listed again, as if
+	 * the server had said so itself.
+	 */
+	if (restarted && u->on_event) {
+		json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+				      "notifications/tools/list_changed");
+
+		if (n)
+			u->on_event(u->event_ctx, u, n);
+		json_decref(n);
+	}
+	return rc;
+}
+
+bool
+upstream_proto_supported(const char *v)
+{
+	return proto_known(v);
+}
+
+/* Echo a version we know, else answer our latest. */
+const char *
+upstream_proto_negotiate(const char *requested)
+{
+	size_t i;
+
+	for (i = 0; requested && proto_versions[i]; i++)
+		if (strcmp(requested, proto_versions[i]) == 0)
+			return proto_versions[i];
+	return "2025-11-25";
 }

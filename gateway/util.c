@@ -694,3 +694,66 @@ time_mono_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+void
+bell_init(struct bell *b)
+{
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	b->rung = false;
+	b->stop = false;
+}
+
+void
+bell_fini(struct bell *b)
+{
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->cond);
+}
+
+void
+bell_ring(struct bell *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->rung = true;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+void
+bell_stop(struct bell *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+bool
+bell_stopped(struct bell *b)
+{
+	bool stop;
+
+	pthread_mutex_lock(&b->lock);
+	stop = b->stop;
+	pthread_mutex_unlock(&b->lock);
+	return stop;
+}
+
+void
+bell_wait(struct bell *b, int64_t ns)
+{
+	struct timespec ts;
+
+	if (ns > 0)
+		time_deadline(&ts, ns);
+	pthread_mutex_lock(&b->lock);
+	while (!b->rung && !b->stop) {
+		if (ns <= 0)
+			pthread_cond_wait(&b->cond, &b->lock);
+		else if (pthread_cond_timedwait(&b->cond, &b->lock, &ts) != 0)
+			break;
+	}
+	b->rung = false;
+	pthread_mutex_unlock(&b->lock);
+}

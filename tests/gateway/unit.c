@@ -423,20 +423,20 @@ test_helpers(void)
 
 	CHECK(strcmp(q, "\"a\\\"b\\\\c\\n\\x01\"") == 0, "quote %s", q);
 	free(q);
-	CHECK(token_equal("Bearer tok", "tok"), "match");
-	CHECK(!token_equal("Bearer nope", "tok"), "wrong");
-	CHECK(!token_equal("tok", "tok"), "no scheme");
-	CHECK(!token_equal("Bearer tok2", "tok"), "longer");
-	CHECK(!token_equal("Bearer to", "tok"), "shorter");
-	CHECK(!token_equal(NULL, "tok"), "missing");
+	CHECK(guard_token_equal("Bearer tok", "tok"), "match");
+	CHECK(!guard_token_equal("Bearer nope", "tok"), "wrong");
+	CHECK(!guard_token_equal("tok", "tok"), "no scheme");
+	CHECK(!guard_token_equal("Bearer tok2", "tok"), "longer");
+	CHECK(!guard_token_equal("Bearer to", "tok"), "shorter");
+	CHECK(!guard_token_equal(NULL, "tok"), "missing");
 	/* Case 14: an empty configured token rejects everything, "Bearer " included. */
-	CHECK(!token_equal("Bearer ", ""), "empty token");
-	CHECK(!token_equal("Bearer", ""), "empty token 2");
-	q = name_sanitise("github/acme/tools");
+	CHECK(!guard_token_equal("Bearer ", ""), "empty token");
+	CHECK(!guard_token_equal("Bearer", ""), "empty token 2");
+	q = routes_name_sanitise("github/acme/tools");
 	CHECK(strcmp(q, "github_acme_tools") == 0, "sanitise %s", q);
 	free(q);
-	CHECK(strcmp(proto_negotiate("2025-06-18"), "2025-06-18") == 0, "negotiate known");
-	CHECK(strcmp(proto_negotiate("1999-01-01"), "2025-11-25") == 0, "negotiate unknown");
+	CHECK(strcmp(upstream_proto_negotiate("2025-06-18"), "2025-06-18") == 0, "negotiate known");
+	CHECK(strcmp(upstream_proto_negotiate("1999-01-01"), "2025-11-25") == 0, "negotiate unknown");
 	q = num_format(0.1);
 	CHECK(strcmp(q, "0.1") == 0, "num %s", q);
 	free(q);
@@ -466,20 +466,20 @@ test_aggregation(void)
 	struct tool_table t;
 	size_t i;
 
-	CHECK(tools_build(src, 3, &t) == 0, "build");
+	CHECK(routes_build_tools(src, 3, &t) == 0, "build");
 	CHECK(t.n == 8, "n=%zu", t.n);
 	for (i = 0; i < t.n && i < 8; i++)
 		CHECK(strcmp(t.v[i].name, want[i]) == 0, "tool %zu: %s", i, t.v[i].name);
-	r = tools_find(&t, "echo");
+	r = routes_find(&t, "echo");
 	CHECK(r && r->ctx == (void *)1 && strcmp(r->orig, "echo") == 0, "echo -> alpha");
-	r = tools_find(&t, "beta_echo");
+	r = routes_find(&t, "beta_echo");
 	CHECK(r && r->ctx == (void *)2 && strcmp(r->orig, "echo") == 0, "beta_echo -> beta");
 	CHECK(r && strcmp(json_string_value(json_object_get(r->tool, "title")), "T") == 0,
 	      "fields kept");
 	CHECK(r && json_is_object(json_object_get(r->tool, "inputSchema")), "schema default");
-	CHECK(tools_find(&t, "bad") == NULL, "invalid schema skipped");
-	CHECK(tools_find(&t, "nope") == NULL, "unknown");
-	tools_free(&t);
+	CHECK(routes_find(&t, "bad") == NULL, "invalid schema skipped");
+	CHECK(routes_find(&t, "nope") == NULL, "unknown");
+	routes_free(&t);
 	json_decref(a);
 	json_decref(b);
 	json_decref(c);
@@ -537,34 +537,34 @@ test_routes(void)
 	const struct tool_route *r;
 	struct tool_table t;
 
-	CHECK(routes_build(ps, 2, &route_prompts, &t) == 0, "prompts");
+	CHECK(routes_build(ps, 2, &routes_kind_prompts, &t) == 0, "prompts");
 	CHECK(t.n == 3, "prompts n=%zu", t.n);
-	r = tools_find(&t, "b_greet");
+	r = routes_find(&t, "b_greet");
 	CHECK(r && r->ctx == (void *)2 && strcmp(r->orig, "greet") == 0, "b_greet -> b greet");
 	CHECK(r && json_object_get(r->tool, "inputSchema") == NULL, "no schema added to prompts");
-	r = tools_find(&t, "greet");
+	r = routes_find(&t, "greet");
 	CHECK(r && r->ctx == (void *)1, "greet stays with a");
-	tools_free(&t);
-	CHECK(routes_build(rs, 2, &route_resources, &t) == 0, "resources");
+	routes_free(&t);
+	CHECK(routes_build(rs, 2, &routes_kind_resources, &t) == 0, "resources");
 	CHECK(t.n == 2, "resources n=%zu", t.n);
-	r = tools_find(&t, "file:///x");
+	r = routes_find(&t, "file:///x");
 	CHECK(r && r->ctx == (void *)1 &&
 	      strcmp(json_string_value(json_object_get(r->tool, "name")), "a") == 0,
 	      "the first server keeps a URI");
-	CHECK(tools_find(&t, "b_file:///x") == NULL, "URIs are never renamed");
-	tools_free(&t);
+	CHECK(routes_find(&t, "b_file:///x") == NULL, "URIs are never renamed");
+	routes_free(&t);
 	json_decref(pa);
 	json_decref(pb);
 	json_decref(ra);
 	json_decref(rb);
 
-	CHECK(template_match("test://template/{id}/data", "test://template/42/data"), "simple");
-	CHECK(!template_match("test://template/{id}/data", "test://template/4/2/data"),
+	CHECK(routes_template_match("test://template/{id}/data", "test://template/42/data"), "simple");
+	CHECK(!routes_template_match("test://template/{id}/data", "test://template/4/2/data"),
 	      "{id} is one segment");
-	CHECK(!template_match("test://template/{id}/data", "test://template//data"), "empty");
-	CHECK(template_match("file:///{+path}", "file:///a/b/c.txt"), "{+path} spans /");
-	CHECK(template_match("demo://r/{id}{?q}", "demo://r/7?q=1"), "query expression");
-	CHECK(!template_match("demo://r/{id}", "other://r/7"), "literal prefix");
+	CHECK(!routes_template_match("test://template/{id}/data", "test://template//data"), "empty");
+	CHECK(routes_template_match("file:///{+path}", "file:///a/b/c.txt"), "{+path} spans /");
+	CHECK(routes_template_match("demo://r/{id}{?q}", "demo://r/7?q=1"), "query expression");
+	CHECK(!routes_template_match("demo://r/{id}", "other://r/7"), "literal prefix");
 }
 
 /* Host and Origin: what the platform sends passes, a rebinding page does not. */
@@ -585,22 +585,22 @@ test_guard(void)
 	size_t i;
 
 	for (i = 0; good[i]; i++)
-		CHECK(host_allowed(&c, good[i]), "host %s", good[i]);
+		CHECK(guard_host_allowed(&c, good[i]), "host %s", good[i]);
 	for (i = 0; bad[i]; i++)
-		CHECK(!host_allowed(&c, bad[i]), "host %s refused", bad[i]);
-	CHECK(host_allowed(&c, NULL), "no Host (HTTP/1.0)");
-	CHECK(!host_allowed(&c, "mcp.example.org"), "not by default");
-	CHECK(origin_allowed(&c, "http://localhost:3000"), "local origin");
-	CHECK(origin_allowed(&c, "https://50005-sbx.cube.example.com"), "sandbox origin");
-	CHECK(!origin_allowed(&c, "http://evil.example.com"), "foreign origin");
-	CHECK(!origin_allowed(&c, "null"), "opaque origin");
+		CHECK(!guard_host_allowed(&c, bad[i]), "host %s refused", bad[i]);
+	CHECK(guard_host_allowed(&c, NULL), "no Host (HTTP/1.0)");
+	CHECK(!guard_host_allowed(&c, "mcp.example.org"), "not by default");
+	CHECK(guard_origin_allowed(&c, "http://localhost:3000"), "local origin");
+	CHECK(guard_origin_allowed(&c, "https://50005-sbx.cube.example.com"), "sandbox origin");
+	CHECK(!guard_origin_allowed(&c, "http://evil.example.com"), "foreign origin");
+	CHECK(!guard_origin_allowed(&c, "null"), "opaque origin");
 	c.allowed_hosts = hosts;
 	c.allowed_origins = origins;
-	CHECK(host_allowed(&c, "mcp.example.org:443"), "listed host with a port");
-	CHECK(host_allowed(&c, "a.corp.example"), "wildcard host");
-	CHECK(!host_allowed(&c, "corp.example"), "wildcard needs a subdomain");
-	CHECK(origin_allowed(&c, "https://app.example.org"), "listed origin");
-	CHECK(!origin_allowed(&c, "https://app.example.org.evil"), "listed origin exactly");
+	CHECK(guard_host_allowed(&c, "mcp.example.org:443"), "listed host with a port");
+	CHECK(guard_host_allowed(&c, "a.corp.example"), "wildcard host");
+	CHECK(!guard_host_allowed(&c, "corp.example"), "wildcard needs a subdomain");
+	CHECK(guard_origin_allowed(&c, "https://app.example.org"), "listed origin");
+	CHECK(!guard_origin_allowed(&c, "https://app.example.org.evil"), "listed origin exactly");
 }
 
 /* Masking: whole secrets only, also when split over reads; a short tail waits. */

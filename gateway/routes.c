@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: merging the tools of all upstreams into one namespace. Servers come in name
- * order; the first keeps a tool's plain name and later ones get "<server>_<tool>", so the
- * exported names are stable for a given config.
+ * mcp-gateway: the routing tables: the tools, prompts, resources and templates of all servers
+ * merged into one namespace each. Servers come in name order; the first keeps an item's plain
+ * name and later ones get "<server>_<name>" (where the kind renames), so the exported names
+ * are stable for a given config. Also which template a resource URI expands.
  */
 
 #include <ctype.h>
@@ -13,7 +14,7 @@
 #include "gw.h"
 
 char *
-name_sanitise(const char *s)
+routes_name_sanitise(const char *s)
 {
 	char *d = strdup(s), *p;
 
@@ -73,12 +74,12 @@ table_add(struct tool_table *t, const struct route_kind *k, const char *name,
 	return 0;
 }
 
-const struct route_kind route_tools = {"tool", "name", true, true, "skipping duplicate tool"};
-const struct route_kind route_prompts = {"prompt", "name", true, false,
+const struct route_kind routes_kind_tools = {"tool", "name", true, true, "skipping duplicate tool"};
+const struct route_kind routes_kind_prompts = {"prompt", "name", true, false,
 					 "skipping duplicate prompt"};
-const struct route_kind route_resources = {"resource", "uri", false, false,
+const struct route_kind routes_kind_resources = {"resource", "uri", false, false,
 					   "skipping duplicate URI"};
-const struct route_kind route_templates = {"resource template", "uriTemplate", false, false,
+const struct route_kind routes_kind_templates = {"resource template", "uriTemplate", false, false,
 					   "skipping duplicate URI template"};
 
 /* The exported name of one item, or NULL to skip it (alt holds a malloc'd new name). */
@@ -111,7 +112,7 @@ routes_build(const struct tool_source *src, size_t n, const struct route_kind *k
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < n; i++) {
-		char *san = name_sanitise(src[i].server);
+		char *san = routes_name_sanitise(src[i].server);
 
 		json_array_foreach(src[i].tools, j, item) {
 			const char *orig = json_string_value(json_object_get(item, k->key));
@@ -135,7 +136,7 @@ routes_build(const struct tool_source *src, size_t n, const struct route_kind *k
 			free(alt);
 			if (rc) {
 				free(san);
-				tools_free(t);
+				routes_free(t);
 				return rc;
 			}
 		}
@@ -147,13 +148,13 @@ routes_build(const struct tool_source *src, size_t n, const struct route_kind *k
 }
 
 int
-tools_build(const struct tool_source *src, size_t n, struct tool_table *t)
+routes_build_tools(const struct tool_source *src, size_t n, struct tool_table *t)
 {
-	return routes_build(src, n, &route_tools, t);
+	return routes_build(src, n, &routes_kind_tools, t);
 }
 
 const struct tool_route *
-tools_find(const struct tool_table *t, const char *name)
+routes_find(const struct tool_table *t, const char *name)
 {
 	struct tool_route key = {.name = (char *)name};
 
@@ -163,7 +164,7 @@ tools_find(const struct tool_table *t, const char *name)
 }
 
 void
-tools_free(struct tool_table *t)
+routes_free(struct tool_table *t)
 {
 	size_t i;
 
@@ -174,4 +175,44 @@ tools_free(struct tool_table *t)
 	}
 	free(t->v);
 	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Literal text must match; "{var}" matches a non-empty run without '/', any other
+ * expression ({+var}, {/var}, {?q}, ...) matches whatever is left of that stretch.
+ */
+bool
+routes_template_match(const char *tpl, const char *uri)
+{
+	while (*tpl) {
+		if (*tpl == '{') {
+			const char *close = strchr(tpl, '}');
+			bool simple = tpl[1] != '+' && tpl[1] != '#' && tpl[1] != '/' &&
+				      tpl[1] != '?' && tpl[1] != '&' && tpl[1] != '.' &&
+				      tpl[1] != ';';
+
+			if (close == NULL)
+				return false;
+			tpl = close + 1;
+			if (!simple) {
+				if (*tpl == '\0')
+					return true;
+				for (; *uri; uri++)
+					if (routes_template_match(tpl, uri))
+						return true;
+				return false;
+			}
+			if (*uri == '\0' || *uri == '/')
+				return false;
+			for (uri++; ; uri++) {
+				if (routes_template_match(tpl, uri))
+					return true;
+				if (*uri == '\0' || *uri == '/')
+					return false;
+			}
+		}
+		if (*tpl++ != *uri++)
+			return false;
+	}
+	return *uri == '\0';
 }
