@@ -8,4 +8,10 @@
 #define CVS_UMEM_FRAMES_MIN	512u
 #define CVS_UMEM_FRAMES_MAX	16384u
 
+/*
+ * Frames of a world queue's socket: half of them wait in its fill ring (what the NIC queue
+ * can take in while the worker is busy), half carry frames to the world.
+ */
+#define CVS_WORLD_UMEM_FRAMES	4096u
+
 #endif /* CVS_UMEM_H */

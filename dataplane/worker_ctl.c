@@ -110,6 +110,11 @@ worker_init(struct worker *w, const struct worker_conf *c)
 	w->world_queue = c->id < c->world_queues ? (uint16_t)c->id : UINT16_MAX;
 	w->world_txq = (uint16_t)(c->id % c->world_queues);
 	w->world_txlock = c->world_txlock;
+	if (c->world_xsk) {
+		w->wq_rx = w->world_queue != UINT16_MAX ? c->world_xsk[w->world_queue] : NULL;
+		w->wq_tx = c->world_xsk[w->world_txq];
+		w->test_bad_tx = c->test_bad_tx;
+	}
 	w->host_port = c->host_port;
 	w->host_queue = (uint16_t)c->id;
 	w->idle_sleep_us = c->idle_sleep_us;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Creation and teardown of our AF_XDP sockets (the funnels'; control thread, not per packet).
+ * Creation and teardown of our AF_XDP sockets (the funnels' and the world queues'; control
+ * thread, not per packet).
  * What the worker does with their rings per packet is in xskport.h.
  */
 #include <errno.h>
@@ -27,8 +28,8 @@ xskport_fill_all(struct xskport *xp)
 }
 
 struct xskport *
-xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes, char *err,
-	       size_t errlen)
+xskport_create(const char *ifname, int ifindex, uint32_t queue, uint32_t slot, uint32_t nframes,
+	       char *err, size_t errlen)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = nframes / 2,
@@ -78,10 +79,11 @@ xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
 			 " (the UMEM is pinned: LimitMEMLOCK / ulimit -l, or CAP_IPC_LOCK)" : "");
 		goto out;
 	}
-	ret = xsk_socket__create(&xp->xsk, ifname, 0, xp->umem, &xp->rx, &xp->tx, &scfg);
+	ret = xsk_socket__create(&xp->xsk, ifname, queue, xp->umem, &xp->rx, &xp->tx, &scfg);
 	if (ret) {
-		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue 0: %s%s", ifname,
-			 strerror(-ret), ret == -EPERM ? " (needs CAP_NET_RAW and CAP_BPF)" : "");
+		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u: %s%s", ifname,
+			 queue, strerror(-ret), ret == -EPERM ? " (needs CAP_NET_RAW and CAP_BPF)" :
+			 ret == -EINVAL ? " ('ethtool -l' shows the queues it has)" : "");
 		goto out;
 	}
 	xp->fd = xsk_socket__fd(xp->xsk);

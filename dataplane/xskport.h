@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An AF_XDP socket of ours: a worker's funnel socket (control/ports/funnel.h), which carries the
- * frames of all its interface sandboxes, with a UMEM of nframes frames (--sandbox-umem-frames),
- * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by
- * the control thread (xskport.c); in between only the worker touches its rings and its
- * free-frame stack, with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
- * refill) and transmit (tx_stamped, kick, complete).
+ * frames of all its interface sandboxes, or a world queue's socket (control/ports/worldq.h), with
+ * a UMEM of nframes frames, half for receive and half for transmit, and rings of nframes / 2.
+ * Created and destroyed by the control thread (xskport.c); in between only workers touch its
+ * rings and its free-frame stack, with the per-packet functions below: receive (rx_peek,
+ * rx_frame, rx_release, fill_short, refill) and transmit (tx_stamped or tx, kick, complete).
+ * The receive half (rx and fill rings, the frames in them) belongs to one worker; the transmit
+ * half (tx and completion rings, 'free') to one worker or, for a world queue that several
+ * workers send on, to whoever holds that queue's lock.
  */
 #ifndef CVS_XSKPORT_H
 #define CVS_XSKPORT_H
@@ -32,7 +35,7 @@ struct xskport {
 	uint8_t *area;
 	uint32_t nfree;
 	uint32_t tx_unsent;	/* descriptors submitted since the last kick */
-	uint32_t slot;
+	uint32_t slot;		/* the funnel's worker, or the world queue */
 	uint32_t ring_size;	/* every ring: nframes / 2 */
 	uint32_t nframes;	/* fixed at creation */
 	int ifindex;
@@ -86,10 +89,37 @@ xskport_complete(struct xskport *xp)
 	uint32_t idx, n, i;
 
 	n = xsk_ring_cons__peek(&xp->cq, xp->ring_size, &idx);
-	for (i = 0; i < n; i++)
-		xp->free[xp->nfree++] = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
+	for (i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
+
+		/* A kernel may complete a descriptor it rejected (xskport_tx_invalid()). */
+		if (__builtin_expect(a < (uint64_t)xp->nframes * XSKP_FRAME_SIZE, 1))
+			xp->free[xp->nfree++] = a;
+	}
 	if (n)
 		xsk_ring_cons__release(&xp->cq, n);
+}
+
+/* A free frame and a TX slot for len bytes: the frame's UMEM address, or UINT64_MAX. */
+static inline uint64_t
+xskport_tx_take(struct xskport *xp, uint32_t len, uint32_t *idx)
+{
+	if (len > XSKP_FRAME_SIZE || !xp->nfree)
+		return UINT64_MAX;
+	if (xsk_ring_prod__reserve(&xp->tx, 1, idx) != 1)
+		return UINT64_MAX;
+	return xp->free[--xp->nfree];
+}
+
+static inline void
+xskport_tx_submit(struct xskport *xp, uint32_t idx, uint64_t addr, uint32_t len)
+{
+	struct xdp_desc *d = xsk_ring_prod__tx_desc(&xp->tx, idx);
+
+	d->addr = addr;
+	d->len = len;
+	xsk_ring_prod__submit(&xp->tx, 1);
+	xp->tx_unsent++;
 }
 
 /*
@@ -102,22 +132,46 @@ xskport_tx_stamped(struct xskport *xp, const void *data, uint32_t len, uint32_t 
 {
 	uint8_t stamp[6] = { CVS_FUN_STAMP0, CVS_FUN_STAMP1, (uint8_t)(slot >> 24),
 			     (uint8_t)(slot >> 16), (uint8_t)(slot >> 8), (uint8_t)slot };
-	struct xdp_desc *d;
 	uint32_t idx;
 	uint64_t addr;
 
-	if (len > XSKP_FRAME_SIZE || len < sizeof(stamp) || !xp->nfree)
+	if (len < sizeof(stamp))
 		return -1;
-	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+	addr = xskport_tx_take(xp, len, &idx);
+	if (addr == UINT64_MAX)
 		return -1;
-	addr = xp->free[--xp->nfree];
 	memcpy(xp->area + addr, data, len);
 	memcpy(xp->area + addr, stamp, sizeof(stamp));
-	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
-	d->addr = addr;
-	d->len = len;
-	xsk_ring_prod__submit(&xp->tx, 1);
-	xp->tx_unsent++;
+	xskport_tx_submit(xp, idx, addr, len);
+	return 0;
+}
+
+/* Queue a copy of a frame as it is (a world queue). 0, or -1 when no frame or slot is free. */
+static inline int
+xskport_tx(struct xskport *xp, const void *data, uint32_t len)
+{
+	uint32_t idx;
+	uint64_t addr = xskport_tx_take(xp, len, &idx);
+
+	if (addr == UINT64_MAX)
+		return -1;
+	memcpy(xp->area + addr, data, len);
+	xskport_tx_submit(xp, idx, addr, len);
+	return 0;
+}
+
+/*
+ * Tests only (--test-unpacked-pool): a descriptor past the end of the UMEM, which the kernel
+ * rejects and counts (tx_invalid_descs) without ever completing it, so no frame is lost to it.
+ */
+static inline int
+xskport_tx_invalid(struct xskport *xp, uint32_t len)
+{
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	xskport_tx_submit(xp, idx, (uint64_t)xp->nframes * XSKP_FRAME_SIZE, len);
 	return 0;
 }
 
@@ -146,12 +200,14 @@ xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
 }
 
 /*
- * Control thread, not per packet (xskport.c): create the socket on queue 0 of 'ifname'
- * with a UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of config.h) and a
- * full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a readable reason.
+ * Control thread, not per packet (xskport.c): create the socket on 'queue' of 'ifname' with a
+ * UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of umem.h) and a full
+ * fill ring, or destroy it. No XDP program is loaded: ours is attached already, and the
+ * caller puts the socket into its map. Returns NULL and sets errno; 'err' gets a readable
+ * reason.
  */
-struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
-			       char *err, size_t errlen);
+struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
+			       uint32_t nframes, char *err, size_t errlen);
 void xskport_destroy(struct xskport *xp);
 
 #endif /* CVS_XSKPORT_H */

@@ -129,7 +129,7 @@ funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nfram
 		return ret;
 	if (x->press)
 		atomic_store(&x->press[worker], 0);
-	f->xp = xskport_create(f->name, f->ifindex, worker, nframes, err, errlen);
+	f->xp = xskport_create(f->name, f->ifindex, 0, worker, nframes, err, errlen);
 	if (!f->xp)
 		return -errno;
 	fd = f->xp->fd;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The world queues in --world-iface mode: one AF_XDP socket of ours per queue (xskport.h), bound
+ * without loading a program and put into the steering program's xsks_map under its queue id
+ * (xdp/xdpsteer.c loaded that program). Worker k receives on queue k (when k < queues) and
+ * transmits on queue k mod queues. Since the sockets are ours, their kernel statistics are
+ * read from their descriptors, and a restart needs no help from a PMD: the sockets close with
+ * the process (the kernel takes them out of the map), the program stays, and the next process
+ * binds new ones. Control thread; the statistics may be read from any thread.
+ */
+#ifndef CVS_WORLDQ_H
+#define CVS_WORLDQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/if_xdp.h>
+
+#include "cvs_xdp.h"
+
+struct xskport;
+
+struct worldq {
+	uint32_t n;				/* queues, 0 when the world port is an ethdev */
+	struct xskport *xp[CVS_XSKS_MAX];	/* by queue id */
+};
+
+/*
+ * A socket on each of queues 0..nq-1 of ifname, each with 'frames' UMEM frames, each into
+ * xsks_fd. 0, or -errno with the reason in err (the sockets made so far are closed).
+ */
+int worldq_open(struct worldq *q, const char *ifname, int ifindex, uint32_t nq, uint32_t frames,
+		int xsks_fd, char *err, size_t errlen);
+void worldq_close(struct worldq *q);
+
+/* Socket i's statistics (its queue is i): 0, -ENOENT past the last one, or -errno. */
+int worldq_read(const struct worldq *q, uint32_t i, struct xdp_statistics *xs);
+
+/* The interface's MAC address (0, or -errno) and whether its link is up and running. */
+int worldq_mac(const char *ifname, uint8_t mac[6]);
+bool worldq_link_up(const char *ifname);
+
+#endif /* CVS_WORLDQ_H */
