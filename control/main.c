@@ -281,7 +281,8 @@ node_ports(struct node *n)
 		return -EINVAL;
 	}
 	if (n->cfg.world_iface[0]) {
-		ret = ports_world_steer(&n->pt, &n->cfg, &n->steer, n->pin_dir);
+		ret = ports_world_steer(&n->pt, &n->cfg, &n->steer, n->pin_dir,
+					n->cfg.world_queues == n->nw);
 		if (ret)
 			return ret;
 		n->have_steer = true;
@@ -324,13 +325,25 @@ node_shared(struct node *n)
 
 /* Each worker owns a table of its share of the sessions, its queues and its SNAT ports. */
 /* Worker i's one socket for all its interface sandboxes (control/ports/funnel.h). */
+/*
+ * With a world queue per worker that runs in copy mode, the queue's socket joins the funnel's
+ * UMEM: a quarter of the frames fill each of the two, half transmit for both, and a frame
+ * crosses between the world and a sandbox by descriptor (docs/datapath.md, "Copies per path").
+ */
 static int
 node_funnel(struct node *n, uint32_t i)
 {
+	uint32_t frames = n->cfg.sandbox_umem_frames;
+	bool share = worldq_pending(&n->pt.wq, i);
 	char err[512];
-	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], n->cfg.sandbox_umem_frames,
-				    err, sizeof(err));
+	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], frames,
+				    share ? frames / 4 : frames / 2, err, sizeof(err));
 
+	if (!ret && share) {
+		ret = worldq_share(&n->pt.wq, i, n->fun[i].xp, frames / 4, err, sizeof(err));
+		if (!ret)
+			worker_share_world(&n->w[i], n->pt.wq.xp[i]);
+	}
 	if (ret)
 		CVS_LOG(ERR, main, "worker %u: %s", i, err);
 	return ret;

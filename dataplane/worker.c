@@ -203,6 +203,56 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	}
 }
 
+/*
+ * A received frame that lies in the funnel's UMEM (from the funnel, or from a world queue
+ * whose socket shares that UMEM: wq_shared) sent on by descriptor, with no copy, when it goes
+ * to a sandbox of ours behind the funnel or, sharing, to the world. 'inlen' is what was
+ * received: the answer must fit where it lies. false: the caller copies it as usual.
+ */
+static inline bool
+worker_pass_desc(struct worker *w, const struct dp_result *r, uint8_t *data, uint32_t inlen,
+		 int back_slot)
+{
+	uint32_t slot = r->action == DP_BACK ? (uint32_t)back_slot : r->slot;
+
+	if (r->len > inlen)
+		return false;
+	if (r->action == DP_TO_WORLD) {
+		if (!w->wq_shared || xskport_tx_desc(w->wq_tx, data, r->len))
+			return false;
+		w->st.c[CVS_WC_WORLD_TX_PKTS]++;
+		w->st.c[CVS_WC_WORLD_TX_BYTES] += r->len;
+		return true;
+	}
+	if ((r->action != DP_TO_SANDBOX && (r->action != DP_BACK || back_slot < 0)) ||
+	    dp_slot_owner(slot, w->nworkers) != w->id || !w->fun || !worker_xsk_on(w, slot) ||
+	    xskport_tx_desc_stamped(w->fun, data, r->len, slot))
+		return false;
+	w->st.c[CVS_WC_SBX_TX_PKTS]++;
+	w->st.c[CVS_WC_SBX_TX_BYTES] += r->len;
+	if (w->slot_st) {
+		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
+		w->slot_st[slot].c[CVS_PC_TX_BYTES] += r->len;
+	}
+	return true;
+}
+
+/*
+ * Received frames back to the fill ring, but those sent on by descriptor (UINT64_MAX): the
+ * pool replaces them (fill_owed) while it has frames to spare.
+ */
+static inline void
+worker_refill(struct xskport *xp, uint64_t *done, uint32_t n)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (done[i] != UINT64_MAX)
+			done[m++] = done[i];
+	xp->fill_owed += n - m;
+	xskport_refill(xp, done, m);
+}
+
 /* Send a processed frame where the pipeline said; 'back' is the port it came from. */
 void
 worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
@@ -381,7 +431,7 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 	struct dp_result res[WORLD_BURST];
 	uint64_t done[WORLD_BURST];
 	uint8_t *data[WORLD_BURST];
-	uint32_t len[WORLD_BURST];
+	uint32_t len[WORLD_BURST], at[WORLD_BURST];
 	uint32_t idx, n, i, k = 0;
 
 	n = xskport_rx_peek(xp, WORLD_BURST, &idx);
@@ -395,6 +445,7 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 		w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
 		if (w->nworkers > 1 && worker_world_handoff(w, p, l))
 			continue;
+		at[k] = i;
 		data[k] = p;
 		len[k++] = l;
 	}
@@ -403,18 +454,25 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 
 		dp_world_rx_burst(&w->ctx, data, len, k, res);
 		worker_pipe_account(w, t, k);
-		for (i = 0; i < k; i++)
-			worker_emit(w, o, &res[i], data[i], &o->world, -1);
+		for (i = 0; i < k; i++) {
+			if (w->wq_shared && worker_pass_desc(w, &res[i], data[i], len[i], -1))
+				done[at[i]] = UINT64_MAX;
+			else
+				worker_emit(w, o, &res[i], data[i], &o->world, -1);
+		}
 	}
 	xskport_rx_release(xp, n);
-	xskport_refill(xp, done, n);
+	worker_refill(xp, done, n);
 	return n;
 }
 
-/* A run of frames of one slot from the funnel, through the pipeline of a sandbox. */
+/*
+ * A run of frames of one slot from the funnel, through the pipeline of a sandbox; frame i is
+ * received descriptor at[i], whose done[] entry says UINT64_MAX when it was sent on as it lies.
+ */
 static void
 worker_sandbox_run(struct worker *w, struct worker_out *o, uint32_t slot, uint8_t **data,
-		   uint32_t *len, uint32_t k)
+		   uint32_t *len, const uint32_t *at, uint32_t k, uint64_t *done)
 {
 	struct dp_result res[XSKP_BURST];
 	uint64_t t = rte_rdtsc();
@@ -425,6 +483,8 @@ worker_sandbox_run(struct worker *w, struct worker_out *o, uint32_t slot, uint8_
 	for (i = 0; i < k; i++) {
 		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
 			worker_park(w, slot, data[i], len[i]);
+		else if (worker_pass_desc(w, &res[i], data[i], len[i], (int)slot))
+			done[at[i]] = UINT64_MAX;
 		else
 			worker_emit(w, o, &res[i], data[i], NULL, (int)slot);
 	}
@@ -483,7 +543,7 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 	struct xskport *xp = w->fun;
 	uint64_t done[XSKP_BURST];
 	uint8_t *data[XSKP_BURST];
-	uint32_t len[XSKP_BURST];
+	uint32_t len[XSKP_BURST], at[XSKP_BURST];
 	uint32_t idx, n, i, k = 0, run = UINT32_MAX;
 
 	n = xskport_rx_peek(xp, XSKP_BURST, &idx);
@@ -513,19 +573,20 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 		}
 		/* Frames of one sandbox come in runs: each run is one burst of the pipeline. */
 		if (k && slot != run) {
-			worker_sandbox_run(w, o, run, data, len, k);
+			worker_sandbox_run(w, o, run, data, len, at, k, done);
 			k = 0;
 		}
 		run = slot;
+		at[k] = i;
 		data[k] = p;
 		len[k++] = l;
 	}
 	if (k)
-		worker_sandbox_run(w, o, run, data, len, k);
+		worker_sandbox_run(w, o, run, data, len, at, k, done);
 	xskport_rx_release(xp, n);
 	if (unlikely(xskport_fill_short(xp, n)))
 		w->st.c[CVS_WC_SBX_FILL_SHORT]++;
-	xskport_refill(xp, done, n);
+	worker_refill(xp, done, n);
 	return n;
 }
 
@@ -627,7 +688,8 @@ worker_main(void *arg)
 		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) + w->clock_base +
 			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
 		moved = w->wq_rx ? worker_world_rx(w, &o) :
-			w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
+			w->world_queue != UINT16_MAX && w->world_port != UINT16_MAX ?
+			worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)
 			moved += worker_eth_rx(w, &o, true);
 		if (w->fun)

@@ -73,6 +73,7 @@ struct worker {
 	void *world_txlock;	/* rte_spinlock_t of a shared tx queue, or NULL */
 	struct xskport *wq_rx;	/* our socket of world queue world_queue, or NULL */
 	struct xskport *wq_tx;	/* our socket of world queue world_txq, or NULL */
+	bool wq_shared;		/* that socket (rx and tx) is on the funnel's UMEM: by descriptor */
 	uint32_t test_bad_tx;	/* tests: every n-th world frame an invalid descriptor, 0 never */
 	uint16_t host_port;	/* cube-dev (net_tap), or UINT16_MAX */
 	uint16_t host_queue;
@@ -141,6 +142,11 @@ struct worker_conf {
 
 /* Control side, before launch: fill w from c, with its park and its inbox. 0 or -ENOMEM. */
 int worker_init(struct worker *w, const struct worker_conf *c);
+/*
+ * Control side, before launch: w receives and transmits on world socket xp, which shares the
+ * UMEM of w's funnel socket (only with a world queue per worker: no shared transmit queue).
+ */
+void worker_share_world(struct worker *w, struct xskport *xp);
 
 /* What the control thread sums over the workers (worker_sum_add()). */
 struct worker_sum {

@@ -86,6 +86,14 @@ worker_sum_add(const struct worker *w, struct worker_sum *sum)
 	sum->loops += atomic_load(&w->loops);
 }
 
+void
+worker_share_world(struct worker *w, struct xskport *xp)
+{
+	w->wq_rx = xp;
+	w->wq_tx = xp;
+	w->wq_shared = true;
+}
+
 int
 worker_init(struct worker *w, const struct worker_conf *c)
 {

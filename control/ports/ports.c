@@ -64,7 +64,7 @@ ports_world_own(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, str
 
 int
 ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_steer *s,
-		  const char *pin_dir)
+		  const char *pin_dir, bool share)
 {
 	struct cvs_xdp_cfg xc = {
 		.node_ip = cfg->node_ip, .snat_lo = cfg->snat_ports.lo,
@@ -90,7 +90,7 @@ ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_ste
 			"replaced in one step");
 	/* Into the xsks_map of the program now attached: from here on it steers to us. */
 	ret = worldq_open(&pt->wq, cfg->world_iface, pt->world_ifindex, cfg->world_queues,
-			  CVS_WORLD_UMEM_FRAMES, s->xsks_fd, err, sizeof(err));
+			  CVS_WORLD_UMEM_FRAMES, s->xsks_fd, share, err, sizeof(err));
 	if (ret) {
 		CVS_LOG(ERR, main, "%s", err);
 		xdpctl_steer_close(s, false);

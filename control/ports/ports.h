@@ -33,11 +33,13 @@ int ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t n
 /*
  * --world-iface: our steering program onto the interface (xdpctl_steer_load(), its maps
  * pinned in pin_dir, "" for none), configured, then a socket of ours bound to each world queue
- * and steered to. Logged; 0 or -errno (then nothing of it stays open).
+ * and steered to; with 'share' (a worker per queue) the queues that cannot run zero-copy wait
+ * for their worker's funnel UMEM (worldq_share()). Logged; 0 or -errno (then nothing of it
+ * stays open).
  */
 struct xdp_steer;
 int ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_steer *s,
-		      const char *pin_dir);
+		      const char *pin_dir, bool share);
 
 /* Start cube-dev with a queue per worker and give its kernel side the sandbox gateway. */
 int ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw,

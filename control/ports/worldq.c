@@ -11,38 +11,63 @@
 #include "worldq.h"
 #include "xskport.h"
 
+static int
+worldq_map(struct worldq *q, uint32_t i, char *err, size_t errlen)
+{
+	int fd = q->xp[i]->fd;
+
+	if (!bpf_map_update_elem(q->xsks_fd, &i, &fd, BPF_ANY))
+		return 0;
+	snprintf(err, errlen, "cannot steer %s queue %u to its socket: %s", q->ifname, i,
+		 strerror(errno));
+	return -errno;
+}
+
 int
 worldq_open(struct worldq *q, const char *ifname, int ifindex, uint32_t nq, uint32_t frames,
-	    int xsks_fd, char *err, size_t errlen)
+	    int xsks_fd, bool share, char *err, size_t errlen)
 {
 	uint32_t i;
 	int ret;
 
 	memset(q, 0, sizeof(*q));
+	q->xsks_fd = xsks_fd;
+	q->ifindex = ifindex;
+	snprintf(q->ifname, sizeof(q->ifname), "%s", ifname);
 	if (nq > CVS_XSKS_MAX) {
 		snprintf(err, errlen, "%u world queues: at most %u", nq, CVS_XSKS_MAX);
 		return -EINVAL;
 	}
+	q->n = nq;
 	for (i = 0; i < nq; i++) {
-		int fd;
-
-		q->xp[i] = xskport_create(ifname, ifindex, i, i, frames, err, errlen);
-		if (!q->xp[i]) {
-			ret = -errno;
-			worldq_close(q);
-			return ret;
-		}
-		q->n = i + 1;
-		fd = q->xp[i]->fd;
-		if (bpf_map_update_elem(xsks_fd, &i, &fd, BPF_ANY)) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot steer %s queue %u to its socket: %s", ifname, i,
-				 strerror(-ret));
+		/* The probe: bound in zero-copy mode or not at all. */
+		q->xp[i] = xskport_create_opts(ifname, ifindex, i, i, frames, frames / 2, share,
+					       err, errlen);
+		if (!q->xp[i] && share)
+			continue;
+		ret = q->xp[i] ? worldq_map(q, i, err, errlen) : -errno;
+		if (ret) {
 			worldq_close(q);
 			return ret;
 		}
 	}
 	return 0;
+}
+
+bool
+worldq_pending(const struct worldq *q, uint32_t i)
+{
+	return i < q->n && !q->xp[i];
+}
+
+int
+worldq_share(struct worldq *q, uint32_t i, struct xskport *owner, uint32_t fill, char *err,
+	     size_t errlen)
+{
+	q->xp[i] = xskport_create_shared(owner, q->ifname, q->ifindex, i, i, fill, err, errlen);
+	if (!q->xp[i])
+		return -errno;
+	return worldq_map(q, i, err, errlen);
 }
 
 void
@@ -64,6 +89,8 @@ worldq_read(const struct worldq *q, uint32_t i, struct xdp_statistics *xs)
 	memset(xs, 0, sizeof(*xs));
 	if (i >= q->n)
 		return -ENOENT;
+	if (!q->xp[i])
+		return -EAGAIN;
 	return getsockopt(q->xp[i]->fd, SOL_XDP, XDP_STATISTICS, xs, &len) ? -errno : 0;
 }
 

@@ -22,15 +22,27 @@ struct xskport;
 
 struct worldq {
 	uint32_t n;				/* queues, 0 when the world port is an ethdev */
-	struct xskport *xp[CVS_XSKS_MAX];	/* by queue id */
+	struct xskport *xp[CVS_XSKS_MAX];	/* by queue id; NULL: to share (worldq_share) */
+	int xsks_fd;				/* the steering program's, not ours to close */
+	char ifname[16];
+	int ifindex;
 };
 
 /*
  * A socket on each of queues 0..nq-1 of ifname, each with 'frames' UMEM frames, each into
- * xsks_fd. 0, or -errno with the reason in err (the sockets made so far are closed).
+ * xsks_fd. With 'share' (a worker per queue), a queue whose device cannot bind in zero-copy
+ * mode gets no socket yet: worldq_share() puts it on its worker's funnel UMEM, where a copy
+ * by the kernel happens anyway and frames can cross to the funnel by descriptor. (A zero-copy
+ * queue keeps its own UMEM: sharing would make the kernel copy what the worker no longer
+ * does.) 0, or -errno with the reason in err (the sockets made so far are closed).
  */
 int worldq_open(struct worldq *q, const char *ifname, int ifindex, uint32_t nq, uint32_t frames,
-		int xsks_fd, char *err, size_t errlen);
+		int xsks_fd, bool share, char *err, size_t errlen);
+/* Queue i's socket on owner's UMEM, 'fill' frames of it in its fill ring. 0 or -errno. */
+int worldq_share(struct worldq *q, uint32_t i, struct xskport *owner, uint32_t fill, char *err,
+		 size_t errlen);
+/* Whether queue i waits for worldq_share(). */
+bool worldq_pending(const struct worldq *q, uint32_t i);
 void worldq_close(struct worldq *q);
 
 /* Socket i's statistics (its queue is i): 0, -ENOENT past the last one, or -errno. */
