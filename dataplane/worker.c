@@ -2,9 +2,10 @@
 /*
  * Worker lcore main loop, in the shape of l3fwd: rx burst → process burst → tx burst, until
  * the quit flag is set. The pipeline works on a received frame where it lies (a world queue's
- * or the funnel's UMEM frame, an mbuf) and the frame is copied once, into the buffer of the
- * port it leaves by: a UMEM frame of the funnel or of a world queue, an mbuf for cube-dev or
- * an ethdev world port, a guest buffer. Every such copy is counted (frames_copied).
+ * or the funnel's UMEM frame, an mbuf). A frame in the funnel's UMEM that leaves by a socket
+ * on that UMEM (the funnel itself, or a world queue sharing it) goes by descriptor; any other
+ * is copied once, into the buffer of the port it leaves by: a UMEM frame, an mbuf for
+ * cube-dev or an ethdev world port, a guest buffer. Every copy is counted (frames_copied).
  *
  * With several workers, worker k reads world and cube-dev queue k and the sockets of its own
  * sandboxes; a frame whose session another worker owns (dp_owner) is handed to that worker's

@@ -479,7 +479,9 @@ class Bench:
             try:
                 st = self.api(bed, 'GET', '/stats')
                 info = {'sessions': st.get('sessions'),
-                        'worker': {k: v for k, v in st.get('worker', {}).items() if v},
+                        # frames_copied even at 0: a build without it shows '-'.
+                        'worker': {k: v for k, v in st.get('worker', {}).items()
+                                   if v or k == 'frames_copied'},
                         'drops': {k: v for k, v in st.get('drops', {}).items() if v},
                         'xdp': st.get('xdp'), 'vhost': st.get('vhost'),
                         'tsc_hz': st.get('tscHz') or st.get('tsc_hz')}
@@ -930,11 +932,11 @@ def summarize_lcore(results):
         cells.setdefault((r['scenario'], r['flows'], r['path']), []).append(
             (1e9 * w.get('busy_cycles', 0) / hz / rx,
              1e9 * w.get('pipeline_cycles', 0) / hz / w['pipeline_packets'],
-             w.get('frames_copied', 0) / rx))
+             w['frames_copied'] / rx if 'frames_copied' in w else None))
     return [{'scenario': k[0], 'flows': k[1], 'path': k[2],
              'busy_ns': statistics.median(x[0] for x in v),
              'pipe_ns': statistics.median(x[1] for x in v),
-             'copies': statistics.median(x[2] for x in v)}
+             'copies': statistics.median(x[2] for x in v) if v[0][2] is not None else None}
             for k, v in sorted(cells.items())]
 
 
@@ -978,10 +980,10 @@ def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=(), paired=()):
                   'pipeline share | user-space copies/frame |\n'
                   '|---|---|---|---|---|---|---|---|\n')
         for r in lcore:
-            out.write('| %s | %d | %s | %.0f | %.0f | %.0f | %.0f %% | %.2f |\n' % (
+            out.write('| %s | %d | %s | %.0f | %.0f | %.0f | %.0f %% | %s |\n' % (
                 r['scenario'], r['flows'], r['path'], r['busy_ns'], r['pipe_ns'],
                 r['busy_ns'] - r['pipe_ns'], 100.0 * r['pipe_ns'] / r['busy_ns'],
-                r['copies']))
+                fmt(r['copies'])))
     if s2:
         out.write('\nS2 new-connection rate: highest paced rate of unique SYNs at which every '
                   'SYN created a session and reached the sandbox (>= 98 % by default)\n')
