@@ -327,20 +327,22 @@ node_shared(struct node *n)
 /* Worker i's one socket for all its interface sandboxes (control/ports/funnel.h). */
 /*
  * With a world queue per worker that runs in copy mode, the queue's socket joins the funnel's
- * UMEM: a quarter of the frames fill each of the two, half transmit for both, and a frame
- * crosses between the world and a sandbox by descriptor (docs/datapath.md, "Copies per path").
+ * UMEM and a frame crosses between the world and a sandbox by descriptor (docs/datapath.md,
+ * "One frame pool"). Half the frames still transmit for both; of the receiving half the world
+ * queue gets a quarter (1,024 of the default 8,192, the depth net_af_xdp gave it) and the
+ * funnel the rest, so its sandboxes keep most of the depth they had alone.
  */
 static int
 node_funnel(struct node *n, uint32_t i)
 {
-	uint32_t frames = n->cfg.sandbox_umem_frames;
+	uint32_t frames = n->cfg.sandbox_umem_frames, world = frames / 8;
 	bool share = worldq_pending(&n->pt.wq, i);
 	char err[512];
 	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], frames,
-				    share ? frames / 4 : frames / 2, err, sizeof(err));
+				    frames / 2 - (share ? world : 0), err, sizeof(err));
 
 	if (!ret && share) {
-		ret = worldq_share(&n->pt.wq, i, n->fun[i].xp, frames / 4, err, sizeof(err));
+		ret = worldq_share(&n->pt.wq, i, n->fun[i].xp, world, err, sizeof(err));
 		if (!ret)
 			worker_share_world(&n->w[i], n->pt.wq.xp[i]);
 	}
