@@ -67,8 +67,10 @@ static const struct option cvs_long_opts[] = {
 	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },
 	{ "next-hop-mac", required_argument, NULL, OPT_NH_MAC },
 	{ "test-clock", no_argument, NULL, OPT_TEST_CLOCK },
-	/* Hidden: the mbuf pool the AF_XDP UMEM does not cover (control/ports/mbufpool.h), so that
-	 * tests can see the world sockets' invalid descriptors counted and reported. */
+	/* Hidden: a fault on the world sockets' transmit, so that tests see their invalid
+	 * descriptors counted and reported: on our own sockets a descriptor past the UMEM every
+	 * 256th frame, on an EAL net_af_xdp port the mbuf pool its UMEM does not cover
+	 * (control/ports/mbufpool.h). */
 	{ "test-unpacked-pool", no_argument, NULL, OPT_TEST_UNPACKED_POOL },
 	{ "ct-timeout", required_argument, NULL, OPT_CT_TIMEOUT },
 	{ "tcp-liberal", no_argument, NULL, OPT_TCP_LIBERAL },

@@ -54,7 +54,7 @@ struct cvs_config {
 	uint32_t world_queues;		/* world queues, <= workers; 0 = as many as workers */
 	uint32_t idle_sleep_us;		/* workers sleep this long when idle; 0 = pure polling */
 	bool test_clock;		/* POST /debug/clock moves the session clock */
-	bool test_unpacked_pool;	/* the default mbuf pool even for net_af_xdp (tests) */
+	bool test_unpacked_pool;	/* tests: invalid world TX descriptors (config.c) */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */
 	bool tcp_liberal;		/* no TCP window tracking */
 	uint32_t sbx_lim[CVS_SLIM_MAX];	/* per-sandbox limit defaults */

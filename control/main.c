@@ -30,7 +30,6 @@
 #include "linkwatch.h"
 #include "cvs_common.h"
 #include "cvs_version.h"
-#include "handover.h"
 #include "hostif.h"
 #include "log.h"
 #include "nexthop.h"
@@ -77,11 +76,10 @@ struct node {
 	json_t *restore_holds;	/* and the host-port holds (NULL: none) */
 	struct store_loaded loaded;	/* what the state file and its journal held */
 	struct store store;
-	int memfd;		/* the staged steering program, until net_af_xdp has it */
+	char pin_dir[300];	/* the XDP maps' pins for the world interface; "" for none */
 	struct region region;	/* the session tables, kept across restarts */
 	bool have_region;
-	char vdev[1024];	/* EAL --vdev arguments */
-	char hvdev[128];
+	char hvdev[128];	/* EAL --vdev argument of cube-dev */
 };
 
 static void
@@ -167,6 +165,16 @@ node_preflight(struct node *n)
 				 n->cfg.node_ip;
 		if (!n->cfg.node_ip)
 			fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
+		/* Someone else's program there stops us before anything on the node changes. */
+		if (xdpctl_steer_check(n->pt.world_ifindex, n->cfg.world_iface, err,
+				       sizeof(err)) < 0)
+			fail_early("%s", err);
+		if (n->cfg.bpf_pin_dir[0] &&
+		    xdppin_dir(n->cfg.bpf_pin_dir, n->cfg.world_iface, n->pin_dir,
+			       sizeof(n->pin_dir), err, sizeof(err))) {
+			fprintf(stderr, "cubevs-fp: the XDP maps are not pinned: %s\n", err);
+			n->pin_dir[0] = '\0';
+		}
 	}
 	ret = cvs_check_ephemeral(&n->cfg, EPHEMERAL_PATH, n->cfg.set_ephemeral, err,
 				  sizeof(err));
@@ -193,45 +201,17 @@ node_preflight(struct node *n)
 	}
 }
 
-/* ---- step 2: the EAL command line, with our own world port and cube-dev when asked ---- */
+/* ---- step 2: the EAL command line, with cube-dev when asked ---- */
 
 static char **
 node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
 {
 	char **eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
-	char err[512];
 
 	if (!eal_argv)
 		fail_early("out of memory");
 	for (*eal_argc = 0; *eal_argc < app_at; (*eal_argc)++)
 		eal_argv[*eal_argc] = argv[*eal_argc];
-	n->memfd = -1;
-	if (n->cfg.world_iface[0]) {
-		struct cvs_xdp_cfg xc = {
-			.node_ip = n->cfg.node_ip, .snat_lo = n->cfg.snat_ports.lo,
-			.snat_hi = n->cfg.snat_ports.hi, .flags = CVS_CFG_F_ENABLED,
-			.grace_ns = n->cfg.restart_grace_s * 1000000000ull,
-		};
-
-		/* Ours from the process before: replaced in place when the PMD attaches. */
-		handover_keep_attached(n->pt.world_ifindex, !n->cfg.detach_on_exit);
-		if (handover_prepare(n->pt.world_ifindex, &xc, n->cfg.bpf_pin_dir,
-				     n->cfg.world_iface) > 0)
-			fprintf(stderr, "cubevs-fp: taking over the steering program on %s\n",
-				n->cfg.world_iface);
-		else if (xdpctl_clear_stale(n->pt.world_ifindex, n->cfg.world_iface, CVS_PROG_STEER,
-					    err, sizeof(err)) < 0)
-			fail_early("%s", err);
-		n->memfd = xdpctl_steer_memfd();
-		if (n->memfd < 0)
-			fail_early("cannot stage the steering program: %s", strerror(-n->memfd));
-		snprintf(n->vdev, sizeof(n->vdev),
-			 WORLD_VDEV ",iface=%.16s,start_queue=0,queue_count=%u,busy_budget=0,"
-			 "xdp_prog=/proc/self/fd/%d", n->cfg.world_iface, n->cfg.world_queues,
-			 n->memfd);
-		eal_argv[(*eal_argc)++] = (char *)"--vdev";
-		eal_argv[(*eal_argc)++] = n->vdev;
-	}
 	if (n->cfg.host_iface[0]) {
 		if (if_nametoindex(n->cfg.host_iface))
 			fail_early("%s exists already: another instance, or a leftover (remove it "
@@ -262,6 +242,24 @@ node_eal_init(struct node *n, int eal_argc, char **eal_argv)
 
 /* ---- step 3: ports ---- */
 
+/* An EAL world port on a kernel interface: its address, and our program if its PMD has it. */
+static void
+node_steer_eal(struct node *n)
+{
+	char err[512], ifname[IF_NAMESIZE];
+
+	if (if_indextoname((unsigned int)n->pt.world_ifindex, ifname))
+		n->cfg.node_ip = hostif_ipv4(ifname, n->cfg.node_ip, &n->world_mask) ?:
+				 n->cfg.node_ip;
+	n->have_steer = !xdpctl_steer_open(&n->steer, n->pt.world_ifindex, err, sizeof(err));
+	if (!n->have_steer)
+		CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
+	else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
+				  n->cfg.snat_ports.hi,
+				  n->cfg.restart_grace_s * 1000000000ull))
+		CVS_LOG(ERR, xdp, "cannot configure the steering program: %s", strerror(errno));
+}
+
 /* World port, cube-dev, the node address, the steering and the sandbox XDP programs. */
 static int
 node_ports(struct node *n)
@@ -270,44 +268,32 @@ node_ports(struct node *n)
 	int ret;
 
 	ret = ports_world_setup(&n->pt, &n->cfg, n->nw, &n->dpc, err, sizeof(err));
-	if (n->memfd >= 0)
-		close(n->memfd);
-	n->memfd = -1;
 	if (!ret && n->pt.host != UINT16_MAX)
 		ret = ports_host_setup(&n->pt, &n->cfg, n->nw, &n->dpc, err, sizeof(err));
 	if (ret) {
 		CVS_LOG(ERR, main, "%s", err);
 		return ret;
 	}
-	if (!n->cfg.world_iface[0] && n->pt.world_ifindex > 0) {
-		/* An explicit EAL port on a kernel interface: take its address and subnet. */
-		char ifname[IF_NAMESIZE];
-
-		if (if_indextoname((unsigned int)n->pt.world_ifindex, ifname))
-			n->cfg.node_ip = hostif_ipv4(ifname, n->cfg.node_ip, &n->world_mask) ?:
-					 n->cfg.node_ip;
-	}
+	if (!n->cfg.world_iface[0] && n->pt.world_ifindex > 0)
+		node_steer_eal(n);
 	if (!n->cfg.node_ip) {
 		CVS_LOG(ERR, main, "no node IP: give --node-ip");
 		return -EINVAL;
 	}
-	if (n->pt.world_ifindex > 0) {
-		n->have_steer = !xdpctl_steer_open(&n->steer, n->pt.world_ifindex, err, sizeof(err));
-		if (!n->have_steer)
-			CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
-		else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
-					  n->cfg.snat_ports.hi,
-					  n->cfg.restart_grace_s * 1000000000ull))
-			CVS_LOG(ERR, xdp, "cannot configure the steering program: %s",
-				strerror(errno));
+	if (n->cfg.world_iface[0]) {
+		ret = ports_world_steer(&n->pt, &n->cfg, &n->steer, n->pin_dir,
+					n->cfg.world_queues == n->nw);
+		if (ret)
+			return ret;
+		n->have_steer = true;
 	}
-	ret = xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, handover_pin_dir(), err, sizeof(err));
+	ret = xdpctl_sbx_load(&n->sbx, n->cfg.max_sandboxes, n->pin_dir, err, sizeof(err));
 	if (ret)
 		CVS_LOG(ERR, xdp, "%s", err);
 	else if (n->sbx.note[0])
 		CVS_LOG(WARNING, xdp, "%s", n->sbx.note);
 	else if (n->sbx.reused)
-		CVS_LOG(INFO, xdp, "sandbox maps reused from %s (%u maps)", handover_pin_dir(),
+		CVS_LOG(INFO, xdp, "sandbox maps reused from %s (%u maps)", n->pin_dir,
 			n->sbx.reused);
 	return ret;
 }
@@ -339,13 +325,27 @@ node_shared(struct node *n)
 
 /* Each worker owns a table of its share of the sessions, its queues and its SNAT ports. */
 /* Worker i's one socket for all its interface sandboxes (control/ports/funnel.h). */
+/*
+ * With a world queue per worker that runs in copy mode, the queue's socket joins the funnel's
+ * UMEM and a frame crosses between the world and a sandbox by descriptor (docs/datapath.md,
+ * "One frame pool"). Half the frames still transmit for both; of the receiving half the world
+ * queue gets a quarter (1,024 of the default 8,192, the depth net_af_xdp gave it) and the
+ * funnel the rest, so its sandboxes keep most of the depth they had alone.
+ */
 static int
 node_funnel(struct node *n, uint32_t i)
 {
+	uint32_t frames = n->cfg.sandbox_umem_frames, world = frames / 8;
+	bool share = worldq_pending(&n->pt.wq, i);
 	char err[512];
-	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], n->cfg.sandbox_umem_frames,
-				    err, sizeof(err));
+	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], frames,
+				    frames / 2 - (share ? world : 0), err, sizeof(err));
 
+	if (!ret && share) {
+		ret = worldq_share(&n->pt.wq, i, n->fun[i].xp, world, err, sizeof(err));
+		if (!ret)
+			worker_share_world(&n->w[i], n->pt.wq.xp[i]);
+	}
 	if (ret)
 		CVS_LOG(ERR, main, "worker %u: %s", i, err);
 	return ret;
@@ -364,6 +364,9 @@ node_worker_init(struct node *n, uint32_t i)
 		.slot_st = n->pub.slot_st, .wp = &n->pub.wp, .mp = n->pt.mp,
 		.world_port = n->pt.world, .world_queues = q,
 		.world_txlock = q < n->nw ? &n->txlock[i % q] : NULL,
+		.world_xsk = n->pt.wq.n ? n->pt.wq.xp : NULL,
+		/* The fault the unpacked pool made on net_af_xdp, made on our own sockets. */
+		.test_bad_tx = n->cfg.test_unpacked_pool && n->pt.wq.n ? 256 : 0,
 		.host_port = n->dpc.have_host ? n->pt.host : UINT16_MAX,
 		.idle_sleep_us = n->cfg.idle_sleep_us, .cfg = &n->dpc, .sh = n->pub.sh,
 	};
@@ -448,7 +451,7 @@ node_registry(struct node *n)
 	n->obs.world_port = n->pt.world;
 	n->obs.host_port = n->pt.host;
 	n->obs.world_ifindex = n->pt.world_ifindex;
-	n->obs.wxsk = &n->pt.wxsk;
+	n->obs.wq = &n->pt.wq;
 	return 0;
 }
 
@@ -578,10 +581,9 @@ node_serve(struct node *n)
 	}
 	if (n->have_region)
 		region_drop_gone(&n->region, &n->reg, &n->pub);
-	if (n->have_steer && handover_copied())
+	if (n->have_steer && n->steer.carried)
 		CVS_LOG(INFO, xdp, "steering taken over: %u ports carried, %u no longer registered "
-			"removed", handover_copied(), xdpctl_steer_prune(&n->steer, node_steered,
-									 n));
+			"removed", n->steer.carried, xdpctl_steer_prune(&n->steer, node_steered, n));
 	if ((gone = xdpctl_sbx_prune(&n->sbx)))
 		CVS_LOG(INFO, xdp, "%u sandbox interfaces no sandbox came back for: their program "
 			"removed", gone);
@@ -599,9 +601,14 @@ node_serve(struct node *n)
 	atomic_store(&n->obs.serving, true);
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
-	CVS_LOG(INFO, main, "ready: world port %u%s%s, node IP %s, %u worker(s) from lcore %u, "
-		"API http://%s:%u", n->pt.world, n->cfg.world_iface[0] ? " on " : "",
-		n->cfg.world_iface, node_ip, n->nw, n->w[0].lcore, api_ip, n->cfg.api_port);
+	if (n->pt.wq.n)
+		CVS_LOG(INFO, main, "ready: world port %s (%u AF_XDP queue(s) of ours), node IP %s, "
+			"%u worker(s) from lcore %u, API http://%s:%u", n->cfg.world_iface,
+			n->pt.wq.n, node_ip, n->nw, n->w[0].lcore, api_ip, n->cfg.api_port);
+	else
+		CVS_LOG(INFO, main, "ready: world port %u, node IP %s, %u worker(s) from lcore %u, "
+			"API http://%s:%u", n->pt.world, node_ip, n->nw, n->w[0].lcore, api_ip,
+			n->cfg.api_port);
 	notify_send("READY=1\nSTATUS=serving");
 	return 0;
 }
@@ -720,14 +727,16 @@ node_teardown(struct node *n, bool worker_running)
 		rte_eth_dev_stop(n->pt.world);
 		rte_eth_dev_close(n->pt.world);
 	}
+	/* The program stays and holds the gap once they are gone (gap_drop, --restart-grace). */
+	worldq_close(&n->pt.wq);
 	if (n->pt.host != UINT16_MAX) {
 		rte_eth_dev_stop(n->pt.host);
 		rte_eth_dev_close(n->pt.host);
 	}
 	if (n->have_steer)
 		xdpctl_steer_close(&n->steer, n->cfg.detach_on_exit);
-	if (handover_pin_dir()[0] && n->cfg.detach_on_exit)
-		xdppin_remove(handover_pin_dir());
+	if (n->pin_dir[0] && n->cfg.detach_on_exit)
+		xdppin_remove(n->pin_dir);
 	linkwatch_close(&n->lw);
 	for (i = 0; i < n->nw && i < CVS_FUN_MAX; i++)
 		funnel_close(&n->fun[i], &n->sbx, n->cfg.detach_on_exit);
@@ -743,7 +752,6 @@ node_teardown(struct node *n, bool worker_running)
 	if (n->have_region)
 		region_close(&n->region);
 	obs_fini(&n->obs);
-	worldxsk_fini(&n->pt.wxsk);
 	publish_fini(&n->pub);
 	json_decref(n->restore);
 	json_decref(n->restore_holds);

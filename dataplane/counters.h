@@ -103,7 +103,9 @@ enum cvs_drop {
 	_(SBX_FILL_SHORT, "sandbox_fill_short", "sandbox fill ring lacked room for received frames") \
 	_(FUNNEL_PRESSED, "funnel_pressed", \
 	  "times the funnel ring passed half full: sandboxes held to their share from then on") \
-	_(FUNNEL_RELIEVED, "funnel_relieved", "times the funnel ring drained again: shares lifted")
+	_(FUNNEL_RELIEVED, "funnel_relieved", "times the funnel ring drained again: shares lifted") \
+	_(FRAMES_COPIED, "frames_copied", \
+	  "frames the worker copied from one buffer into another (an mbuf, a UMEM frame, a guest buffer, a parked slot)")
 
 enum cvs_wcounter {
 #define CVS_WC_ENUM(n, s, h) CVS_WC_##n,

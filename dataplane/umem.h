@@ -8,4 +8,11 @@
 #define CVS_UMEM_FRAMES_MIN	512u
 #define CVS_UMEM_FRAMES_MAX	16384u
 
+/*
+ * Frames of a world queue's socket with a UMEM of its own (zero-copy, or a queue workers
+ * share): half wait in its fill ring (what the NIC queue can take in while the worker is
+ * busy), half carry frames to the world. On its funnel's UMEM it has none of its own.
+ */
+#define CVS_WORLD_UMEM_FRAMES	4096u
+
 #endif /* CVS_UMEM_H */

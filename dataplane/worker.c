@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Worker lcore main loop, in the shape of l3fwd: rx burst → process burst → tx burst, until
- * the quit flag is set. Frames are copied between the world port's mbufs and the sandboxes'
- * UMEM frames (both sides are copy-mode AF_XDP on veth/TAP anyway).
+ * the quit flag is set. The pipeline works on a received frame where it lies (a world queue's
+ * or the funnel's UMEM frame, an mbuf). A frame in the funnel's UMEM that leaves by a socket
+ * on that UMEM (the funnel itself, or a world queue sharing it) goes by descriptor; any other
+ * is copied once, into the buffer of the port it leaves by: a UMEM frame, an mbuf for
+ * cube-dev or an ethdev world port, a guest buffer. Every copy is counted (frames_copied).
  *
  * With several workers, worker k reads world and cube-dev queue k and the sockets of its own
  * sandboxes; a frame whose session another worker owns (dp_owner) is handed to that worker's
@@ -25,32 +28,32 @@
 #include <rte_spinlock.h>
 #include <rte_vhost.h>
 
-#include "worker.h"
+#include "worker_int.h"
 
-#define WORLD_BURST 32
-#define WH_SHIFT 24
-
-/* A tx batch for one ethdev queue (the world port or cube-dev). */
-struct world_txq {
-	struct rte_mbuf *m[WORLD_BURST];
-	uint16_t n;
-	uint16_t port;
-	uint16_t queue;
-	enum cvs_wcounter pkts;
-	enum cvs_wcounter bytes;
-	rte_spinlock_t *lock;	/* when workers outnumber the port's queues */
-};
-
-struct worker_out {
-	struct world_txq world;
-	struct world_txq host;
-};
+/*
+ * Our world socket: what was queued goes out, what went out comes back. A shared queue's
+ * rings are looked at only under its lock: even a peek moves the ring's cached indexes.
+ */
+static void
+world_xsk_flush(struct world_txq *q)
+{
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
+	xskport_kick(q->xp);
+	xskport_complete(q->xp);
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
+}
 
 static void
 world_flush(struct worker *w, struct world_txq *q)
 {
 	uint16_t sent, i;
 
+	if (q->xp) {
+		world_xsk_flush(q);
+		return;
+	}
 	if (!q->n)
 		return;
 	if (q->lock)
@@ -67,7 +70,7 @@ world_flush(struct worker *w, struct world_txq *q)
 }
 
 /* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted). */
-static struct rte_mbuf *
+struct rte_mbuf *
 worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data, uint32_t len)
 {
 	struct rte_mbuf *m;
@@ -85,6 +88,7 @@ worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data, ui
 		return NULL;
 	}
 	rte_memcpy(dst, data, len);
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
 	return m;
 }
 
@@ -94,10 +98,42 @@ worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
 	return worker_mbuf_of(w, w->mp, data, len);
 }
 
+/* A copy of the frame into a transmit frame of our world socket (under its lock if shared). */
+static void
+world_xsk_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+{
+	struct xskport *xp = q->xp;
+	int ret;
+
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
+	if (unlikely(q->bad_every) && !(++q->bad_n % q->bad_every))
+		ret = xskport_tx_invalid(xp, len);
+	else if ((ret = xskport_tx(xp, data, len))) {
+		xskport_complete(xp);
+		ret = xskport_tx(xp, data, len);
+	}
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
+	if (unlikely(ret)) {
+		w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
+		return;
+	}
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
+	w->st.c[q->pkts]++;
+	w->st.c[q->bytes] += len;
+}
+
 static void
 world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
 {
-	struct rte_mbuf *m = worker_mbuf(w, data, len);
+	struct rte_mbuf *m;
+
+	if (q->xp) {
+		world_xsk_send(w, q, data, len);
+		return;
+	}
+	m = worker_mbuf(w, data, len);
 
 	if (unlikely(!m))
 		return;
@@ -114,16 +150,8 @@ worker_xsk_on(struct worker *w, uint32_t slot)
 	return atomic_load_explicit(&w->wp->xsk_on[slot], memory_order_acquire);
 }
 
-/* Account a burst of k frames that spent the cycles since t0 in the pipeline. */
-static inline void
-worker_pipe_account(struct worker *w, uint64_t t0, uint32_t k)
-{
-	w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t0;
-	w->st.c[CVS_WC_PIPE_PKTS] += k;
-}
-
 /* Give a frame to worker 'to' with its kind and slot. */
-static void
+void
 worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
 	       struct rte_mbuf *m)
 {
@@ -134,85 +162,6 @@ worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t
 		return;
 	}
 	w->st.c[CVS_WC_HANDOFFS]++;
-}
-
-static struct vhport *
-worker_vhport(struct worker *w, uint32_t slot)
-{
-	return atomic_load_explicit(&w->wp->vh[slot], memory_order_acquire);
-}
-
-static inline bool
-vhport_ready(struct vhport *vp)
-{
-	return atomic_load_explicit(&vp->ready, memory_order_acquire);
-}
-
-/*
- * Copy the frames batched for a guest into its receive buffers (one library call, at most
- * one interrupt for the burst). What finds no guest buffer is dropped: a guest that does not
- * read must not hold our mbufs.
- */
-static void
-vhost_flush(struct worker *w, struct vhport *vp)
-{
-	uint16_t sent = 0, i;
-	uint64_t bytes = 0;
-
-	if (likely(vhport_ready(vp)))
-		sent = rte_vhost_enqueue_burst(vp->vid, VHP_GUEST_RXQ, vp->tx, vp->ntx);
-	else
-		w->st.drop[CVS_DROP_VHOST_DOWN] += vp->ntx;
-	for (i = 0; i < vp->ntx; i++) {
-		if (i < sent)
-			bytes += rte_pktmbuf_data_len(vp->tx[i]);
-		rte_pktmbuf_free(vp->tx[i]);
-	}
-	if (vhport_ready(vp))
-		w->st.drop[CVS_DROP_TX_FULL] += vp->ntx - sent;
-	w->st.c[CVS_WC_SBX_TX_PKTS] += sent;
-	w->st.c[CVS_WC_SBX_TX_BYTES] += bytes;
-	if (w->slot_st) {
-		w->slot_st[vp->slot].c[CVS_PC_TX_PKTS] += sent;
-		w->slot_st[vp->slot].c[CVS_PC_TX_BYTES] += bytes;
-	}
-	vp->ntx = 0;
-}
-
-static void
-vhost_send(struct worker *w, struct vhport *vp, const uint8_t *data, uint32_t len)
-{
-	struct rte_mbuf *m;
-
-	if (unlikely(!vhport_ready(vp))) {
-		w->st.drop[CVS_DROP_VHOST_DOWN]++;
-		return;
-	}
-	m = worker_mbuf_of(w, vp->mp, data, len);
-	if (unlikely(!m))
-		return;
-	if (!vp->queued) {
-		vp->queued = true;
-		vp->flush_next = w->vh_flush;
-		w->vh_flush = vp;
-	}
-	vp->tx[vp->ntx++] = m;
-	if (vp->ntx == VHP_BURST)
-		vhost_flush(w, vp);
-}
-
-/* Once per loop, before the mailbox: a retired port is never left on the list. */
-static void
-vhost_flush_all(struct worker *w)
-{
-	while (w->vh_flush) {
-		struct vhport *vp = w->vh_flush;
-
-		w->vh_flush = vp->flush_next;
-		vp->queued = false;
-		if (vp->ntx)
-			vhost_flush(w, vp);
-	}
 }
 
 static void
@@ -248,14 +197,65 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	}
 	w->st.c[CVS_WC_SBX_TX_PKTS]++;
 	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
 	if (w->slot_st) {
 		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
 		w->slot_st[slot].c[CVS_PC_TX_BYTES] += len;
 	}
 }
 
-/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
+/*
+ * A received frame that lies in the funnel's UMEM (from the funnel, or from a world queue
+ * whose socket shares that UMEM: wq_shared) sent on by descriptor, with no copy, when it goes
+ * to a sandbox of ours behind the funnel or, sharing, to the world. 'inlen' is what was
+ * received: the answer must fit where it lies. false: the caller copies it as usual.
+ */
+static inline bool
+worker_pass_desc(struct worker *w, const struct dp_result *r, uint8_t *data, uint32_t inlen,
+		 int back_slot)
+{
+	uint32_t slot = r->action == DP_BACK ? (uint32_t)back_slot : r->slot;
+
+	if (r->len > inlen)
+		return false;
+	if (r->action == DP_TO_WORLD) {
+		if (!w->wq_shared || xskport_tx_desc(w->wq_tx, data, r->len))
+			return false;
+		w->st.c[CVS_WC_WORLD_TX_PKTS]++;
+		w->st.c[CVS_WC_WORLD_TX_BYTES] += r->len;
+		return true;
+	}
+	if ((r->action != DP_TO_SANDBOX && (r->action != DP_BACK || back_slot < 0)) ||
+	    dp_slot_owner(slot, w->nworkers) != w->id || !w->fun || !worker_xsk_on(w, slot) ||
+	    xskport_tx_desc_stamped(w->fun, data, r->len, slot))
+		return false;
+	w->st.c[CVS_WC_SBX_TX_PKTS]++;
+	w->st.c[CVS_WC_SBX_TX_BYTES] += r->len;
+	if (w->slot_st) {
+		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
+		w->slot_st[slot].c[CVS_PC_TX_BYTES] += r->len;
+	}
+	return true;
+}
+
+/*
+ * Received frames back to the fill ring, but those sent on by descriptor (UINT64_MAX): the
+ * pool replaces them (fill_owed) while it has frames to spare.
+ */
 static inline void
+worker_refill(struct xskport *xp, uint64_t *done, uint32_t n)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (done[i] != UINT64_MAX)
+			done[m++] = done[i];
+	xp->fill_owed += n - m;
+	xskport_refill(xp, done, m);
+}
+
+/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
+void
 worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
 	    const uint8_t *data, struct world_txq *back, int back_slot)
 {
@@ -282,7 +282,7 @@ worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
 }
 
 /* Hold a guest frame until its next hop is known. */
-static void
+void
 worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
 	struct park_entry *e;
@@ -296,6 +296,7 @@ worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 	e->slot = slot;
 	e->len = len;
 	memcpy(e->data, data, len);
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
 }
 
 /* Run parked frames again; send those whose next hop is known now, drop the old ones. */
@@ -405,10 +406,74 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 	return n;
 }
 
-/* A run of frames of one slot from the funnel, through the pipeline of a sandbox. */
+/* A frame of our world queue for another worker: it needs an mbuf (a copy) to travel. */
+static inline bool
+worker_world_handoff(struct worker *w, const uint8_t *p, uint32_t l)
+{
+	uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_WORLD, 0, p, l, w->nworkers);
+	struct rte_mbuf *m;
+
+	if (to == w->id)
+		return false;
+	m = worker_mbuf(w, p, l);
+	if (m)
+		worker_handoff(w, to, WH_FROM_WORLD, 0, m);
+	return true;
+}
+
+/*
+ * Receive on our socket of this worker's world queue: the pipeline runs on the frames where
+ * the kernel put them, answers go back on our world transmit queue.
+ */
+static uint32_t
+worker_world_rx(struct worker *w, struct worker_out *o)
+{
+	struct xskport *xp = w->wq_rx;
+	struct dp_result res[WORLD_BURST];
+	uint64_t done[WORLD_BURST];
+	uint8_t *data[WORLD_BURST];
+	uint32_t len[WORLD_BURST], at[WORLD_BURST];
+	uint32_t idx, n, i, k = 0;
+
+	n = xskport_rx_peek(xp, WORLD_BURST, &idx);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		uint32_t l;
+		uint8_t *p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
+
+		w->st.c[CVS_WC_WORLD_RX_PKTS]++;
+		w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
+		if (w->nworkers > 1 && worker_world_handoff(w, p, l))
+			continue;
+		at[k] = i;
+		data[k] = p;
+		len[k++] = l;
+	}
+	if (k) {
+		uint64_t t = rte_rdtsc();
+
+		dp_world_rx_burst(&w->ctx, data, len, k, res);
+		worker_pipe_account(w, t, k);
+		for (i = 0; i < k; i++) {
+			if (w->wq_shared && worker_pass_desc(w, &res[i], data[i], len[i], -1))
+				done[at[i]] = UINT64_MAX;
+			else
+				worker_emit(w, o, &res[i], data[i], &o->world, -1);
+		}
+	}
+	xskport_rx_release(xp, n);
+	worker_refill(xp, done, n);
+	return n;
+}
+
+/*
+ * A run of frames of one slot from the funnel, through the pipeline of a sandbox; frame i is
+ * received descriptor at[i], whose done[] entry says UINT64_MAX when it was sent on as it lies.
+ */
 static void
 worker_sandbox_run(struct worker *w, struct worker_out *o, uint32_t slot, uint8_t **data,
-		   uint32_t *len, uint32_t k)
+		   uint32_t *len, const uint32_t *at, uint32_t k, uint64_t *done)
 {
 	struct dp_result res[XSKP_BURST];
 	uint64_t t = rte_rdtsc();
@@ -419,6 +484,8 @@ worker_sandbox_run(struct worker *w, struct worker_out *o, uint32_t slot, uint8_
 	for (i = 0; i < k; i++) {
 		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
 			worker_park(w, slot, data[i], len[i]);
+		else if (worker_pass_desc(w, &res[i], data[i], len[i], (int)slot))
+			done[at[i]] = UINT64_MAX;
 		else
 			worker_emit(w, o, &res[i], data[i], NULL, (int)slot);
 	}
@@ -477,7 +544,7 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 	struct xskport *xp = w->fun;
 	uint64_t done[XSKP_BURST];
 	uint8_t *data[XSKP_BURST];
-	uint32_t len[XSKP_BURST];
+	uint32_t len[XSKP_BURST], at[XSKP_BURST];
 	uint32_t idx, n, i, k = 0, run = UINT32_MAX;
 
 	n = xskport_rx_peek(xp, XSKP_BURST, &idx);
@@ -507,134 +574,21 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 		}
 		/* Frames of one sandbox come in runs: each run is one burst of the pipeline. */
 		if (k && slot != run) {
-			worker_sandbox_run(w, o, run, data, len, k);
+			worker_sandbox_run(w, o, run, data, len, at, k, done);
 			k = 0;
 		}
 		run = slot;
+		at[k] = i;
 		data[k] = p;
 		len[k++] = l;
 	}
 	if (k)
-		worker_sandbox_run(w, o, run, data, len, k);
+		worker_sandbox_run(w, o, run, data, len, at, k, done);
 	xskport_rx_release(xp, n);
 	if (unlikely(xskport_fill_short(xp, n)))
 		w->st.c[CVS_WC_SBX_FILL_SHORT]++;
-	xskport_refill(xp, done, n);
+	worker_refill(xp, done, n);
 	return n;
-}
-
-/* Frames the guest of a vhost-user port sent: the same pipeline as an AF_XDP sandbox's. */
-static uint32_t
-worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
-{
-	struct rte_mbuf *m[VHP_BURST], *keep[VHP_BURST];
-	uint8_t *data[VHP_BURST];
-	uint32_t len[VHP_BURST];
-	struct dp_result res[VHP_BURST];
-	uint16_t n, i, k = 0;
-	uint64_t bytes = 0;
-
-	n = rte_vhost_dequeue_burst(vp->vid, VHP_GUEST_TXQ, vp->mp, m, VHP_BURST);
-	for (i = 0; i < n; i++) {
-		uint8_t *p = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint32_t l = rte_pktmbuf_pkt_len(m[i]);
-
-		w->st.c[CVS_WC_SBX_RX_PKTS]++;
-		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
-		bytes += l;
-		if (unlikely(m[i]->nb_segs > 1)) {
-			/* Beyond one mbuf: no offload was negotiated, so no frame we forward. */
-			w->st.drop[CVS_DROP_TOO_BIG]++;
-			rte_pktmbuf_free(m[i]);
-			continue;
-		}
-		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, vp->slot,
-					       p, l, w->nworkers);
-
-			if (to != w->id) {
-				worker_handoff(w, to, WH_FROM_SANDBOX, vp->slot, m[i]);
-				continue;
-			}
-		}
-		keep[k] = m[i];
-		data[k] = p;
-		len[k++] = l;
-	}
-	if (k) {
-		uint64_t t = rte_rdtsc();
-
-		dp_sandbox_rx_burst(&w->ctx, vp->slot, data, len, k, res);
-		worker_pipe_account(w, t, k);
-	}
-	for (i = 0; i < k; i++) {
-		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
-			worker_park(w, vp->slot, data[i], len[i]);
-		else
-			worker_emit(w, o, &res[i], data[i], NULL, (int)vp->slot);
-		rte_pktmbuf_free(keep[i]);
-	}
-	if (w->slot_st) {
-		w->slot_st[vp->slot].c[CVS_PC_RX_PKTS] += n;
-		w->slot_st[vp->slot].c[CVS_PC_RX_BYTES] += bytes;
-	}
-	return n;
-}
-
-/* Mark or clear an idle guest in the worker's own bitmap. */
-static inline void
-worker_vh_idle_mark(struct worker *w, uint32_t slot, bool idle)
-{
-	uint64_t bit = 1ULL << (slot % 64);
-
-	if (!w->vh_idle)
-		return;
-	if (idle)
-		w->vh_idle[slot / 64] |= bit;
-	else
-		w->vh_idle[slot / 64] &= ~bit;
-}
-
-/*
- * The running vhost-user ports of this worker, found through the bitmap: a port without a
- * device costs a bit, 64 of them one load. Idle guests are masked out of all but every
- * VHP_IDLE_EVERY-th loop, and then cost a count of their ring, not a dequeue.
- */
-static uint32_t
-worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi, uint64_t loop)
-{
-	uint32_t i, words = (vh_hi + 63) / 64, moved = 0;
-	bool look_idle = !(loop & (VHP_IDLE_EVERY - 1));
-
-	for (i = 0; i < words; i++) {
-		uint64_t m = atomic_load_explicit(&w->wp->vh_running[i], memory_order_acquire);
-
-		if (!look_idle && w->vh_idle)
-			m &= ~w->vh_idle[i];
-		while (m) {
-			uint32_t s = i * 64 + (uint32_t)__builtin_ctzll(m), n;
-			struct vhport *vp;
-
-			m &= m - 1;
-			if (dp_slot_owner(s, w->nworkers) != w->id)
-				continue;
-			vp = worker_vhport(w, s);
-			if (!vp || !vhport_ready(vp))
-				continue;
-			/* Counting locks the queue; only this VMM, mid-message, holds it. */
-			if (vp->idle_polls >= VHP_IDLE_POLLS && vp->split &&
-			    !rte_vhost_rx_queue_count(vp->vid, VHP_GUEST_TXQ))
-				continue;
-			n = worker_vhost_rx(w, vp, o);
-			if (n)
-				vp->idle_polls = 0;
-			else if (vp->idle_polls < VHP_IDLE_POLLS)
-				vp->idle_polls++;
-			worker_vh_idle_mark(w, s, vp->idle_polls >= VHP_IDLE_POLLS);
-			moved += n;
-		}
-	}
-	return moved;
 }
 
 /* Frames other workers handed to us. */
@@ -707,7 +661,7 @@ worker_main(void *arg)
 	struct worker_out o = {
 		.world = { .port = w->world_port, .queue = w->world_txq,
 			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES,
-			   .lock = w->world_txlock },
+			   .lock = w->world_txlock, .xp = w->wq_tx, .bad_every = w->test_bad_tx },
 		.host = { .port = w->host_port, .queue = w->host_queue,
 			  .pkts = CVS_WC_HOST_TX_PKTS, .bytes = CVS_WC_HOST_TX_BYTES },
 	};
@@ -734,7 +688,9 @@ worker_main(void *arg)
 		/* One clock for the loop; tests move it forward through clock_offset. */
 		w->ctx.now = (uint32_t)((int64_t)((start - t0) / hz) + w->clock_base +
 			atomic_load_explicit(&w->ctx.sh->clock_offset, memory_order_relaxed));
-		moved = w->world_queue != UINT16_MAX ? worker_eth_rx(w, &o, false) : 0;
+		moved = w->wq_rx ? worker_world_rx(w, &o) :
+			w->world_queue != UINT16_MAX && w->world_port != UINT16_MAX ?
+			worker_eth_rx(w, &o, false) : 0;
 		if (w->host_port != UINT16_MAX)
 			moved += worker_eth_rx(w, &o, true);
 		if (w->fun)

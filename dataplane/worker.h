@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The worker lcore: rx bursts from the world port and from its sandbox sockets, the pipeline,
- * tx bursts. The control thread talks to it through a one-slot mailbox and reads its counters.
+ * The worker lcore: rx bursts from the world queue (our AF_XDP socket, or an ethdev) and from
+ * its sandbox sockets, the pipeline, tx bursts. The control thread talks to it through a one-slot mailbox and reads its counters.
  */
 #ifndef CVS_WORKER_H
 #define CVS_WORKER_H
@@ -67,10 +67,14 @@ struct worker {
 	struct cvs_stats st;
 	struct ct_table *ct;
 	struct rte_mempool *mp;
-	uint16_t world_port;
+	uint16_t world_port;	/* the world ethdev, or UINT16_MAX: our own sockets below */
 	uint16_t world_queue;	/* rx queue, or UINT16_MAX: more workers than queues */
 	uint16_t world_txq;
 	void *world_txlock;	/* rte_spinlock_t of a shared tx queue, or NULL */
+	struct xskport *wq_rx;	/* our socket of world queue world_queue, or NULL */
+	struct xskport *wq_tx;	/* our socket of world queue world_txq, or NULL */
+	bool wq_shared;		/* that socket (rx and tx) is on the funnel's UMEM: by descriptor */
+	uint32_t test_bad_tx;	/* tests: every n-th world frame an invalid descriptor, 0 never */
 	uint16_t host_port;	/* cube-dev (net_tap), or UINT16_MAX */
 	uint16_t host_queue;
 	unsigned int lcore;
@@ -125,9 +129,11 @@ struct worker_conf {
 	struct cvs_port_stats *slot_st;	/* shared by slot, written by each slot's owner */
 	struct worker_ports *wp;
 	struct rte_mempool *mp;
-	uint16_t world_port;
+	uint16_t world_port;		/* UINT16_MAX with world_xsk */
 	uint16_t world_queues;		/* receive queues of the world port */
 	void *world_txlock;		/* its shared transmit queue's lock, or NULL */
+	struct xskport *const *world_xsk;	/* our sockets by world queue, or NULL */
+	uint32_t test_bad_tx;
 	uint16_t host_port;		/* cube-dev, or UINT16_MAX */
 	uint32_t idle_sleep_us;
 	const struct dp_cfg *cfg;
@@ -136,6 +142,11 @@ struct worker_conf {
 
 /* Control side, before launch: fill w from c, with its park and its inbox. 0 or -ENOMEM. */
 int worker_init(struct worker *w, const struct worker_conf *c);
+/*
+ * Control side, before launch: w receives and transmits on world socket xp, which shares the
+ * UMEM of w's funnel socket (only with a world queue per worker: no shared transmit queue).
+ */
+void worker_share_world(struct worker *w, struct xskport *xp);
 
 /* What the control thread sums over the workers (worker_sum_add()). */
 struct worker_sum {

@@ -96,6 +96,14 @@ worker_sum_add(const struct worker *w, struct worker_sum *sum)
 	sum->loops += atomic_load(&w->loops);
 }
 
+void
+worker_share_world(struct worker *w, struct xskport *xp)
+{
+	w->wq_rx = xp;
+	w->wq_tx = xp;
+	w->wq_shared = true;
+}
+
 int
 worker_init(struct worker *w, const struct worker_conf *c)
 {
@@ -120,6 +128,11 @@ worker_init(struct worker *w, const struct worker_conf *c)
 	w->world_queue = c->id < c->world_queues ? (uint16_t)c->id : UINT16_MAX;
 	w->world_txq = (uint16_t)(c->id % c->world_queues);
 	w->world_txlock = c->world_txlock;
+	if (c->world_xsk) {
+		w->wq_rx = w->world_queue != UINT16_MAX ? c->world_xsk[w->world_queue] : NULL;
+		w->wq_tx = c->world_xsk[w->world_txq];
+		w->test_bad_tx = c->test_bad_tx;
+	}
 	w->host_port = c->host_port;
 	w->host_queue = (uint16_t)c->id;
 	w->idle_sleep_us = c->idle_sleep_us;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Creation and teardown of our AF_XDP sockets (the funnels'; control thread, not per packet).
- * What the worker does with their rings per packet is in xskport.h.
+ * Creation and teardown of our AF_XDP sockets (the funnels' and the world queues'; control
+ * thread, not per packet). What the worker does with their rings per packet is in xskport.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,40 +11,80 @@
 
 #include "xskport.h"
 
-/* The first half of the frames receives (the fill ring), the second half transmits. */
+/* 'fill' frames of the pool's free stack into the fill ring of xp (the receive frames). */
 static void
-xskport_fill_all(struct xskport *xp)
+xskport_fill(struct xskport *xp, uint32_t fill)
 {
+	struct xskport *pl = xp->pool;
 	uint32_t idx, i;
 
-	if (xsk_ring_prod__reserve(&xp->fq, xp->ring_size, &idx) == xp->ring_size) {
-		for (i = 0; i < xp->ring_size; i++)
-			*xsk_ring_prod__fill_addr(&xp->fq, idx + i) = (uint64_t)i * XSKP_FRAME_SIZE;
-		xsk_ring_prod__submit(&xp->fq, xp->ring_size);
-	}
-	for (i = xp->ring_size; i < xp->nframes; i++)
-		xp->free[xp->nfree++] = (uint64_t)i * XSKP_FRAME_SIZE;
+	if (fill > pl->nfree)
+		fill = pl->nfree;
+	if (fill > xp->ring_size)
+		fill = xp->ring_size;
+	if (!fill || xsk_ring_prod__reserve(&xp->fq, fill, &idx) != fill)
+		return;
+	for (i = 0; i < fill; i++)
+		*xsk_ring_prod__fill_addr(&xp->fq, idx + i) = pl->free[--pl->nfree];
+	xsk_ring_prod__submit(&xp->fq, fill);
 }
 
-struct xskport *
-xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes, char *err,
-	       size_t errlen)
+static const char *
+xskport_hint(int ret)
+{
+	if (ret == -EPERM)
+		return " (needs CAP_NET_RAW and CAP_BPF)";
+	if (ret == -EINVAL)
+		return " ('ethtool -l' shows the queues it has)";
+	return "";
+}
+
+/* The UMEM and its free stack, lowest frames on top (the first taken). */
+static int
+xskport_umem(struct xskport *xp, const char *ifname, char *err, size_t errlen)
 {
 	struct xsk_umem_config ucfg = {
-		.fill_size = nframes / 2,
-		.comp_size = nframes / 2,
+		.fill_size = xp->nframes / 2,
+		.comp_size = xp->nframes / 2,
 		.frame_size = XSKP_FRAME_SIZE,
 		.frame_headroom = 0,
 		.flags = 0,
 	};
+	size_t len = (size_t)xp->nframes * XSKP_FRAME_SIZE;
+	uint32_t i;
+	int ret;
+
+	xp->area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (xp->area == MAP_FAILED) {
+		ret = -errno;
+		xp->area = NULL;
+		snprintf(err, errlen, "cannot map UMEM for %s: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	ret = xsk_umem__create(&xp->umem, xp->area, len, &xp->fq, &xp->cq, &ucfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot create UMEM of %zu KiB for %s: %s%s", len >> 10, ifname,
+			 strerror(-ret),
+			 ret == -ENOBUFS || ret == -ENOMEM || ret == -EPERM ?
+			 " (the UMEM is pinned: LimitMEMLOCK / ulimit -l, or CAP_IPC_LOCK)" : "");
+		return ret;
+	}
+	for (i = xp->nframes; i > 0; i--)
+		xp->free[xp->nfree++] = (uint64_t)(i - 1) * XSKP_FRAME_SIZE;
+	return 0;
+}
+
+struct xskport *
+xskport_create_opts(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
+		    uint32_t nframes, uint32_t fill, bool zerocopy, char *err, size_t errlen)
+{
 	struct xsk_socket_config scfg = {
 		.rx_size = nframes / 2,
 		.tx_size = nframes / 2,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.xdp_flags = 0,
-		.bind_flags = XDP_USE_NEED_WAKEUP,
+		.bind_flags = XDP_USE_NEED_WAKEUP | (zerocopy ? XDP_ZEROCOPY : 0),
 	};
-	size_t len = (size_t)nframes * XSKP_FRAME_SIZE;
 	struct xskport *xp;
 	int ret;
 
@@ -59,38 +99,71 @@ xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
 	xp = calloc(1, sizeof(*xp) + (size_t)nframes * sizeof(xp->free[0]));
 	if (!xp)
 		return NULL;
+	xp->pool = xp;
 	xp->slot = slot;
 	xp->ifindex = ifindex;
 	xp->nframes = nframes;
 	xp->ring_size = nframes / 2;
-	xp->area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (xp->area == MAP_FAILED) {
-		ret = -errno;
-		xp->area = NULL;
-		snprintf(err, errlen, "cannot map UMEM for %s: %s", ifname, strerror(-ret));
+	ret = xskport_umem(xp, ifname, err, errlen);
+	if (ret)
 		goto out;
-	}
-	ret = xsk_umem__create(&xp->umem, xp->area, len, &xp->fq, &xp->cq, &ucfg);
+	ret = xsk_socket__create(&xp->xsk, ifname, queue, xp->umem, &xp->rx, &xp->tx, &scfg);
 	if (ret) {
-		snprintf(err, errlen, "cannot create UMEM of %zu KiB for %s: %s%s", len >> 10, ifname,
-			 strerror(-ret),
-			 ret == -ENOBUFS || ret == -ENOMEM || ret == -EPERM ?
-			 " (the UMEM is pinned: LimitMEMLOCK / ulimit -l, or CAP_IPC_LOCK)" : "");
-		goto out;
-	}
-	ret = xsk_socket__create(&xp->xsk, ifname, 0, xp->umem, &xp->rx, &xp->tx, &scfg);
-	if (ret) {
-		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue 0: %s%s", ifname,
-			 strerror(-ret), ret == -EPERM ? " (needs CAP_NET_RAW and CAP_BPF)" : "");
+		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u%s: %s%s", ifname,
+			 queue, zerocopy ? " in zero-copy mode" : "", strerror(-ret),
+			 xskport_hint(ret));
 		goto out;
 	}
 	xp->fd = xsk_socket__fd(xp->xsk);
-	xskport_fill_all(xp);
+	xskport_fill(xp, fill);
 	return xp;
 out:
 	xskport_destroy(xp);
 	errno = -ret;
 	return NULL;
+}
+
+struct xskport *
+xskport_create(const char *ifname, int ifindex, uint32_t queue, uint32_t slot, uint32_t nframes,
+	       char *err, size_t errlen)
+{
+	return xskport_create_opts(ifname, ifindex, queue, slot, nframes, nframes / 2, false, err,
+				   errlen);
+}
+
+struct xskport *
+xskport_create_shared(struct xskport *owner, const char *ifname, int ifindex, uint32_t queue,
+		      uint32_t slot, uint32_t fill, char *err, size_t errlen)
+{
+	struct xsk_socket_config scfg = {
+		.rx_size = owner->ring_size,
+		.tx_size = owner->ring_size,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+	};
+	struct xskport *xp = calloc(1, sizeof(*xp));
+	int ret;
+
+	if (!xp)
+		return NULL;
+	xp->pool = owner;
+	xp->slot = slot;
+	xp->ifindex = ifindex;
+	xp->nframes = owner->nframes;
+	xp->ring_size = owner->ring_size;
+	xp->area = owner->area;
+	ret = xsk_socket__create_shared(&xp->xsk, ifname, queue, owner->umem, &xp->rx, &xp->tx,
+					&xp->fq, &xp->cq, &scfg);
+	if (ret) {
+		snprintf(err, errlen, "cannot create AF_XDP socket on %s queue %u sharing the UMEM "
+			 "of socket %u: %s%s", ifname, queue, owner->slot, strerror(-ret),
+			 xskport_hint(ret));
+		free(xp);
+		errno = -ret;
+		return NULL;
+	}
+	xp->fd = xsk_socket__fd(xp->xsk);
+	xskport_fill(xp, fill);
+	return xp;
 }
 
 void
@@ -100,6 +173,11 @@ xskport_destroy(struct xskport *xp)
 		return;
 	if (xp->xsk)
 		xsk_socket__delete(xp->xsk);
+	if (xp->pool != xp) {
+		/* The frames it held belong to the owner's UMEM, which goes with the owner. */
+		free(xp);
+		return;
+	}
 	if (xp->umem)
 		xsk_umem__delete(xp->umem);
 	if (xp->area)

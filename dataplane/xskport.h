@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An AF_XDP socket of ours: a worker's funnel socket (control/ports/funnel.h), which carries the
- * frames of all its interface sandboxes, with a UMEM of nframes frames (--sandbox-umem-frames),
- * half for receive and half for transmit, and rings of nframes / 2. Created and destroyed by
- * the control thread (xskport.c); in between only the worker touches its rings and its
- * free-frame stack, with the per-packet functions below: receive (rx_peek, rx_frame, rx_release, fill_short,
- * refill) and transmit (tx_stamped, kick, complete).
+ * frames of all its interface sandboxes, or a world queue's socket (control/ports/worldq.h), with
+ * a UMEM of nframes frames, half for receive and half for transmit, and rings of nframes / 2.
+ * Created and destroyed by the control thread (xskport.c); in between only workers touch its
+ * rings and its free-frame stack, with the per-packet functions below: receive (rx_peek,
+ * rx_frame, rx_release, fill_short, refill) and transmit (tx_stamped or tx, kick, complete).
+ * The receive half (rx and fill rings, the frames in them) belongs to one worker; the transmit
+ * half (tx and completion rings, 'free') to one worker or, for a world queue that several
+ * workers send on, to whoever holds that queue's lock. A world queue's socket may sit on its
+ * worker's funnel UMEM (xskport_create_shared()): then both take frames from the funnel's
+ * free stack ('pool'), and a frame received on one can leave on the other by descriptor.
  */
 #ifndef CVS_XSKPORT_H
 #define CVS_XSKPORT_H
@@ -30,14 +35,16 @@ struct xskport {
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	uint8_t *area;
-	uint32_t nfree;
+	uint32_t nfree;		/* of the pool's free stack: meaningful in the pool's owner */
 	uint32_t tx_unsent;	/* descriptors submitted since the last kick */
-	uint32_t slot;
+	uint32_t fill_owed;	/* received frames sent on by descriptor, not yet replaced */
+	struct xskport *pool;	/* whose UMEM and free stack: itself, or the socket it shares */
+	uint32_t slot;		/* the funnel's worker, or the world queue */
 	uint32_t ring_size;	/* every ring: nframes / 2 */
 	uint32_t nframes;	/* fixed at creation */
 	int ifindex;
 	int fd;
-	uint64_t free[];	/* nframes entries, as before: room for any frame of the UMEM */
+	uint64_t free[];	/* the owner's: nframes entries, room for any frame of the UMEM */
 };
 
 /*
@@ -79,17 +86,50 @@ xskport_fill_short(struct xskport *xp, uint32_t n)
 	return xsk_prod_nb_free(&xp->fq, n) < n;
 }
 
-/* Reclaim transmitted frames. */
+/* Reclaim transmitted frames into the pool's free stack. */
 static inline void
 xskport_complete(struct xskport *xp)
 {
+	struct xskport *pl = xp->pool;
 	uint32_t idx, n, i;
 
 	n = xsk_ring_cons__peek(&xp->cq, xp->ring_size, &idx);
-	for (i = 0; i < n; i++)
-		xp->free[xp->nfree++] = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
+	for (i = 0; i < n; i++) {
+		uint64_t a = *xsk_ring_cons__comp_addr(&xp->cq, idx + i);
+
+		/*
+		 * A kernel may complete a descriptor it rejected (xskport_tx_invalid()); one sent
+		 * on by descriptor points into its frame, which goes back whole.
+		 */
+		if (__builtin_expect(a < (uint64_t)xp->nframes * XSKP_FRAME_SIZE, 1))
+			pl->free[pl->nfree++] = a & ~(uint64_t)(XSKP_FRAME_SIZE - 1);
+	}
 	if (n)
 		xsk_ring_cons__release(&xp->cq, n);
+}
+
+/* A free frame and a TX slot for len bytes: the frame's UMEM address, or UINT64_MAX. */
+static inline uint64_t
+xskport_tx_take(struct xskport *xp, uint32_t len, uint32_t *idx)
+{
+	struct xskport *pl = xp->pool;
+
+	if (len > XSKP_FRAME_SIZE || !pl->nfree)
+		return UINT64_MAX;
+	if (xsk_ring_prod__reserve(&xp->tx, 1, idx) != 1)
+		return UINT64_MAX;
+	return pl->free[--pl->nfree];
+}
+
+static inline void
+xskport_tx_submit(struct xskport *xp, uint32_t idx, uint64_t addr, uint32_t len)
+{
+	struct xdp_desc *d = xsk_ring_prod__tx_desc(&xp->tx, idx);
+
+	d->addr = addr;
+	d->len = len;
+	xsk_ring_prod__submit(&xp->tx, 1);
+	xp->tx_unsent++;
 }
 
 /*
@@ -102,22 +142,76 @@ xskport_tx_stamped(struct xskport *xp, const void *data, uint32_t len, uint32_t 
 {
 	uint8_t stamp[6] = { CVS_FUN_STAMP0, CVS_FUN_STAMP1, (uint8_t)(slot >> 24),
 			     (uint8_t)(slot >> 16), (uint8_t)(slot >> 8), (uint8_t)slot };
-	struct xdp_desc *d;
 	uint32_t idx;
 	uint64_t addr;
 
-	if (len > XSKP_FRAME_SIZE || len < sizeof(stamp) || !xp->nfree)
+	if (len < sizeof(stamp))
 		return -1;
-	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+	addr = xskport_tx_take(xp, len, &idx);
+	if (addr == UINT64_MAX)
 		return -1;
-	addr = xp->free[--xp->nfree];
 	memcpy(xp->area + addr, data, len);
 	memcpy(xp->area + addr, stamp, sizeof(stamp));
-	d = xsk_ring_prod__tx_desc(&xp->tx, idx);
-	d->addr = addr;
-	d->len = len;
-	xsk_ring_prod__submit(&xp->tx, 1);
-	xp->tx_unsent++;
+	xskport_tx_submit(xp, idx, addr, len);
+	return 0;
+}
+
+/* Queue a copy of a frame as it is (a world queue). 0, or -1 when no frame or slot is free. */
+static inline int
+xskport_tx(struct xskport *xp, const void *data, uint32_t len)
+{
+	uint32_t idx;
+	uint64_t addr = xskport_tx_take(xp, len, &idx);
+
+	if (addr == UINT64_MAX)
+		return -1;
+	memcpy(xp->area + addr, data, len);
+	xskport_tx_submit(xp, idx, addr, len);
+	return 0;
+}
+
+/*
+ * A received frame of the same UMEM sent on as it lies, by descriptor: 'data' is where the
+ * kernel put it (or a little further in the same frame). Towards a sandbox behind the funnel
+ * the slot is stamped in place first. 0, or -1 when the TX ring is full.
+ */
+static inline int
+xskport_tx_desc(struct xskport *xp, const uint8_t *data, uint32_t len)
+{
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	xskport_tx_submit(xp, idx, (uint64_t)(data - xp->area), len);
+	return 0;
+}
+
+static inline int
+xskport_tx_desc_stamped(struct xskport *xp, uint8_t *data, uint32_t len, uint32_t slot)
+{
+	uint8_t stamp[6] = { CVS_FUN_STAMP0, CVS_FUN_STAMP1, (uint8_t)(slot >> 24),
+			     (uint8_t)(slot >> 16), (uint8_t)(slot >> 8), (uint8_t)slot };
+	uint32_t idx;
+
+	if (len < sizeof(stamp) || xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	memcpy(data, stamp, sizeof(stamp));
+	xskport_tx_submit(xp, idx, (uint64_t)(data - xp->area), len);
+	return 0;
+}
+
+/*
+ * Tests only (--test-unpacked-pool): a descriptor past the end of the UMEM, which the kernel
+ * rejects and counts (tx_invalid_descs) without ever completing it, so no frame is lost to it.
+ */
+static inline int
+xskport_tx_invalid(struct xskport *xp, uint32_t len)
+{
+	uint32_t idx;
+
+	if (xsk_ring_prod__reserve(&xp->tx, 1, &idx) != 1)
+		return -1;
+	xskport_tx_submit(xp, idx, (uint64_t)xp->nframes * XSKP_FRAME_SIZE, len);
 	return 0;
 }
 
@@ -132,26 +226,57 @@ xskport_kick(struct xskport *xp)
 		sendto(xp->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 }
 
-/* Give received frames back to the kernel. */
+/*
+ * Give received frames back to the kernel; in their place, frames of the pool for those that
+ * were sent on by descriptor (fill_owed), while the pool keeps XSKP_POOL_RESERVE for copies.
+ */
+#define XSKP_POOL_RESERVE	64u
+
 static inline void
 xskport_refill(struct xskport *xp, const uint64_t *addrs, uint32_t n)
 {
-	uint32_t idx, i;
+	struct xskport *pl = xp->pool;
+	uint32_t idx, i, owed = 0;
 
-	if (!n || xsk_ring_prod__reserve(&xp->fq, n, &idx) != n)
+	if (xp->fill_owed && pl->nfree > XSKP_POOL_RESERVE) {
+		owed = pl->nfree - XSKP_POOL_RESERVE;
+		owed = owed < xp->fill_owed ? owed : xp->fill_owed;
+	}
+	if ((!n && !owed) || xsk_ring_prod__reserve(&xp->fq, n + owed, &idx) != n + owed)
 		return;
 	for (i = 0; i < n; i++)
 		*xsk_ring_prod__fill_addr(&xp->fq, idx + i) = addrs[i];
-	xsk_ring_prod__submit(&xp->fq, n);
+	for (i = 0; i < owed; i++)
+		*xsk_ring_prod__fill_addr(&xp->fq, idx + n + i) = pl->free[--pl->nfree];
+	xp->fill_owed -= owed;
+	xsk_ring_prod__submit(&xp->fq, n + owed);
 }
 
 /*
- * Control thread, not per packet (xskport.c): create the socket on queue 0 of 'ifname'
- * with a UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of config.h) and a
- * full fill ring, or destroy it. Returns NULL and sets errno; 'err' gets a readable reason.
+ * Control thread, not per packet (xskport.c): create the socket on 'queue' of 'ifname' with a
+ * UMEM of 'nframes' frames (a power of two, CVS_UMEM_FRAMES_MIN..MAX of umem.h) and a full
+ * fill ring, or destroy it. No XDP program is loaded: ours is attached already, and the
+ * caller puts the socket into its map. Returns NULL and sets errno; 'err' gets a readable
+ * reason.
  */
-struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t slot, uint32_t nframes,
-			       char *err, size_t errlen);
+struct xskport *xskport_create(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
+			       uint32_t nframes, char *err, size_t errlen);
+/*
+ * The same, but 'fill' frames in the fill ring (nframes / 2 above), and with 'zerocopy' bound
+ * in zero-copy mode or not at all (the probe of a world queue).
+ */
+struct xskport *xskport_create_opts(const char *ifname, int ifindex, uint32_t queue,
+				    uint32_t slot, uint32_t nframes, uint32_t fill, bool zerocopy,
+				    char *err, size_t errlen);
+/*
+ * A socket on another device or queue over owner's UMEM (XDP_SHARED_UMEM, its own fill and
+ * completion rings, owner's copy or zero-copy mode), its fill ring given 'fill' frames of
+ * owner's free stack: frames received on one can leave on the other by descriptor. Destroy
+ * it before its owner.
+ */
+struct xskport *xskport_create_shared(struct xskport *owner, const char *ifname, int ifindex,
+				      uint32_t queue, uint32_t slot, uint32_t fill, char *err,
+				      size_t errlen);
 void xskport_destroy(struct xskport *xp);
 
 #endif /* CVS_XSKPORT_H */

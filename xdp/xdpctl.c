@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <linux/if_link.h>
@@ -14,9 +13,6 @@
 #include "xdpctl.h"
 #include "rtnl.h"
 #include "xdppin.h"
-
-extern const unsigned char cvs_bpf_steer[];
-extern const size_t cvs_bpf_steer_len;
 
 int
 xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
@@ -43,37 +39,6 @@ xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
 		return -errno;
 	snprintf(name, namelen, "%s", info.name);
 	return 0;
-}
-
-int
-xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *err,
-		   size_t errlen)
-{
-	char name[BPF_OBJ_NAME_LEN];
-	uint32_t id;
-	int ret;
-
-	ret = xdpctl_prog_info(ifindex, &id, name, sizeof(name));
-	if (ret) {
-		snprintf(err, errlen, "cannot query XDP programs of %s: %s", ifname,
-			 strerror(-ret));
-		return ret;
-	}
-	if (!id)
-		return 0;
-	if (strcmp(name, ours)) {
-		snprintf(err, errlen, "%s already has XDP program '%s' (id %u), which is not ours; "
-			 "refusing to replace it (remove it with 'ip link set dev %s xdp off')",
-			 ifname, name, id, ifname);
-		return -EBUSY;
-	}
-	ret = bpf_xdp_detach(ifindex, 0, NULL);
-	if (ret) {
-		snprintf(err, errlen, "cannot remove stale program '%s' from %s: %s", name, ifname,
-			 strerror(-ret));
-		return ret;
-	}
-	return 1;
 }
 
 uint32_t
@@ -119,7 +84,7 @@ xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->prog_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
+	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
 	s->ifindex = ifindex;
 	ret = xdpctl_prog_info(ifindex, &s->prog_id, name, sizeof(name));
 	if (ret || !s->prog_id || strcmp(name, CVS_PROG_STEER)) {
@@ -150,7 +115,7 @@ xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16
 	struct cvs_xdp_cfg c = { 0 };
 	uint32_t zero = 0;
 
-	/* The heartbeat a hand-over carried from the process before stays until we beat. */
+	/* The heartbeat carried from the process before stays until we beat. */
 	bpf_map_lookup_elem(s->cfg_fd, &zero, &c);
 	c.node_ip = node_ip;
 	c.snat_lo = snat_lo;
@@ -219,13 +184,12 @@ xdpctl_steer_close(struct xdp_steer *s, bool detach)
 		LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = s->prog_fd);
 		uint32_t id = 0;
 
-		/*
-		 * The PMD may have removed it already. Detach only our own program:
-		 * XDP_FLAGS_REPLACE fails if someone else's is there.
-		 */
+		/* Only our own program: XDP_FLAGS_REPLACE fails if someone else's is there. */
 		if (!bpf_xdp_query_id(s->ifindex, 0, &id) && id == s->prog_id)
 			bpf_xdp_detach(s->ifindex, XDP_FLAGS_REPLACE, &o);
 	}
+	if (s->xsks_fd >= 0)
+		close(s->xsks_fd);
 	if (s->steer_fd >= 0)
 		close(s->steer_fd);
 	if (s->cfg_fd >= 0)
@@ -234,7 +198,7 @@ xdpctl_steer_close(struct xdp_steer *s, bool detach)
 		close(s->stats_fd);
 	if (s->prog_fd >= 0)
 		close(s->prog_fd);
-	s->prog_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
+	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
 }
 
 int
@@ -258,24 +222,4 @@ xdpctl_read_stats(int stats_fd, uint64_t *out)
 	}
 	free(v);
 	return 0;
-}
-
-int
-xdpctl_steer_memfd(void)
-{
-	int fd = memfd_create("cvs_steer.bpf.o", MFD_CLOEXEC);
-	size_t off = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (off < cvs_bpf_steer_len) {
-		ssize_t n = write(fd, cvs_bpf_steer + off, cvs_bpf_steer_len - off);
-
-		if (n <= 0) {
-			close(fd);
-			return -EIO;
-		}
-		off += (size_t)n;
-	}
-	return fd;
 }

@@ -12,14 +12,23 @@
 
 struct bpf_object;
 
-/* The steering program on the world interface, as found after the PMD attached it. */
+/*
+ * The steering program on the world interface: loaded and attached by us (xdpsteer.c), or,
+ * on an explicit EAL net_af_xdp port, found where that PMD attached the installed object.
+ */
 struct xdp_steer {
 	int ifindex;
-	uint32_t prog_id;
-	int prog_fd;
+	uint32_t prog_id;	/* the attached program */
+	int prog_fd;		/* its descriptor */
+	int xsks_fd;		/* the world queues' sockets by queue id */
 	int steer_fd;
 	int cfg_fd;
 	int stats_fd;
+	bool took_over;		/* a steering program of the process before was attached */
+	bool kept;		/* and stays: the same program over the same maps */
+	uint32_t reused;	/* maps taken from their pins */
+	uint32_t carried;	/* steered ports found from before, pruned after the restore */
+	char note[600];		/* what the pinning had to say, for the log; "" when nothing */
 };
 
 /*
@@ -54,12 +63,20 @@ struct xdp_sbx {
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
 int xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen);
 /*
- * Remove a stale program of ours named 'ours' from ifindex. A foreign program is left alone
- * and reported in err (-EBUSY).
+ * Whether ifindex runs our steering program (1), none (0), or someone else's (-EBUSY, named
+ * in err, which we never replace). Asked before anything on the node changes.
  */
-int xdpctl_clear_stale(int ifindex, const char *ifname, const char *ours, char *err,
-		       size_t errlen);
-
+int xdpctl_steer_check(int ifindex, const char *ifname, char *err, size_t errlen);
+/*
+ * Load the steering program onto the maps pinned in pin_dir ("" for none), give it 'cfg' (node
+ * IP, SNAT range, grace; the heartbeat stays the one of the process before) and attach it to
+ * ifindex: a steering program of the process before is kept when it is the same program over
+ * the same maps, else replaced atomically after its heartbeat, steered ports and verdict
+ * counters were carried into our maps. 0, or -errno with the reason in err.
+ */
+int xdpctl_steer_load(struct xdp_steer *s, int ifindex, const char *ifname, const char *pin_dir,
+		      const struct cvs_xdp_cfg *cfg, char *err, size_t errlen);
+/* An explicit EAL net_af_xdp port: the program its PMD attached, if it is ours. */
 int xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen);
 int xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi,
 		     uint64_t grace_ns);
@@ -109,8 +126,5 @@ uint32_t xdpctl_map_value_size(int map_fd);
 
 /* Sum a per-CPU counter array of CVS_XDP_MAX entries into out. */
 int xdpctl_read_stats(int stats_fd, uint64_t *out);
-
-/* The embedded steering object, written to a memfd; returns its fd or -errno. */
-int xdpctl_steer_memfd(void);
 
 #endif /* CVS_XDPCTL_H */

@@ -188,18 +188,17 @@ static void
 obs_wxsk_check(struct obs *o, uint64_t now)
 {
 	struct xdp_statistics xs;
-	uint32_t i, q;
+	uint32_t i;
 	int ret;
 
-	if (!o->wxsk || now < o->wxsk_next_check_ms)
+	if (!o->wq || now < o->wxsk_next_check_ms)
 		return;
 	o->wxsk_next_check_ms = now + OBS_WXSK_CHECK_MS;
-	for (i = 0; i < OBS_WXSK_MAX &&
-		    (ret = worldxsk_read(o->wxsk, i, &q, &xs)) != -ENOENT; i++) {
+	for (i = 0; i < OBS_WXSK_MAX && (ret = worldq_read(o->wq, i, &xs)) != -ENOENT; i++) {
 		if (ret)
 			continue;
 		/* From 0: the sockets are as old as the process, every invalid one is news. */
-		o->wxsk_seen_queue[i] = q;
+		o->wxsk_seen_queue[i] = i;
 		obs_wxsk_rise(o, i, 0, xs.rx_invalid_descs, now);
 		obs_wxsk_rise(o, i, 1, xs.tx_invalid_descs, now);
 	}
@@ -211,14 +210,14 @@ static void
 obs_wxsk_snap(struct obs *o, struct obs_snap *s)
 {
 	struct xdp_statistics xs;
-	uint32_t i, q;
+	uint32_t i;
 	int ret;
 
-	for (i = 0; o->wxsk && i < OBS_WXSK_MAX &&
-		    (ret = worldxsk_read(o->wxsk, i, &q, &xs)) != -ENOENT; i++) {
+	for (i = 0; o->wq && i < OBS_WXSK_MAX && (ret = worldq_read(o->wq, i, &xs)) != -ENOENT;
+	     i++) {
 		if (ret)
 			continue;
-		s->wxsk_queue[s->wxsk_n] = q;
+		s->wxsk_queue[s->wxsk_n] = i;
 #define OBS_XSK_COPY(f, str, h) s->wxsk[s->wxsk_n][OBS_XSK_##f] = xs.f;
 		OBS_XSK_COUNTERS(OBS_XSK_COPY)
 #undef OBS_XSK_COPY
@@ -345,6 +344,28 @@ obs_buffers(const struct obs *o, struct obs_snap *s)
 	}
 }
 
+/*
+ * The world port's counters when its queues are our own sockets: what the worker received
+ * and sent on them, and what the kernel dropped before their rings (as net_af_xdp counts).
+ */
+static void
+obs_world_own(const struct obs *o, struct obs_snap *s)
+{
+	struct xdp_statistics xs;
+	uint64_t *e = s->eth[OBS_PORT_WORLD];
+	uint32_t i;
+
+	if (!o->wq || !o->wq->n)
+		return;
+	s->have_port[OBS_PORT_WORLD] = true;
+	e[OBS_ETH_ipackets] = s->st.c[CVS_WC_WORLD_RX_PKTS];
+	e[OBS_ETH_ibytes] = s->st.c[CVS_WC_WORLD_RX_BYTES];
+	e[OBS_ETH_opackets] = s->st.c[CVS_WC_WORLD_TX_PKTS];
+	e[OBS_ETH_obytes] = s->st.c[CVS_WC_WORLD_TX_BYTES];
+	for (i = 0; !worldq_read(o->wq, i, &xs); i++)
+		e[OBS_ETH_imissed] += xs.rx_dropped + xs.rx_ring_full;
+}
+
 void
 obs_snapshot(struct obs *o, struct obs_snap *s)
 {
@@ -370,6 +391,7 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		xdpctl_read_stats(o->steer->stats_fd, s->xdp_steer);
 	if (o->sbx)
 		xdpctl_read_stats(o->sbx->stats_fd, s->xdp_sbx);
+	obs_world_own(o, s);
 	for (i = 0; i < OBS_PORT_MAX; i++) {
 		uint16_t pid = i == OBS_PORT_WORLD ? o->world_port : o->host_port;
 
@@ -412,8 +434,11 @@ obs_readiness(struct obs *o, struct obs_ready *r)
 
 	memset(r, 0, sizeof(*r));
 	memset(&link, 0, sizeof(link));
-	r->world_port_up = !rte_eth_link_get_nowait(o->world_port, &link) &&
-			   link.link_status == RTE_ETH_LINK_UP;
+	if (o->wq && o->wq->n)
+		r->world_port_up = worldq_link_up(o->cfg->world_iface);
+	else
+		r->world_port_up = !rte_eth_link_get_nowait(o->world_port, &link) &&
+				   link.link_status == RTE_ETH_LINK_UP;
 	if (!o->cfg->world_iface[0]) {
 		/* A PMD port without our program: nothing to check. */
 		r->steering_attached = true;

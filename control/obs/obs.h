@@ -20,7 +20,7 @@
 #include "config.h"
 #include "obs_render.h"
 #include "registry.h"
-#include "worldxsk.h"
+#include "worldq.h"
 
 struct worker;
 struct xdp_steer;
@@ -68,8 +68,8 @@ struct obs {
 	uint64_t next_summary_ms;
 	uint32_t summary_period_ms;
 
-	/* The world port's sockets (set before the API starts), checked once a second. */
-	struct worldxsk *wxsk;
+	/* Our world queues' sockets (set before the API starts), checked once a second. */
+	const struct worldq *wq;
 	uint64_t wxsk_next_check_ms;
 	uint64_t wxsk_next_log_ms;
 	uint32_t wxsk_seen_queue[OBS_WXSK_MAX];

@@ -235,14 +235,14 @@ obs_enum_xsk_set(obs_visit_fn fn, void *arg, const char *const *names, const cha
 }
 
 /*
- * The kernel's view of the world port's sockets, which the PMD's counters do not show: a
- * rejected descriptor there stops the queue's transmit (control/ports/worldxsk.h).
+ * The kernel's view of the world queues' sockets (control/ports/worldq.h): a rejected
+ * descriptor there is a frame to the world that never left.
  */
 static void
 obs_enum_world_xsk(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 {
-	obs_emit(fn, arg, "world_xsk_sockets", "AF_XDP sockets of the world port found, one per "
-		 "queue (0 when the world port is not net_af_xdp)", OBS_GAUGE, NULL, NULL,
+	obs_emit(fn, arg, "world_xsk_sockets", "AF_XDP sockets of the world port, one per queue "
+		 "(0 when the world port is an ethdev)", OBS_GAUGE, NULL, NULL,
 		 "worldXsk", "sockets", s->wxsk_n);
 	obs_emit(fn, arg, "world_xsk_invalid_alarms", "checks (one a second per queue) that "
 		 "found a world socket's rx_invalid or tx_invalid risen", OBS_COUNTER, NULL, NULL,

@@ -86,7 +86,7 @@ struct obs_snap {
 	uint32_t parked;	/* frames waiting for a next hop */
 	uint64_t eth[OBS_PORT_MAX][OBS_ETH_MAX];
 	bool have_port[OBS_PORT_MAX];
-	/* The world port's AF_XDP sockets (control/ports/worldxsk.h), in queue order. */
+	/* The world queues' AF_XDP sockets (control/ports/worldq.h), in queue order. */
 	uint32_t wxsk_n;
 	uint32_t wxsk_queue[OBS_WXSK_MAX];
 	uint64_t wxsk[OBS_WXSK_MAX][OBS_XSK_MAX];

@@ -109,7 +109,7 @@ funnel_programs(struct funnel *f, struct xdp_sbx *x, char *err, size_t errlen)
 
 int
 funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
-	    char *err, size_t errlen)
+	    uint32_t fill, char *err, size_t errlen)
 {
 	uint32_t key = worker;
 	int ret, fd;
@@ -129,7 +129,8 @@ funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nfram
 		return ret;
 	if (x->press)
 		atomic_store(&x->press[worker], 0);
-	f->xp = xskport_create(f->name, f->ifindex, worker, nframes, err, errlen);
+	f->xp = xskport_create_opts(f->name, f->ifindex, 0, worker, nframes, fill, false, err,
+				    errlen);
 	if (!f->xp)
 		return -errno;
 	fd = f->xp->fd;
@@ -144,9 +145,9 @@ funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nfram
 
 int
 funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_t nframes,
-		  char *err, size_t errlen)
+		  uint32_t fill, char *err, size_t errlen)
 {
-	int ret = funnel_open(f, x, w->id, nframes, err, errlen);
+	int ret = funnel_open(f, x, w->id, nframes, fill, err, errlen);
 
 	if (ret)
 		return ret;

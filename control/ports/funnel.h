@@ -25,13 +25,16 @@ struct funnel {
 	struct xskport *xp;
 };
 
-/* Make (or find) the pair of 'worker', program it and bind a socket of nframes frames. */
+/*
+ * Make (or find) the pair of 'worker', program it and bind a socket of nframes frames, 'fill'
+ * of them in its fill ring (the rest transmit, or fill a world socket on the same UMEM).
+ */
 int funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
-		char *err, size_t errlen);
+		uint32_t fill, char *err, size_t errlen);
 /* The same for worker w (its id set), which then receives and sends on the funnel's socket. */
 struct worker;
 int funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_t nframes,
-		      char *err, size_t errlen);
+		      uint32_t fill, char *err, size_t errlen);
 /* Close the socket; with 'remove' the pair goes too (its programs with it). */
 void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
 

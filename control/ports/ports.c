@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The node's DPDK ports: the world port (net_af_xdp or an EAL port), cube-dev, the mbuf pool. */
+/*
+ * The node's ports: the world port (our own AF_XDP sockets on --world-iface, or an EAL port),
+ * cube-dev, the mbuf pool.
+ */
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -8,15 +11,17 @@
 #include <rte_ethdev.h>
 
 #include "hostif.h"
+#include "log.h"
 #include "mbufpool.h"
 #include "ports.h"
+#include "umem.h"
+#include "xdpctl.h"
 
 #define NB_MBUF		8191
 
-/* Configure nq rx and tx queues on a port and start it; wx: note its AF_XDP sockets. */
+/* Configure nq rx and tx queues on a port and start it. */
 static int
-ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp,
-	     struct worldxsk *wx)
+ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
 {
 	struct rte_eth_conf conf;
 	uint16_t q;
@@ -24,12 +29,8 @@ ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp,
 
 	memset(&conf, 0, sizeof(conf));
 	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
-	if (wx)
-		worldxsk_begin(wx);
 	for (q = 0; !ret && q < nq; q++) {
 		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
-		if (!ret && wx)
-			worldxsk_note_queue(wx, q);
 		if (!ret)
 			ret = rte_eth_tx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid),
 						     NULL);
@@ -37,39 +38,77 @@ ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp,
 	return ret ? ret : rte_eth_dev_start(pid);
 }
 
+/*
+ * --world-iface: no ethdev; the pool serves cube-dev and the frames handed between workers.
+ * The sockets come with ports_world_steer(), once the steering program is there.
+ */
+static int
+ports_world_own(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
+		char *err, size_t errlen)
+{
+	int ret;
+
+	pt->world = UINT16_MAX;
+	pt->mp = mbufpool_create("cvs_mbuf", NB_MBUF * nw, 256, rte_socket_id(), false);
+	if (!pt->mp) {
+		snprintf(err, errlen, "cannot create the mbuf pool: %s (raise -m)",
+			 rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	ret = worldq_mac(cfg->world_iface, dpc->world_mac);
+	if (ret)
+		snprintf(err, errlen, "cannot read the MAC address of %s: %s", cfg->world_iface,
+			 strerror(-ret));
+	return ret;
+}
+
 int
-ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
-		  char *err, size_t errlen)
+ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_steer *s,
+		  const char *pin_dir, bool share)
+{
+	struct cvs_xdp_cfg xc = {
+		.node_ip = cfg->node_ip, .snat_lo = cfg->snat_ports.lo,
+		.snat_hi = cfg->snat_ports.hi, .flags = CVS_CFG_F_ENABLED,
+		.grace_ns = cfg->restart_grace_s * 1000000000ull,
+	};
+	char err[512];
+	int ret;
+
+	ret = xdpctl_steer_load(s, pt->world_ifindex, cfg->world_iface, pin_dir, &xc, err,
+				sizeof(err));
+	if (ret) {
+		CVS_LOG(ERR, xdp, "%s: %s", cfg->world_iface, err);
+		return ret;
+	}
+	if (s->note[0])
+		CVS_LOG(WARNING, xdp, "%s", s->note);
+	if (s->reused)
+		CVS_LOG(INFO, xdp, "steering maps reused from %s (%u maps)", pin_dir, s->reused);
+	if (s->took_over)
+		CVS_LOG(INFO, xdp, "taking over the steering program on %s (%s)", cfg->world_iface,
+			s->kept ? "kept: the same program over the same maps" :
+			"replaced in one step");
+	/* Into the xsks_map of the program now attached: from here on it steers to us. */
+	ret = worldq_open(&pt->wq, cfg->world_iface, pt->world_ifindex, cfg->world_queues,
+			  CVS_WORLD_UMEM_FRAMES, s->xsks_fd, share, err, sizeof(err));
+	if (ret) {
+		CVS_LOG(ERR, main, "%s", err);
+		xdpctl_steer_close(s, false);
+	}
+	return ret;
+}
+
+/* An EAL port: a PCI NIC, or a net_af_xdp port the operator gave with its own xdp_prog=. */
+static int
+ports_world_eal(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
+		uint16_t found, char *err, size_t errlen)
 {
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
-	uint16_t pid, found = RTE_MAX_ETHPORTS;
 	bool af_xdp, packed;
 	int ret;
 
-	RTE_ETH_FOREACH_DEV(pid) {
-		char name[RTE_ETH_NAME_MAX_LEN];
-
-		rte_eth_dev_get_name_by_port(pid, name);
-		if (!strcmp(name, HOST_VDEV))
-			pt->host = pid;
-		else if (cfg->world_iface[0] ? !strcmp(name, WORLD_VDEV) :
-			 found == RTE_MAX_ETHPORTS)
-			found = pid;
-	}
-	if (found == RTE_MAX_ETHPORTS && cfg->world_iface[0]) {
-		snprintf(err, errlen, "cannot create the AF_XDP port on %s with %u queue(s) (see "
-			 "the PMD's message above; 'ethtool -l %s' shows its queues)",
-			 cfg->world_iface, cfg->world_queues, cfg->world_iface);
-		return -ENODEV;
-	}
-	if (found == RTE_MAX_ETHPORTS) {
-		snprintf(err, errlen, "no world port: give --world-iface IFACE or an EAL port "
-			 "(--vdev net_af_xdp0,iface=... or a PCI device)");
-		return -ENODEV;
-	}
 	pt->world = found;
-	worldxsk_init(&pt->wxsk);
 	ret = rte_eth_dev_info_get(found, &info);
 	af_xdp = !ret && info.driver_name && strstr(info.driver_name, "af_xdp");
 	packed = af_xdp && !cfg->test_unpacked_pool;
@@ -89,8 +128,7 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 		return -EINVAL;
 	}
 	if (!ret)
-		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp,
-				   af_xdp ? &pt->wxsk : NULL);
+		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
 		return ret;
@@ -99,6 +137,31 @@ ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, s
 	memcpy(dpc->world_mac, mac.addr_bytes, 6);
 	pt->world_ifindex = (int)info.if_index;
 	return 0;
+}
+
+int
+ports_world_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
+		  char *err, size_t errlen)
+{
+	uint16_t pid, found = RTE_MAX_ETHPORTS;
+
+	RTE_ETH_FOREACH_DEV(pid) {
+		char name[RTE_ETH_NAME_MAX_LEN];
+
+		rte_eth_dev_get_name_by_port(pid, name);
+		if (!strcmp(name, HOST_VDEV))
+			pt->host = pid;
+		else if (found == RTE_MAX_ETHPORTS)
+			found = pid;
+	}
+	if (cfg->world_iface[0])
+		return ports_world_own(pt, cfg, nw, dpc, err, errlen);
+	if (found == RTE_MAX_ETHPORTS) {
+		snprintf(err, errlen, "no world port: give --world-iface IFACE or an EAL port "
+			 "(--vdev net_af_xdp0,iface=... or a PCI device)");
+		return -ENODEV;
+	}
+	return ports_world_eal(pt, cfg, nw, dpc, found, err, errlen);
 }
 
 /* cube-dev: the net_tap port, its kernel address and the kernel's MAC. */
@@ -110,7 +173,7 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 	uint16_t pid = pt->host;
 	int ret;
 
-	ret = ports_queues(pid, nw, 512, pt->mp, NULL);
+	ret = ports_queues(pid, nw, 512, pt->mp);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", cfg->host_iface, strerror(-ret));
 		return ret;

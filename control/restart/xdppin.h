@@ -4,7 +4,8 @@
  * them over: the next process loads its programs onto the same maps, and the steered ports,
  * the configuration with its heartbeat, the sandbox slots and the verdict counters (the gap
  * drops among them) simply go on. The programs stay attached to their interfaces across the
- * restart either way (handover.h); the pins are what the next process finds them by.
+ * restart either way (xdp/xdpsteer.c, xdp/xdpsbx.c); the pins are what the next process
+ * finds them by.
  *
  * One directory per world interface, DIR/<iface> (--bpf-pin-dir), root-only (0700). A map is
  * reused only when its type, key and value sizes, entries and flags are the ones this build

@@ -1,9 +1,18 @@
 #!/bin/bash
-# Two workers: every flow works whichever workers see its two directions. veth offers the
-# AF_XDP driver one queue only, so worker 0 reads the world queue and hands each frame to the
-# worker that owns its flow; sandboxes, SNAT ports and cube-dev queues are split between them.
+# Two workers: every flow works whichever workers see its two directions; sandboxes, SNAT
+# ports and cube-dev queues are split between them. Usage: test_workers.sh 2 | 2q
+#   2:  one world queue (a veth as the test bed makes it): worker 0 reads it and hands each
+#       frame to the worker that owns its flow, and both transmit on it under its lock.
+#   2q: a world queue per worker (TB_QUEUES=2): each queue's socket shares its worker's funnel
+#       UMEM (copy mode on veth), so a frame crosses between the world and a sandbox of its
+#       worker by descriptor; only frames between workers, cube-dev and parked ones are copied.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+case "${1:-2}" in
+2) WQ=1 ;;
+2q) WQ=2; export TB_QUEUES=2 ;;
+*) die "usage: $0 2|2q" ;;
+esac
 
 # Lcores may share CPUs here: main on CPU 0, workers on CPUs 1 and 0, sleeping when idle.
 export FP_EAL="--lcores 0@0,1@1,2@0"
@@ -14,7 +23,7 @@ tb_add_sandbox 2
 tb_sandbox_server 1 8080
 tb_sandbox_server 2 8080
 tb_world_server 8000
-fp_start --workers 2 --world-queues 1 --idle-sleep-us 20
+fp_start --workers 2 --world-queues $WQ --idle-sleep-us 20
 eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 eq "$(register s2 sb2 '[8080]' | tail -n1)" 201 || die "register s2"
 HP1=$(hostport_of s1 8080)
@@ -64,4 +73,15 @@ check "host → sandbox 2 through cube-dev" \
 	eq "$(nsn curl -s -m 5 "http://$SBX2:8080/peer" | cut -d' ' -f1)" "$GW_IP"
 check "frames were handed between workers" test "$(stat_of worker handoffs)" -gt 0
 check "no handoff was lost" eq "$(stat_of drops handoff_full)" 0
+if [ "$WQ" = 2 ]; then
+	check "two world sockets" eq "$(stat_of worldXsk sockets)" 2
+	# A frame handed over is copied twice (into an mbuf, out of it), a frame to or from
+	# cube-dev or parked once; every other one crossed by descriptor.
+	check "only frames between workers, cube-dev and parked ones were copied" python3 -c "
+c, h = $(stat_of worker frames_copied), $(stat_of worker handoffs)
+hr, ht, p = $(stat_of worker host_rx_packets), $(stat_of worker host_tx_packets), $(stat_of worker nh_parked)
+moved = $(stat_of worker world_tx_packets) + $(stat_of worker sandbox_tx_packets)
+print('#   copied %d of %d frames sent (handoffs %d, cube-dev %d/%d, parked %d)' % (c, moved, h, hr, ht, p))
+assert c <= 2 * h + hr + ht + p and c < moved / 2, (c, h, hr, ht, p, moved)"
+fi
 tb_done

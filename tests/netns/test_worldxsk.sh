@@ -1,8 +1,8 @@
 #!/bin/bash
-# The world port's AF_XDP sockets, which net_af_xdp owns: their kernel statistics on every
-# surface (/metrics, /stats, telemetry) moving with real traffic, and a rejected descriptor
-# (the mbuf pool of control/ports/mbufpool.h left unpacked by a test-only option) logged, counted
-# and reported by /readyz until it stops.
+# The world queues' AF_XDP sockets (ours, control/ports/worldq.h): their kernel statistics on
+# every surface (/metrics, /stats, telemetry) moving with real traffic, and a rejected
+# descriptor (a test-only option makes the worker submit one past the UMEM every 256th frame)
+# logged, counted and reported by /readyz until it stops.
 # Usage: test_worldxsk.sh CASE   (counters | invalid)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -99,9 +99,8 @@ assert t["world_xsk_tx_ring_empty/0"] >= json.loads(sys.argv[2])["worldXsk"]["0"
 }
 
 case_invalid() {
-	# Two workers, a sandbox each: frames allocated by one and freed by the other cycle
-	# through the whole pool within seconds (control/ports/mbufpool.h), and the first one above
-	# what the UMEM covers is met (the world port then stops sending: a download fails).
+	# Two workers, a sandbox each, sharing the one world queue's transmit (under its lock): the
+	# faulty descriptors of the test option come from both.
 	export FP_EAL="--lcores 0@0,1@1,2@0"
 	bed 2 --workers 2 --world-queues 1 --idle-sleep-us 20 --test-unpacked-pool
 	local round hp failed=0

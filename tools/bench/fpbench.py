@@ -479,7 +479,9 @@ class Bench:
             try:
                 st = self.api(bed, 'GET', '/stats')
                 info = {'sessions': st.get('sessions'),
-                        'worker': {k: v for k, v in st.get('worker', {}).items() if v},
+                        # frames_copied even at 0: a build without it shows '-'.
+                        'worker': {k: v for k, v in st.get('worker', {}).items()
+                                   if v or k == 'frames_copied'},
                         'drops': {k: v for k, v in st.get('drops', {}).items() if v},
                         'xdp': st.get('xdp'), 'vhost': st.get('vhost'),
                         'tsc_hz': st.get('tscHz') or st.get('tsc_hz')}
@@ -916,7 +918,10 @@ def summarize_paired(results):
 
 
 def summarize_lcore(results):
-    """Busy and pipeline TSC cycles of the worker per frame it received, in ns."""
+    """Busy and pipeline TSC cycles of the worker per frame it received, in ns, and the frames
+    it copied in user space per frame received (frames_copied: into the buffer of the port a
+    frame leaves by, into an mbuf for another worker, into a parked slot, the vhost library's
+    copies; docs/datapath.md, "Copies per path")."""
     cells = {}
     for r in results:
         w = r.get('dut', {}).get('worker') or {}
@@ -926,10 +931,12 @@ def summarize_lcore(results):
             continue
         cells.setdefault((r['scenario'], r['flows'], r['path']), []).append(
             (1e9 * w.get('busy_cycles', 0) / hz / rx,
-             1e9 * w.get('pipeline_cycles', 0) / hz / w['pipeline_packets']))
+             1e9 * w.get('pipeline_cycles', 0) / hz / w['pipeline_packets'],
+             w['frames_copied'] / rx if 'frames_copied' in w else None))
     return [{'scenario': k[0], 'flows': k[1], 'path': k[2],
              'busy_ns': statistics.median(x[0] for x in v),
-             'pipe_ns': statistics.median(x[1] for x in v)}
+             'pipe_ns': statistics.median(x[1] for x in v),
+             'copies': statistics.median(x[2] for x in v) if v[0][2] is not None else None}
             for k, v in sorted(cells.items())]
 
 
@@ -970,11 +977,13 @@ def print_table(rows, s2, s4=(), s6=(), out=sys.stdout, lcore=(), paired=()):
                   'medians over trials): pipeline = parse, conntrack, NAT, L2; the rest is I/O '
                   'and polling\n')
         out.write('| scenario | flows | path | busy ns/frame | pipeline ns/frame | I/O ns/frame | '
-                  'pipeline share |\n|---|---|---|---|---|---|---|\n')
+                  'pipeline share | user-space copies/frame |\n'
+                  '|---|---|---|---|---|---|---|---|\n')
         for r in lcore:
-            out.write('| %s | %d | %s | %.0f | %.0f | %.0f | %.0f %% |\n' % (
+            out.write('| %s | %d | %s | %.0f | %.0f | %.0f | %.0f %% | %s |\n' % (
                 r['scenario'], r['flows'], r['path'], r['busy_ns'], r['pipe_ns'],
-                r['busy_ns'] - r['pipe_ns'], 100.0 * r['pipe_ns'] / r['busy_ns']))
+                r['busy_ns'] - r['pipe_ns'], 100.0 * r['pipe_ns'] / r['busy_ns'],
+                fmt(r['copies'])))
     if s2:
         out.write('\nS2 new-connection rate: highest paced rate of unique SYNs at which every '
                   'SYN created a session and reached the sandbox (>= 98 % by default)\n')

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the worker's two files share (worker.c: the loop, the world queue, cube-dev, the funnel
+ * and the handoffs; worker_vhost.c: the vhost-user ports). Worker lcore only.
+ */
+#ifndef CVS_WORKER_INT_H
+#define CVS_WORKER_INT_H
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_spinlock.h>
+
+#include "worker.h"
+
+#define WORLD_BURST 32
+#define WH_SHIFT 24
+
+/* A tx batch for one ethdev queue (the world port or cube-dev), or a world queue's socket. */
+struct world_txq {
+	struct rte_mbuf *m[WORLD_BURST];
+	uint16_t n;
+	uint16_t port;
+	uint16_t queue;
+	enum cvs_wcounter pkts;
+	enum cvs_wcounter bytes;
+	rte_spinlock_t *lock;	/* when workers outnumber the port's queues */
+	struct xskport *xp;	/* our socket of that world queue: no ethdev, no mbufs */
+	uint32_t bad_every;	/* tests only (--test-unpacked-pool) */
+	uint32_t bad_n;
+};
+
+struct worker_out {
+	struct world_txq world;
+	struct world_txq host;
+};
+
+/* Account a burst of k frames that spent the cycles since t0 in the pipeline. */
+static inline void
+worker_pipe_account(struct worker *w, uint64_t t0, uint32_t k)
+{
+	w->st.c[CVS_WC_PIPE_CYCLES] += rte_rdtsc() - t0;
+	w->st.c[CVS_WC_PIPE_PKTS] += k;
+}
+
+static inline struct vhport *
+worker_vhport(struct worker *w, uint32_t slot)
+{
+	return atomic_load_explicit(&w->wp->vh[slot], memory_order_acquire);
+}
+
+static inline bool
+vhport_ready(struct vhport *vp)
+{
+	return atomic_load_explicit(&vp->ready, memory_order_acquire);
+}
+
+/* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted in w). */
+struct rte_mbuf *worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data,
+				uint32_t len);
+/* Give a frame to worker 'to' with its kind and slot. */
+void worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
+		    struct rte_mbuf *m);
+/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
+void worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		 const uint8_t *data, struct world_txq *back, int back_slot);
+/* Hold a guest frame until its next hop is known. */
+void worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len);
+
+/* worker_vhost.c: a frame batched for a guest, the batches sent, the running guests polled. */
+void vhost_send(struct worker *w, struct vhport *vp, const uint8_t *data, uint32_t len);
+void vhost_flush_all(struct worker *w);
+uint32_t worker_vhost_poll(struct worker *w, struct worker_out *o, uint32_t vh_hi,
+			   uint64_t loop);
+
+#endif /* CVS_WORKER_INT_H */
