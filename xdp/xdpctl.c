@@ -140,28 +140,60 @@ xdpctl_steer_heartbeat(struct xdp_steer *s)
 }
 
 uint32_t
-xdpctl_steer_prune(struct xdp_steer *s, bool (*keep)(void *arg, uint8_t proto, uint16_t port),
-		   void *arg)
+xdpctl_map_walk(int fd, uint32_t key_size, const struct xdpctl_walk *w)
 {
-	struct cvs_steer_key k, next, gone[256];
-	uint32_t n = 0, i, total = 0;
-	void *prev = NULL;
+	uint8_t prev[XDPCTL_KEY_MAX], next[XDPCTL_KEY_MAX], gone[256][XDPCTL_KEY_MAX];
+	uint32_t n, i, total = 0;
+	bool first;
 
-	/* Deleting while walking restarts the walk: collect a batch, then delete it. */
+	if (key_size > XDPCTL_KEY_MAX)
+		return 0;
+	/*
+	 * Deleting while walking restarts the walk: collect a batch, then drop it, and walk
+	 * again from the start while batches come full (visit() sees kept keys again).
+	 */
 	do {
 		n = 0;
-		prev = NULL;
-		while (n < 256 && !bpf_map_get_next_key(s->steer_fd, prev, &next)) {
-			if (!keep(arg, next.proto, ntohs(next.port)))
-				gone[n++] = next;
-			k = next;
-			prev = &k;
+		first = true;
+		while (n < 256 && !bpf_map_get_next_key(fd, first ? NULL : prev, next)) {
+			if (w->visit(w->arg, next))
+				memcpy(gone[n++], next, key_size);
+			memcpy(prev, next, key_size);
+			first = false;
 		}
-		for (i = 0; i < n; i++)
-			bpf_map_delete_elem(s->steer_fd, &gone[i]);
+		for (i = 0; i < n; i++) {
+			if (w->drop)
+				w->drop(w->arg, gone[i]);
+			else
+				bpf_map_delete_elem(fd, gone[i]);
+		}
 		total += n;
 	} while (n == 256);
 	return total;
+}
+
+struct steer_prune {
+	bool (*keep)(void *arg, uint8_t proto, uint16_t port);
+	void *arg;
+};
+
+static bool
+steer_prune_visit(void *arg, const void *key)
+{
+	const struct steer_prune *p = arg;
+	const struct cvs_steer_key *k = key;
+
+	return !p->keep(p->arg, k->proto, ntohs(k->port));
+}
+
+uint32_t
+xdpctl_steer_prune(struct xdp_steer *s, bool (*keep)(void *arg, uint8_t proto, uint16_t port),
+		   void *arg)
+{
+	struct steer_prune p = { .keep = keep, .arg = arg };
+	struct xdpctl_walk w = { .visit = steer_prune_visit, .arg = &p };
+
+	return xdpctl_map_walk(s->steer_fd, sizeof(struct cvs_steer_key), &w);
 }
 
 int

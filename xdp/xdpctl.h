@@ -119,6 +119,18 @@ uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
 uint32_t xdpctl_sbx_prune(struct xdp_sbx *x);
 void xdpctl_sbx_unload(struct xdp_sbx *x);
 
+/*
+ * Every key of a hash map to visit(); those it returns true for go to drop() (NULL: deleted)
+ * once their batch is collected. Keys of at most XDPCTL_KEY_MAX bytes. Returns how many.
+ */
+#define XDPCTL_KEY_MAX	16
+struct xdpctl_walk {
+	bool (*visit)(void *arg, const void *key);
+	void (*drop)(void *arg, const void *key);
+	void *arg;
+};
+uint32_t xdpctl_map_walk(int fd, uint32_t key_size, const struct xdpctl_walk *w);
+
 /* A map of a loaded program by name: an fd the caller closes, or -errno. */
 int xdpctl_prog_map_fd(int prog_fd, const char *want);
 /* Value size of a map, 0 when it cannot be asked. */

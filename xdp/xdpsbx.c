@@ -555,30 +555,32 @@ xdpsbx_links_sweep(struct xdp_sbx *x)
 	return n;
 }
 
+/* An entry another process wrote that no registration of ours wrote again. */
+static bool
+xdpsbx_prune_visit(void *arg, const void *key)
+{
+	const struct xdp_sbx *x = arg;
+	struct cvs_sbx_if v;
+
+	return !bpf_map_lookup_elem(x->if_fd, key, &v) && v.gen != x->gen;
+}
+
+static void
+xdpsbx_prune_drop(void *arg, const void *key)
+{
+	struct xdp_sbx *x = arg;
+	struct cvs_sbx_if v;
+
+	if (!bpf_map_lookup_elem(x->if_fd, key, &v))
+		xdpctl_sbx_detach(x, (int)*(const uint32_t *)key, v.slot);
+}
+
 uint32_t
 xdpctl_sbx_prune(struct xdp_sbx *x)
 {
-	uint32_t k, next, n = 0, cnt, i, gone[256], slots[256];
-	struct cvs_sbx_if v;
-	void *prev;
+	struct xdpctl_walk w = { .visit = xdpsbx_prune_visit, .drop = xdpsbx_prune_drop, .arg = x };
 
-	/* Entries another process wrote that no registration of ours wrote again. */
-	do {
-		cnt = 0;
-		prev = NULL;
-		while (cnt < 256 && !bpf_map_get_next_key(x->if_fd, prev, &next)) {
-			if (!bpf_map_lookup_elem(x->if_fd, &next, &v) && v.gen != x->gen) {
-				slots[cnt] = v.slot;
-				gone[cnt++] = next;
-			}
-			k = next;
-			prev = &k;
-		}
-		for (i = 0; i < cnt; i++)
-			xdpctl_sbx_detach(x, (int)gone[i], slots[i]);
-		n += cnt;
-	} while (cnt == 256);
-	return n + xdpsbx_links_sweep(x);
+	return xdpctl_map_walk(x->if_fd, sizeof(uint32_t), &w) + xdpsbx_links_sweep(x);
 }
 
 void

@@ -86,19 +86,22 @@ steer_same(int a, int b)
 	return true;
 }
 
+static bool
+steer_copy_port(void *arg, const void *key)
+{
+	uint8_t one = 1;
+
+	bpf_map_update_elem(*(const int *)arg, key, &one, BPF_ANY);
+	return false;
+}
+
 /* Every key of a hash map into another (the steered ports of an old program's own maps). */
 static void
 steer_copy_ports(int from, int to)
 {
-	struct cvs_steer_key k, next;
-	uint8_t one = 1;
-	void *prev = NULL;
+	struct xdpctl_walk w = { .visit = steer_copy_port, .arg = &to };
 
-	while (!bpf_map_get_next_key(from, prev, &next)) {
-		bpf_map_update_elem(to, &next, &one, BPF_ANY);
-		k = next;
-		prev = &k;
-	}
+	xdpctl_map_walk(from, sizeof(struct cvs_steer_key), &w);
 }
 
 /* The verdict counters go on from the old program's, gap_drop among them. */
@@ -163,18 +166,21 @@ steer_configure(struct xdp_steer *s, const struct cvs_xdp_cfg *cfg, int old_fd)
 	return bpf_map_update_elem(s->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
+static bool
+steer_count_one(void *arg, const void *key)
+{
+	(void)key;
+	(*(uint32_t *)arg)++;
+	return false;
+}
+
 static uint32_t
 steer_count(int fd)
 {
-	struct cvs_steer_key k, next;
-	void *prev = NULL;
 	uint32_t n = 0;
+	struct xdpctl_walk w = { .visit = steer_count_one, .arg = &n };
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		n++;
-		k = next;
-		prev = &k;
-	}
+	xdpctl_map_walk(fd, sizeof(struct cvs_steer_key), &w);
 	return n;
 }
 
