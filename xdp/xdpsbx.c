@@ -171,6 +171,33 @@ xdpsbx_link_hold(struct xdp_sbx *x, uint32_t slot, int ifindex, int fd)
 	x->links[slot].ifindex = ifindex;
 }
 
+/* Whether link fd is an XDP link on ifindex; its id in *id when asked (0 when unknown). */
+static bool
+xdpsbx_link_on(int fd, int ifindex, uint32_t *id)
+{
+	struct bpf_link_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	if (id)
+		*id = info.id;
+	return info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (uint32_t)ifindex;
+}
+
+/* The link's end: detached now (not when a pin's inode is freed after RCU), unpinned, closed. */
+static void
+xdpsbx_link_end(const struct xdp_sbx *x, int ifindex, int fd)
+{
+	char path[PATH_MAX];
+
+	bpf_link_detach(fd);
+	if (xdpsbx_link_path(x, ifindex, path, sizeof(path)))
+		unlink(path);
+	close(fd);
+}
+
 /*
  * The link that holds ifindex, the caller's to close: the slot's own, else the pinned one
  * (a restart's, which this process does not hold yet). -1 when none; a stale pin goes.
@@ -178,8 +205,6 @@ xdpsbx_link_hold(struct xdp_sbx *x, uint32_t slot, int ifindex, int fd)
 static int
 xdpsbx_link_take(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	struct bpf_link_info info;
-	uint32_t len = sizeof(info);
 	char path[PATH_MAX];
 	int fd;
 
@@ -193,43 +218,30 @@ xdpsbx_link_take(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -1;
-	memset(&info, 0, sizeof(info));
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP &&
-	    info.xdp.ifindex == (uint32_t)ifindex)
+	if (xdpsbx_link_on(fd, ifindex, NULL))
 		return fd;
 	/* The interface went (the kernel leaves its link defunct) or moved away. */
-	bpf_link_detach(fd);
-	unlink(path);
-	close(fd);
+	xdpsbx_link_end(x, ifindex, fd);
 	return -1;
-}
-
-static uint32_t
-xdpsbx_link_id(int fd)
-{
-	struct bpf_link_info info;
-	uint32_t len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
 }
 
 /* Whether the pin of ifindex is this link. */
 static bool
 xdpsbx_link_pinned(const struct xdp_sbx *x, int ifindex, int fd)
 {
+	uint32_t pinned_id = 0, id = 0;
 	char path[PATH_MAX];
-	bool same = false;
 	int pin;
 
 	if (!xdpsbx_link_path(x, ifindex, path, sizeof(path)))
 		return false;
 	pin = bpf_obj_get(path);
-	if (pin >= 0) {
-		same = xdpsbx_link_id(pin) == xdpsbx_link_id(fd);
-		close(pin);
-	}
-	return same;
+	if (pin < 0)
+		return false;
+	xdpsbx_link_on(pin, ifindex, &pinned_id);
+	close(pin);
+	xdpsbx_link_on(fd, ifindex, &id);
+	return id && id == pinned_id;
 }
 
 /*
@@ -240,18 +252,14 @@ xdpsbx_link_pinned(const struct xdp_sbx *x, int ifindex, int fd)
 static int
 xdpsbx_link_find(int ifindex)
 {
-	struct bpf_link_info info;
-	uint32_t id = 0, len;
+	uint32_t id = 0;
 	int fd;
 
 	while (!bpf_link_get_next_id(id, &id)) {
 		fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		len = sizeof(info);
-		memset(&info, 0, sizeof(info));
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP &&
-		    info.xdp.ifindex == (uint32_t)ifindex)
+		if (xdpsbx_link_on(fd, ifindex, NULL))
 			return fd;
 		close(fd);
 	}
@@ -285,16 +293,11 @@ xdpsbx_link_attach(struct xdp_sbx *x, int ifindex, uint32_t slot)
 static bool
 xdpsbx_link_drop(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	char path[PATH_MAX];
 	int fd = xdpsbx_link_take(x, ifindex, slot);
 
 	if (fd < 0)
 		return false;
-	/* Now, not when the pin's inode is freed after an RCU period. */
-	bpf_link_detach(fd);
-	if (xdpsbx_link_path(x, ifindex, path, sizeof(path)))
-		unlink(path);
-	close(fd);
+	xdpsbx_link_end(x, ifindex, fd);
 	return true;
 }
 
@@ -446,8 +449,7 @@ xdpsbx_unattach(struct xdp_sbx *x, int ifindex, uint32_t slot)
 		return;
 	fd = xdpsbx_link_find(ifindex);
 	if (fd >= 0) {
-		bpf_link_detach(fd);
-		close(fd);
+		xdpsbx_link_end(x, ifindex, fd);
 		return;
 	}
 	fd = bpf_prog_get_fd_by_id(id);
