@@ -109,6 +109,13 @@ publish_policy(struct publish *p, uint32_t slot, const struct reg_policy *pol, c
 		return -ENOMEM;
 	old = atomic_exchange(&p->sh->policy[slot], dpol);
 	atomic_fetch_add_explicit(&p->sh->policy_ver[slot], 1, memory_order_release);
+	/*
+	 * The round trip is only there to free what a worker may still be reading: a new
+	 * sandbox had nothing (its slot was retired with NULL), and waiting on the workers here,
+	 * under the registry lock, is what queued concurrent registrations behind each other.
+	 */
+	if (!old)
+		return 0;
 	if (publish_call(p, WCMD_SYNC, 0, PUBLISH_CALL_MS, NULL))
 		CVS_LOG(ERR, ctl, "worker did not answer; keeping the old policy of %s allocated",
 			id);

@@ -113,6 +113,63 @@ hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 	}
 }
 
+/*
+ * One port: the kernel's own lookup of the socket a connection from outside to
+ * node_ip:port would reach (inet_diag without NLM_F_DUMP looks the 4-tuple up, established
+ * first, then listeners, dual-stack [::] included). No remote has address 0.0.0.0, so
+ * what it finds is a listener. O(1), where the dump walks every bucket of the listening
+ * hash (tens of thousands on a big host) whatever the number of listeners.
+ */
+int
+hostlisten_check(uint32_t node_ip, uint16_t port)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct timeval tv = { .tv_sec = 1 };
+	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	int fd, ret;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_INET;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = 1u << TCP_LISTEN;
+	req.r.id.idiag_src[0] = node_ip;
+	req.r.id.idiag_sport = htons(port);
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ret = -errno;
+	} else {
+		do
+			n = recv(fd, buf, sizeof(buf), 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			ret = -errno;
+		else if (n < (ssize_t)NLMSG_HDRLEN || !NLMSG_OK(h, (int)n))
+			ret = -EPROTO;
+		else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
+			ret = 1;
+		else if (h->nlmsg_type != NLMSG_ERROR)
+			ret = -EPROTO;
+		else	/* ENOENT: nothing there, the usual answer */
+			ret = ((const struct nlmsgerr *)NLMSG_DATA(h))->error == -ENOENT ? 0 :
+			      ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+	}
+	close(fd);
+	return ret;
+}
+
 int
 hostlisten_scan(uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 {

@@ -19,4 +19,11 @@
  */
 int hostlisten_scan(uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits);
 
+/*
+ * The same question for one port, as the kernel's own lookup answers it (O(1)): 1 when a
+ * connection to node_ip:port would reach a listener, 0 when not, a negative errno when the
+ * kernel could not be asked.
+ */
+int hostlisten_check(uint32_t node_ip, uint16_t port);
+
 #endif /* CVS_HOSTLISTEN_H */

@@ -173,11 +173,38 @@ hp_break_oldest(struct hostports *h, uint16_t *out)
 	return 0;
 }
 
+/*
+ * Has a node service started listening on the port since the last scan? Asked of the kernel
+ * for this one candidate at allocation time (a service may have started a moment ago), not
+ * by a scan of the range: that dump walks the kernel's whole listening hash, and it ran under
+ * the registry lock once per registration. A port found taken is kept back until the next
+ * scan says otherwise; when the kernel cannot be asked, the last scan's view stands.
+ */
+static bool
+hp_listened(struct hostports *h, uint16_t port)
+{
+	uint32_t i = port - h->pa.lo;
+	int ret = hostlisten_check(h->node_ip, port);
+
+	if (ret < 0) {
+		h->st.scan_errors++;
+		return hp_bit(h->listening, i);
+	}
+	if (ret > 0) {
+		h->listening[i / 64] |= 1ull << (i % 64);
+		portalloc_skip(&h->pa, port, true);
+	}
+	return ret > 0;
+}
+
+/* Ports found listened on one by one before a scan of the whole range is cheaper. */
+#define HP_CHECKS_BEFORE_SCAN	8
+
 int
 hostports_get(struct hostports *h, const char *id, uint16_t cport, uint64_t now,
 	      uint16_t *out)
 {
-	uint32_t v;
+	uint32_t v, tries = 0;
 	int i;
 
 	hostports_expire(h, now);
@@ -187,16 +214,21 @@ hostports_get(struct hostports *h, const char *id, uint16_t cport, uint64_t now,
 
 		hp_hold_drop(h, (uint32_t)i);
 		/* A node service took the port meanwhile: it wins, the sandbox gets another. */
-		if (!hp_bit(h->listening, port - h->pa.lo)) {
+		if (!hp_bit(h->listening, port - h->pa.lo) && !hp_listened(h, port)) {
 			*out = port;
 			h->st.holds_reused++;
 			return 0;
 		}
 		portalloc_put(&h->pa, port);
 	}
-	if (portalloc_get(&h->pa, &v) == 0) {
-		*out = (uint16_t)v;
-		return 0;
+	while (portalloc_get(&h->pa, &v) == 0) {
+		if (!hp_listened(h, (uint16_t)v)) {
+			*out = (uint16_t)v;
+			return 0;
+		}
+		portalloc_put(&h->pa, v);	/* skipped from now on */
+		if (++tries == HP_CHECKS_BEFORE_SCAN)
+			hostports_scan(h);
 	}
 	return hp_break_oldest(h, out);
 }

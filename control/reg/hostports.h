@@ -67,8 +67,9 @@ void hostports_configure(struct hostports *h, const struct cvs_range *reserved, 
 			 uint32_t hold_s);
 
 /*
- * Ask the kernel which ports have a listener now; call before allocating. Returns the
- * number of handed-out ports a listener shadows (>0: report it), or a negative errno.
+ * Ask the kernel which ports of the range have a listener now (at start and on the
+ * registry's tick; an allocation asks about its one candidate instead). Returns the number
+ * of handed-out ports a listener shadows (>0: report it), or a negative errno.
  */
 int hostports_scan(struct hostports *h);
 

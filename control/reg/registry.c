@@ -223,7 +223,6 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, c
 	bool fresh[CVS_MAX_EXPOSED] = { false };
 	uint64_t now = (uint64_t)time(NULL);
 	uint32_t i, j, n = 0;
-	bool scanned = false;
 
 	for (i = 0; i < q->nports; i++) {
 		next[n].cport = q->cports[i];
@@ -236,13 +235,7 @@ reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, c
 	for (i = 0; i < n; i++) {
 		if (next[i].hport)
 			continue;
-		/*
-		 * Ask the kernel at allocation time, not from the last tick: a service may
-		 * have started listening a moment ago. A failed scan keeps the last view.
-		 */
-		if (!scanned)
-			hostports_scan(&r->hostports);
-		scanned = true;
+		/* It asks the kernel about its candidate: a service may have just started. */
 		if (hostports_get(&r->hostports, sb->id, next[i].cport, now, &next[i].hport)) {
 			for (j = 0; j < i; j++)
 				if (fresh[j])

@@ -40,6 +40,8 @@ found(uint32_t node_ip, uint16_t port)
 	uint64_t bits[1] = { 0 };
 	int n = hostlisten_scan(node_ip, port, port, bits);
 
+	/* The one-port lookup the allocator uses must agree with the dump, case by case. */
+	CHECK_EQ(hostlisten_check(node_ip, port), n < 0 ? n : (int)(bits[0] & 1));
 	return n < 0 ? n : (int)(bits[0] & 1);
 }
 
