@@ -157,6 +157,32 @@ test_listener(void)
 }
 
 /*
+ * A listener that no scan has seen yet (a service started a moment before the PUT): the
+ * allocation asks the kernel about its candidate and passes over it.
+ */
+static void
+test_listener_since_scan(void)
+{
+	struct hostports h;
+	uint32_t node;
+	uint16_t p = 0, v;
+	int fd;
+
+	inet_pton(AF_INET, "127.0.0.2", &node);
+	fd = t_listen_v4("127.0.0.2", &p);
+	CHECK(fd >= 0 && p < 65535);
+	CHECK_EQ(hostports_init(&h, (struct cvs_range){ p, (uint16_t)(p + 1) }, NULL, 0, node, 60),
+		 0);
+	CHECK_EQ(hostports_listening(&h), 0);		/* never scanned */
+	CHECK_EQ(hostports_get(&h, "a", 80, 0, &v), 0);	/* round robin starts at p */
+	CHECK_EQ(v, p + 1);
+	CHECK_EQ(hostports_listening(&h), 1);		/* kept back like a scanned one */
+	CHECK_EQ(hostports_get(&h, "a", 81, 0, &v), -ENOSPC);
+	close(fd);
+	hostports_fini(&h);
+}
+
+/*
  * The holds' indexes (by port, chains by id) against a plain model, over thousands of random
  * releases, gets, expiries and broken holds: the held port comes back to its id, one id's
  * holds are what the whole list says, and nothing else is held.
@@ -223,6 +249,7 @@ main(void)
 	test_reserved_and_holds();
 	test_restore_bad();
 	test_listener();
+	test_listener_since_scan();
 	test_hold_index();
 	return t_done("test_hostports");
 }
