@@ -17,8 +17,22 @@
 /* Bounded so that a kernel that keeps answering can never hold the control thread. */
 #define HL_MAX_MESSAGES	65536
 
+/* A socket to ask on; a kernel without the tcp_diag module would leave recv() waiting. */
 static int
-hl_request(int fd, uint8_t family)
+hl_open(void)
+{
+	struct timeval tv = { .tv_sec = 1 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* port 0: a dump of every TCP listener of the family; else the lookup of node_ip:port. */
+static int
+hl_request(int fd, uint8_t family, uint32_t node_ip, uint16_t port)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -29,10 +43,15 @@ hl_request(int fd, uint8_t family)
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = sizeof(req);
 	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | (port ? 0 : NLM_F_DUMP);
 	req.r.sdiag_family = family;
 	req.r.sdiag_protocol = IPPROTO_TCP;
 	req.r.idiag_states = 1u << TCP_LISTEN;
+	if (port) {
+		req.r.id.idiag_src[0] = node_ip;
+		req.r.id.idiag_sport = htons(port);
+		req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	}
 	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	return 0;
@@ -123,49 +142,27 @@ hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 int
 hostlisten_check(uint32_t node_ip, uint16_t port)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} req;
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-	struct timeval tv = { .tv_sec = 1 };
 	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-	int fd, ret;
-	ssize_t n;
+	int fd = hl_open(), ret;
+	ssize_t n = -1;
 
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST;
-	req.r.sdiag_family = AF_INET;
-	req.r.sdiag_protocol = IPPROTO_TCP;
-	req.r.idiag_states = 1u << TCP_LISTEN;
-	req.r.id.idiag_src[0] = node_ip;
-	req.r.id.idiag_sport = htons(port);
-	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		return fd;
+	ret = hl_request(fd, AF_INET, node_ip, port);
+	while (!ret && (n = recv(fd, buf, sizeof(buf), 0)) < 0 && errno == EINTR)
+		;
+	if (!ret && n < 0)
 		ret = -errno;
-	} else {
-		do
-			n = recv(fd, buf, sizeof(buf), 0);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			ret = -errno;
-		else if (n < (ssize_t)NLMSG_HDRLEN || !NLMSG_OK(h, (int)n))
-			ret = -EPROTO;
-		else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
-			ret = 1;
-		else if (h->nlmsg_type != NLMSG_ERROR)
-			ret = -EPROTO;
-		else	/* ENOENT: nothing there, the usual answer */
-			ret = ((const struct nlmsgerr *)NLMSG_DATA(h))->error == -ENOENT ? 0 :
-			      ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-	}
+	else if (!ret && (n < (ssize_t)NLMSG_HDRLEN || !NLMSG_OK(h, (int)n)))
+		ret = -EPROTO;
+	else if (!ret && h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
+		ret = 1;
+	else if (!ret && h->nlmsg_type != NLMSG_ERROR)
+		ret = -EPROTO;
+	else if (!ret)	/* ENOENT: nothing there, the usual answer */
+		ret = ((const struct nlmsgerr *)NLMSG_DATA(h))->error == -ENOENT ? 0 :
+		      ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
 	close(fd);
 	return ret;
 }
@@ -174,19 +171,16 @@ int
 hostlisten_scan(uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 {
 	static const uint8_t families[] = { AF_INET, AF_INET6 };
-	struct timeval tv = { .tv_sec = 1 };
 	int fd, total = 0, ret = 0;
 	unsigned int f;
 
 	if (lo > hi)
 		return -EINVAL;
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	fd = hl_open();
 	if (fd < 0)
-		return -errno;
-	/* A kernel without the tcp_diag module would leave recv() waiting forever. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		return fd;
 	for (f = 0; f < sizeof(families); f++) {
-		ret = hl_request(fd, families[f]);
+		ret = hl_request(fd, families[f], 0, 0);
 		if (ret == 0)
 			ret = hl_collect(fd, node_ip, lo, hi, bits);
 		/* A node without IPv6 answers ENOENT for AF_INET6: nothing listens there. */
