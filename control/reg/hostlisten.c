@@ -43,7 +43,8 @@ hl_request(int fd, uint8_t family, uint32_t node_ip, uint16_t port)
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = sizeof(req);
 	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | (port ? 0 : NLM_F_DUMP);
+	/* A lookup asks for the acknowledgement that ends it, as NLMSG_DONE ends a dump. */
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | (port ? NLM_F_ACK : NLM_F_DUMP);
 	req.r.sdiag_family = family;
 	req.r.sdiag_protocol = IPPROTO_TCP;
 	req.r.idiag_states = 1u << TCP_LISTEN;
@@ -84,7 +85,7 @@ hl_reaches(const struct inet_diag_msg *m, int len, uint32_t node_ip)
 	return a[0] == 0 && a[1] == 0 && a[2] == htonl(0xffff) && a[3] == node_ip;
 }
 
-/* Reads one dump to its end; returns the ports it marked or a negative errno. */
+/* Reads one answer (a dump or a lookup) to its end; the ports it marked or a negative errno. */
 static int
 hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 {
@@ -114,7 +115,7 @@ hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				const struct nlmsgerr *e = NLMSG_DATA(h);
 
-				return e->error ? e->error : -EPROTO;
+				return e->error ? e->error : found;	/* 0: a lookup's ack */
 			}
 			if (++msgs > HL_MAX_MESSAGES)
 				return -E2BIG;
@@ -136,35 +137,23 @@ hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
  * One port: the kernel's own lookup of the socket a connection from outside to
  * node_ip:port would reach (inet_diag without NLM_F_DUMP looks the 4-tuple up, established
  * first, then listeners, dual-stack [::] included). No remote has address 0.0.0.0, so
- * what it finds is a listener. O(1), where the dump walks every bucket of the listening
- * hash (tens of thousands on a big host) whatever the number of listeners.
+ * what it finds is a listener, read as a dump's answer is (hl_collect). O(1), where the dump
+ * walks every bucket of the listening hash (tens of thousands on a big host) whatever the
+ * number of listeners.
  */
 int
 hostlisten_check(uint32_t node_ip, uint16_t port)
 {
-	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	uint64_t bit = 0;
 	int fd = hl_open(), ret;
-	ssize_t n = -1;
 
 	if (fd < 0)
 		return fd;
 	ret = hl_request(fd, AF_INET, node_ip, port);
-	while (!ret && (n = recv(fd, buf, sizeof(buf), 0)) < 0 && errno == EINTR)
-		;
-	if (!ret && n < 0)
-		ret = -errno;
-	else if (!ret && (n < (ssize_t)NLMSG_HDRLEN || !NLMSG_OK(h, (int)n)))
-		ret = -EPROTO;
-	else if (!ret && h->nlmsg_type == SOCK_DIAG_BY_FAMILY)
-		ret = 1;
-	else if (!ret && h->nlmsg_type != NLMSG_ERROR)
-		ret = -EPROTO;
-	else if (!ret)	/* ENOENT: nothing there, the usual answer */
-		ret = ((const struct nlmsgerr *)NLMSG_DATA(h))->error == -ENOENT ? 0 :
-		      ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+	if (!ret)
+		ret = hl_collect(fd, node_ip, port, port, &bit);
 	close(fd);
-	return ret;
+	return ret == -ENOENT ? 0 : ret;	/* ENOENT: nothing there, the usual answer */
 }
 
 int
