@@ -8,8 +8,11 @@
  * Format: a header line {"format":"cubevs-fp-journal","version":1,"base":S} (S: the last
  * sequence number the snapshot it follows includes), then records, one JSON object per line,
  * numbered base+1, base+2, ...: {"seq":N,"op":...,...,"crc":"xxxxxxxx"}, the CRC-32 of the
- * line's bytes before ,"crc". The file only ever grows by appends or is replaced whole
- * (temp file, fsync, rename), so a crash leaves a good prefix and at most one torn record.
+ * line's bytes before ,"crc". Zeroes follow the last record: the file is written ahead in
+ * zeroes (16 KiB at a time) and records go into that room, so that a sync does not also
+ * write the file's new length. The file only ever takes records after its last one or is
+ * replaced whole (temp file, fsync, rename), so a crash leaves a good prefix and at most one
+ * torn record.
  *
  * Writers number their change under the caller's ordering lock (the registry's), and make it
  * durable later with journal_sync() (group commit: one fdatasync covers every change written
@@ -32,12 +35,15 @@
 struct journal {
 	pthread_mutex_t lock;		/* everything below */
 	pthread_mutex_t sync_lock;	/* one fdatasync or switch at a time */
+	pthread_cond_t synced;		/* a leader's sync ended (journal_sync()) */
+	bool syncing;			/* a leader is syncing or about to */
 	char path[512];
 	int fd;			/* -1: not open */
 	bool fd_ok;		/* every numbered change so far is written to fd */
 	uint64_t seq;		/* the last change numbered */
 	uint64_t durable;	/* every change up to here is on disk */
 	uint64_t bytes;		/* length of the file's good prefix */
+	uint64_t room;		/* the file's length: zeroes after the prefix */
 	/* From journal_mark() to journal_switch(): the lines the new file must carry. */
 	bool collecting;
 	bool tail_lost;		/* out of memory while collecting: the switch must fail */
