@@ -3,6 +3,7 @@
 #ifndef CVS_XDPCTL_H
 #define CVS_XDPCTL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,6 +59,16 @@ struct xdp_sbx {
 	char pin_dir[300];	/* where the maps and the interfaces' links are pinned; "" = none */
 	struct { int fd; int ifindex; } *links;	/* by slot: the link this process holds */
 	uint32_t nlinks;
+	/*
+	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by
+	 * xdpctl_sbx_settle() outside the caller's lock; 'ending' is the interface whose link
+	 * is being ended now (0: none). All under end_lock.
+	 */
+	pthread_mutex_t end_lock;
+	pthread_cond_t ended;
+	struct { int fd; int ifindex; } *late;
+	uint32_t nlate;
+	int ending;
 };
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
@@ -98,6 +109,13 @@ int xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_d
 int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
 		      uint32_t worker, const uint8_t mac[6], char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
+/*
+ * Detach, but the interface's link is only taken off the slot: xdpctl_sbx_settle() ends it
+ * (an attach to the same interface first, or the unload). For callers under a lock that
+ * others wait for; any thread may settle.
+ */
+void xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot);
+void xdpctl_sbx_settle(struct xdp_sbx *x);
 /* The guest MAC of an attached sandbox changed. */
 int xdpctl_sbx_set_mac(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
 		       const uint8_t mac[6]);

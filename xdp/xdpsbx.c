@@ -81,8 +81,16 @@ xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	x->links = calloc(n, sizeof(*x->links));
-	if (!x->links)
+	x->late = calloc(n ? n : 1, sizeof(*x->late));
+	if (!x->links || !x->late) {
+		free(x->links);
+		free(x->late);
+		x->links = NULL;
+		x->late = NULL;
 		return -ENOMEM;
+	}
+	pthread_mutex_init(&x->end_lock, NULL);
+	pthread_cond_init(&x->ended, NULL);
 	for (i = 0; i < n; i++)
 		x->links[i].fd = -1;
 	x->nlinks = n;
@@ -364,6 +372,84 @@ xdpsbx_ours(struct xdp_sbx *x, uint32_t id)
 	return same;
 }
 
+/*
+ * Ending a link on a veth waits for an RCU grace period in the kernel (veth_disable_xdp ->
+ * synchronize_net, 3-4 ms under load): done under the registry lock, every other change
+ * queued behind it. So a deletion leaves the link here and its caller ends it after the
+ * lock (xdpctl_sbx_settle()), before it answers. One slot has one link: 'late' never holds
+ * more than nlinks.
+ */
+void
+xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
+{
+	struct cvs_sbx_pol zero = { 0 };
+	int fd = x->late ? xdpsbx_link_take(x, ifindex, slot) : -1;
+
+	if (fd < 0) {
+		xdpctl_sbx_detach(x, ifindex, slot);
+		return;
+	}
+	xdpctl_sbx_forget(x, ifindex, slot, false);
+	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
+	pthread_mutex_lock(&x->end_lock);
+	if (x->nlate < x->nlinks) {
+		x->late[x->nlate].fd = fd;
+		x->late[x->nlate++].ifindex = ifindex;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&x->end_lock);
+	if (fd >= 0)
+		xdpsbx_link_end(x, ifindex, fd);
+}
+
+/* The next late link, 0 when none; called and returns with end_lock held. */
+static int
+xdpsbx_late_pop(struct xdp_sbx *x, int ifindex, int *fd)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->nlate; i++) {
+		if (ifindex && x->late[i].ifindex != ifindex)
+			continue;
+		ifindex = x->late[i].ifindex;
+		*fd = x->late[i].fd;
+		x->late[i] = x->late[--x->nlate];
+		return ifindex;
+	}
+	return 0;
+}
+
+/* End the late links of ifindex (0: all) and wait for one being ended by another thread. */
+static void
+xdpsbx_late_end(struct xdp_sbx *x, int ifindex)
+{
+	int fd, got;
+
+	if (!x->late)
+		return;
+	pthread_mutex_lock(&x->end_lock);
+	while ((got = xdpsbx_late_pop(x, ifindex, &fd)) || (ifindex && x->ending == ifindex)) {
+		if (!got) {
+			pthread_cond_wait(&x->ended, &x->end_lock);
+			continue;
+		}
+		/* Its pin's path is taken again only after the unlink: the next attach waits. */
+		x->ending = got;
+		pthread_mutex_unlock(&x->end_lock);
+		xdpsbx_link_end(x, got, fd);
+		pthread_mutex_lock(&x->end_lock);
+		x->ending = 0;
+		pthread_cond_broadcast(&x->ended);
+	}
+	pthread_mutex_unlock(&x->end_lock);
+}
+
+void
+xdpctl_sbx_settle(struct xdp_sbx *x)
+{
+	xdpsbx_late_end(x, 0);
+}
+
 static int
 xdpsbx_entries(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,
 	       const uint8_t mac[6])
@@ -388,6 +474,8 @@ xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t s
 	uint32_t id;
 	int ret;
 
+	/* A deletion's link on this interface that was not ended yet ends first. */
+	xdpsbx_late_end(x, ifindex);
 	ret = xdpctl_prog_info(ifindex, &id, name, sizeof(name));
 	if (ret) {
 		snprintf(err, errlen, "cannot query XDP programs of %s: %s", ifname, strerror(-ret));
@@ -590,6 +678,7 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 {
 	uint32_t i;
 
+	xdpctl_sbx_settle(x);
 	/*
 	 * Their pins keep the links: the interfaces keep the program for the next process. A
 	 * link whose pin went with its bpffs (unmounted under us) would end with this process,
@@ -606,6 +695,12 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 	free(x->links);
 	x->links = NULL;
 	x->nlinks = 0;
+	if (x->late) {
+		pthread_mutex_destroy(&x->end_lock);
+		pthread_cond_destroy(&x->ended);
+	}
+	free(x->late);
+	x->late = NULL;
 	if (x->press)
 		munmap((void *)x->press, CVS_FUN_MAX * sizeof(uint64_t));
 	x->press = NULL;

@@ -331,10 +331,19 @@ publish_op_detach(void *ctx, struct sandbox *sb)
 	}
 	/* Kept at exit: until the next process binds, the funnel drops (gap_drop). */
 	if (sb->dp && !p->keep_sbx_xdp)
-		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
+		xdpctl_sbx_detach_later(p->sbx, sb->ifindex, sb->slot);
 	sb->dp = NULL;
 	CVS_LOG(INFO, ctl, "sandbox %s detached from %s, %u sessions removed", sb->id, sb->iface,
 		flushed);
+}
+
+/* What a detach left to do, after the registry lock (xdpctl_sbx_detach_later()). */
+static void
+publish_op_settle(void *ctx)
+{
+	struct publish *p = ctx;
+
+	xdpctl_sbx_settle(p->sbx);
 }
 
 /* The table first when adding and last when removing: steered frames always find it. */
@@ -426,6 +435,7 @@ const struct reg_ops publish_reg_ops = {
 	.ifindex = publish_op_ifindex,
 	.attach = publish_op_attach,
 	.detach = publish_op_detach,
+	.settle = publish_op_settle,
 	.hostport = publish_op_hostport,
 	.policy = publish_op_policy,
 	.guest_mac = publish_op_guest_mac,
