@@ -23,6 +23,8 @@ int cvs_write_all(int fd, const void *buf, size_t len);
  */
 int cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
 		     char *err, size_t errlen);
+/* fsync of the directory that holds path: what makes a rename in it durable. */
+int cvs_dir_sync(const char *path, char *err, size_t errlen);
 
 /*
  * PATH as a directory only we may enter: made 0700 when missing, then refused unless it is a

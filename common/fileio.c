@@ -30,8 +30,8 @@ cvs_write_all(int fd, const void *buf, size_t len)
 }
 
 /* The rename is durable only once the directory entry is on disk. */
-static int
-dir_sync(const char *path, char *err, size_t errlen)
+int
+cvs_dir_sync(const char *path, char *err, size_t errlen)
 {
 	char *copy = strdup(path);
 	const char *dir;
@@ -88,7 +88,7 @@ cvs_file_replace(const char *path, const void *data, size_t len, mode_t mode,
 		return ret;
 	}
 	free(tmp);
-	return dir_sync(path, err, errlen);
+	return cvs_dir_sync(path, err, errlen);
 }
 
 int

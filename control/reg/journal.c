@@ -248,7 +248,15 @@ journal_init(struct journal *j, const char *path)
 {
 	memset(j, 0, sizeof(*j));
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_mutex_init(&j->sync_lock, NULL);
+	{
+		pthread_rwlockattr_t a;
+
+		/* A compaction must not wait for a pause in the changes' syncs. */
+		pthread_rwlockattr_init(&a);
+		pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&j->sync_lock, &a);
+		pthread_rwlockattr_destroy(&a);
+	}
 	pthread_cond_init(&j->synced, NULL);
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->fd = -1;
@@ -263,7 +271,7 @@ journal_fini(struct journal *j)
 	free(j->tail);
 	j->tail = NULL;
 	pthread_mutex_destroy(&j->lock);
-	pthread_mutex_destroy(&j->sync_lock);
+	pthread_rwlock_destroy(&j->sync_lock);
 	pthread_cond_destroy(&j->synced);
 }
 
@@ -310,10 +318,13 @@ journal_make_room(struct journal *j, size_t len)
 		j->room += JOURNAL_ROOM;
 }
 
-/* Replace the file by a header at 'base' plus 'extra', and write records after it. */
+/*
+ * Write the file 'path' (j->path, or the next journal of a switch) as a header at 'base'
+ * plus 'extra' and its room, and make it j's: records go after 'extra' from now on.
+ */
 static int
-journal_replace(struct journal *j, uint64_t base, const char *extra, size_t extra_len,
-		char *err, size_t errlen)
+journal_replace(struct journal *j, const char *path, uint64_t base, const char *extra,
+		size_t extra_len, char *err, size_t errlen)
 {
 	char head[160];
 	int hl = snprintf(head, sizeof(head), "{\"format\":\"%s\",\"version\":%d,\"base\":%"
@@ -329,14 +340,14 @@ journal_replace(struct journal *j, uint64_t base, const char *extra, size_t extr
 	memcpy(file, head, (size_t)hl);
 	if (extra_len)
 		memcpy(file + hl, extra, extra_len);
-	ret = cvs_file_replace(j->path, file, size, 0600, err, errlen);
+	ret = cvs_file_replace(path, file, size, 0600, err, errlen);
 	free(file);
 	if (ret)
 		return ret;
-	fd = open(j->path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open journal %s: %s", j->path, strerror(-ret));
+		snprintf(err, errlen, "cannot open journal %s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (j->fd >= 0)
@@ -363,15 +374,15 @@ journal_start(struct journal *j, uint64_t base, char *err, size_t errlen)
 {
 	int ret;
 
-	pthread_mutex_lock(&j->sync_lock);
+	pthread_rwlock_wrlock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
-	ret = journal_replace(j, base, NULL, 0, err, errlen);
+	ret = journal_replace(j, j->path, base, NULL, 0, err, errlen);
 	if (!ret) {
 		journal_tail_drop(j);
 		j->seq = j->durable = base;
 	}
 	pthread_mutex_unlock(&j->lock);
-	pthread_mutex_unlock(&j->sync_lock);
+	pthread_rwlock_unlock(&j->sync_lock);
 	return ret;
 }
 
@@ -417,6 +428,26 @@ journal_collect(struct journal *j, const char *line, size_t len)
 	j->tail_len += len;
 }
 
+/*
+ * A line into the room. One that could not be written leaves the file as it was (truncated
+ * back when a write went half way) and nothing more is written to it: a gap in the middle
+ * would make the whole journal unreadable, a missing last record does not.
+ */
+static void
+journal_put(struct journal *j, const char *line, size_t len)
+{
+	if (!j->fd_ok)
+		return;
+	journal_make_room(j, len);
+	if (journal_pwrite(j->fd, line, len, j->bytes)) {
+		j->fd_ok = false;
+		if (ftruncate(j->fd, (off_t)j->bytes))
+			j->bytes = UINT64_MAX;
+	} else {
+		j->bytes += len;
+	}
+}
+
 uint64_t
 journal_append(struct journal *j, const char *op, json_t *fields)
 {
@@ -431,31 +462,26 @@ journal_append(struct journal *j, const char *op, json_t *fields)
 		journal_collect(j, line, len);
 	else if (j->collecting)
 		j->tail_lost = true;
-	/*
-	 * A line that could not be made or written leaves the file as it was (truncated back
-	 * when a write went half way) and nothing more is written to it: a gap in the middle
-	 * would make the whole journal unreadable, a missing last record does not.
-	 */
-	if (j->fd_ok && line)
-		journal_make_room(j, len);
-	if (j->fd_ok && (!line || journal_pwrite(j->fd, line, len, j->bytes))) {
-		j->fd_ok = false;
-		if (line && ftruncate(j->fd, (off_t)j->bytes))
-			j->bytes = UINT64_MAX;
-	} else if (j->fd_ok) {
-		j->bytes += len;
-	}
+	if (line)
+		journal_put(j, line, len);
+	else
+		j->fd_ok = false;	/* out of memory: the record is missing, so is what follows */
 	pthread_mutex_unlock(&j->lock);
 	free(line);
 	return seq;
 }
 
 /*
- * Group commit. One caller at a time syncs (the leader); the others wait for it on a
- * condition and are all woken by its end. They used to queue on sync_lock instead, each
- * woken by the one before: under 20 concurrent clients that chain of wake-ups, one
- * scheduling delay after another on a busy CPU, was most of a change's time.
+ * Group commit. A caller whose change no sync in flight covers starts one (a leader), up to
+ * JOURNAL_SYNCERS at a time; the others wait on a condition that every sync's end
+ * broadcasts. Followers used to queue on a mutex, each woken by the one before: under 20
+ * concurrent clients that chain of scheduling delays was most of a change's time. Two in
+ * flight: a change that comes while a sync runs starts its own at once instead of waiting
+ * for that one to end (the disk queues the second flush), and any sync that returns covers
+ * everything written before it began, so they may end in either order.
  */
+#define JOURNAL_SYNCERS	2
+
 int
 journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 {
@@ -464,16 +490,18 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	bool need;
 
 	pthread_mutex_lock(&j->lock);
-	while (j->durable < upto && j->syncing)
+	while (j->durable < upto && (j->inflight >= upto || j->syncing >= JOURNAL_SYNCERS))
 		pthread_cond_wait(&j->synced, &j->lock);
 	if (j->durable >= upto) {
 		pthread_mutex_unlock(&j->lock);
 		return 0;
 	}
-	j->syncing = true;
+	j->syncing++;
+	if (j->seq > j->inflight)
+		j->inflight = j->seq;
 	pthread_mutex_unlock(&j->lock);
-	/* sync_lock before lock, as a switch takes them: no fdatasync during a replace. */
-	pthread_mutex_lock(&j->sync_lock);
+	/* Shared with the other syncs, exclusive to a switch: no fdatasync during a replace. */
+	pthread_rwlock_rdlock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
 	/* A compaction that came first may have made it durable already. */
 	need = j->durable < upto;
@@ -491,14 +519,17 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	}
 	pthread_mutex_lock(&j->lock);
 	j->syncs += need;
-	if (ret)
+	if (ret) {
 		j->fd_ok = false;
-	else if (target > j->durable)
+		/* Nothing in flight covers them now: the waiters find the error themselves. */
+		j->inflight = j->durable;
+	} else if (target > j->durable) {
 		j->durable = target;
-	j->syncing = false;
+	}
+	j->syncing--;
 	pthread_cond_broadcast(&j->synced);
 	pthread_mutex_unlock(&j->lock);
-	pthread_mutex_unlock(&j->sync_lock);
+	pthread_rwlock_unlock(&j->sync_lock);
 	return ret;
 }
 
@@ -515,27 +546,81 @@ journal_mark(struct journal *j)
 	return seq;
 }
 
+/*
+ * The new file is written and synced beside the old one (PATH.next) with no lock held that a
+ * change needs: changes go on into the old file and are collected meanwhile, and only those
+ * few lines are added to the new file under the lock, before the rename. Done under the lock,
+ * as before, the write and its fsync held every change (and the registry lock behind the
+ * change) for 20-60 ms. No sync runs in between (sync_lock), so nothing written after the
+ * copy was answered yet; the directory's sync, before any can be, makes the rename durable.
+ */
 int
 journal_switch(struct journal *j, uint64_t base, char *err, size_t errlen)
 {
-	int ret;
+	char next[sizeof(j->path) + 8];
+	size_t copied = 0;
+	uint64_t seq = 0;
+	char *copy = NULL;
+	int ret = 0;
 
-	/* Changes wait here for the file to be replaced: compactions are rare, this is short. */
-	pthread_mutex_lock(&j->sync_lock);
+	snprintf(next, sizeof(next), "%s.next", j->path);
+	pthread_rwlock_wrlock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
-	if (j->tail_lost) {
+	if (!j->tail_lost) {
+		copied = j->tail_len;
+		seq = j->seq;
+		copy = malloc(copied + 1);
+		if (copy)
+			memcpy(copy, j->tail, copied);
+	}
+	pthread_mutex_unlock(&j->lock);
+	if (!copy) {
 		snprintf(err, errlen, "out of memory while compacting the journal");
 		ret = -ENOMEM;
-	} else {
-		ret = journal_replace(j, base, j->tail, j->tail_len, err, errlen);
 	}
+	/* j->fd and its figures are the lock's: the new file's go to a journal of its own. */
+	struct journal n = { .fd = -1 };
+
 	if (!ret)
-		j->durable = j->seq;
-	else if (base > j->durable)
+		ret = journal_replace(&n, next, base, copy, copied, err, errlen);
+	free(copy);
+	pthread_mutex_lock(&j->lock);
+	if (!ret && j->tail_lost) {
+		snprintf(err, errlen, "out of memory while compacting the journal");
+		ret = -ENOMEM;
+	}
+	if (!ret) {
+		/* What came after the copy, in the new file too. */
+		int old = j->fd;
+
+		j->fd = n.fd;
+		j->fd_ok = true;
+		j->bytes = n.bytes;
+		j->room = n.room;
+		journal_put(j, j->tail + copied, j->tail_len - copied);
+		if (rename(next, j->path)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot rename %s: %s", next, strerror(-ret));
+			close(j->fd);
+			j->fd = old;
+		} else if (old >= 0) {
+			close(old);
+		}
+		n.fd = -1;
+	}
+	if (!ret && seq > j->durable)
+		j->durable = seq;
+	else if (ret && base > j->durable)
 		j->durable = base;
 	journal_tail_drop(j);
 	pthread_mutex_unlock(&j->lock);
-	pthread_mutex_unlock(&j->sync_lock);
+	if (n.fd >= 0)
+		close(n.fd);
+	if (ret)
+		unlink(next);
+	else
+		ret = cvs_dir_sync(j->path, err, errlen);
+	pthread_rwlock_unlock(&j->sync_lock);
 	return ret;
 }
 
