@@ -719,8 +719,6 @@ node_teardown(struct node *n, bool worker_running)
 	/* Guest frames dropped, not the kernel's, until the next start (unless we never served). */
 	n->pub.keep_sbx_xdp = !n->cfg.detach_on_exit && atomic_load(&n->obs.restored);
 	reg_clear(&n->reg);
-	/* The deletions' links are ended by a thread: all of them before the pins go. */
-	xdpctl_sbx_settle(&n->sbx);
 	if (worker_running)
 		node_stop_workers(n);
 	if (n->have_nexthop)

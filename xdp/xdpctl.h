@@ -60,17 +60,15 @@ struct xdp_sbx {
 	struct { int fd; int ifindex; } *links;	/* by slot: the link this process holds */
 	uint32_t nlinks;
 	/*
-	 * Links taken off their slot by xdpctl_sbx_detach_later(), for the reaper thread to
-	 * end; 'ending' is the interface whose link it is ending now (0: none). All under
-	 * end_lock.
+	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by
+	 * xdpctl_sbx_settle() outside the caller's lock; 'ending' is the interface whose link
+	 * is being ended now (0: none). All under end_lock.
 	 */
 	pthread_mutex_t end_lock;
-	pthread_cond_t ended, late_cv;
+	pthread_cond_t ended;
 	struct { int fd; int ifindex; } *late;
 	uint32_t nlate;
 	int ending;
-	pthread_t reaper;
-	bool reaper_on, reaper_stop;
 };
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
@@ -112,12 +110,11 @@ int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32
 		      uint32_t worker, const uint8_t mac[6], char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
 /*
- * Detach, but the interface's link is ended by a thread of this module a few milliseconds
- * later (an attach to the same interface ends it first; the unload ends what is left): for
- * callers under a lock that others wait for.
+ * Detach, but the interface's link is only taken off the slot: xdpctl_sbx_settle() ends it
+ * (an attach to the same interface first, or the unload). For callers under a lock that
+ * others wait for; any thread may settle.
  */
 void xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot);
-/* Returns once every link detached later so far is ended (before removing the pins). */
 void xdpctl_sbx_settle(struct xdp_sbx *x);
 /* The guest MAC of an attached sandbox changed. */
 int xdpctl_sbx_set_mac(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t worker,

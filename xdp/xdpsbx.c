@@ -91,7 +91,6 @@ xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 	}
 	pthread_mutex_init(&x->end_lock, NULL);
 	pthread_cond_init(&x->ended, NULL);
-	pthread_cond_init(&x->late_cv, NULL);
 	for (i = 0; i < n; i++)
 		x->links[i].fd = -1;
 	x->nlinks = n;
@@ -375,61 +374,11 @@ xdpsbx_ours(struct xdp_sbx *x, uint32_t id)
 
 /*
  * Ending a link on a veth waits for an RCU grace period in the kernel (veth_disable_xdp ->
- * synchronize_net, 1-4 ms under load, with RTNL held): done by the deletion under the
- * registry lock it queued every other change behind it, and done before the answer 20
- * concurrent deletions queued behind each other on RTNL (p99 18 ms). A deletion takes the
- * entries away (from then on the program drops the interface's frames, as for any interface
- * without a sandbox) and leaves the link to the reaper thread, which ends it within
- * milliseconds; an attach to the same interface ends it first. One slot has one link: 'late'
- * never holds more than nlinks.
+ * synchronize_net, 3-4 ms under load): done under the registry lock, every other change
+ * queued behind it. So a deletion leaves the link here and its caller ends it after the
+ * lock (xdpctl_sbx_settle()), before it answers. One slot has one link: 'late' never holds
+ * more than nlinks.
  */
-static void *
-xdpsbx_reaper(void *arg)
-{
-	struct xdp_sbx *x = arg;
-	int fd, got;
-
-	pthread_mutex_lock(&x->end_lock);
-	while (!x->reaper_stop) {
-		got = x->nlate ? x->late[--x->nlate].ifindex : 0;
-		if (!got) {
-			pthread_cond_wait(&x->late_cv, &x->end_lock);
-			continue;
-		}
-		fd = x->late[x->nlate].fd;
-		/* Its pin's path is taken again only after the unlink: an attach waits. */
-		x->ending = got;
-		pthread_mutex_unlock(&x->end_lock);
-		xdpsbx_link_end(x, got, fd);
-		pthread_mutex_lock(&x->end_lock);
-		x->ending = 0;
-		pthread_cond_broadcast(&x->ended);
-	}
-	pthread_mutex_unlock(&x->end_lock);
-	return NULL;
-}
-
-/* Queued for the reaper (started on first use); false when it cannot take it. */
-static bool
-xdpsbx_late_push(struct xdp_sbx *x, int ifindex, int fd)
-{
-	bool queued = false;
-
-	pthread_mutex_lock(&x->end_lock);
-	if (!x->reaper_on && !pthread_create(&x->reaper, NULL, xdpsbx_reaper, x)) {
-		pthread_setname_np(x->reaper, "cvs-xdp-reaper");
-		x->reaper_on = true;
-	}
-	if (x->reaper_on && x->nlate < x->nlinks) {
-		x->late[x->nlate].fd = fd;
-		x->late[x->nlate++].ifindex = ifindex;
-		pthread_cond_signal(&x->late_cv);
-		queued = true;
-	}
-	pthread_mutex_unlock(&x->end_lock);
-	return queued;
-}
-
 void
 xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
@@ -442,60 +391,63 @@ xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	}
 	xdpctl_sbx_forget(x, ifindex, slot, false);
 	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
-	if (!xdpsbx_late_push(x, ifindex, fd))
+	pthread_mutex_lock(&x->end_lock);
+	if (x->nlate < x->nlinks) {
+		x->late[x->nlate].fd = fd;
+		x->late[x->nlate++].ifindex = ifindex;
+		fd = -1;
+	}
+	pthread_mutex_unlock(&x->end_lock);
+	if (fd >= 0)
 		xdpsbx_link_end(x, ifindex, fd);
 }
 
-/* Before an attach: the late link of ifindex ended now, or waited for when being ended. */
+/* The next late link, 0 when none; called and returns with end_lock held. */
+static int
+xdpsbx_late_pop(struct xdp_sbx *x, int ifindex, int *fd)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->nlate; i++) {
+		if (ifindex && x->late[i].ifindex != ifindex)
+			continue;
+		ifindex = x->late[i].ifindex;
+		*fd = x->late[i].fd;
+		x->late[i] = x->late[--x->nlate];
+		return ifindex;
+	}
+	return 0;
+}
+
+/* End the late links of ifindex (0: all) and wait for one being ended by another thread. */
 static void
 xdpsbx_late_end(struct xdp_sbx *x, int ifindex)
 {
-	uint32_t i;
+	int fd, got;
 
 	if (!x->late)
 		return;
 	pthread_mutex_lock(&x->end_lock);
-	for (i = 0; i < x->nlate; i++) {
-		if (x->late[i].ifindex != ifindex)
+	while ((got = xdpsbx_late_pop(x, ifindex, &fd)) || (ifindex && x->ending == ifindex)) {
+		if (!got) {
+			pthread_cond_wait(&x->ended, &x->end_lock);
 			continue;
-		/* Rare (deleted and registered again at once): ended here, the reaper waits. */
-		xdpsbx_link_end(x, ifindex, x->late[i].fd);
-		x->late[i] = x->late[--x->nlate];
-		break;
+		}
+		/* Its pin's path is taken again only after the unlink: the next attach waits. */
+		x->ending = got;
+		pthread_mutex_unlock(&x->end_lock);
+		xdpsbx_link_end(x, got, fd);
+		pthread_mutex_lock(&x->end_lock);
+		x->ending = 0;
+		pthread_cond_broadcast(&x->ended);
 	}
-	while (x->ending == ifindex)
-		pthread_cond_wait(&x->ended, &x->end_lock);
 	pthread_mutex_unlock(&x->end_lock);
 }
 
 void
 xdpctl_sbx_settle(struct xdp_sbx *x)
 {
-	if (!x->late)
-		return;
-	pthread_mutex_lock(&x->end_lock);
-	while (x->nlate || x->ending)
-		pthread_cond_wait(&x->ended, &x->end_lock);
-	pthread_mutex_unlock(&x->end_lock);
-}
-
-/* At unload: the reaper stopped, what it had not ended yet ended here. */
-static void
-xdpsbx_reaper_stop(struct xdp_sbx *x)
-{
-	if (!x->late)
-		return;
-	pthread_mutex_lock(&x->end_lock);
-	x->reaper_stop = true;
-	pthread_cond_signal(&x->late_cv);
-	pthread_mutex_unlock(&x->end_lock);
-	if (x->reaper_on)
-		pthread_join(x->reaper, NULL);
-	x->reaper_on = false;
-	while (x->nlate) {
-		x->nlate--;
-		xdpsbx_link_end(x, x->late[x->nlate].ifindex, x->late[x->nlate].fd);
-	}
+	xdpsbx_late_end(x, 0);
 }
 
 static int
@@ -726,7 +678,7 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 {
 	uint32_t i;
 
-	xdpsbx_reaper_stop(x);
+	xdpctl_sbx_settle(x);
 	/*
 	 * Their pins keep the links: the interfaces keep the program for the next process. A
 	 * link whose pin went with its bpffs (unmounted under us) would end with this process,
@@ -746,7 +698,6 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 	if (x->late) {
 		pthread_mutex_destroy(&x->end_lock);
 		pthread_cond_destroy(&x->ended);
-		pthread_cond_destroy(&x->late_cv);
 	}
 	free(x->late);
 	x->late = NULL;

@@ -455,6 +455,14 @@ reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **ou
 	return status;
 }
 
+/* Outside the lock: the kernel's slow part of a detach, off everyone else's path. */
+static void
+reg_settle(struct registry *r)
+{
+	if (r->ops->settle)
+		r->ops->settle(r->ctx);
+}
+
 /* 'record': a deletion the state file must learn of, not the shutdown's reg_clear(). */
 static void
 reg_remove(struct registry *r, struct sandbox *sb, bool record)
@@ -493,6 +501,7 @@ reg_delete(struct registry *r, const char *id, char *err, size_t errlen)
 	else
 		reg_remove(r, sb, true);
 	pthread_mutex_unlock(&r->lock);
+	reg_settle(r);
 	return status;
 }
 
@@ -508,6 +517,7 @@ reg_clear(struct registry *r)
 		if (r->by_slot[i])
 			reg_remove(r, r->by_slot[i], false);
 	pthread_mutex_unlock(&r->lock);
+	reg_settle(r);
 }
 
 /* Answer with render(sb) for a known sandbox. */
@@ -743,6 +753,7 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 	hostports_expire(&r->hostports, (uint64_t)time(NULL));
 	hostports_scan(&r->hostports);
 	pthread_mutex_unlock(&r->lock);
+	reg_settle(r);
 	reg_counts(r, &total, &before);
 	if (!before)
 		return 0;

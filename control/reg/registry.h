@@ -92,6 +92,8 @@ struct reg_ops {
 	/* Attach the sandbox port; on failure fill err and return -errno (-EBUSY: taken). */
 	int (*attach)(void *ctx, struct sandbox *sb, char *err, size_t errlen);
 	void (*detach)(void *ctx, struct sandbox *sb);
+	/* What detaches left to the end of the registry lock (optional; any thread). */
+	void (*settle)(void *ctx);
 	/* Program or remove one host port → (slot, container port). */
 	void (*hostport)(void *ctx, const struct sandbox *sb, const struct exposed_port *ep,
 			 bool add);
