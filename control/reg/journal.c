@@ -475,12 +475,13 @@ journal_append(struct journal *j, const char *op, json_t *fields)
  * Group commit. A caller whose change no sync in flight covers starts one (a leader), up to
  * JOURNAL_SYNCERS at a time; the others wait on a condition that every sync's end
  * broadcasts. Followers used to queue on a mutex, each woken by the one before: under 20
- * concurrent clients that chain of scheduling delays was most of a change's time. Two in
- * flight: a change that comes while a sync runs starts its own at once instead of waiting
- * for that one to end (the disk queues the second flush), and any sync that returns covers
- * everything written before it began, so they may end in either order.
+ * concurrent clients that chain of scheduling delays was most of a change's time. More than
+ * one in flight is correct (any sync that returns covers everything written before it began,
+ * so they may end in either order) but two measured the same as one here: four rounds of
+ * 1,000 changes from 20 clients each way, p99 12-26 ms with either, within the rounds'
+ * spread; one flush at a time asks less of a disk the node shares.
  */
-#define JOURNAL_SYNCERS	2
+#define JOURNAL_SYNCERS	1
 
 int
 journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
