@@ -571,7 +571,7 @@ journal_switch(struct journal *j, uint64_t base, char *err, size_t errlen)
 		copied = j->tail_len;
 		seq = j->seq;
 		copy = malloc(copied + 1);
-		if (copy)
+		if (copy && copied)	/* no tail yet: nothing came since the mark */
 			memcpy(copy, j->tail, copied);
 	}
 	pthread_mutex_unlock(&j->lock);
@@ -598,7 +598,8 @@ journal_switch(struct journal *j, uint64_t base, char *err, size_t errlen)
 		j->fd_ok = true;
 		j->bytes = n.bytes;
 		j->room = n.room;
-		journal_put(j, j->tail + copied, j->tail_len - copied);
+		if (j->tail_len > copied)
+			journal_put(j, j->tail + copied, j->tail_len - copied);
 		if (rename(next, j->path)) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot rename %s: %s", next, strerror(-ret));
