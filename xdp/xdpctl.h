@@ -61,14 +61,16 @@ struct xdp_sbx {
 	uint32_t nlinks;
 	/*
 	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by
-	 * xdpctl_sbx_settle() outside the caller's lock; 'ending' is the interface whose link
-	 * is being ended now (0: none). All under end_lock.
+	 * xdpctl_sbx_settle() outside the caller's lock; 'ending' lists the interfaces whose
+	 * link a settling thread is ending now. All under end_lock.
 	 */
 	pthread_mutex_t end_lock;
 	pthread_cond_t ended;
 	struct { int fd; int ifindex; } *late;
 	uint32_t nlate;
-	int ending;
+#define XDPSBX_ENDING_MAX	32
+	int ending[XDPSBX_ENDING_MAX];
+	uint32_t nending;
 };
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */

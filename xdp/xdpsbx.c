@@ -419,26 +419,49 @@ xdpsbx_late_pop(struct xdp_sbx *x, int ifindex, int *fd)
 	return 0;
 }
 
-/* End the late links of ifindex (0: all) and wait for one being ended by another thread. */
+/* Whether another thread is ending the link of ifindex now; under end_lock. */
+static bool
+xdpsbx_ending(const struct xdp_sbx *x, int ifindex)
+{
+	uint32_t i;
+
+	for (i = 0; i < x->nending; i++)
+		if (x->ending[i] == ifindex)
+			return true;
+	return false;
+}
+
+/*
+ * End the late links of ifindex (0: all) and wait for one being ended by another thread.
+ * Several deletions settle at once, each ending what it pops; every interface being ended is
+ * listed, so that an attach to it waits for the unlink of its pin and no other.
+ */
 static void
 xdpsbx_late_end(struct xdp_sbx *x, int ifindex)
 {
 	int fd, got;
+	uint32_t i;
 
 	if (!x->late)
 		return;
 	pthread_mutex_lock(&x->end_lock);
-	while ((got = xdpsbx_late_pop(x, ifindex, &fd)) || (ifindex && x->ending == ifindex)) {
+	while ((got = xdpsbx_late_pop(x, ifindex, &fd)) || (ifindex && xdpsbx_ending(x, ifindex))) {
 		if (!got) {
 			pthread_cond_wait(&x->ended, &x->end_lock);
 			continue;
 		}
-		/* Its pin's path is taken again only after the unlink: the next attach waits. */
-		x->ending = got;
+		if (x->nending == XDPSBX_ENDING_MAX) {
+			/* More settlers than slots: this one ends it with the lock held. */
+			xdpsbx_link_end(x, got, fd);
+			continue;
+		}
+		x->ending[x->nending++] = got;
 		pthread_mutex_unlock(&x->end_lock);
 		xdpsbx_link_end(x, got, fd);
 		pthread_mutex_lock(&x->end_lock);
-		x->ending = 0;
+		for (i = 0; i < x->nending && x->ending[i] != got; i++)
+			;
+		x->ending[i] = x->ending[--x->nending];
 		pthread_cond_broadcast(&x->ended);
 	}
 	pthread_mutex_unlock(&x->end_lock);
