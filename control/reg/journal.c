@@ -248,15 +248,7 @@ journal_init(struct journal *j, const char *path)
 {
 	memset(j, 0, sizeof(*j));
 	pthread_mutex_init(&j->lock, NULL);
-	{
-		pthread_rwlockattr_t a;
-
-		/* A compaction must not wait for a pause in the changes' syncs. */
-		pthread_rwlockattr_init(&a);
-		pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-		pthread_rwlock_init(&j->sync_lock, &a);
-		pthread_rwlockattr_destroy(&a);
-	}
+	pthread_mutex_init(&j->sync_lock, NULL);
 	pthread_cond_init(&j->synced, NULL);
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->fd = -1;
@@ -271,7 +263,7 @@ journal_fini(struct journal *j)
 	free(j->tail);
 	j->tail = NULL;
 	pthread_mutex_destroy(&j->lock);
-	pthread_rwlock_destroy(&j->sync_lock);
+	pthread_mutex_destroy(&j->sync_lock);
 	pthread_cond_destroy(&j->synced);
 }
 
@@ -374,7 +366,7 @@ journal_start(struct journal *j, uint64_t base, char *err, size_t errlen)
 {
 	int ret;
 
-	pthread_rwlock_wrlock(&j->sync_lock);
+	pthread_mutex_lock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
 	ret = journal_replace(j, j->path, base, NULL, 0, err, errlen);
 	if (!ret) {
@@ -382,7 +374,7 @@ journal_start(struct journal *j, uint64_t base, char *err, size_t errlen)
 		j->seq = j->durable = base;
 	}
 	pthread_mutex_unlock(&j->lock);
-	pthread_rwlock_unlock(&j->sync_lock);
+	pthread_mutex_unlock(&j->sync_lock);
 	return ret;
 }
 
@@ -472,17 +464,13 @@ journal_append(struct journal *j, const char *op, json_t *fields)
 }
 
 /*
- * Group commit. A caller whose change no sync in flight covers starts one (a leader), up to
- * JOURNAL_SYNCERS at a time; the others wait on a condition that every sync's end
- * broadcasts. Followers used to queue on a mutex, each woken by the one before: under 20
- * concurrent clients that chain of scheduling delays was most of a change's time. More than
- * one in flight is correct (any sync that returns covers everything written before it began,
- * so they may end in either order) but two measured the same as one here: four rounds of
- * 1,000 changes from 20 clients each way, p99 12-26 ms with either, within the rounds'
- * spread; one flush at a time asks less of a disk the node shares.
+ * Group commit. One caller at a time syncs (the leader); the others wait for it on a
+ * condition and are all woken by its end. They used to queue on sync_lock instead, each
+ * woken by the one before: under 20 concurrent clients that chain of wake-ups, one
+ * scheduling delay after another on a busy CPU, was most of a change's time. Two leaders
+ * at once measured the same as one (four rounds of 1,000 changes from 20 clients each way,
+ * p99 12-26 ms with either), so the disk gets one flush at a time.
  */
-#define JOURNAL_SYNCERS	1
-
 int
 journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 {
@@ -491,18 +479,16 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	bool need;
 
 	pthread_mutex_lock(&j->lock);
-	while (j->durable < upto && (j->inflight >= upto || j->syncing >= JOURNAL_SYNCERS))
+	while (j->durable < upto && j->syncing)
 		pthread_cond_wait(&j->synced, &j->lock);
 	if (j->durable >= upto) {
 		pthread_mutex_unlock(&j->lock);
 		return 0;
 	}
-	j->syncing++;
-	if (j->seq > j->inflight)
-		j->inflight = j->seq;
+	j->syncing = true;
 	pthread_mutex_unlock(&j->lock);
-	/* Shared with the other syncs, exclusive to a switch: no fdatasync during a replace. */
-	pthread_rwlock_rdlock(&j->sync_lock);
+	/* sync_lock before lock, as a switch takes them: no fdatasync during a replace. */
+	pthread_mutex_lock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
 	/* A compaction that came first may have made it durable already. */
 	need = j->durable < upto;
@@ -520,17 +506,14 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	}
 	pthread_mutex_lock(&j->lock);
 	j->syncs += need;
-	if (ret) {
+	if (ret)
 		j->fd_ok = false;
-		/* Nothing in flight covers them now: the waiters find the error themselves. */
-		j->inflight = j->durable;
-	} else if (target > j->durable) {
+	else if (target > j->durable)
 		j->durable = target;
-	}
-	j->syncing--;
+	j->syncing = false;
 	pthread_cond_broadcast(&j->synced);
 	pthread_mutex_unlock(&j->lock);
-	pthread_rwlock_unlock(&j->sync_lock);
+	pthread_mutex_unlock(&j->sync_lock);
 	return ret;
 }
 
@@ -559,55 +542,49 @@ int
 journal_switch(struct journal *j, uint64_t base, char *err, size_t errlen)
 {
 	char next[sizeof(j->path) + 8];
-	size_t copied = 0;
-	uint64_t seq = 0;
-	char *copy = NULL;
+	struct journal n = { .fd = -1 };
+	size_t copied;
+	uint64_t seq;
+	char *copy;
 	int ret = 0;
 
 	snprintf(next, sizeof(next), "%s.next", j->path);
-	pthread_rwlock_wrlock(&j->sync_lock);
+	pthread_mutex_lock(&j->sync_lock);
 	pthread_mutex_lock(&j->lock);
-	if (!j->tail_lost) {
-		copied = j->tail_len;
-		seq = j->seq;
-		copy = malloc(copied + 1);
-		if (copy && copied)	/* no tail yet: nothing came since the mark */
-			memcpy(copy, j->tail, copied);
-	}
+	copied = j->tail_len;
+	seq = j->seq;
+	copy = malloc(copied + 1);
+	if (copy && copied)	/* no tail yet: nothing came since the mark */
+		memcpy(copy, j->tail, copied);
 	pthread_mutex_unlock(&j->lock);
-	if (!copy) {
-		snprintf(err, errlen, "out of memory while compacting the journal");
-		ret = -ENOMEM;
-	}
 	/* j->fd and its figures are the lock's: the new file's go to a journal of its own. */
-	struct journal n = { .fd = -1 };
-
-	if (!ret)
+	if (copy)
 		ret = journal_replace(&n, next, base, copy, copied, err, errlen);
 	free(copy);
 	pthread_mutex_lock(&j->lock);
-	if (!ret && j->tail_lost) {
+	/* A line lost while collecting, before the copy or after it, is missing from it. */
+	if (!copy || (!ret && j->tail_lost)) {
 		snprintf(err, errlen, "out of memory while compacting the journal");
 		ret = -ENOMEM;
 	}
+	/* What came after the copy, in the new file too; j changes only once it is in place. */
+	if (!ret && j->tail_len > copied)
+		journal_put(&n, j->tail + copied, j->tail_len - copied);
+	if (!ret && !n.fd_ok) {
+		snprintf(err, errlen, "cannot write %s", next);
+		ret = -EIO;
+	}
+	if (!ret && rename(next, j->path)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot rename %s: %s", next, strerror(-ret));
+	}
 	if (!ret) {
-		/* What came after the copy, in the new file too. */
-		int old = j->fd;
-
+		if (j->fd >= 0)
+			close(j->fd);
 		j->fd = n.fd;
 		j->fd_ok = true;
 		j->bytes = n.bytes;
 		j->room = n.room;
-		if (j->tail_len > copied)
-			journal_put(j, j->tail + copied, j->tail_len - copied);
-		if (rename(next, j->path)) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot rename %s: %s", next, strerror(-ret));
-			close(j->fd);
-			j->fd = old;
-		} else if (old >= 0) {
-			close(old);
-		}
 		n.fd = -1;
 	}
 	if (!ret && seq > j->durable)
@@ -622,7 +599,7 @@ journal_switch(struct journal *j, uint64_t base, char *err, size_t errlen)
 		unlink(next);
 	else
 		ret = cvs_dir_sync(j->path, err, errlen);
-	pthread_rwlock_unlock(&j->sync_lock);
+	pthread_mutex_unlock(&j->sync_lock);
 	return ret;
 }
 

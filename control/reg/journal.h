@@ -34,10 +34,9 @@
 
 struct journal {
 	pthread_mutex_t lock;		/* everything below */
-	pthread_rwlock_t sync_lock;	/* read: a sync in flight; write: a switch */
-	pthread_cond_t synced;		/* a sync ended (journal_sync()) */
-	uint32_t syncing;		/* syncs in flight or about to start */
-	uint64_t inflight;		/* the highest change a sync in flight will cover */
+	pthread_mutex_t sync_lock;	/* one fdatasync or switch at a time */
+	pthread_cond_t synced;		/* a leader's sync ended (journal_sync()) */
+	bool syncing;			/* a leader is syncing or about to */
 	char path[512];
 	int fd;			/* -1: not open */
 	bool fd_ok;		/* every numbered change so far is written to fd */
