@@ -379,18 +379,26 @@ xdpsbx_ours(struct xdp_sbx *x, uint32_t id)
  * lock (xdpctl_sbx_settle()), before it answers. One slot has one link: 'late' never holds
  * more than nlinks.
  */
+/* The slot's entries go (and with 'unattach' our program); the next one counts afresh. */
+static void
+xdpsbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
+{
+	struct cvs_sbx_pol zero = { 0 };
+
+	xdpctl_sbx_forget(x, ifindex, slot, unattach);
+	/* The next sandbox in the slot starts with its own count. */
+	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
+}
+
 void
 xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	struct cvs_sbx_pol zero = { 0 };
 	int fd = x->late ? xdpsbx_link_take(x, ifindex, slot) : -1;
 
-	if (fd < 0) {
-		xdpctl_sbx_detach(x, ifindex, slot);
+	/* No link of ours to take (no pins, a build before the links): the whole detach now. */
+	xdpsbx_detach(x, ifindex, slot, fd < 0);
+	if (fd < 0)
 		return;
-	}
-	xdpctl_sbx_forget(x, ifindex, slot, false);
-	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
 	pthread_mutex_lock(&x->end_lock);
 	if (x->nlate < x->nlinks) {
 		x->late[x->nlate].fd = fd;
@@ -596,11 +604,7 @@ xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
 void
 xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	struct cvs_sbx_pol zero = { 0 };
-
-	xdpctl_sbx_forget(x, ifindex, slot, true);
-	/* The next sandbox in the slot starts with its own count. */
-	bpf_map_update_elem(x->pol_fd, &slot, &zero, BPF_ANY);
+	xdpsbx_detach(x, ifindex, slot, true);
 }
 
 int

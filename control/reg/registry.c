@@ -753,7 +753,6 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 	hostports_expire(&r->hostports, (uint64_t)time(NULL));
 	hostports_scan(&r->hostports);
 	pthread_mutex_unlock(&r->lock);
-	reg_settle(r);
 	reg_counts(r, &total, &before);
 	if (!before)
 		return 0;
