@@ -45,6 +45,8 @@ struct publish {
 	struct cvs_port_stats *slot_st;	/* per slot, written by the worker that owns it */
 	uint32_t max_sandboxes;
 	uint32_t sandbox_net;		/* network order */
+	int ifq_fd;			/* for SIOCGIFINDEX, when ifq_open */
+	bool ifq_open;
 
 	/* Set by the owner before the registry uses reg_ops. */
 	struct worker *w;		/* nw workers */
