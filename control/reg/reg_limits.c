@@ -81,7 +81,7 @@ reg_limits_apply(const struct registry *r, struct sandbox *sb)
 void
 reg_set_default_limits(struct registry *r, const struct reg_limits *l)
 {
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	r->default_lim = *l;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }

@@ -119,7 +119,7 @@ reg_link_seen(struct registry *r, int ifindex, const char *ifname, uint32_t xdp_
 	struct sandbox *sb;
 	uint32_t n = 0;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_on_ifindex(r, ifindex);
 	if (sb && strcmp(sb->iface, ifname)) {
 		reg_suspend(r, sb, true, "interface %s was renamed to %s", sb->iface, ifname);
@@ -136,7 +136,7 @@ reg_link_seen(struct registry *r, int ifindex, const char *ifname, uint32_t xdp_
 	}
 	if (sb && !sb->dp)
 		n += reg_link_attach(r, sb);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return n;
 }
 
@@ -145,12 +145,12 @@ reg_link_gone(struct registry *r, int ifindex, const char *ifname)
 {
 	struct sandbox *sb;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_on_ifindex(r, ifindex);
 	if (sb)
 		reg_suspend(r, sb, false, "interface %s disappeared (deleted, or moved to another "
 			    "network namespace)", ifname[0] ? ifname : sb->iface);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return sb != NULL;
 }
 
@@ -181,7 +181,7 @@ reg_link_resync(struct registry *r)
 {
 	uint32_t i, n = 0;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++) {
 		struct sandbox *sb = r->by_slot[i];
 
@@ -192,15 +192,15 @@ reg_link_resync(struct registry *r)
 		else
 			n += reg_link_attach(r, sb);
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return n;
 }
 
 void
 reg_link_counts(struct registry *r, uint64_t *lost, uint64_t *back)
 {
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	*lost = r->links_lost;
 	*back = r->links_back;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }

@@ -6,7 +6,6 @@
  * one, so a restart never runs with half of the registrations.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +61,7 @@ reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *ar
 	 * mark either way. Records carry a sandbox's whole state, so applying them again over a
 	 * render that already has them gives the same registry.
 	 */
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	if (at)
 		at(arg);
 	for (;;) {
@@ -73,15 +72,15 @@ reg_state_at(struct registry *r, json_t **holds, void (*at)(void *arg), void *ar
 				json_array_append_new(arr, reg_state_record(r->by_slot[i]));
 		if (i == r->max_sandboxes)
 			break;
-		pthread_mutex_unlock(&r->lock);
-		sched_yield();	/* the waiting requests first: a mutex is not fair by itself */
-		pthread_mutex_lock(&r->lock);
+		/* The requests waiting meanwhile go first: the lock is handed on in order. */
+		fifo_unlock(&r->lock);
+		fifo_lock(&r->lock);
 	}
 	if (holds) {
 		hostports_expire(&r->hostports, (uint64_t)time(NULL));
 		*holds = hostports_holds_json(&r->hostports, NULL);
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return arr;
 }
 
@@ -255,7 +254,7 @@ reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errle
 		snprintf(err, errlen, "\"sandboxes\" must be an array");
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < json_array_size(sandboxes) && !ret; i++) {
 		char why[384];
 
@@ -263,7 +262,7 @@ reg_restore(struct registry *r, const json_t *sandboxes, char *err, size_t errle
 		if (ret)
 			snprintf(err, errlen, "record %zu: %s", i, why);
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return ret;
 }
 
@@ -272,10 +271,10 @@ reg_holds_state(struct registry *r)
 {
 	json_t *arr;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	hostports_expire(&r->hostports, (uint64_t)time(NULL));
 	arr = hostports_holds_json(&r->hostports, NULL);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return arr;
 }
 
@@ -284,8 +283,8 @@ reg_holds_restore(struct registry *r, const json_t *holds, char *err, size_t err
 {
 	int ret;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	ret = hostports_holds_restore(&r->hostports, holds, (uint64_t)time(NULL), err, errlen);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return ret;
 }

@@ -33,7 +33,7 @@ reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	pthread_mutex_init(&r->lock, NULL);
+	fifo_lock_init(&r->lock);
 	r->max_sandboxes = max_sandboxes;
 	r->node_ip = node_ip;
 	memcpy(r->default_mac, (const uint8_t[6]){ 0x20, 0x90, 0x6f, 0xfc, 0xfc, 0xfc }, 6);
@@ -69,7 +69,7 @@ reg_fini(struct registry *r)
 	free(r->by_slot);
 	r->by_slot = NULL;
 	reg_index_fini(r);
-	pthread_mutex_destroy(&r->lock);
+	fifo_lock_destroy(&r->lock);
 }
 
 bool
@@ -441,7 +441,7 @@ reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **ou
 
 	if (reg_id_check(id, err, errlen))
 		return REG_E_INVALID;
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_find(r, id);
 	if (sb)
 		status = reg_update(r, sb, q, err, errlen);
@@ -451,7 +451,7 @@ reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t **ou
 		reg_changed(r, sb, false);
 	if (status >= 0 && out)
 		*out = reg_render(r, sb);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return status;
 }
 
@@ -494,13 +494,13 @@ reg_delete(struct registry *r, const char *id, char *err, size_t errlen)
 	struct sandbox *sb;
 	int status = REG_OK;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	if (!sb)
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
 	else
 		reg_remove(r, sb, true);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	reg_settle(r);
 	return status;
 }
@@ -512,11 +512,11 @@ reg_clear(struct registry *r)
 
 	if (!r->by_slot)
 		return;
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++)
 		if (r->by_slot[i])
 			reg_remove(r, r->by_slot[i], false);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	reg_settle(r);
 }
 
@@ -529,13 +529,13 @@ reg_show(struct registry *r, const char *id,
 	struct sandbox *sb;
 	int status = REG_OK;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	if (sb)
 		*out = render(r, sb);
 	else
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return status;
 }
 
@@ -551,11 +551,11 @@ reg_list(struct registry *r)
 	json_t *arr = json_array();
 	uint32_t i;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++)
 		if (r->by_slot[i])
 			json_array_append_new(arr, reg_render(r, r->by_slot[i]));
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return json_pack("{s:o}", "sandboxes", arr);
 }
 
@@ -568,7 +568,7 @@ reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, cha
 	int status = REG_OK;
 	uint32_t i;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	for (i = 0; sb && i < sb->nports && sb->ports[i].cport != port; i++)
 		;
@@ -584,7 +584,7 @@ reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, cha
 				 "containerPort", (int)port, "mode", "host_port", "endpoint", ep,
 				 "hostIP", node, "hostPort", sb->ports[i].hport);
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return status;
 }
 
@@ -607,7 +607,7 @@ reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,
 	struct sandbox *sb;
 	int status;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_id_valid(id) ? reg_find(r, id) : NULL;
 	if (!sb) {
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND, "sandbox %s not found", id);
@@ -618,7 +618,7 @@ reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,
 		if (!status && out)
 			*out = policy_render(&sb->policy);
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return status;
 }
 
@@ -629,11 +629,11 @@ reg_foreach(struct registry *r, void (*fn)(void *arg, const struct sandbox *sb),
 {
 	uint32_t i;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++)
 		if (r->by_slot[i])
 			fn(arg, r->by_slot[i]);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }
 
 uint16_t
@@ -642,10 +642,10 @@ reg_zone_of(struct registry *r, const char *id)
 	const struct sandbox *sb;
 	uint16_t zone;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = reg_find(r, id);
 	zone = sb ? (uint16_t)(sb->slot + 1) : 0;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return zone;
 }
 
@@ -654,11 +654,11 @@ reg_zone_name(struct registry *r, uint16_t zone, char *buf, size_t len)
 {
 	const struct sandbox *sb;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	sb = zone && zone - 1u < r->max_sandboxes ? r->by_slot[zone - 1] : NULL;
 	if (sb)
 		snprintf(buf, len, "%s", sb->id);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return sb != NULL;
 }
 
@@ -669,10 +669,10 @@ reg_set_store(struct registry *r, const struct reg_store_ops *ops, void *ctx)
 {
 	if (!r->by_slot)
 		return;
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	r->store = ops;
 	r->store_ctx = ctx;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }
 
 /* No registry lock: the store orders its own writers, and the answer waits only for them. */
@@ -719,24 +719,24 @@ reg_attach_pending(struct registry *r)
 {
 	uint32_t i, left = 0;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	for (i = 0; i < r->max_sandboxes; i++) {
 		struct sandbox *sb = r->by_slot[i];
 
 		if (sb && !sb->dp && reg_attach_one(r, sb))
 			left++;
 	}
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	return left;
 }
 
 void
 reg_counts(struct registry *r, uint32_t *total, uint32_t *unattached)
 {
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	*total = r->count;
 	*unattached = r->unattached;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }
 
 uint32_t
@@ -749,10 +749,10 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 		return 0;
 	r->next_retry_ms = now_ms + REG_RETRY_MS;
 	/* Holds run out, and a listener that appeared on a handed-out port is seen. */
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	hostports_expire(&r->hostports, (uint64_t)time(NULL));
 	hostports_scan(&r->hostports);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 	reg_counts(r, &total, &before);
 	if (!before)
 		return 0;
@@ -764,18 +764,18 @@ reg_tick(struct registry *r, uint64_t now_ms, uint32_t *waiting)
 void
 reg_set_default_guest_mac(struct registry *r, const uint8_t mac[6])
 {
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	memcpy(r->default_mac, mac, 6);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }
 
 void
 reg_hostports_configure(struct registry *r, const struct cvs_range *reserved, uint32_t n,
 			uint32_t hold_s)
 {
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	hostports_configure(&r->hostports, reserved, n, hold_s);
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }
 
 void
@@ -783,7 +783,7 @@ reg_hostport_info(struct registry *r, struct reg_hostport_info *out)
 {
 	const struct hostports *h = &r->hostports;
 
-	pthread_mutex_lock(&r->lock);
+	fifo_lock(&r->lock);
 	out->size = hostports_size(h);
 	out->used = hostports_used(h) - h->nholds;
 	out->free = hostports_free(h);
@@ -792,5 +792,5 @@ reg_hostport_info(struct registry *r, struct reg_hostport_info *out)
 	out->nconflicts = h->nconflicts;
 	memcpy(out->conflicts, h->conflicts, sizeof(out->conflicts));
 	out->st = h->st;
-	pthread_mutex_unlock(&r->lock);
+	fifo_unlock(&r->lock);
 }

@@ -16,6 +16,7 @@
 #include <net/if.h>
 #include <jansson.h>
 
+#include "fifolock.h"
 #include "policy.h"
 #include "hostports.h"
 #include "portalloc.h"
@@ -143,7 +144,7 @@ struct reg_store_ops {
 };
 
 struct registry {
-	pthread_mutex_t lock;
+	struct fifo_lock lock;		/* handed to its waiters in order (fifolock.h) */
 	struct sandbox **by_slot;
 	uint32_t max_sandboxes;
 	uint32_t count;
@@ -222,7 +223,8 @@ bool reg_ip_usable(const struct registry *r, uint32_t ip);
 /*
  * Durability. Every change of a registration goes to store->change (reg_set_store()) as it
  * happens; reg_persist() runs store->commit, which the API calls before it answers a change
- * (0 without a store). Restores (reg_restore()) and reg_clear() are not changes.
+ * (0 without a store): it makes durable the changes the calling thread made, and those
+ * before them. Restores (reg_restore()) and reg_clear() are not changes.
  */
 void reg_set_store(struct registry *r, const struct reg_store_ops *ops, void *ctx);
 int reg_persist(struct registry *r, char *err, size_t errlen);

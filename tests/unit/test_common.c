@@ -2,11 +2,13 @@
 /*
  * The shared helpers (common/) without EAL or root: write-all through a pipe, atomic file
  * replacement (content, mode, no temp file left behind, also when the rename fails),
- * the one-line error format and strict number parsing.
+ * the one-line error format, strict number parsing and the order a fifo_lock is handed on in.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 
 #include "t.h"
 #include "cvs_common.h"
+#include "fifolock.h"
 
 static char *
 slurp(const char *path)
@@ -157,6 +160,71 @@ test_parse(void)
 	CHECK_EQ(v, UINT32_MAX);
 }
 
+#define FIFO_THREADS	8
+#define FIFO_ROUNDS	200
+
+struct fifo_case {
+	struct fifo_lock l;
+	int order[FIFO_THREADS * FIFO_ROUNDS];
+	int n;
+};
+
+struct fifo_arg {
+	struct fifo_case *c;
+	int id;
+};
+
+static void *
+fifo_taker(void *p)
+{
+	struct fifo_arg *a = p;
+
+	fifo_lock(&a->c->l);
+	a->c->order[a->c->n++] = a->id;
+	fifo_unlock(&a->c->l);
+	return NULL;
+}
+
+/*
+ * Threads queued one by one behind a held lock get it in that order, and none is passed over
+ * by a thread that comes while the lock is being handed on (this thread, taking it again
+ * right after each release, queues behind the waiters).
+ */
+static void
+test_fifo_lock(void)
+{
+	static struct fifo_case c;
+	struct fifo_arg a[FIFO_THREADS];
+	pthread_t t[FIFO_THREADS];
+	int round, i, late = 0;
+
+	fifo_lock_init(&c.l);
+	for (round = 0; round < FIFO_ROUNDS; round++) {
+		c.n = 0;
+		fifo_lock(&c.l);
+		for (i = 0; i < FIFO_THREADS; i++) {
+			struct timespec ms = { 0, 1000 * 1000 };
+
+			a[i] = (struct fifo_arg){ &c, i };
+			pthread_create(&t[i], NULL, fifo_taker, &a[i]);
+			while (fifo_lock_waiting(&c.l) < (unsigned)i + 1)
+				nanosleep(&ms, NULL);
+		}
+		fifo_unlock(&c.l);
+		fifo_lock(&c.l);	/* behind all of them */
+		late += c.n != FIFO_THREADS;
+		fifo_unlock(&c.l);
+		for (i = 0; i < FIFO_THREADS; i++)
+			pthread_join(t[i], NULL);
+		for (i = 0; i < FIFO_THREADS; i++)
+			CHECK_EQ(c.order[i], i);
+		if (round == 0 || round == FIFO_ROUNDS - 1)
+			CHECK_EQ(c.n, FIFO_THREADS);
+	}
+	CHECK_EQ(late, 0);
+	fifo_lock_destroy(&c.l);
+}
+
 int
 main(void)
 {
@@ -170,6 +238,7 @@ main(void)
 	test_replace(dir);
 	test_err();
 	test_parse();
+	test_fifo_lock();
 	rmdir(dir);
 	return t_done("test_common");
 }
