@@ -13,7 +13,7 @@ flows_start() {
 	local d n
 	for d in $FLOW_DIRS; do
 		mkdir -p "$TB_DIR/f-$d"
-		rm -f "$TB_DIR/f-$d"/{mark,ready,stop,out}
+		rm -f "$TB_DIR/f-$d"/{mark,ready,stop,out,caught}
 	done
 	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "ingress@$NODE_IP:$HP1:10" \
 		--tcp "ingress@$NODE_IP:$HP2:10" >"$TB_DIR/f-in/out"
@@ -50,10 +50,22 @@ flows_mark() { # number
 
 # Stop the flows and write $TB_DIR/flows.txt: MIX label got want, FLOW ok name: why, STALL
 # median max, OK intact total.
+flows_caught() { # true when every flow has exchanged a message after the last mark
+	local d m
+	for d in $FLOW_DIRS; do
+		m=$(cat "$TB_DIR/f-$d/mark" 2>/dev/null || echo 0)
+		[ "$(cat "$TB_DIR/f-$d/caught" 2>/dev/null || echo 0)" -ge "$m" ] || return 1
+	done
+}
+
 flows_stop() {
 	local d n
-	# Let each flow exchange a message after the last mark.
-	sleep 2
+	# Let each flow exchange a message after the last mark: up to 10 s, as a TCP flow's next
+	# retransmission can come about as long after a restart as the restart lasted (backoff).
+	for n in $(seq 100); do
+		flows_caught && break
+		sleep 0.1
+	done
 	for d in $FLOW_DIRS; do touch "$TB_DIR/f-$d/stop"; done
 	for n in $(seq 150); do
 		flows_all out && break

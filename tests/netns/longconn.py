@@ -9,7 +9,9 @@ same connection; a reset, an end of stream, a wrong echo or 30 s without an answ
 them. UDP flows talk to sbxserver.py's UDP echo, which appends the source address it saw: it
 must stay the same (the SNAT port survived). DIR/mark holds a number the test bumps after each
 restart; a flow must have exchanged a message after the last mark. DIR/ready appears once every
-flow has exchanged one; creating DIR/stop ends the run and prints one JSON summary: per flow
+flow has exchanged one, and DIR/caught holds the last mark every flow has exchanged a message
+after (flows.sh waits for it: a TCP flow's next retransmission after a restart of a few
+seconds can come that much later again, past any fixed wait); creating DIR/stop ends the run and prints one JSON summary: per flow
 its label, whether it is intact (and why not), its messages and the longest wait between two
 answers (the stall a restart caused; printed, not judged).
 """
@@ -123,6 +125,15 @@ def main():
     while time.time() < deadline and not all(f.msgs or f.broken for f in flows):
         time.sleep(0.05)
     open(os.path.join(d, 'ready'), 'w').close()
+    caught = 0
+    while any(t.is_alive() for t in threads):
+        m = mark(d)
+        if m > caught and all(f.last_mark >= m for f in flows):
+            caught = m
+            with open(os.path.join(d, 'caught.new'), 'w') as f:
+                f.write('%d\n' % m)
+            os.rename(os.path.join(d, 'caught.new'), os.path.join(d, 'caught'))
+        time.sleep(0.05)
     for t in threads:
         t.join()
     last = mark(d)
