@@ -228,12 +228,13 @@ publish_op_ifindex(void *ctx, const char *iface)
 {
 	struct publish *p = ctx;
 	struct ifreq ifr = { 0 };
+	size_t n = strlen(iface);
 
 	if (!p->ifq_open)
 		return (int)if_nametoindex(iface);
-	if (strlen(iface) >= sizeof(ifr.ifr_name))
+	if (n >= sizeof(ifr.ifr_name))
 		return 0;
-	memcpy(ifr.ifr_name, iface, strlen(iface));
+	memcpy(ifr.ifr_name, iface, n);
 	return ioctl(p->ifq_fd, SIOCGIFINDEX, &ifr) ? 0 : ifr.ifr_ifindex;
 }
 

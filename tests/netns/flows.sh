@@ -48,8 +48,6 @@ flows_mark() { # number
 	for d in $FLOW_DIRS; do echo "$1" >"$TB_DIR/f-$d/mark"; done
 }
 
-# Stop the flows and write $TB_DIR/flows.txt: MIX label got want, FLOW ok name: why, STALL
-# median max, OK intact total.
 flows_caught() { # true when every flow has exchanged a message after the last mark
 	local d m
 	for d in $FLOW_DIRS; do
@@ -58,6 +56,8 @@ flows_caught() { # true when every flow has exchanged a message after the last m
 	done
 }
 
+# Stop the flows and write $TB_DIR/flows.txt: MIX label got want, FLOW ok name: why, STALL
+# median max, OK intact total.
 flows_stop() {
 	local d n
 	# Let each flow exchange a message after the last mark: up to 10 s, as a TCP flow's next

@@ -130,8 +130,8 @@ def main():
         m = mark(d)
         if m > caught and all(f.last_mark >= m for f in flows):
             caught = m
-            with open(os.path.join(d, 'caught.new'), 'w') as f:
-                f.write('%d\n' % m)
+            with open(os.path.join(d, 'caught.new'), 'w') as out:
+                out.write('%d\n' % m)
             os.rename(os.path.join(d, 'caught.new'), os.path.join(d, 'caught'))
         time.sleep(0.05)
     for t in threads:
