@@ -60,12 +60,15 @@ struct xdp_sbx {
 	struct { int fd; int ifindex; } *links;	/* by slot: the link this process holds */
 	uint32_t nlinks;
 	/*
-	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by
-	 * xdpctl_sbx_settle() outside the caller's lock; 'ending' lists the interfaces whose
-	 * link a settling thread is ending now. All under end_lock.
+	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by the ender thread
+	 * (xdpend.c) or xdpctl_sbx_settle(); 'ending' lists the interfaces whose link a thread
+	 * is ending now. All under end_lock.
 	 */
 	pthread_mutex_t end_lock;
 	pthread_cond_t ended;
+	pthread_cond_t late_cv;		/* the ender's: something was pushed, or stop */
+	pthread_t ender;
+	bool ender_on, end_stop;
 	struct { int fd; int ifindex; } *late;
 	uint32_t nlate;
 #define XDPSBX_ENDING_MAX	32
@@ -112,9 +115,9 @@ int xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32
 		      uint32_t worker, const uint8_t mac[6], char *err, size_t errlen);
 void xdpctl_sbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
 /*
- * Detach, but the interface's link is only taken off the slot: xdpctl_sbx_settle() ends it
- * (an attach to the same interface first, or the unload). For callers under a lock that
- * others wait for; any thread may settle.
+ * Detach, but the interface's link is only taken off the slot: a thread of this module ends
+ * it soon after (xdpend.c), an attach to the same interface first, xdpctl_sbx_settle() or
+ * the unload at the latest. For callers under a lock that others wait for.
  */
 void xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot);
 void xdpctl_sbx_settle(struct xdp_sbx *x);

@@ -30,6 +30,7 @@
 
 #include "rtnl.h"
 #include "xdpctl.h"
+#include "xdpend.h"
 #include "xdppin.h"
 
 extern const unsigned char cvs_bpf_sbx[];
@@ -81,16 +82,11 @@ xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	x->links = calloc(n, sizeof(*x->links));
-	x->late = calloc(n ? n : 1, sizeof(*x->late));
-	if (!x->links || !x->late) {
+	if (!x->links || xdpend_init(x, n)) {
 		free(x->links);
-		free(x->late);
 		x->links = NULL;
-		x->late = NULL;
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&x->end_lock, NULL);
-	pthread_cond_init(&x->ended, NULL);
 	for (i = 0; i < n; i++)
 		x->links[i].fd = -1;
 	x->nlinks = n;
@@ -194,8 +190,7 @@ xdpsbx_link_on(int fd, int ifindex, uint32_t *id)
 	return info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (uint32_t)ifindex;
 }
 
-/* The link's end: detached now (not when a pin's inode is freed after RCU), unpinned, closed. */
-static void
+void
 xdpsbx_link_end(const struct xdp_sbx *x, int ifindex, int fd)
 {
 	char path[PATH_MAX];
@@ -372,13 +367,6 @@ xdpsbx_ours(struct xdp_sbx *x, uint32_t id)
 	return same;
 }
 
-/*
- * Ending a link on a veth waits for an RCU grace period in the kernel (veth_disable_xdp ->
- * synchronize_net, 3-4 ms under load): done under the registry lock, every other change
- * queued behind it. So a deletion leaves the link here and its caller ends it after the
- * lock (xdpctl_sbx_settle()), before it answers. One slot has one link: 'late' never holds
- * more than nlinks.
- */
 /* The slot's entries go (and with 'unattach' our program); the next one counts afresh. */
 static void
 xdpsbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
@@ -399,86 +387,13 @@ xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	xdpsbx_detach(x, ifindex, slot, fd < 0);
 	if (fd < 0)
 		return;
-	pthread_mutex_lock(&x->end_lock);
-	if (x->nlate < x->nlinks) {
-		x->late[x->nlate].fd = fd;
-		x->late[x->nlate++].ifindex = ifindex;
-		fd = -1;
-	}
-	pthread_mutex_unlock(&x->end_lock);
-	if (fd >= 0)
-		xdpsbx_link_end(x, ifindex, fd);
-}
-
-/* The next late link, 0 when none; called and returns with end_lock held. */
-static int
-xdpsbx_late_pop(struct xdp_sbx *x, int ifindex, int *fd)
-{
-	uint32_t i;
-
-	for (i = 0; i < x->nlate; i++) {
-		if (ifindex && x->late[i].ifindex != ifindex)
-			continue;
-		ifindex = x->late[i].ifindex;
-		*fd = x->late[i].fd;
-		x->late[i] = x->late[--x->nlate];
-		return ifindex;
-	}
-	return 0;
-}
-
-/* Whether another thread is ending the link of ifindex now; under end_lock. */
-static bool
-xdpsbx_ending(const struct xdp_sbx *x, int ifindex)
-{
-	uint32_t i;
-
-	for (i = 0; i < x->nending; i++)
-		if (x->ending[i] == ifindex)
-			return true;
-	return false;
-}
-
-/*
- * End the late links of ifindex (0: all) and wait for one being ended by another thread.
- * Several deletions settle at once, each ending what it pops; every interface being ended is
- * listed, so that an attach to it waits for the unlink of its pin and no other.
- */
-static void
-xdpsbx_late_end(struct xdp_sbx *x, int ifindex)
-{
-	int fd, got;
-	uint32_t i;
-
-	if (!x->late)
-		return;
-	pthread_mutex_lock(&x->end_lock);
-	while ((got = xdpsbx_late_pop(x, ifindex, &fd)) || (ifindex && xdpsbx_ending(x, ifindex))) {
-		if (!got) {
-			pthread_cond_wait(&x->ended, &x->end_lock);
-			continue;
-		}
-		if (x->nending == XDPSBX_ENDING_MAX) {
-			/* More settlers than slots: this one ends it with the lock held. */
-			xdpsbx_link_end(x, got, fd);
-			continue;
-		}
-		x->ending[x->nending++] = got;
-		pthread_mutex_unlock(&x->end_lock);
-		xdpsbx_link_end(x, got, fd);
-		pthread_mutex_lock(&x->end_lock);
-		for (i = 0; i < x->nending && x->ending[i] != got; i++)
-			;
-		x->ending[i] = x->ending[--x->nending];
-		pthread_cond_broadcast(&x->ended);
-	}
-	pthread_mutex_unlock(&x->end_lock);
+	xdpend_push(x, ifindex, fd);
 }
 
 void
 xdpctl_sbx_settle(struct xdp_sbx *x)
 {
-	xdpsbx_late_end(x, 0);
+	xdpend_now(x, 0);
 }
 
 static int
@@ -553,7 +468,7 @@ xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t s
 	int ret;
 
 	/* A deletion's link on this interface that was not ended yet ends first. */
-	xdpsbx_late_end(x, ifindex);
+	xdpend_now(x, ifindex);
 	ret = xdpsbx_entries(x, ifindex, slot, worker, mac);
 	if (ret) {
 		snprintf(err, errlen, "cannot add %s to the sandbox maps: %s", ifname,
@@ -739,7 +654,7 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 {
 	uint32_t i;
 
-	xdpctl_sbx_settle(x);
+	xdpend_fini(x);
 	/*
 	 * Their pins keep the links: the interfaces keep the program for the next process. A
 	 * link whose pin went with its bpffs (unmounted under us) would end with this process,
@@ -756,12 +671,6 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 	free(x->links);
 	x->links = NULL;
 	x->nlinks = 0;
-	if (x->late) {
-		pthread_mutex_destroy(&x->end_lock);
-		pthread_cond_destroy(&x->ended);
-	}
-	free(x->late);
-	x->late = NULL;
 	if (x->press)
 		munmap((void *)x->press, CVS_FUN_MAX * sizeof(uint64_t));
 	x->press = NULL;

@@ -74,7 +74,18 @@ nsw() { ip netns exec "$NS_W" "$@"; }
 nss() { local i=$1; shift; ip netns exec "cvs-s$i-$TB_ID" "$@"; }
 # Every named interface of the node namespace has an XDP program (xdp_on), or none has (xdp_off).
 xdp_on() { local i; for i; do nsn ip link show "$i" | grep -q prog/xdp || return 1; done; }
-xdp_off() { local i; for i; do ! nsn ip link show "$i" | grep -q prog/xdp || return 1; done; }
+# A deletion's link ends on its own thread after the answer (xdp/xdpend.c): xdp_off waits for
+# that, 3 s at most, where a program that stays is the failure.
+xdp_off() {
+	local i k
+	for i; do
+		for k in $(seq 60); do
+			nsn ip link show "$i" | grep -q prog/xdp || continue 2
+			sleep 0.05
+		done
+		return 1
+	done
+}
 
 tb_skip_unless_capable() {
 	if [ "$(id -u)" != 0 ]; then

@@ -11,9 +11,12 @@
  * the handlers). A client should measure the server, so this one costs a few microseconds of
  * CPU per request.
  *
- *   apibench put|delete FILE --api HOST:PORT [--clients C] [--max-seconds S]
+ *   apibench put|delete FILE --api HOST:PORT [--clients C] [--max-seconds S] [--samples OUT]
  * prints one JSON object: n, p50_ms, p99_ms, max_ms, mean_ms, op, clients, total_s, status
  * (count per HTTP status), errors (the first few), done, asked; exit 1 unless all succeeded.
+ * --samples writes every request as 'START_MS MS STATUS' (start from the run's start, whose
+ * CLOCK_MONOTONIC time heads the file, as perf record -k CLOCK_MONOTONIC stamps its samples),
+ * to see where in a run the slow ones fall and what ran then.
  */
 #include <errno.h>
 #include <math.h>
@@ -41,6 +44,8 @@ struct ab_run {
 	struct ab_spec *specs;
 	size_t nspecs;
 	double *ms;			/* per request, by spec index; < 0: not done */
+	double *start;			/* its start, seconds from t0 */
+	double t0;
 	long *status;
 	atomic_size_t next;
 	double deadline;
@@ -136,6 +141,7 @@ ab_client(void *arg)
 		if (put)
 			curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->specs[i].body);
 		t0 = ab_now();
+		r->start[i] = t0 - r->t0;
 		rc = curl_easy_perform(c);
 		r->ms[i] = (ab_now() - t0) * 1e3;
 		r->status[i] = 0;
@@ -214,10 +220,26 @@ ab_report(struct ab_run *r, int clients, double secs)
 }
 
 static int
+ab_samples(const struct ab_run *r, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "apibench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# t0 %.6f (CLOCK_MONOTONIC, s)\n", r->t0);
+	for (size_t i = 0; i < r->nspecs; i++)
+		if (r->ms[i] >= 0)
+			fprintf(f, "%.3f %.3f %ld\n", r->start[i] * 1e3, r->ms[i], r->status[i]);
+	return fclose(f) ? -1 : 0;
+}
+
+static int
 ab_usage(void)
 {
 	fprintf(stderr, "usage: apibench put|delete FILE --api HOST:PORT [--clients C] "
-		"[--max-seconds S]\n");
+		"[--max-seconds S] [--samples OUT]\n");
 	return 2;
 }
 
@@ -227,7 +249,8 @@ main(int argc, char **argv)
 	struct ab_run r = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t th[AB_MAX_CLIENTS];
 	int clients = 1, i, n = 0, ret;
-	double max_s = 600, t0;
+	double max_s = 600;
+	const char *samples = NULL;
 
 	if (argc < 3 || (strcmp(argv[1], "put") && strcmp(argv[1], "delete")))
 		return ab_usage();
@@ -239,6 +262,8 @@ main(int argc, char **argv)
 			clients = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--max-seconds") && i + 1 < argc)
 			max_s = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
+			samples = argv[++i];
 		else
 			return ab_usage();
 	}
@@ -251,23 +276,27 @@ main(int argc, char **argv)
 	}
 	r.ms = malloc((r.nspecs + 1) * sizeof(*r.ms));
 	r.status = calloc(r.nspecs + 1, sizeof(*r.status));
-	if (!r.ms || !r.status || curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	r.start = calloc(r.nspecs + 1, sizeof(*r.start));
+	if (!r.ms || !r.status || !r.start || curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		fprintf(stderr, "apibench: out of memory\n");
 		return 2;
 	}
 	for (size_t k = 0; k < r.nspecs; k++)
 		r.ms[k] = -1;
-	t0 = ab_now();
-	r.deadline = t0 + max_s;
+	r.t0 = ab_now();
+	r.deadline = r.t0 + max_s;
 	for (i = 0; i < clients; i++)
 		if (pthread_create(&th[n], NULL, ab_client, &r) == 0)
 			n++;
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	ret = ab_report(&r, clients, ab_now() - t0);
+	ret = ab_report(&r, clients, ab_now() - r.t0);
+	if (samples && ab_samples(&r, samples))
+		ret = 2;
 	curl_global_cleanup();
 	free(r.specs);
 	free(r.ms);
 	free(r.status);
+	free(r.start);
 	return ret;
 }
