@@ -33,6 +33,13 @@ int cvs_dir_sync(const char *path, char *err, size_t errlen);
  */
 int cvs_private_dir(const char *path, const char *what, char *err, size_t errlen);
 
+/*
+ * Room for N open files: the soft RLIMIT_NOFILE up to the hard one, and the fd table grown
+ * to N entries now (capped by the limit). Call it before the process has threads. Returns
+ * the room made (at least what the table had), never fails.
+ */
+unsigned int cvs_fd_room(unsigned int n);
+
 /* "PROG: message" and a newline on stderr, written at once so lines never interleave. */
 void cvs_err(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cvs_verr(const char *prog, const char *fmt, va_list ap)

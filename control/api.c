@@ -377,7 +377,7 @@ api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err, s
 	a->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				MHD_USE_POLL | MHD_USE_ERROR_LOG, port, NULL, NULL, api_handler, a,
 				MHD_OPTION_SOCK_ADDR, &sin,
-				MHD_OPTION_CONNECTION_LIMIT, 2048u,
+				MHD_OPTION_CONNECTION_LIMIT, CVS_API_MAX_CONNECTIONS,
 				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 				MHD_OPTION_NOTIFY_COMPLETED, api_done, a,
 				MHD_OPTION_UNESCAPE_CALLBACK, api_unescape, NULL,

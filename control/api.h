@@ -15,6 +15,8 @@
 #include <jansson.h>
 
 #define CVS_API_MAX_BODY (1u << 20)
+/* Connections served at once, a thread and a socket each. */
+#define CVS_API_MAX_CONNECTIONS 2048u
 
 #define API_QUERY_MAX	8
 #define API_ARGS_MAX	4	/* {name} segments in one pattern */

@@ -176,6 +176,8 @@ node_preflight(struct node *n)
 			n->pin_dir[0] = '\0';
 		}
 	}
+	/* A link fd per sandbox, a socket per API connection, and the rest (ports, TAPs...). */
+	cvs_fd_room(n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u);
 	ret = cvs_check_ephemeral(&n->cfg, EPHEMERAL_PATH, n->cfg.set_ephemeral, err,
 				  sizeof(err));
 	if (ret < 0)

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -70,17 +69,12 @@ xdpsbx_size(struct bpf_object *o, const char *map, uint32_t n)
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(o, map), n);
 }
 
-/* One fd per attached sandbox: the soft limit of open files goes up to the hard one. */
+/* One fd per attached sandbox: main made room for them (cvs_fd_room) before any thread. */
 static int
 xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 {
-	struct rlimit rl;
 	uint32_t i;
 
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 	x->links = calloc(n, sizeof(*x->links));
 	if (!x->links || xdpend_init(x, n)) {
 		free(x->links);
