@@ -8,6 +8,7 @@
 #define CVS_COMMON_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +40,22 @@ int cvs_private_dir(const char *path, const char *what, char *err, size_t errlen
  * the room made (at least what the table had), never fails.
  */
 unsigned int cvs_fd_room(unsigned int n);
+
+/*
+ * Giving freed heap memory back after many objects went (heaptrim.c): cvs_trim_tick() with the
+ * count of live objects, at a steady period; it trims once the count has fallen by
+ * CVS_TRIM_DROP and held still for CVS_TRIM_CALM ticks. Zeroed is the start state.
+ */
+#define CVS_TRIM_DROP	256u
+#define CVS_TRIM_CALM	10u
+struct cvs_trim {
+	uint32_t high;	/* the most objects since the last trim */
+	uint32_t seen;	/* the count at the last tick */
+	uint32_t calm;	/* ticks it has held */
+	uint32_t trims;
+};
+/* Returns whether it trimmed. */
+bool cvs_trim_tick(struct cvs_trim *t, uint32_t count);
 
 /* "PROG: message" and a newline on stderr, written at once so lines never interleave. */
 void cvs_err(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

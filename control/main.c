@@ -80,6 +80,7 @@ struct node {
 	struct region region;	/* the session tables, kept across restarts */
 	bool have_region;
 	char hvdev[128];	/* EAL --vdev argument of cube-dev */
+	struct cvs_trim trim;	/* the heaps given back after mass deletions */
 };
 
 static void
@@ -638,14 +639,14 @@ node_compact(struct node *n)
 }
 
 /*
- * Every 5 ms next hops; every 100 ms liveness, drop summaries, re-attach retries and the
- * journal's compaction.
+ * Every 5 ms next hops; every 100 ms liveness, drop summaries, re-attach retries, the
+ * journal's compaction and the heaps' trim.
  */
 static void
 node_loop(struct node *n)
 {
 	unsigned long long wd = notify_watchdog_usec(), next_wd = 0, t = 0, next_tick = 0;
-	uint32_t attached, waiting;
+	uint32_t attached, waiting, total;
 
 	while (!force_quit) {
 		if (n->have_nexthop)
@@ -663,6 +664,8 @@ node_loop(struct node *n)
 			if (n->have_steer)
 				xdpctl_steer_heartbeat(&n->steer);
 			node_compact(n);
+			reg_counts(&n->reg, &total, &waiting);
+			cvs_trim_tick(&n->trim, total);
 			next_tick = t + 100 * 1000;
 		}
 		/* Ping the systemd watchdog only while the worker is still polling. */

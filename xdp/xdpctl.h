@@ -135,6 +135,8 @@ int xdpctl_sbx_slot_of(const struct xdp_sbx *x, int ifindex);
 int xdpctl_sbx_prog_owner(struct xdp_sbx *x, uint32_t prog_id, char *name, size_t namelen);
 /* Frames of this slot the policer dropped (its excess while its funnel was under pressure). */
 uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
+/* Links of deleted sandboxes not ended yet (xdpend.c); 0 once the kernel has them all back. */
+uint32_t xdpctl_sbx_ending(struct xdp_sbx *x);
 /*
  * After the restore: the interfaces in the (pinned) slot map that no sandbox came back for
  * lose the program the process before left attached, and their entries. Returns how many.

@@ -134,6 +134,19 @@ xdpend_push(struct xdp_sbx *x, int ifindex, int fd)
 		xdpsbx_link_end(x, ifindex, fd);
 }
 
+uint32_t
+xdpctl_sbx_ending(struct xdp_sbx *x)
+{
+	uint32_t n;
+
+	if (!x->late)
+		return 0;
+	pthread_mutex_lock(&x->end_lock);
+	n = x->nlate + x->nending;
+	pthread_mutex_unlock(&x->end_lock);
+	return n;
+}
+
 void
 xdpend_fini(struct xdp_sbx *x)
 {

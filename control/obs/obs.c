@@ -298,6 +298,7 @@ obs_sbx_collect(struct obs *o, struct obs_snap *s)
 
 	reg_foreach(o->reg, obs_sbx_one, &v);
 	reg_link_counts(o->reg, &s->links_lost, &s->links_back);
+	s->links_ending = o->sbx ? xdpctl_sbx_ending(o->sbx) : 0;
 	reg_hostport_info(o->reg, &hp);
 	s->hp_size = hp.size;
 	s->hp_used = hp.used;

@@ -281,6 +281,9 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 "linksLost", s->links_lost);
 	obs_emit(fn, arg, "sandbox_links_back", "sandboxes attached again when their interface "
 		 "came back", OBS_COUNTER, NULL, NULL, "registry", "linksBack", s->links_back);
+	obs_emit(fn, arg, "sandbox_links_ending", "deleted sandboxes whose interface's link is "
+		 "still to be ended (after the answer, one at a time)", OBS_GAUGE, NULL, NULL,
+		 "registry", "linksEnding", s->links_ending);
 	obs_enum_hostports(s, fn, arg);
 	obs_enum_vhost(s, fn, arg);
 	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,

@@ -113,6 +113,7 @@ struct obs_snap {
 	uint32_t unattached;
 	uint64_t links_lost;	/* sandboxes detached by the kernel's link events */
 	uint64_t links_back;	/* and attached again by them */
+	uint32_t links_ending;	/* deleted sandboxes' links the kernel has not ended yet */
 	/* Host ports (reg_hostport_info()). */
 	uint32_t hp_size;
 	uint32_t hp_used;

@@ -225,6 +225,33 @@ test_fifo_lock(void)
 	fifo_lock_destroy(&c.l);
 }
 
+/* The trim waits for a fall of CVS_TRIM_DROP that holds still, and then starts over. */
+static void
+test_trim(void)
+{
+	struct cvs_trim t = { 0 };
+	uint32_t i, trims = 0;
+
+	for (i = 0; i < 30; i++)	/* rising and steady: nothing to give back */
+		trims += cvs_trim_tick(&t, 1000);
+	CHECK_EQ(trims, 0);
+	for (i = 0; i < 30; i++)	/* a fall smaller than the threshold */
+		trims += cvs_trim_tick(&t, 1000 - CVS_TRIM_DROP + 1);
+	CHECK_EQ(trims, 0);
+	for (i = 1; i <= 40; i++)	/* a mass deletion in progress: the count still moves */
+		trims += cvs_trim_tick(&t, 1000 - 20 * i);
+	CHECK_EQ(trims, 0);
+	for (i = 0; i < CVS_TRIM_CALM - 1; i++)
+		trims += cvs_trim_tick(&t, 200);
+	CHECK_EQ(trims, 0);
+	CHECK(cvs_trim_tick(&t, 200));	/* held still long enough */
+	for (i = 0; i < 30; i++)	/* once, until the next fall */
+		trims += cvs_trim_tick(&t, 200);
+	CHECK_EQ(trims, 0);
+	CHECK_EQ(t.trims, 1);
+	CHECK_EQ(t.high, 200);
+}
+
 int
 main(void)
 {
@@ -239,6 +266,7 @@ main(void)
 	test_err();
 	test_parse();
 	test_fifo_lock();
+	test_trim();
 	rmdir(dir);
 	return t_done("test_common");
 }
