@@ -156,6 +156,7 @@ static void
 node_preflight(struct node *n)
 {
 	char err[512];
+	unsigned int want;
 	int ret;
 
 	if (n->cfg.world_iface[0]) {
@@ -178,7 +179,12 @@ node_preflight(struct node *n)
 		}
 	}
 	/* A link fd per sandbox, a socket per API connection, and the rest (ports, TAPs...). */
-	cvs_fd_room(n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u);
+	want = n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u;
+	if (cvs_fd_room(want) < want)
+		fprintf(stderr, "cubevs-fp: the open-files limit (RLIMIT_NOFILE, hard) is under "
+			"the %u that --max-sandboxes %u may need: sandboxes past it are attached "
+			"through rtnetlink, without a pinned link (raise LimitNOFILE / ulimit -Hn)\n",
+			want, n->cfg.max_sandboxes);
 	ret = cvs_check_ephemeral(&n->cfg, EPHEMERAL_PATH, n->cfg.set_ephemeral, err,
 				  sizeof(err));
 	if (ret < 0)

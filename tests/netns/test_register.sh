@@ -42,6 +42,13 @@ case_hostports() {
 	wait_for 10 node_listening 20000 || die "the node service did not start"
 	local opts=(--host-port-range 20000-20009 --reserved-host-ports 20001,20002)
 	fp_start "${opts[@]}"
+	# The fd table was grown at start for a link per sandbox (8,192 by default) and a socket
+	# per API connection (2,048) and more: no growth (an RCU grace period) in a request.
+	local fdwant=11264 fdhard
+	fdhard=$(ulimit -Hn)
+	[ "$fdhard" != unlimited ] && [ "$fdhard" -lt $fdwant ] && fdwant=$fdhard
+	check "the fd table has room for every sandbox and API connection from the start" \
+		test "$(awk '/^FDSize:/ { print $2 }' "/proc/$FP_PID/status")" -ge $fdwant
 	check "s1 registered" eq "$(register s1 sb1 '[8080]' | tail -n1)" 201
 	local hp1 hp2
 	hp1=$(hostport_of s1 8080)
