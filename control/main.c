@@ -457,6 +457,7 @@ node_registry(struct node *n)
 	n->obs.steer = n->have_steer ? &n->steer : NULL;
 	n->obs.region = n->have_region ? &n->region.info : NULL;
 	n->obs.sbx = &n->sbx;
+	n->obs.store = &n->store;
 	n->obs.world_port = n->pt.world;
 	n->obs.host_port = n->pt.host;
 	n->obs.world_ifindex = n->pt.world_ifindex;

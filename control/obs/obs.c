@@ -17,6 +17,7 @@
 #include "obs.h"
 #include "rtnl.h"
 #include "region.h"
+#include "store.h"
 #include "worker.h"
 #include "xdpctl.h"
 
@@ -405,6 +406,7 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 	}
 	s->tsc_hz = rte_get_tsc_hz();
 	s->state_writes = atomic_load(&o->state_writes);
+	store_sync_counts(o->store, &s->state_syncs, &s->state_slow_syncs);
 	s->state_write_errors = atomic_load(&o->state_write_errors);
 	if (o->region) {
 		s->region_generation = o->region->generation;

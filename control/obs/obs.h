@@ -48,6 +48,7 @@ struct obs {
 	const struct cvs_config *cfg;
 	struct xdp_steer *steer;	/* NULL when the world port runs without our program */
 	struct xdp_sbx *sbx;
+	struct store *store;		/* the state file; never NULL */
 	const struct region_info *region;	/* NULL without a session region */
 	uint16_t world_port;
 	uint16_t host_port;		/* UINT16_MAX without cube-dev */

@@ -290,6 +290,12 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 NULL, NULL, "state", "writes", s->state_writes);
 	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,
 		 NULL, NULL, "state", "write_errors", s->state_write_errors);
+	obs_emit(fn, arg, "state_syncs", "fdatasync calls of the state journal (one for the "
+		 "changes of concurrent clients)", OBS_COUNTER, NULL, NULL, "state", "syncs",
+		 s->state_syncs);
+	obs_emit(fn, arg, "state_slow_syncs", "fdatasync calls of the state journal that took "
+		 "10 ms or more (every change waiting for them waited as long)", OBS_COUNTER, NULL,
+		 NULL, "state", "slow_syncs", s->state_slow_syncs);
 	obs_emit(fn, arg, "region_generation", "starts of the session region (1: made by this "
 		 "process, +1 per adoption)", OBS_GAUGE, NULL, NULL, "region", "generation",
 		 s->region_generation);

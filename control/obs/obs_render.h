@@ -98,6 +98,8 @@ struct obs_snap {
 	uint64_t tsc_hz;
 	uint64_t state_writes;
 	uint64_t state_write_errors;
+	uint64_t state_syncs;		/* the journal's fdatasync calls */
+	uint64_t state_slow_syncs;	/* of them, those of 10 ms or more */
 	/* The session region (control/restart/region.h); all 0 without one. */
 	uint64_t region_generation;
 	uint64_t region_bytes;

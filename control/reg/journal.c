@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -463,6 +464,15 @@ journal_append(struct journal *j, const char *op, json_t *fields)
 	return seq;
 }
 
+static uint64_t
+journal_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * Group commit. One caller at a time syncs (the leader); the others wait for it on a
  * condition and are all woken by its end. They used to queue on sync_lock instead, each
@@ -474,9 +484,9 @@ journal_append(struct journal *j, const char *op, json_t *fields)
 int
 journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 {
-	uint64_t target;
+	uint64_t target, t0;
 	int ret = 0, fd;
-	bool need;
+	bool need, slow;
 
 	pthread_mutex_lock(&j->lock);
 	while (j->durable < upto && j->syncing)
@@ -500,12 +510,15 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	target = j->seq;
 	pthread_mutex_unlock(&j->lock);
 	/* Outside the lock: changes keep being written while the disk works. */
+	t0 = need ? journal_now_ns() : 0;
 	if (!ret && need && fdatasync(fd)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot sync journal %s: %s", j->path, strerror(-ret));
 	}
+	slow = need && journal_now_ns() - t0 >= JOURNAL_SLOW_SYNC_NS;
 	pthread_mutex_lock(&j->lock);
 	j->syncs += need;
+	j->slow_syncs += slow;
 	if (ret)
 		j->fd_ok = false;
 	else if (target > j->durable)
@@ -628,3 +641,12 @@ JOURNAL_GETTER(last, uint64_t, j->seq)
 JOURNAL_GETTER(durable, uint64_t, j->durable)
 JOURNAL_GETTER(good, bool, j->fd_ok)
 JOURNAL_GETTER(bytes, uint64_t, j->bytes)
+
+void
+journal_sync_counts(struct journal *j, uint64_t *syncs, uint64_t *slow)
+{
+	pthread_mutex_lock(&j->lock);
+	*syncs = j->syncs;
+	*slow = j->slow_syncs;
+	pthread_mutex_unlock(&j->lock);
+}

@@ -50,6 +50,7 @@ struct journal {
 	char *tail;
 	size_t tail_len, tail_cap;
 	uint64_t syncs;		/* fdatasync calls, for the figures */
+	uint64_t slow_syncs;	/* of them, those that took JOURNAL_SLOW_SYNC_NS or more */
 };
 
 /* What journal_read() found. */
@@ -114,6 +115,12 @@ uint64_t journal_last(struct journal *j);
 uint64_t journal_durable(struct journal *j);
 bool journal_good(struct journal *j);
 uint64_t journal_bytes(struct journal *j);
+/*
+ * The journal's fdatasync calls and the slow ones among them: a change's answer waits for one,
+ * so a disk that stalls shows here before anywhere else (cubevs_state_syncs_total).
+ */
+#define JOURNAL_SLOW_SYNC_NS	10000000ull
+void journal_sync_counts(struct journal *j, uint64_t *syncs, uint64_t *slow);
 
 /* The CRC-32 (IEEE) of a buffer, as in the records. */
 uint32_t journal_crc32(const void *buf, size_t len);

@@ -376,3 +376,11 @@ store_close(struct store *s)
 	journal_fini(&s->j);
 	pthread_mutex_destroy(&s->compact_lock);
 }
+
+void
+store_sync_counts(struct store *s, uint64_t *syncs, uint64_t *slow)
+{
+	*syncs = *slow = 0;
+	if (s->open)
+		journal_sync_counts(&s->j, syncs, slow);
+}

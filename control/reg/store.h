@@ -87,5 +87,7 @@ int store_compact(struct store *s, uint64_t upto, char *err, size_t errlen);
  * compacted, 0 when not due, -errno with err when it failed (tried again 10 s later).
  */
 int store_tick(struct store *s, uint64_t now_ms, char *err, size_t errlen);
+/* The journal's syncs and the slow ones (journal_sync_counts()); 0 while not open. */
+void store_sync_counts(struct store *s, uint64_t *syncs, uint64_t *slow);
 
 #endif /* CVS_STORE_H */

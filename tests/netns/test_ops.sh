@@ -314,6 +314,12 @@ assert not missing, missing
 EOF
 	check "/metrics says its content type" bash -c "ip netns exec $NS_N curl -s -o /dev/null \
 		-w '%{content_type}' http://$API/metrics | grep -q '^text/plain; version=0.0.4'"
+	# Each of the two PUTs waited for a flush of the journal (no other client shared it).
+	check "the journal's flushes are counted" \
+		test "$(metric "$TB_DIR/m0" cubevs_state_syncs_total)" -ge 2
+	check "and the slow ones are a part of them" test \
+		"$(metric "$TB_DIR/m0" cubevs_state_slow_syncs_total)" -le \
+		"$(metric "$TB_DIR/m0" cubevs_state_syncs_total)"
 	# Traffic: N HTTP requests, each on its own connection, to s1; odd frames from s2.
 	for i in $(seq $n); do
 		nsc curl -s -m 5 -o /dev/null "http://$NODE_IP:$hp1/name" || echo "# request $i failed"

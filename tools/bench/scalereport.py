@@ -75,6 +75,9 @@ def table(run, name):
                  f(g(r, k, 'p50_ms')), f(g(r, k, 'p99_ms')), f(g(r, k, 'max_ms')),
                  '' if not g(r, k, 'errors') else ' (%s)' % ', '.join(
                      '%s: %s' % x for x in g(r, k, 'status').items())))
+    line('journal flushes in those four: all / of 10 ms or more', lambda r: '%s / %s' % (
+        f(g(r, 'api_syncs', 'syncs'), '%d'), f(g(r, 'api_syncs', 'slow'), '%d'))
+        if g(r, 'api_syncs') else '-')
     line('registering the N (s, cumulative)', lambda r: '' if not r['n'] else f(
         sum(g(x, 'register', 'seconds') or 0 for x in rows if x['n'] <= r['n']), '%.1f'))
     for kind, label in (('term', 'SIGTERM'), ('kill', 'kill -9')):
