@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/types.h>
 
 /* Write all of BUF, going on after short writes and signals. Returns 0 or -errno. */
@@ -34,10 +35,27 @@ int cvs_dir_sync(const char *path, char *err, size_t errlen);
  */
 int cvs_private_dir(const char *path, const char *what, char *err, size_t errlen);
 
+/* CLOCK_MONOTONIC, for intervals and deadlines. */
+static inline uint64_t
+cvs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+cvs_now_ms(void)
+{
+	return cvs_now_ns() / 1000000ull;
+}
+
 /*
  * Room for N open files: the soft RLIMIT_NOFILE up to the hard one, and the fd table grown
- * to N entries now (capped by the limit). Call it before the process has threads. Returns
- * the room made (at least what the table had), never fails.
+ * to N entries now (N capped by the limit). Call it before the process has threads. Returns
+ * the room the table is known to have: the capped N, or 0 when the limit could not be read or
+ * no descriptor could be opened to grow it.
  */
 unsigned int cvs_fd_room(unsigned int n);
 

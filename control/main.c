@@ -625,22 +625,13 @@ node_serve(struct node *n)
 
 /* ---- step 8: the control loop, until a signal ---- */
 
-static uint64_t
-node_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The journal outgrew the snapshot: write the snapshot again, here rather than in a request. */
 static void
 node_compact(struct node *n)
 {
 	char err[512];
 
-	if (store_tick(&n->store, node_now_ms(), err, sizeof(err)) < 0)
+	if (store_tick(&n->store, cvs_now_ms(), err, sizeof(err)) < 0)
 		CVS_LOG(WARNING, ctl, "compacting the state journal: %s (the journal keeps every "
 			"change; tried again in 10 s)", err);
 }
@@ -664,7 +655,7 @@ node_loop(struct node *n)
 		if (t >= next_tick) {
 			obs_tick(&n->obs);
 			/* Restored sandboxes attach once their interface appears. */
-			attached = reg_tick(&n->reg, node_now_ms(), &waiting);
+			attached = reg_tick(&n->reg, cvs_now_ms(), &waiting);
 			if (attached)
 				CVS_LOG(INFO, ctl, "%u restored sandboxes attached, %u still "
 					"waiting", attached, waiting);

@@ -12,6 +12,7 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
+#include "cvs_common.h"
 #include "cvs_version.h"
 #include "log.h"
 #include "obs.h"
@@ -29,15 +30,6 @@
 #define OBS_WXSK_LOG_MS		10000u	/* at most one line per queue and counter per period */
 #define OBS_WXSK_UNREADY_MS	30000u	/* /readyz 503 this long after a rejected descriptor */
 
-static uint64_t
-obs_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 int
 obs_init(struct obs *o)
 {
@@ -48,7 +40,7 @@ obs_init(struct obs *o)
 	clock_gettime(CLOCK_MONOTONIC, &o->started);
 	if (!o->summary_period_ms)
 		o->summary_period_ms = OBS_SUMMARY_MS;
-	o->next_summary_ms = obs_now_ms() + o->summary_period_ms;
+	o->next_summary_ms = cvs_now_ms() + o->summary_period_ms;
 	return 0;
 }
 
@@ -230,7 +222,7 @@ obs_wxsk_snap(struct obs *o, struct obs_snap *s)
 void
 obs_tick(struct obs *o)
 {
-	uint64_t now = obs_now_ms(), oldest = UINT64_MAX;
+	uint64_t now = cvs_now_ms(), oldest = UINT64_MAX;
 	uint32_t k;
 
 	/* Every worker must be moving: readiness follows the one that moved last longest ago. */
@@ -451,10 +443,10 @@ obs_readiness(struct obs *o, struct obs_ready *r)
 		r->steering_attached = !rtnl_xdp_prog_id(o->world_ifindex, &id) &&
 				       id == o->steer->prog_id;
 	}
-	r->worker_polling = seen && obs_now_ms() - seen < OBS_WORKER_STALL_MS;
+	r->worker_polling = seen && cvs_now_ms() - seen < OBS_WORKER_STALL_MS;
 	r->state_restored = atomic_load(&o->restored);
 	r->api_serving = atomic_load(&o->serving);
-	r->world_xsk_healthy = obs_now_ms() >= atomic_load(&o->wxsk_bad_until_ms);
+	r->world_xsk_healthy = cvs_now_ms() >= atomic_load(&o->wxsk_bad_until_ms);
 }
 
 /* ---- sessions ---- */

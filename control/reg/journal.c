@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -464,15 +463,6 @@ journal_append(struct journal *j, const char *op, json_t *fields)
 	return seq;
 }
 
-static uint64_t
-journal_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Group commit. One caller at a time syncs (the leader); the others wait for it on a
  * condition and are all woken by its end. They used to queue on sync_lock instead, each
@@ -510,12 +500,12 @@ journal_sync(struct journal *j, uint64_t upto, char *err, size_t errlen)
 	target = j->seq;
 	pthread_mutex_unlock(&j->lock);
 	/* Outside the lock: changes keep being written while the disk works. */
-	t0 = need ? journal_now_ns() : 0;
+	t0 = need ? cvs_now_ns() : 0;
 	if (!ret && need && fdatasync(fd)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot sync journal %s: %s", j->path, strerror(-ret));
 	}
-	slow = need && journal_now_ns() - t0 >= JOURNAL_SLOW_SYNC_NS;
+	slow = need && cvs_now_ns() - t0 >= JOURNAL_SLOW_SYNC_NS;
 	pthread_mutex_lock(&j->lock);
 	j->syncs += need;
 	j->slow_syncs += slow;
