@@ -104,6 +104,8 @@ enum cvs_drop {
 	_(FUNNEL_PRESSED, "funnel_pressed", \
 	  "times the funnel ring passed half full: sandboxes held to their share from then on") \
 	_(FUNNEL_RELIEVED, "funnel_relieved", "times the funnel ring drained again: shares lifted") \
+	_(CSUM_COMPLETED, "csum_completed", \
+	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \
 	  "frames the worker copied from one buffer into another (an mbuf, a UMEM frame, a guest buffer, a parked slot)")
 

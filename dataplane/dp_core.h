@@ -40,6 +40,17 @@ dp_drop(struct dp_ctx *x, struct dp_result *r, enum cvs_drop why)
 	x->st->drop[why]++;
 }
 
+/* Every pipeline's parse: the frame's kind, its partial checksum completed and counted. */
+static inline int
+dp_parse(struct dp_ctx *x, struct pkt *p, uint8_t *frame, uint32_t len)
+{
+	int kind = pkt_parse(p, frame, len);
+
+	if (kind == PKT_IPV4)
+		x->st->c[CVS_WC_CSUM_COMPLETED] += (uint64_t)pkt_csum_complete(p);
+	return kind;
+}
+
 static inline void
 dp_tuple_of(struct ct_tuple *t, const struct pkt *p, uint16_t zone)
 {

@@ -15,7 +15,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	struct pkt p;
 	int dir;
 
-	switch (pkt_parse(&p, frame, len)) {
+	switch (dp_parse(x, &p, frame, len)) {
 	case PKT_ARP: {
 		const struct arp_hdr *a = (const struct arp_hdr *)(frame + ETH_HLEN_);
 

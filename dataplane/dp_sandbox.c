@@ -122,7 +122,7 @@ static bool
 dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		struct dp_pre *pre, struct dp_result *r)
 {
-	switch (pkt_parse(&pre->p, frame, len)) {
+	switch (dp_parse(x, &pre->p, frame, len)) {
 	case PKT_ARP:
 		if (reply_arp_is_request(&pre->p))
 			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);

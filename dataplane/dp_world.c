@@ -10,7 +10,7 @@ static bool
 dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre,
 	      struct dp_result *r)
 {
-	if (pkt_parse(&pre->p, frame, len) != PKT_IPV4) {
+	if (dp_parse(x, &pre->p, frame, len) != PKT_IPV4) {
 		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
 		return false;
 	}

@@ -21,6 +21,19 @@ pkt_src_unicast(uint32_t saddr)
 	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 0xe;
 }
 
+void
+pkt_csum_finish(struct pkt *p, uint16_t *check)
+{
+	uint16_t pseudo = *check, c;
+
+	*check = 0;
+	c = (uint16_t)~csum_fold(csum_block(p->data + p->l4_off, p->len - p->l4_off, pseudo));
+	/* UDP sends a computed 0 as ~0: its 0 means "no checksum". */
+	if (!c && p->proto == IPPROTO_UDP_)
+		c = 0xffff;
+	*check = c;
+}
+
 int
 pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 {

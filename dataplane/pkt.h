@@ -7,8 +7,11 @@
 #define CVS_PKT_H
 
 #include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
 
 #include "counters.h"
+#include "csum.h"
 
 #define ETH_HLEN_	14
 #define ETHTYPE_IPV4	0x0800
@@ -111,6 +114,42 @@ struct pkt {
  * Never reads outside [data, data + len).
  */
 int pkt_parse(struct pkt *p, uint8_t *data, uint32_t len);
+
+/*
+ * A sender with TX checksum offload (a veth or TAP at its defaults, a virtio-net guest) leaves
+ * a TCP or UDP checksum field holding the folded pseudo-header sum, for the device to finish;
+ * nobody finishes it after AF_XDP or vhost-user, so the pipelines do, before they rewrite
+ * anything (docs/datapath.md, "Offloads"). A complete checksum equals that value only by
+ * chance (1 in 65,536), and completing such a segment writes the value it already has, so a
+ * valid segment never changes; a wrong checksum of any other value stays as it is.
+ * Returns 1 when it completed one. Parsed PKT_IPV4 frames only.
+ */
+void pkt_csum_finish(struct pkt *p, uint16_t *check);
+
+static inline int
+pkt_csum_complete(struct pkt *p)
+{
+	const uint8_t *ip = p->data + ETH_HLEN_;
+	uint16_t *check, pseudo;
+	uint32_t s, a, b;
+
+	if (p->proto == IPPROTO_TCP_)
+		check = &((struct tcp_hdr *)(p->data + p->l4_off))->check;
+	else if (p->proto == IPPROTO_UDP_)
+		check = &((struct udp_hdr *)(p->data + p->l4_off))->check;
+	else
+		return 0;
+	memcpy(&a, ip + 12, 4);
+	memcpy(&b, ip + 16, 4);
+	s = (a & 0xffff) + (a >> 16) + (b & 0xffff) + (b >> 16) + htons(p->proto) +
+	    htons((uint16_t)(p->len - p->l4_off));
+	pseudo = csum_fold(s);
+	/* A pseudo-header sum is never 0, UDP's "no checksum": that one stays. */
+	if (__builtin_expect(*check != pseudo, 1))
+		return 0;
+	pkt_csum_finish(p, check);
+	return 1;
+}
 
 static inline struct eth_hdr *
 pkt_eth(const struct pkt *p)

@@ -66,9 +66,9 @@ replug() { # ns
 	ip netns exec "$ns" ip addr add $GUEST_IP/30 dev eth0
 	ip netns exec "$ns" ip link set eth0 up
 	ip netns exec "$ns" ip route add default via $GW_IP 2>/dev/null
-	offloads_off "$ns" eth0
+	offloads_default "$ns" eth0
 	nsn ip link set sb1 up
-	offloads_off "$NS_N" sb1
+	offloads_default "$NS_N" sb1
 }
 detached_as() { # what reason-part
 	local ms

@@ -140,9 +140,9 @@ assert a == b, (a, b)' "$before3" "$s3"
 	nss 3 ip addr add $GUEST_IP/30 dev eth0
 	nss 3 ip link set eth0 up
 	nss 3 ip route add default via $GW_IP
-	offloads_off "cvs-s3-$TB_ID" eth0
+	offloads_default "cvs-s3-$TB_ID" eth0
 	nsn ip link set sb3 up
-	offloads_off "$NS_N" sb3
+	offloads_default "$NS_N" sb3
 	for n in $(seq 50); do
 		[ "$(json_get "$(api_body GET /sandboxes/s3)" 'j["attached"]')" = True ] && break
 		sleep 0.1

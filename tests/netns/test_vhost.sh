@@ -125,7 +125,7 @@ bed() { # cubevs-fp options
 	VSOCK=$TB_DIR/vhost/vmv.sock
 	nsn ip tuntap add dev vt2 mode tap
 	nsn ip link set vt2 up
-	offloads_off "$NS_N" vt2
+	offloads_default "$NS_N" vt2
 	fp_start "$@"
 	eq "$(api_status PUT /sandboxes/vmv "{\"vhostUser\":{\"socket\":\"$VSOCK\",\"mode\":\"server\"},\"exposedPorts\":[8080]}")" 201 ||
 		die "register vmv"
@@ -339,7 +339,7 @@ case_tapback() {
 	check "TAP deleted: vmv keeps serving" eq "$(nsc curl -s -m 10 "http://$NODE_IP:$HPV/id")" vmv
 	nsn ip tuntap add dev vt2 mode tap
 	nsn ip link set vt2 up
-	offloads_off "$NS_N" vt2
+	offloads_default "$NS_N" vt2
 	rm -f "$TB_DIR/vmt.log"
 	vm_boot vmt --tap vt2
 	check "TAP made again, VM booted again: world → vmt, no API call" \
