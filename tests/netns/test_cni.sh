@@ -1,0 +1,181 @@
+#!/bin/bash
+# A sandbox attached the way a CNI plugin leaves it, at the kernel's default offloads: the
+# ptp plugin (Debian's containernetworking-plugins) run by hand per the CNI spec, its veth
+# registered with cubevs-fp. Usage: test_cni.sh CASE
+#
+#   client ns ... node ns <hostveth 198.18.64.1/32>  <-veth(ptp)->  pod ns (eth0 198.18.64.x)
+#
+# Nothing here turns an offload off: the pod's eth0 and the host-side veth send with TX
+# checksum offload on (partial checksums), as every CNI plugin leaves them.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+CNI_PATH=/usr/lib/cni
+NS_P=cvs-pod1-$TB_ID
+CNI_ADDED=0
+
+nsp() { ip netns exec "$NS_P" "$@"; }
+
+# The offloads that matter here, one line.
+offloads() { # ns iface
+	ip netns exec "$1" ethtool -k "$2" |
+		grep -E '^(tx-checksumming|tcp-segmentation-offload|	tx-tcp-segmentation):' |
+		tr -s ' \t' ' ' | sed 's/^ //' | paste -sd ' '
+}
+
+# The kernel's TCP and UDP InCsumErrors in a namespace, summed.
+csum_errors() { # ns
+	ip netns exec "$1" awk '$1 == "Tcp:" || $1 == "Udp:" {
+		if (!seen[$1]++) { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
+		for (i = 2; i <= NF; i++) if (name[$1, i] == "InCsumErrors") n += $i
+	} END { print n + 0 }' /proc/net/snmp
+}
+
+in_snat() { # "ip port" line
+	local ip=${1%% *} port=${1##* }
+	[ "$ip" = "$NODE_IP" ] && [ "$port" -ge 30000 ] && [ "$port" -le 65535 ] ||
+		{ echo "#   '$1' is not $NODE_IP:<30000-65535>"; return 1; }
+}
+
+# The network configuration (spec 1.0.0), the same for ADD and DEL: a default route via the
+# gateway, as a cluster's configuration gives it (without one ptp routes the subnet only).
+# host-local keeps its leases in the bed's directory, never in /var/lib/cni.
+cni_conf() {
+	cat <<-EOF
+	{"cniVersion": "1.0.0", "name": "cvs-cni-$TB_ID", "type": "ptp",
+	 "ipMasq": false, "mtu": 1500,
+	 "ipam": {"type": "host-local", "subnet": "198.18.64.0/24",
+	          "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$TB_DIR/cni-ipam"}}
+	EOF
+}
+
+# Run the ptp plugin as a runtime does, from the node namespace: its host-side veth lands
+# there. COMMAND is ADD or DEL; the result (or error) goes to stdout.
+cni() { # COMMAND
+	cni_conf | ip netns exec "$NS_N" env CNI_COMMAND="$1" CNI_CONTAINERID="$NS_P" \
+		CNI_NETNS="/var/run/netns/$NS_P" CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni \
+		/usr/lib/cni/ptp
+}
+
+# The pod goes before the bed: DEL while both namespaces still exist (the spec asks for it
+# even after a failed ADD), then the pod namespace.
+pod_teardown() {
+	set +e
+	if [ "$CNI_ADDED" = 1 ]; then
+		cni DEL >"$TB_DIR/cni-del.out" 2>&1 ||
+			printf '# CNI DEL failed: %s\n' "$(cat "$TB_DIR/cni-del.out")"
+	fi
+	ip netns del "$NS_P" 2>/dev/null
+}
+
+# lib.sh's tb_on_signal, with the pod's teardown in the same session of its own.
+pod_on_signal() { # exit status
+	trap - EXIT TERM INT HUP
+	setsid bash -c "$(declare -f tb_teardown pod_teardown cni cni_conf)
+		$(declare -p TB_PIDS TB_SANDBOXES TB_ID NS_C NS_N NS_W NS_P TB_DIR CNI_ADDED)
+		$(declare -p TB_WORLD 2>/dev/null)
+		pod_teardown; tb_teardown" </dev/null >/dev/null 2>&1 &
+	exit "$1"
+}
+
+pod_traps() {
+	trap 'pod_teardown; tb_teardown' EXIT
+	trap 'pod_on_signal 143' TERM
+	trap 'pod_on_signal 130' INT
+	trap 'pod_on_signal 129' HUP
+}
+
+case_ptp() {
+	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
+		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
+	tb_setup
+	tb_add_world
+	pod_traps
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+
+	ip netns add "$NS_P"
+	nsp ip link set lo up # the runtime's loopback plugin
+	CNI_ADDED=1
+	cni ADD >"$TB_DIR/cni-add.json" 2>&1 || die "CNI ADD: $(cat "$TB_DIR/cni-add.json")"
+	log "CNI ADD result: $(tr -d '\n\t' <"$TB_DIR/cni-add.json")"
+	local pod_ip pod_gw host_veth pod_mac
+	read -r pod_ip pod_gw host_veth pod_mac < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+ifs = r["interfaces"]
+host = [i for i in ifs if not i.get("sandbox")]
+pod = [i for i in ifs if i.get("sandbox") and i["name"] == "eth0"]
+ip = [a for a in r["ips"] if ifs[a["interface"]].get("sandbox")][0]
+print(ip["address"].split("/")[0], ip["gateway"], host[0]["name"], pod[0]["mac"])' \
+		"$TB_DIR/cni-add.json") || true
+	[ -n "$pod_mac" ] || die "cannot read the CNI result"
+	local gw_mac
+	gw_mac=$(nsn cat "/sys/class/net/$host_veth/address")
+	log "pod $pod_ip mac $pod_mac, gateway $pod_gw; host side $host_veth mac $gw_mac"
+	log "pod routes: $(nsp ip -4 route | paste -sd ';')"
+	log "host side: $(nsn ip -4 -br addr show dev "$host_veth" | tr -s ' '); $(nsn ip -4 route |
+		grep "dev $host_veth" | paste -sd ';')"
+	log "pod eth0 offloads: $(offloads "$NS_P" eth0)"
+	log "$host_veth offloads: $(offloads "$NS_N" "$host_veth")"
+
+	# One guest address per node today: the pod's, with the gateway ptp gave it. The pod's
+	# kernel routes via the gateway on the host-side veth; the ARP proxy answers with that
+	# veth's MAC, as the kernel would without us.
+	fp_start --guest-ip "$pod_ip" --gateway-ip "$pod_gw" --gateway-mac "$gw_mac"
+	local body="{\"iface\":\"$host_veth\",\"guestMAC\":\"$pod_mac\",\"exposedPorts\":[8080]}"
+	eq "$(api PUT /sandboxes/pod1 "$body" | tail -n1)" 201 || die "register pod1"
+	tb_server "$NS_P" 8080 --name pod1
+	local hp
+	hp=$(hostport_of pod1 8080)
+	# Warm the node's neighbour entry for the router, as a running node has it.
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+
+	check "client → nodeIP:hostPort reaches the pod's server, client address kept" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "pod1 $CLIENT_IP"
+	local n=$((20 * 1024 * 1024)) want got
+	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
+	local c0 c1
+	c0=$(stat_of worker csum_completed)
+	got=$(nsc curl -s -m 30 "http://$NODE_IP:$hp/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	c1=$(stat_of worker csum_completed)
+	check "20 MB download from the pod through the host port has the right sha256" \
+		eq "$got" "$want"
+	log "csum_completed during the download: $((c1 - c0))"
+	head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	want=$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)
+	got=$(nsc curl -s -m 30 -T "$TB_DIR/up.bin" "http://$NODE_IP:$hp/sha")
+	check "20 MB upload into the pod through the host port has the right sha256" \
+		eq "$got" "$want"
+	rm -f "$TB_DIR/up.bin"
+	check "pod → world HTTP: the server sees node IP and a SNAT port" \
+		in_snat "$(nsp curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	local out
+	out=$(nsp python3 "$SRC_DIR/client.py" udp $WORLD_IP 5353)
+	check "UDP from the pod to a world echo server comes back, sent from node IP ($out)" \
+		contains "$out" "hello $NODE_IP"
+	check "the pod resolved its gateway to the host-side veth's MAC" \
+		contains "$(nsp ip neigh show "$pod_gw" dev eth0)" "lladdr $gw_mac"
+	local stats
+	stats=$(api_body GET /stats)
+	# While an XDP program is on its peer the kernel takes the pod's TSO away ("off [fixed]":
+	# veth drops its peer's GSO); TX checksum offload stays on.
+	log "pod eth0 offloads after the run: $(offloads "$NS_P" eth0)"
+	python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+w, p = s["worker"], s["sandboxPorts"]["pod1"]
+print("# csum_completed=%d frames_copied=%d; drops: %s" % (w["csum_completed"],
+      w.get("frames_copied", 0), " ".join("%s=%d" % kv for kv in s["drops"].items() if kv[1])))
+print("# sandboxPorts.pod1: " + " ".join("%s=%s" % kv for kv in p.items() if kv[1]))' "$stats"
+	check "partial checksums were completed (worker csum_completed > 0)" \
+		test "$(stat_of worker csum_completed)" -gt 0
+	# veths verify what arrives without a checksum state (the worker's frames): a partial
+	# checksum passed on as it was would have been counted here.
+	check "no TCP/UDP checksum errors in the pod, client and world namespaces" \
+		eq "$(csum_errors "$NS_P") $(csum_errors "$NS_C") $(csum_errors "$NS_W")" "0 0 0"
+	check "no frame from the pod carried another source MAC than its guestMAC" \
+		eq "$(python3 -c 'import json, sys
+print(json.loads(sys.argv[1])["sandboxPorts"]["pod1"]["guest_mac_mismatch"])' "$stats")" 0
+}
+
+"case_$1"
+tb_done
