@@ -104,6 +104,12 @@ enum cvs_drop {
 	_(FUNNEL_PRESSED, "funnel_pressed", \
 	  "times the funnel ring passed half full: sandboxes held to their share from then on") \
 	_(FUNNEL_RELIEVED, "funnel_relieved", "times the funnel ring drained again: shares lifted") \
+	_(MSS_CLAMPED, "mss_clamped", \
+	  "TCP SYNs whose MSS was lowered to what the path between their two ports carries") \
+	_(FRAG_NEEDED, "frag_needed_sent", \
+	  "ICMP fragmentation-needed sent back for a DF datagram larger than its exit's MTU") \
+	_(FRAGMENTED, "fragmented", \
+	  "datagrams without DF larger than their exit's MTU, sent on in fragments") \
 	_(CSUM_COMPLETED, "csum_completed", \
 	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \

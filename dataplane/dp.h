@@ -41,6 +41,8 @@ struct dp_cfg {
 	uint8_t host_peer_mac[6];	/* the kernel's side of cube-dev */
 	bool have_host;
 	bool tcp_liberal;	/* no TCP window tracking (--tcp-liberal) */
+	uint16_t world_mtu;	/* IP MTU of the world port (0: not checked) */
+	uint16_t host_mtu;	/* IP MTU of cube-dev (0: not checked) */
 };
 
 /* Egress policy of one sandbox; immutable once published. */
@@ -94,6 +96,7 @@ struct dp_shared {
 	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
 	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
 	_Atomic uint64_t *slot_mac;	/* slot → guest MAC, packed by dp_mac_pack() */
+	_Atomic uint16_t *slot_mtu;	/* slot → IP MTU towards the sandbox (0: not checked) */
 	struct dp_limit *slot_lim;	/* per slot; NULL: no limits */
 	uint32_t ip2slot_size;
 	uint32_t max_sandboxes;
@@ -143,6 +146,7 @@ enum dp_action {
 struct dp_result {
 	uint8_t action;
 	uint8_t drop;	/* enum cvs_drop when DP_DROP */
+	uint16_t mtu;	/* DP_TO_*: nonzero when the datagram leaves in fragments of this MTU */
 	uint32_t slot;	/* DP_TO_SANDBOX */
 	uint32_t len;	/* bytes to send from the start of the buffer */
 };

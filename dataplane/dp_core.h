@@ -27,6 +27,7 @@
 
 #include "dp.h"
 #include "icmperr.h"
+#include "mtu.h"
 #include "nat.h"
 #include "reply.h"
 #include "dp_limits.h"
@@ -206,6 +207,7 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
 		r->action = DP_TO_SANDBOX;
 		r->slot = zone - 1u;
 	}
+	r->mtu = 0;
 	r->len = p->len;
 	return true;
 }
@@ -235,16 +237,92 @@ dp_policy_recheck(struct dp_ctx *x, struct ct_session *s, struct dp_result *r)
 	return false;
 }
 
+/* The IP MTU of the port behind a zone; 0 when it is not checked (tests, benches). */
+static inline uint16_t
+dp_zone_mtu(const struct dp_ctx *x, uint16_t zone)
+{
+	if (zone == 0)
+		return x->cfg->world_mtu;
+	if (zone == CVS_ZONE_HOST)
+		return x->cfg->host_mtu;
+	if (!x->sh->slot_mtu || zone - 1u >= x->sh->max_sandboxes)
+		return 0;
+	return atomic_load_explicit(&x->sh->slot_mtu[zone - 1u], memory_order_relaxed);
+}
+
+static inline uint16_t
+dp_mtu_min(uint16_t a, uint16_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/*
+ * What the path from zone 'in' to zone 'out' carries (docs/datapath.md, "MTU"), before the
+ * rewrite, so that an answer quotes the packet as its sender sent it. A SYN's MSS is clamped to
+ * the smaller MTU of the two ports, so TCP never depends on path MTU discovery; a datagram
+ * larger than the exit's MTU is answered with a fragmentation-needed when it has DF (false: r
+ * says so), else *frag gets the MTU its fragments must fit. Out of line: most packets are
+ * neither SYNs nor too large, and pay one compare each (dp_fits).
+ */
+static __attribute__((noinline)) bool
+dp_fits_slow(struct dp_ctx *x, uint16_t in, uint16_t mtu, struct pkt *p, struct dp_result *r,
+	     uint16_t *frag)
+{
+	struct ip4_hdr *ip = pkt_ip(p);
+	uint32_t src, n;
+	uint16_t m;
+
+	if (p->proto == IPPROTO_TCP_ && (p->tcp_flags & TCPF_SYN)) {
+		m = dp_mtu_min(mtu, dp_zone_mtu(x, in));
+		if (m > 40 && mtu_clamp_mss(p, (uint16_t)(m - 40)))
+			x->st->c[CVS_WC_MSS_CLAMPED]++;
+	}
+	if (!mtu || p->len - ETH_HLEN_ <= mtu)
+		return true;
+	if (!(ip->frag_off & htons(0x4000))) {
+		*frag = mtu;
+		return true;
+	}
+	/* From the router the sender sees: its gateway for a guest, the node for the world. */
+	src = in == 0 ? x->cfg->node_ip : in == CVS_ZONE_HOST ? p->daddr : x->cfg->gw_ip;
+	n = mtu_frag_needed(p->data, p->len, p->data, p->len, src, mtu, pkt_eth(p)->dst,
+			    pkt_eth(p)->src);
+	if (!n) {
+		dp_drop(x, r, CVS_DROP_TOO_BIG);
+		return false;
+	}
+	x->st->c[CVS_WC_FRAG_NEEDED]++;
+	r->action = DP_BACK;
+	r->len = n;
+	return false;
+}
+
+static inline bool
+dp_fits(struct dp_ctx *x, uint16_t in, uint16_t out, struct pkt *p, struct dp_result *r,
+	uint16_t *frag)
+{
+	uint16_t mtu = dp_zone_mtu(x, out);
+
+	*frag = 0;
+	if (__builtin_expect(!(p->tcp_flags & TCPF_SYN) && (!mtu || p->len - ETH_HLEN_ <= mtu),
+			     1))
+		return true;
+	return dp_fits_slow(x, in, mtu, p, r, frag);
+}
+
 /* Translate a packet matching s->t[dir]: it leaves as the inverse of the other tuple. */
 static inline void
 dp_forward(struct dp_ctx *x, struct ct_session *s, int dir, struct pkt *p, struct dp_result *r)
 {
 	const struct ct_tuple *o = &s->t[dir ^ 1];
+	uint16_t frag;
 
-	if (!dp_policy_recheck(x, s, r) || !dp_track(x, s, dir, p, r))
+	if (!dp_policy_recheck(x, s, r) || !dp_fits(x, s->t[dir].zone, o->zone, p, r, &frag) ||
+	    !dp_track(x, s, dir, p, r))
 		return;
 	nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
-	dp_l2(x, s, o->zone, p, r);
+	if (dp_l2(x, s, o->zone, p, r))
+		r->mtu = frag;
 }
 
 /* A parsed packet between the stages of a burst: its tuple and hash, its bucket prefetched. */
@@ -337,10 +415,17 @@ static inline void
 dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp_result *r)
 {
 	const struct ct_tuple *o = &s->t[1];
+	uint16_t frag;
 
+	if (!dp_fits(x, s->t[0].zone, o->zone, p, r, &frag)) {
+		ct_delete(x->ct, s);
+		return;
+	}
 	nat_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
 	if (!dp_l2(x, s, o->zone, p, r))
 		ct_delete(x->ct, s);
+	else
+		r->mtu = frag;
 }
 
 /* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */

@@ -28,6 +28,7 @@
 #include <rte_spinlock.h>
 #include <rte_vhost.h>
 
+#include "mtu.h"
 #include "worker_int.h"
 
 /*
@@ -216,7 +217,7 @@ worker_pass_desc(struct worker *w, const struct dp_result *r, uint8_t *data, uin
 {
 	uint32_t slot = r->action == DP_BACK ? (uint32_t)back_slot : r->slot;
 
-	if (r->len > inlen)
+	if (r->len > inlen || (r->action != DP_BACK && r->mtu))
 		return false;
 	if (r->action == DP_TO_WORLD) {
 		if (!w->wq_shared || xskport_tx_desc(w->wq_tx, data, r->len))
@@ -254,10 +255,54 @@ worker_refill(struct xskport *xp, uint64_t *done, uint32_t n)
 	xskport_refill(xp, done, m);
 }
 
+static void worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
+			    const uint8_t *data, struct world_txq *back, int back_slot);
+
+/*
+ * A datagram without DF larger than its exit's MTU leaves in fragments (RFC 791), each sent as
+ * its own frame; one that cannot be split (too many pieces for our buffers) is a too_big drop.
+ */
+#define EMIT_FRAGS_MAX	8
+
+static void
+worker_emit_frags(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		  const uint8_t *data)
+{
+	static __thread uint8_t buf[EMIT_FRAGS_MAX][XSKP_FRAME_SIZE];
+	uint8_t *outs[EMIT_FRAGS_MAX];
+	uint32_t lens[EMIT_FRAGS_MAX], n, i;
+	struct dp_result f = *r;
+
+	for (i = 0; i < EMIT_FRAGS_MAX; i++)
+		outs[i] = buf[i];
+	n = mtu_fragment(data, r->len, r->mtu, outs, EMIT_FRAGS_MAX, XSKP_FRAME_SIZE, lens);
+	if (!n) {
+		w->st.drop[CVS_DROP_TOO_BIG]++;
+		return;
+	}
+	w->st.c[CVS_WC_FRAGMENTED]++;
+	f.mtu = 0;
+	for (i = 0; i < n; i++) {
+		f.len = lens[i];
+		worker_emit_one(w, o, &f, buf[i], NULL, -1);
+	}
+}
+
 /* Send a processed frame where the pipeline said; 'back' is the port it came from. */
 void
 worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
 	    const uint8_t *data, struct world_txq *back, int back_slot)
+{
+	if (unlikely(r->mtu) && r->action != DP_BACK && r->action != DP_DROP) {
+		worker_emit_frags(w, o, r, data);
+		return;
+	}
+	worker_emit_one(w, o, r, data, back, back_slot);
+}
+
+static void
+worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		const uint8_t *data, struct world_txq *back, int back_slot)
 {
 	switch (r->action) {
 	case DP_TO_WORLD:

@@ -215,11 +215,24 @@ xskport_tx_invalid(struct xskport *xp, uint32_t len)
 	return 0;
 }
 
-/* Copy mode needs a syscall to move queued frames; one per burst, not per frame. */
+/* Descriptors on the TX ring that the kernel has not taken yet. */
+static inline uint32_t
+xskport_tx_pending(const struct xskport *xp)
+{
+	return xp->tx.cached_prod - __atomic_load_n(xp->tx.consumer, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Copy mode needs a syscall to move queued frames; one per burst, not per frame. A send
+ * leaves descriptors behind when the kernel stops early: at a frame the device drops (one
+ * larger than its MTU: the call ends with EBUSY there), at a busy queue (EAGAIN) or at its
+ * per-call budget of 32. Those are kicked again on the next loop even when nothing new was
+ * queued, so the frames behind an undeliverable one never wait for new traffic (issue 33).
+ */
 static inline void
 xskport_kick(struct xskport *xp)
 {
-	if (!xp->tx_unsent)
+	if (!xp->tx_unsent && !xskport_tx_pending(xp))
 		return;
 	xp->tx_unsent = 0;
 	if (xsk_ring_prod__needs_wakeup(&xp->tx))

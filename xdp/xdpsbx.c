@@ -477,12 +477,17 @@ xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t s
 		ret = xdpsbx_attach_over(x, ifindex, ifname, slot, err, errlen);
 	if (!ret)
 		return 0;
+	/* A veth refuses XDP while its peer's MTU is above what one page holds (the guest side). */
+	if (ret == -ERANGE && errlen && !err[0])
+		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: the MTU of its "
+			 "veth peer (the guest's side) is larger than XDP without multi-buffer "
+			 "takes; set both ends to the same MTU, at most the limit the API names", ifname);
 	if (errlen && !err[0])
 		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: %s", ifname,
 			 strerror(-ret));
 	/* The entries go, and our program if it got there; someone else's stays. */
 	xdpctl_sbx_detach(x, ifindex, slot);
-	return ret == -EEXIST ? -EBUSY : ret;
+	return ret == -EEXIST ? -EBUSY : ret == -ERANGE ? -EMSGSIZE : ret;
 }
 
 int

@@ -19,7 +19,6 @@
  * Guest frames plus the funnel header must fit the socket's frames: in copy mode the kernel
  * keeps XDP_PACKET_HEADROOM of each for itself.
  */
-#define FUNNEL_MTU	(XSKP_FRAME_SIZE - 256u - 14u)
 
 /* No addresses, no IPv6: the kernel must not send its own frames into a funnel. */
 static void

@@ -13,6 +13,16 @@
 #include <stdint.h>
 #include <net/if.h>
 
+#include "xskport.h"
+
+/*
+ * The funnel veths' MTU: a frame and its headroom in one 2 KiB UMEM frame. What a sandbox
+ * interface may carry is that less the stamp its program puts in front (FUNNEL_SBX_MTU_MAX):
+ * the kernel drops longer frames on the funnel without a word (issue 33).
+ */
+#define FUNNEL_MTU		(XSKP_FRAME_SIZE - 256u - 14u)
+#define FUNNEL_SBX_MTU_MAX	(FUNNEL_MTU - (uint32_t)sizeof(struct cvs_fun_hdr))
+
 struct xdp_sbx;
 struct xskport;
 

@@ -59,6 +59,7 @@ ports_world_own(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, str
 	if (ret)
 		snprintf(err, errlen, "cannot read the MAC address of %s: %s", cfg->world_iface,
 			 strerror(-ret));
+	dpc->world_mtu = worldq_mtu(cfg->world_iface);
 	return ret;
 }
 
@@ -135,6 +136,8 @@ ports_world_eal(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, str
 	}
 	rte_eth_macaddr_get(found, &mac);
 	memcpy(dpc->world_mac, mac.addr_bytes, 6);
+	if (rte_eth_dev_get_mtu(found, &dpc->world_mtu))
+		dpc->world_mtu = 0;
 	pt->world_ifindex = (int)info.if_index;
 	return 0;
 }
@@ -180,6 +183,8 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 	}
 	rte_eth_macaddr_get(pid, &mac);
 	memcpy(dpc->host_mac, mac.addr_bytes, 6);
+	if (rte_eth_dev_get_mtu(pid, &dpc->host_mtu))
+		dpc->host_mtu = 0;
 	dpc->host_ip = htonl(ntohl(cfg->sandbox_net) + 1);
 	ret = hostif_configure(cfg->host_iface, dpc->host_ip, cfg->sandbox_prefix,
 			       dpc->host_peer_mac, err, errlen);

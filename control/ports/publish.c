@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "log.h"
+#include "funnel.h"
 #include "publish.h"
 #include "vhostctl.h"
 #include "xdpctl.h"
@@ -44,11 +45,12 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
 	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
 	sh->slot_mac = calloc(max_sandboxes, sizeof(*sh->slot_mac));
+	sh->slot_mtu = calloc(max_sandboxes, sizeof(*sh->slot_mtu));
 	sh->slot_lim = calloc(max_sandboxes, sizeof(*sh->slot_lim));
 	sh->ip2slot_size = 1u << (32 - prefix);
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
-	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
+	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac || !sh->slot_mtu ||
 	    !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
@@ -66,6 +68,7 @@ publish_fini(struct publish *p)
 		free((void *)p->sh->policy_ver);
 		free((void *)p->sh->slot_ip);
 		free((void *)p->sh->slot_mac);
+		free((void *)p->sh->slot_mtu);
 		free(p->sh->slot_lim);
 		free((void *)p->sh->ip2slot);
 		free(p->sh);
@@ -253,6 +256,43 @@ publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 			strerror(errno));
 }
 
+/*
+ * The MTU a sandbox is served at: its interface's, which must fit the funnel; a vhost-user
+ * guest's is virtio's 1500 (we do not offer VIRTIO_NET_F_MTU). -EMSGSIZE names the limit.
+ */
+static int
+publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
+{
+	struct ifreq ifr = { 0 };
+	uint32_t mtu = 1500;
+
+	if (!reg_is_vhost(sb) && p->ifq_open) {
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", sb->iface);
+		if (!ioctl(p->ifq_fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+			mtu = (uint32_t)ifr.ifr_mtu;
+		if (mtu > FUNNEL_SBX_MTU_MAX) {
+			snprintf(err, errlen, "%s has MTU %u; sandbox interfaces carry at most %u "
+				 "here (one 2 KiB AF_XDP frame each, no multi-buffer yet): set its "
+				 "MTU to %u or less", sb->iface, mtu, FUNNEL_SBX_MTU_MAX,
+				 FUNNEL_SBX_MTU_MAX);
+			return -EMSGSIZE;
+		}
+	}
+	sb->mtu = (uint16_t)mtu;
+	atomic_store_explicit(&p->sh->slot_mtu[sb->slot], (uint16_t)mtu, memory_order_relaxed);
+	return 0;
+}
+
+static void
+publish_op_mtu(void *ctx, struct sandbox *sb)
+{
+	char err[256];
+
+	if (sb->dp && publish_mtu(ctx, sb, err, sizeof(err)))
+		CVS_LOG(WARNING, ctl, "sandbox %s: %s; frames larger than %u are answered with "
+			"fragmentation-needed", sb->id, err, FUNNEL_SBX_MTU_MAX);
+}
+
 /* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */
 static int
 publish_attach_vhost(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
@@ -308,6 +348,9 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 	struct publish *p = ctx;
 	int ret;
 
+	ret = publish_mtu(p, sb, err, errlen);
+	if (ret)
+		return ret;
 	if (reg_is_vhost(sb))
 		return publish_attach_vhost(p, sb, err, errlen);
 	if (sb->ifindex == p->world_ifindex) {
@@ -460,6 +503,7 @@ const struct reg_ops publish_reg_ops = {
 	.hostport = publish_op_hostport,
 	.policy = publish_op_policy,
 	.guest_mac = publish_op_guest_mac,
+	.mtu = publish_op_mtu,
 	.limits = publish_op_limits,
 	.vhost_state = publish_op_vhost_state,
 	.slot_of = publish_op_slot_of,

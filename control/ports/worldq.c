@@ -119,6 +119,16 @@ worldq_mac(const char *ifname, uint8_t mac[6])
 	return ret;
 }
 
+uint16_t
+worldq_mtu(const char *ifname)
+{
+	struct ifreq ifr;
+
+	if (worldq_ifreq(ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0)
+		return 0;
+	return ifr.ifr_mtu > 65535 ? 65535 : (uint16_t)ifr.ifr_mtu;
+}
+
 bool
 worldq_link_up(const char *ifname)
 {

@@ -50,6 +50,8 @@ int worldq_read(const struct worldq *q, uint32_t i, struct xdp_statistics *xs);
 
 /* The interface's MAC address (0, or -errno) and whether its link is up and running. */
 int worldq_mac(const char *ifname, uint8_t mac[6]);
+/* The interface's MTU, 0 when it cannot be read. */
+uint16_t worldq_mtu(const char *ifname);
 bool worldq_link_up(const char *ifname);
 
 #endif /* CVS_WORLDQ_H */

@@ -126,6 +126,8 @@ reg_link_seen(struct registry *r, int ifindex, const char *ifname, uint32_t xdp_
 		n++;
 	} else if (sb) {
 		n += reg_link_prog(r, sb, xdp_id);
+		if (r->ops->mtu)
+			r->ops->mtu(r->ctx, sb);
 	}
 	sb = reg_find_iface(r, ifname);
 	if (sb && sb->dp && sb->ifindex != ifindex) {

@@ -186,6 +186,9 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
+	/* What frames towards it may carry; the path's MSS and fragmentation follow it. */
+	if (sb->dp && sb->mtu)
+		json_object_set_new(j, "mtu", json_integer(sb->mtu));
 	/* Every limit in force; those the registration set are listed in limitsSet. */
 	json_object_set_new(j, "limits", reg_limits_render(&sb->lim_eff, true));
 	json_object_set_new(j, "limitsSet", reg_limits_render(&sb->limits, false));
@@ -412,7 +415,8 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	reg_limits_apply(r, sb);
 	ret = r->ops->attach(r->ctx, sb, why, sizeof(why));
 	if (ret) {
-		status = reg_fail(err, errlen, ret == -EBUSY ? REG_E_CONFLICT : REG_E_FAILED, "%s",
+		status = reg_fail(err, errlen, ret == -EBUSY ? REG_E_CONFLICT :
+				  ret == -EMSGSIZE ? REG_E_INVALID : REG_E_FAILED, "%s",
 				  why);
 		reg_set_ports(r, sb, &none, why, sizeof(why));
 		goto put_ip;

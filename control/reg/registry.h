@@ -77,6 +77,7 @@ struct sandbox {
 	struct exposed_port ports[CVS_MAX_EXPOSED];
 	struct reg_policy policy;
 	uint8_t guest_mac[6];	/* the MAC frames to the guest carry (the default or its own) */
+	uint16_t mtu;		/* the MTU it is served at, set by the attach (0: not attached) */
 	bool guest_mac_set;	/* given in the registration, not --guest-mac */
 	struct reg_limits limits;	/* the overrides of its registration */
 	struct reg_limits lim_eff;	/* in force: overrides over the node defaults */
@@ -100,6 +101,8 @@ struct reg_ops {
 			 bool add);
 	/* Publish sb->policy to the data path; -errno on failure. */
 	int (*policy)(void *ctx, struct sandbox *sb);
+	/* Optional: the attached interface's MTU may have changed (a link event): publish it. */
+	void (*mtu)(void *ctx, struct sandbox *sb);
 	/* Optional: publish a changed sb->guest_mac of an attached sandbox. */
 	void (*guest_mac)(void *ctx, const struct sandbox *sb);
 	/* Optional: publish changed sb->lim_eff of an attached sandbox (attach publishes it). */

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Path MTU (issue 33): a world network of MTU 1400 in front of sandboxes at 1500, through the
+# namespace test bed at the kernel's default offloads. Usage: test_mtu.sh CASE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+bed() {
+	tb_setup
+	tb_add_world
+	# The world's links are 1400 (a cloud or overlay network); the sandboxes keep 1500.
+	nsc ip link set cl0 mtu 1400
+	nsn ip link set nic0 mtu 1400
+	nsc ip link set r1 mtu 1400
+	nsw ip link set w0 mtu 1400
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_sandbox_server 1 8080
+	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2
+	tb_server "$NS_W" 8000 --name world
+	fp_start
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[8080]' | tail -n1)" 201 || die "register s2"
+	HP1=$(hostport_of s1 8080)
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+}
+
+mtu_of() { api_body GET "/sandboxes/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("mtu"))'; }
+
+case_world1400() {
+	bed
+	local n=$((20 * 1024 * 1024)) want got out
+	check "GET shows the MTU each sandbox is served at" eq "$(mtu_of s1) $(mtu_of s2)" "1500 1500"
+	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
+	got=$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	check "20 MB download from the sandbox through its host port, sha256 matches" eq "$got" "$want"
+	head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	got=$(nsc curl -s -m 60 -T "$TB_DIR/up.bin" "http://$NODE_IP:$HP1/sha")
+	check "20 MB upload into the sandbox, sha256 matches" eq "$got" \
+		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+	got=$(nss 1 curl -s -m 60 "http://$WORLD_IP:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	check "20 MB from the world to the sandbox (egress), sha256 matches" eq "$got" "$want"
+	got=$(nss 1 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$WORLD_IP:8000/sha")
+	check "20 MB from the sandbox to the world (egress), sha256 matches" eq "$got" \
+		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+	check "the SYNs had their MSS clamped to the world's 1400" \
+		test "$(stat_of worker mss_clamped)" -ge 4
+
+	# One without DF is fragmented and arrives whole.
+	nsw python3 "$SRC_DIR/udpmtu.py" recv 9998 3 5 >"$TB_DIR/recv" &
+	local rcv=$!
+	sleep 0.3
+	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9998 1450 nodf 3 >/dev/null
+	wait $rcv
+	check "non-DF datagrams of 1450 bytes arrive whole at the world host ($(tr '\n' ' ' <"$TB_DIR/recv"))" \
+		eq "$(tr '\n' ' ' <"$TB_DIR/recv")" "1450 1450 1450 "
+	check "they left in fragments" test "$(stat_of worker fragmented)" -ge 3
+
+	# A DF datagram too large for the world: the sandbox learns the path MTU from our answer.
+	out=$(nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9999 1450 df)
+	check "a DF UDP datagram of 1450 bytes gets its frag-needed: the guest's path MTU is 1400 ($out)" \
+		eq "$out" 1400
+	check "frag-needed answers counted" test "$(stat_of worker frag_needed_sent)" -ge 1
+
+	# The first sandbox floods oversize frames (DF and not): the second one's egress goes on.
+	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9997 1472 nodf 3000 >/dev/null &
+	local flood=$!
+	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9996 1472 df 3000 >/dev/null &
+	local flood2=$!
+	local t0=$(date +%s%N)
+	out=$(nss 2 curl -s -m 5 "http://$WORLD_IP:8000/peer")
+	check "the second sandbox's egress works while the first floods ($(( ($(date +%s%N) - t0) / 1000000 )) ms)" \
+		contains "$out" "$NODE_IP"
+	wait $flood $flood2
+	got=$(nss 2 curl -s -m 60 "http://$WORLD_IP:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	check "and its 20 MB download after the flood is whole" eq "$got" "$want"
+}
+
+case_toobig() {
+	tb_setup
+	tb_add_sandbox 1
+	nsn ip link set sb1 mtu 9000
+	nss 1 ip link set eth0 mtu 9000
+	fp_start
+	local out
+	out=$(register s1 sb1 '[8080]')
+	check "a sandbox interface at MTU 9000 is refused with 400" eq "$(tail -n1 <<<"$out")" 400
+	check "the answer names the MTU and the largest one that works ($(head -n1 <<<"$out"))" \
+		contains "$out" "has MTU 9000"
+	# Only this end lowered: the veth's XDP still refuses its peer's 9000.
+	nsn ip link set sb1 mtu 1500
+	out=$(register s1 sb1 '[8080]')
+	check "with the guest's end still at 9000: 400 that says so ($(head -n1 <<<"$out"))" \
+		eq "$(tail -n1 <<<"$out")" 400
+	check "(the message names the veth peer)" contains "$out" "veth peer"
+	nss 1 ip link set eth0 mtu 1500
+	out=$(register s1 sb1 '[8080]')
+	check "at 1500 it registers ($(head -n1 <<<"$out"))" eq "$(tail -n1 <<<"$out")" 201
+}
+
+"case_$1"
+tb_done
