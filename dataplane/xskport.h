@@ -26,6 +26,8 @@
 
 #define XSKP_FRAME_SIZE		2048u
 #define XSKP_BURST		32u
+/* The IP MTU one frame holds after the kernel's XDP headroom and an Ethernet header. */
+#define XSKP_MTU_MAX		(XSKP_FRAME_SIZE - 256u - 14u)
 
 struct xskport {
 	struct xsk_ring_cons rx;

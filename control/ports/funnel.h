@@ -20,7 +20,7 @@
  * interface may carry is that less the stamp its program puts in front (FUNNEL_SBX_MTU_MAX):
  * the kernel drops longer frames on the funnel without a word (issue 33).
  */
-#define FUNNEL_MTU		(XSKP_FRAME_SIZE - 256u - 14u)
+#define FUNNEL_MTU		XSKP_MTU_MAX
 #define FUNNEL_SBX_MTU_MAX	(FUNNEL_MTU - (uint32_t)sizeof(struct cvs_fun_hdr))
 
 struct xdp_sbx;

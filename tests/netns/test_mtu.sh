@@ -96,5 +96,23 @@ case_toobig() {
 	check "at 1500 it registers ($(head -n1 <<<"$out"))" eq "$(tail -n1 <<<"$out")" 201
 }
 
+# A world link larger than the world queue's 2 KiB frames: the start fails and says why.
+case_world9000() {
+	tb_setup
+	nsc ip link set cl0 mtu 9000
+	nsn ip link set nic0 mtu 9000
+	local rc=0
+	timeout 20 ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf \
+		--no-pci -- --world-iface nic0 --state-file "$TB_DIR/state.json" \
+		--runtime-dir "$TB_DIR/run" "${FP_PIN[@]}" >"$TB_DIR/fp.log" 2>&1 || rc=$?
+	check "the start fails (exit $rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+	check "and names the MTU and the largest one that works: $(grep -m1 -i mtu "$TB_DIR/fp.log")" \
+		grep -q "nic0 has MTU 9000.*at most" "$TB_DIR/fp.log"
+	nsc ip link set cl0 mtu 1500
+	nsn ip link set nic0 mtu 1500
+	fp_start
+	check "at 1500 it starts" kill -0 "$FP_PID"
+}
+
 "case_$1"
 tb_done
