@@ -1,0 +1,833 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shallow virtual reassembly (frag.h) on real IPv4 fragments: UDP datagrams split by
+ * mtu_fragment(), or fragments built here at any offset. Each fragment must come out exactly
+ * once, byte for byte, with its datagram's translation, whatever the order; what cannot be
+ * completed is dropped and counted; one zone's flood never stops another zone's datagrams.
+ */
+#include <stdbool.h>
+
+#include "t.h"
+#include "pktgen.h"
+#include "dp.h"
+#include "frag.h"
+#include "mtu.h"
+
+#define NOUT	64
+#define ROOM	1600
+#define DG_MAX	70000
+
+static uint8_t dg[DG_MAX];
+static uint8_t bufs[NOUT][ROOM];
+static uint8_t *outs[NOUT];
+static uint32_t lens[NOUT];
+static uint8_t big[2200];
+
+/* A datagram of 'paylen' UDP data bytes from 'saddr' with 'id', split at 'mtu' into bufs. */
+static uint32_t
+split(uint32_t saddr, uint16_t id, uint32_t paylen, uint32_t mtu)
+{
+	uint32_t n = build_frame(dg, IPPROTO_UDP_, saddr, ip4("198.51.100.7"), htons(4000),
+				 htons(53), 0, paylen);
+	struct ip4_hdr *ip = (struct ip4_hdr *)(dg + 14);
+
+	ip->id = htons(id);
+	ip->check = 0;
+	ip->check = (uint16_t)~csum_fold(csum_partial(ip, 20, 0));
+	return mtu_fragment(dg, n, mtu, outs, NOUT, ROOM, lens);
+}
+
+/* One fragment of datagram 'id' from 'saddr': data bytes [off, off + plen), MF as given. */
+static uint32_t
+mkfrag(uint8_t *f, uint32_t saddr, uint16_t id, uint32_t off, uint32_t plen, bool mf)
+{
+	struct ip4_hdr *ip = (struct ip4_hdr *)(f + 14);
+	uint32_t i;
+
+	memset(f, 0, 14);
+	f[12] = 8;
+	memset(ip, 0, 20);
+	ip->ver_ihl = 0x45;
+	ip->tot_len = htons((uint16_t)(20 + plen));
+	ip->id = htons(id);
+	ip->frag_off = htons((uint16_t)(off / 8 | (mf ? 0x2000 : 0)));
+	ip->ttl = 64;
+	ip->proto = IPPROTO_UDP_;
+	ip->saddr = saddr;
+	ip->daddr = ip4("198.51.100.7");
+	for (i = 0; i < plen; i++)
+		f[34 + i] = (uint8_t)(off + i + id);
+	ip->check = (uint16_t)~csum_fold(csum_partial(ip, 20, 0));
+	return 34 + plen;
+}
+
+static struct frag_key
+key_of(const uint8_t *f, uint16_t zone)
+{
+	const struct ip4_hdr *ip = (const struct ip4_hdr *)(f + 14);
+	struct frag_key k;
+
+	memset(&k, 0xa5, sizeof(k));	/* the padding must not matter */
+	k.saddr = ip->saddr;
+	k.daddr = ip->daddr;
+	k.id = ip->id;
+	k.zone = zone;
+	k.proto = ip->proto;
+	return k;
+}
+
+static struct frag_xlat
+xl_of(uint32_t n)
+{
+	struct frag_xlat x;
+
+	memset(&x, 0, sizeof(x));
+	x.saddr = htonl(0x0a000000u + n);
+	x.daddr = htonl(0xc0a80000u + n);
+	x.dst_mac[5] = (uint8_t)n;
+	x.src_mac[4] = (uint8_t)(n >> 8);
+	x.action = DP_TO_SANDBOX;
+	x.slot = n;
+	x.mtu = 1500;
+	return x;
+}
+
+static bool
+xl_eq(const struct frag_xlat *a, const struct frag_xlat *b)
+{
+	return a->saddr == b->saddr && a->daddr == b->daddr && a->action == b->action &&
+	       a->slot == b->slot && a->mtu == b->mtu && !memcmp(a->dst_mac, b->dst_mac, 6) &&
+	       !memcmp(a->src_mac, b->src_mac, 6);
+}
+
+static enum frag_verdict
+other(struct frag_table *t, const uint8_t *f, uint32_t len, uint16_t zone, uint32_t now,
+      struct frag_xlat *x, enum frag_reason *why)
+{
+	struct frag_key k = key_of(f, zone);
+
+	*why = FRAG_R_MAX;
+	return frag_other(t, &k, f, len, now, x, why);
+}
+
+static uint32_t
+first(struct frag_table *t, const uint8_t *f, uint32_t len, uint16_t zone, uint32_t now,
+      const struct frag_xlat *x, enum frag_verdict *v, enum frag_reason *why)
+{
+	struct frag_key k = key_of(f, zone);
+
+	*why = FRAG_R_MAX;
+	return frag_first(t, &k, f, len, x, now, v, why);
+}
+
+/* other() that must give 'want' (and, dropped, the reason 'r'). */
+#define OTHER(t, f, l, z, now, want, r) do { \
+	struct frag_xlat _x; enum frag_reason _w; \
+	CHECK_EQ(other(t, f, l, z, now, &_x, &_w), want); \
+	if ((want) == FRAG_DROP) \
+		CHECK_EQ(_w, r); \
+} while (0)
+
+static uint64_t
+drops(const struct frag_table *t, enum frag_reason r)
+{
+	return frag_stats(t)->drop[r];
+}
+
+/* Take every released copy: the i-th must be bufs[order[i]], byte for byte, with x. */
+static void
+take_expect(struct frag_table *t, const uint32_t *order, uint32_t n, const struct frag_xlat *x)
+{
+	uint8_t *f;
+	uint32_t len, i = 0;
+	struct frag_xlat got;
+
+	while (frag_take(t, &f, &len, &got)) {
+		CHECK(i < n);
+		if (i < n) {
+			CHECK_EQ(len, lens[order[i]]);
+			CHECK(!memcmp(f, bufs[order[i]], len));
+		}
+		CHECK(xl_eq(&got, x));
+		i++;
+	}
+	CHECK_EQ(i, n);
+}
+
+static void
+test_in_order(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(1), got;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t n = split(ip4("10.1.0.2"), 7, 4000, 1500), i;
+
+	CHECK_EQ(n, 3);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 10, &x, &v, &why), 0);
+	CHECK_EQ(v, FRAG_FORWARD);
+	CHECK_EQ(frag_in_use(t), 1);
+	for (i = 1; i < n; i++) {
+		CHECK_EQ(other(t, bufs[i], lens[i], 1, 10, &got, &why), FRAG_FORWARD);
+		CHECK(xl_eq(&got, &x));
+	}
+	CHECK_EQ(frag_in_use(t), 0);
+	CHECK_EQ(frag_stats(t)->completed, 1);
+	CHECK_EQ(frag_stats(t)->forwarded, 2);
+	CHECK_EQ(frag_stats(t)->contexts, 1);
+	/* A late repeat finds no context: held, then dropped at the timeout. */
+	OTHER(t, bufs[1], lens[1], 1, 11, FRAG_HELD, 0);
+	CHECK_EQ(frag_expire(t, 14, 8), 1);
+	CHECK_EQ(drops(t, FRAG_R_EXPIRED), 1);
+	CHECK_EQ(frag_in_use(t) + frag_held_in_use(t), 0);
+	/* Another zone is another datagram, even with the same addresses and id. */
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 20, &x, &v, &why), 0);
+	OTHER(t, bufs[1], lens[1], 2, 20, FRAG_HELD, 0);
+	OTHER(t, bufs[1], lens[1], CVS_ZONE_HOST, 20, FRAG_HELD, 0);
+	CHECK_EQ(frag_in_use(t), 3);
+	frag_destroy(t);
+}
+
+static void
+test_reversed(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(2);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t n = split(ip4("10.1.0.3"), 8, 9000, 1280), i, order[NOUT];
+
+	CHECK_EQ(n, 8);
+	for (i = n - 1; i >= 1; i--) {
+		OTHER(t, bufs[i], lens[i], 3, 5, FRAG_HELD, 0);
+		order[n - 1 - i] = i;
+	}
+	CHECK_EQ(frag_held_in_use(t), n - 1);
+	CHECK_EQ(first(t, bufs[0], lens[0], 3, 6, &x, &v, &why), n - 1);
+	CHECK_EQ(v, FRAG_FORWARD);
+	/* Complete at its first: forgotten at once, the copies still to take. */
+	CHECK_EQ(frag_in_use(t), 0);
+	take_expect(t, order, n - 1, &x);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	CHECK_EQ(frag_stats(t)->released, n - 1);
+	CHECK_EQ(frag_stats(t)->held, n - 1);
+	frag_destroy(t);
+}
+
+/* Every fragment of one datagram, in the order 'perm', each out exactly once. */
+static void
+run_order(struct frag_table *t, uint32_t n, const uint32_t *perm, uint32_t id)
+{
+	struct frag_xlat x = xl_of(id), got;
+	uint32_t i, order[NOUT], nheld = 0;
+	enum frag_verdict v;
+	enum frag_reason why;
+
+	for (i = 0; i < n; i++) {
+		uint32_t j = perm[i];
+
+		if (j == 0) {
+			CHECK_EQ(first(t, bufs[0], lens[0], 4, 1, &x, &v, &why), nheld);
+			CHECK_EQ(v, FRAG_FORWARD);
+			take_expect(t, order, nheld, &x);
+			nheld = n;	/* none held from now on */
+		} else if (nheld < n) {
+			OTHER(t, bufs[j], lens[j], 4, 1, FRAG_HELD, 0);
+			order[nheld++] = j;
+		} else {
+			CHECK_EQ(other(t, bufs[j], lens[j], 4, 1, &got, &why), FRAG_FORWARD);
+			CHECK(xl_eq(&got, &x));
+		}
+	}
+	CHECK_EQ(frag_in_use(t), 0);
+	CHECK_EQ(frag_held_in_use(t), 0);
+}
+
+static void
+shuffle(uint32_t *a, uint32_t n)
+{
+	for (uint32_t i = n; i > 1; i--) {
+		uint32_t j = (uint32_t)rand() % i, tmp = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = tmp;
+	}
+}
+
+static void
+test_permutations(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	uint32_t n = split(ip4("10.1.0.4"), 9, 20000, 576), perm[NOUT], i, k;
+
+	CHECK_EQ(n, 37);
+	for (k = 0; k < 300; k++) {
+		for (i = 0; i < n; i++)
+			perm[i] = i;
+		shuffle(perm, n);
+		run_order(t, n, perm, k);
+	}
+	for (i = 0; i < FRAG_R_MAX; i++)
+		CHECK_EQ(drops(t, i), 0);
+	CHECK_EQ(frag_stats(t)->completed, 300);
+	frag_destroy(t);
+}
+
+static void
+test_overlap(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(3), got;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.5"), n = split(s, 10, 4000, 1500), l;
+	uint8_t f[ROOM];
+
+	/* Before the first: a repeat, then one that overlaps, neither held. */
+	OTHER(t, bufs[1], lens[1], 1, 1, FRAG_HELD, 0);
+	OTHER(t, bufs[1], lens[1], 1, 1, FRAG_DROP, FRAG_R_DUPLICATE);
+	l = mkfrag(f, s, 10, 1488, 64, true);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_OVERLAP);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 1, &x, &v, &why), 1);
+	take_expect(t, (uint32_t[]){ 1 }, 1, &x);
+	/* After it: a repeat, one over the first's bytes, a second first: the datagram lives. */
+	OTHER(t, bufs[1], lens[1], 1, 1, FRAG_DROP, FRAG_R_DUPLICATE);
+	l = mkfrag(f, s, 10, 8, 64, true);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_OVERLAP);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 1, &x, &v, &why), 0);
+	CHECK_EQ(v, FRAG_DROP);
+	CHECK_EQ(why, FRAG_R_BAD_FIRST);
+	CHECK_EQ(other(t, bufs[2], lens[2], 1, 1, &got, &why), FRAG_FORWARD);
+	CHECK(xl_eq(&got, &x));
+	CHECK_EQ(frag_in_use(t), 0);
+	CHECK_EQ(n, 3);
+
+	/* Data past the end the last fragment set, another end: dropped, the datagram lives. */
+	l = mkfrag(f, s, 13, 0, 1480, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	l = mkfrag(f, s, 13, 2960, 1048, false);
+	OTHER(t, f, l, 1, 1, FRAG_FORWARD, 0);
+	l = mkfrag(f, s, 13, 4008, 16, true);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_LENGTH);
+	l = mkfrag(f, s, 13, 4008, 8, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_LENGTH);
+	l = mkfrag(f, s, 13, 1480, 1480, true);
+	OTHER(t, f, l, 1, 1, FRAG_FORWARD, 0);
+	CHECK_EQ(frag_in_use(t), 0);
+
+	/* A last fragment ending before data seen; MF data not a multiple of 8; no data. */
+	l = mkfrag(f, s, 11, 800, 80, true);
+	OTHER(t, f, l, 1, 1, FRAG_HELD, 0);
+	l = mkfrag(f, s, 11, 400, 80, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_LENGTH);
+	l = mkfrag(f, s, 11, 1600, 81, true);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_LENGTH);
+	l = mkfrag(f, s, 11, 1600, 0, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_LENGTH);
+	/* A first that overlaps a held fragment: refused, and the datagram with it. */
+	l = mkfrag(f, s, 11, 0, 808, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	CHECK_EQ(v, FRAG_DROP);
+	CHECK_EQ(why, FRAG_R_OVERLAP);
+	CHECK_EQ(drops(t, FRAG_R_FORGOTTEN), 1);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	l = mkfrag(f, s, 11, 880, 80, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_FIRST);
+	l = mkfrag(f, s, 11, 0, 800, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_BAD_FIRST);
+	/* An offset of 0 is frag_first()'s; a "first" with MF clear is no fragment. */
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_BAD_FIRST);
+	l = mkfrag(f, s, 12, 0, 800, false);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_BAD_LENGTH);
+	frag_destroy(t);
+}
+
+static void
+test_too_many(void)
+{
+	struct frag_cfg cfg = { .max_frags = 4 };
+	struct frag_table *t = frag_create(&cfg, 16);
+	struct frag_xlat x = xl_of(4);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.6"), k, l;
+	uint8_t f[ROOM];
+
+	/* Six fragments of 8 bytes before their first: the fourth is one too many. */
+	for (k = 1; k <= 3; k++) {
+		l = mkfrag(f, s, 20, 8 * k, 8, true);
+		OTHER(t, f, l, 1, 1, FRAG_HELD, 0);
+	}
+	l = mkfrag(f, s, 20, 32, 8, true);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_TOO_MANY);
+	CHECK_EQ(drops(t, FRAG_R_FORGOTTEN), 3);
+	l = mkfrag(f, s, 20, 40, 8, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_TOO_MANY);
+	l = mkfrag(f, s, 20, 0, 8, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_TOO_MANY);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	/* In order, the same: four pass, the fifth and sixth do not. */
+	l = mkfrag(f, s, 21, 0, 8, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 0);
+	for (k = 1; k <= 5; k++) {
+		l = mkfrag(f, s, 21, 8 * k, 8, k < 5);
+		OTHER(t, f, l, 1, 1, k < 4 ? FRAG_FORWARD : FRAG_DROP, FRAG_R_TOO_MANY);
+	}
+	/* Exactly max_frags, three of them ahead of their first: complete. */
+	for (k = 3; k >= 1; k--) {
+		l = mkfrag(f, s, 22, 8 * k, 8, k < 3);
+		OTHER(t, f, l, 1, 1, FRAG_HELD, 0);
+	}
+	l = mkfrag(f, s, 22, 0, 8, true);
+	CHECK_EQ(first(t, f, l, 1, 1, &x, &v, &why), 3);
+	CHECK_EQ(v, FRAG_FORWARD);
+	frag_destroy(t);
+	cfg.max_frags = 1;
+	CHECK(frag_create(&cfg, 16) == NULL);
+	cfg.max_frags = FRAG_MAX_FRAGS_LIMIT + 1;
+	CHECK(frag_create(&cfg, 16) == NULL);
+}
+
+static void
+test_too_long(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(5);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.7"), l, n, i, order[NOUT];
+	uint8_t f[ROOM];
+
+	l = mkfrag(f, s, 30, 65528, 8, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_TOO_LONG);
+	l = mkfrag(f, s, 30, 65512, 8, false);
+	OTHER(t, f, l, 1, 1, FRAG_DROP, FRAG_R_TOO_LONG);
+	/* 20 + 65,512 + 3 = 65,535: the largest datagram there is. */
+	l = mkfrag(f, s, 30, 65512, 3, false);
+	OTHER(t, f, l, 1, 1, FRAG_HELD, 0);
+	/* A whole 65,535-byte datagram at MTU 1500: 45 fragments, reversed. */
+	n = split(s, 31, 65535 - 28, 1500);
+	CHECK_EQ(n, 45);
+	for (i = n - 1; i >= 1; i--) {
+		OTHER(t, bufs[i], lens[i], 1, 1, FRAG_HELD, 0);
+		order[n - 1 - i] = i;
+	}
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 1, &x, &v, &why), 44);
+	take_expect(t, order, 44, &x);
+	CHECK_EQ(frag_in_use(t), 1);
+	frag_destroy(t);
+}
+
+static void
+test_expiry(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(6);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.8"), n = split(s, 40, 9000, 1500), i;
+
+	for (i = 1; i <= 3; i++)
+		OTHER(t, bufs[i], lens[i], 1, 100, FRAG_HELD, 0);
+	split(s, 41, 9000, 1500);
+	for (i = 1; i <= 2; i++)
+		OTHER(t, bufs[i], lens[i], 1, 101, FRAG_HELD, 0);
+	split(s, 42, 9000, 1500);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 101, &x, &v, &why), 0);
+	CHECK_EQ(frag_in_use(t), 3);
+	/* Lives at least the timeout (2 s) after its last fragment. */
+	CHECK_EQ(frag_expire(t, 102, 100), 0);
+	CHECK_EQ(frag_expire(t, 103, 1), 1);
+	CHECK_EQ(drops(t, FRAG_R_EXPIRED), 3);
+	CHECK_EQ(frag_expire(t, 103, 100), 0);
+	CHECK_EQ(frag_expire(t, 104, 100), 2);
+	CHECK_EQ(drops(t, FRAG_R_EXPIRED), 5);
+	CHECK_EQ(frag_stats(t)->expired, 3);
+	CHECK_EQ(frag_in_use(t) + frag_held_in_use(t), 0);
+	/* One not collected yet counts as gone when its datagram shows again. */
+	OTHER(t, bufs[3], lens[3], 1, 200, FRAG_HELD, 0);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 203, &x, &v, &why), 0);
+	CHECK_EQ(v, FRAG_FORWARD);
+	CHECK_EQ(drops(t, FRAG_R_EXPIRED), 6);
+	CHECK_EQ(frag_in_use(t), 1);
+	CHECK_EQ(n, 7);
+	frag_destroy(t);
+}
+
+static void
+test_refuse(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x = xl_of(7);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.9"), i;
+	struct frag_key k;
+
+	split(s, 50, 9000, 1500);
+	k = key_of(bufs[0], 2);
+	OTHER(t, bufs[3], lens[3], 2, 10, FRAG_HELD, 0);
+	OTHER(t, bufs[1], lens[1], 2, 10, FRAG_HELD, 0);
+	frag_refuse(t, &k, 10);
+	CHECK_EQ(drops(t, FRAG_R_FORGOTTEN), 2);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	/* Refused while its fragments keep coming, each within the timeout of the one before. */
+	for (i = 2; i < 7; i++)
+		OTHER(t, bufs[i], lens[i], 2, 10 + 2 * (i - 1), FRAG_DROP, FRAG_R_BAD_FIRST);
+	CHECK_EQ(first(t, bufs[0], lens[0], 2, 22, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_BAD_FIRST);
+	CHECK_EQ(frag_expire(t, 24, 10), 0);
+	CHECK_EQ(frag_expire(t, 25, 10), 1);
+	OTHER(t, bufs[1], lens[1], 2, 25, FRAG_HELD, 0);
+	/* Refused before any fragment came: the later ones are not held either. */
+	split(s, 51, 9000, 1500);
+	k = key_of(bufs[0], 2);
+	frag_refuse(t, &k, 30);
+	OTHER(t, bufs[2], lens[2], 2, 30, FRAG_DROP, FRAG_R_BAD_FIRST);
+	CHECK_EQ(frag_in_use(t), 2);
+	frag_destroy(t);
+}
+
+struct zstat {
+	uint32_t sent;
+	uint32_t drops;
+};
+
+/* One datagram of zone 7, in order or reversed: every fragment must come out. */
+static void
+zone7_datagram(struct frag_table *t, uint32_t id, uint32_t now, bool reversed,
+	       struct zstat *z)
+{
+	struct frag_xlat x = xl_of(id), got;
+	uint32_t n = split(ip4("10.7.0.2"), (uint16_t)id, 4000 + id % 1000, 1500), i, out = 0;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint8_t *f;
+	uint32_t l;
+
+	for (i = 0; i < n; i++) {
+		uint32_t j = reversed ? (i + 1) % n : i;
+
+		z->sent++;
+		if (j == 0) {
+			out += first(t, bufs[0], lens[0], 7, now, &x, &v, &why) + 1;
+			z->drops += v == FRAG_DROP;
+			while (frag_take(t, &f, &l, &got))
+				CHECK(xl_eq(&got, &x));
+			continue;
+		}
+		v = other(t, bufs[j], lens[j], 7, now, &got, &why);
+		z->drops += v == FRAG_DROP;
+		out += v == FRAG_FORWARD;
+	}
+	CHECK_EQ(out, n);
+}
+
+/* Zones 5 and 6 send fragments whose first never comes; zone 7's datagrams all pass. */
+static void
+test_zone_share(void)
+{
+	struct frag_cfg cfg = { .contexts = 512, .held = 1024 };
+	struct frag_table *t = frag_create(&cfg, 16);
+	struct zstat z7 = { 0 };
+	uint32_t it, now = 1000, max5 = 0, held = 0, k;
+	uint8_t f[ROOM];
+
+	CHECK_EQ(frag_config(t)->zone_share, 64);
+	CHECK_EQ(frag_config(t)->held_share, 128);
+	for (it = 0; it < 40000; it++) {
+		uint16_t zone = it & 1 ? 5 : 6;
+
+		if (it % 400 == 0)
+			now++;
+		frag_expire(t, now, 64);
+		for (k = 1; k <= 3; k++) {
+			uint32_t l = mkfrag(f, ip4("10.5.0.2"), (uint16_t)it, 1480 * k, 1480, true);
+			struct frag_xlat x;
+			enum frag_reason why;
+
+			held += other(t, f, l, zone, now, &x, &why) == FRAG_HELD;
+		}
+		if (frag_zone_in_use(t, 5) > max5)
+			max5 = frag_zone_in_use(t, 5);
+		if (it % 7 == 0)
+			zone7_datagram(t, it, now, it % 2, &z7);
+	}
+	CHECK_EQ(z7.drops, 0);
+	CHECK(z7.sent > 10000);
+	CHECK_EQ(max5, 64);
+	CHECK(held > 0);
+	CHECK(drops(t, FRAG_R_ZONE_SHARE) + drops(t, FRAG_R_HOLD_SHARE) > 10000);
+	CHECK_EQ(drops(t, FRAG_R_NO_CONTEXT) + drops(t, FRAG_R_NO_HOLD), 0);
+	CHECK(drops(t, FRAG_R_EXPIRED) > 0);
+	frag_destroy(t);
+}
+
+static void
+test_table_full(void)
+{
+	struct frag_cfg cfg = { .contexts = 32, .zone_share = 32 };
+	struct frag_table *t = frag_create(&cfg, 16);
+	struct frag_xlat x = xl_of(8);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.10"), id;
+
+	for (id = 0; id < 32; id++) {
+		split(s, (uint16_t)id, 3000, 1500);
+		OTHER(t, bufs[1], lens[1], 1, 10, FRAG_HELD, 0);
+	}
+	/* Zone 1 holds its share (the whole table here); for zone 2 the table is full. */
+	split(s, 32, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 1, 11, FRAG_DROP, FRAG_R_ZONE_SHARE);
+	OTHER(t, bufs[1], lens[1], 2, 11, FRAG_DROP, FRAG_R_NO_CONTEXT);
+	CHECK_EQ(first(t, bufs[0], lens[0], 2, 11, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_NO_CONTEXT);
+	/* Live datagrams still complete, and free their context. */
+	split(s, 0, 3000, 1500);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 12, &x, &v, &why), 1);
+	while (frag_take(t, &(uint8_t *){ 0 }, &(uint32_t){ 0 }, &x))
+		;
+	OTHER(t, bufs[2], lens[2], 1, 12, FRAG_FORWARD, 0);
+	CHECK_EQ(frag_in_use(t), 31);
+	split(s, 32, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 2, 12, FRAG_HELD, 0);
+	OTHER(t, bufs[2], lens[2], 2, 12, FRAG_HELD, 0);
+	/* Full again; at 13 the others have timed out: a new datagram takes one of them. */
+	split(s, 33, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 3, 12, FRAG_DROP, FRAG_R_NO_CONTEXT);
+	OTHER(t, bufs[1], lens[1], 3, 13, FRAG_HELD, 0);
+	CHECK(drops(t, FRAG_R_EXPIRED) >= 1);
+	CHECK_EQ(frag_in_use(t), 32 + 1 - drops(t, FRAG_R_EXPIRED));
+	frag_destroy(t);
+}
+
+static void
+test_held_out(void)
+{
+	struct frag_cfg cfg = { .held = 16 };
+	struct frag_table *t = frag_create(&cfg, 16);
+	struct frag_xlat x = xl_of(9), got;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.11"), id, l;
+	uint8_t *f;
+
+	CHECK_EQ(frag_config(t)->held_share, 16);
+	for (id = 0; id < 16; id++) {
+		split(s, (uint16_t)id, 3000, 1500);
+		OTHER(t, bufs[1], lens[1], 1, 1, FRAG_HELD, 0);
+	}
+	split(s, 16, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 2, 1, FRAG_DROP, FRAG_R_NO_HOLD);
+	OTHER(t, bufs[2], lens[2], 2, 1, FRAG_DROP, FRAG_R_NO_HOLD);
+	CHECK_EQ(first(t, bufs[0], lens[0], 2, 1, &x, &v, &why), 0);
+	CHECK_EQ(why, FRAG_R_NO_HOLD);
+	/* A released copy is lent until the next frag_take(): then its buffer is free again. */
+	split(s, 0, 3000, 1500);
+	CHECK_EQ(first(t, bufs[0], lens[0], 1, 1, &x, &v, &why), 1);
+	CHECK(frag_take(t, &f, &l, &got));
+	CHECK(!memcmp(f, bufs[1], l));
+	split(s, 17, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 3, 1, FRAG_DROP, FRAG_R_NO_HOLD);
+	CHECK(!frag_take(t, &f, &l, &got));
+	split(s, 18, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 3, 1, FRAG_HELD, 0);
+	frag_destroy(t);
+
+	/* A zone's share of copies; a frame larger than a copy buffer. */
+	cfg.held = 64;
+	cfg.held_share = 8;
+	t = frag_create(&cfg, 16);
+	for (id = 0; id < 9; id++) {
+		split(s, (uint16_t)id, 3000, 1500);
+		OTHER(t, bufs[1], lens[1], 1, 1, id < 8 ? FRAG_HELD : FRAG_DROP, FRAG_R_HOLD_SHARE);
+	}
+	OTHER(t, bufs[1], lens[1], 2, 1, FRAG_HELD, 0);
+	l = mkfrag(big, s, 100, 1480, 2072, true);
+	CHECK(l > FRAG_HOLD_ROOM);
+	OTHER(t, big, l, 4, 1, FRAG_DROP, FRAG_R_NO_HOLD);
+	/* Once its first is known it needs no copy: it is forwarded. */
+	l = mkfrag(big, s, 101, 0, 1480, true);
+	CHECK_EQ(first(t, big, l, 4, 1, &x, &v, &why), 0);
+	l = mkfrag(big, s, 101, 1480, 2072, true);
+	OTHER(t, big, l, 4, 1, FRAG_FORWARD, 0);
+	frag_destroy(t);
+	cfg.held_share = 65;
+	CHECK(frag_create(&cfg, 16) == NULL);
+}
+
+static void
+test_flush(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	struct frag_xlat x2 = xl_of(2), x4 = xl_of(4);
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("203.0.113.9");
+
+	split(s, 60, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 3, 1, FRAG_HELD, 0);		/* zone 3 */
+	split(s, 61, 3000, 1500);
+	first(t, bufs[0], lens[0], 0, 1, &x2, &v, &why);		/* towards slot 2 */
+	split(s, 62, 3000, 1500);
+	first(t, bufs[0], lens[0], 0, 1, &x4, &v, &why);		/* towards slot 4 */
+	split(s, 63, 3000, 1500);
+	OTHER(t, bufs[2], lens[2], 0, 1, FRAG_HELD, 0);
+	CHECK_EQ(first(t, bufs[0], lens[0], 0, 1, &x2, &v, &why), 1);	/* released, not taken */
+	CHECK_EQ(frag_flush(t, 3, DP_TO_SANDBOX, 2), 3);
+	CHECK_EQ(drops(t, FRAG_R_FLUSHED), 2);
+	CHECK(!frag_take(t, &(uint8_t *){ 0 }, &(uint32_t){ 0 }, &x2));
+	CHECK_EQ(frag_in_use(t), 1);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	frag_destroy(t);
+}
+
+#define W	100
+#define MAXF	20
+
+struct rdg {
+	uint32_t n;
+	uint16_t zone;
+	uint16_t id;
+	struct frag_xlat x;
+	uint8_t f[MAXF][ROOM];
+	uint32_t len[MAXF];
+	uint8_t seen[MAXF];
+};
+
+static struct rdg rd[W];
+
+/* Which fragment of the window a copy is: its datagram by id, its place by offset. */
+static void
+random_taken(uint32_t base, const uint8_t *f, uint32_t len, const struct frag_xlat *x)
+{
+	const struct ip4_hdr *ip = (const struct ip4_hdr *)(f + 14);
+	uint32_t d = (uint16_t)(ntohs(ip->id) - base), j;
+
+	CHECK(d < W);
+	if (d >= W)
+		return;
+	CHECK(xl_eq(x, &rd[d].x));
+	for (j = 0; j < rd[d].n; j++)
+		if (rd[d].len[j] == len && !memcmp(rd[d].f[j], f, len))
+			break;
+	CHECK(j < rd[d].n);
+	if (j < rd[d].n)
+		rd[d].seen[j]++;
+}
+
+/* W datagrams of random sizes, zones and MTUs, their fragments all shuffled together. */
+static void
+random_window(struct frag_table *t, uint32_t base, uint32_t now, bool dups)
+{
+	static const uint32_t mtus[] = { 576, 1000, 1280, 1500 };
+	static uint32_t items[W * MAXF * 2];
+	uint32_t ni = 0, i, j, l, src, size;
+	struct frag_xlat got;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint8_t *f;
+
+	for (i = 0; i < W; i++) {
+		struct rdg *r = &rd[i];
+
+		r->id = (uint16_t)(base + i);
+		r->zone = (uint16_t)(rand() % 10 == 0 ? CVS_ZONE_HOST : (uint32_t)rand() % 9);
+		r->x = xl_of(base + i);
+		src = htonl(0x0a000000u + (uint32_t)rand() % 64);
+		size = (uint32_t)rand() % 8000 + 1;
+		r->n = split(src, r->id, size, mtus[rand() % 4]);
+		CHECK(r->n >= 1 && r->n <= MAXF);
+		if (r->n == 1)	/* no fragment at all: not the table's */
+			r->n = split(htonl(0x0a000000u), r->id, 3000, 1500);
+		for (j = 0; j < r->n; j++) {
+			memcpy(r->f[j], bufs[j], lens[j]);
+			r->len[j] = lens[j];
+			r->seen[j] = 0;
+			items[ni++] = i << 8 | j;
+			if (dups && rand() % 8 == 0)
+				items[ni++] = i << 8 | j;
+		}
+	}
+	shuffle(items, ni);
+	for (i = 0; i < ni; i++) {
+		struct rdg *r = &rd[items[i] >> 8];
+		uint32_t k = items[i] & 0xff;
+		struct frag_key key = key_of(r->f[k], r->zone);
+
+		if (k == 0) {
+			frag_first(t, &key, r->f[0], r->len[0], &r->x, now, &v, &why);
+			if (v == FRAG_FORWARD)
+				r->seen[0]++;
+			else
+				CHECK(dups && why == FRAG_R_BAD_FIRST);
+			while (frag_take(t, &f, &l, &got))
+				random_taken(base, f, l, &got);
+			continue;
+		}
+		v = frag_other(t, &key, r->f[k], r->len[k], now, &got, &why);
+		if (v == FRAG_FORWARD) {
+			CHECK(xl_eq(&got, &r->x));
+			r->seen[k]++;
+		} else if (v == FRAG_DROP) {
+			CHECK(dups && why == FRAG_R_DUPLICATE);
+		}
+	}
+	for (i = 0; i < W; i++)
+		for (j = 0; j < rd[i].n; j++)
+			CHECK(dups ? rd[i].seen[j] >= 1 : rd[i].seen[j] == 1);
+}
+
+static void
+test_random(void)
+{
+	struct frag_cfg cfg = { .held = 8192 };
+	struct frag_table *t = frag_create(&cfg, 16);
+	uint32_t w, now = 1;
+
+	for (w = 0; w < 40; w++, now++) {
+		random_window(t, w * W, now, false);
+		CHECK_EQ(frag_in_use(t), 0);
+		CHECK_EQ(frag_held_in_use(t), 0);
+	}
+	CHECK_EQ(frag_stats(t)->held, frag_stats(t)->released);
+	for (w = 0; w < FRAG_R_MAX; w++)
+		CHECK_EQ(drops(t, w), 0);
+	/* Repeats: each fragment out at least once; what they leave behind expires. */
+	for (w = 40; w < 80; w++, now++) {
+		frag_expire(t, now, 1024);
+		random_window(t, w * W, now, true);
+	}
+	CHECK(drops(t, FRAG_R_DUPLICATE) > 0);
+	frag_expire(t, now + 3, UINT32_MAX);
+	CHECK_EQ(frag_in_use(t), 0);
+	CHECK_EQ(frag_held_in_use(t), 0);
+	frag_destroy(t);
+}
+
+int
+main(void)
+{
+	srand(5);
+	for (uint32_t i = 0; i < NOUT; i++)
+		outs[i] = bufs[i];
+	CHECK_EQ(strcmp(frag_reason_names[FRAG_R_OVERLAP], "frag_overlap"), 0);
+	test_in_order();
+	test_reversed();
+	test_permutations();
+	test_overlap();
+	test_too_many();
+	test_too_long();
+	test_expiry();
+	test_refuse();
+	test_zone_share();
+	test_table_full();
+	test_held_out();
+	test_flush();
+	test_random();
+	return t_done("unit-frag");
+}
