@@ -43,6 +43,10 @@ enum {
 	OPT_RUNTIME_DIR,
 	OPT_BPF_PIN_DIR,
 	OPT_RESTART_GRACE,
+	OPT_FRAG_CONTEXTS,
+	OPT_FRAG_MAX,
+	OPT_FRAG_HELD,
+	OPT_FRAG_TIMEOUT,
 	OPT_DETACH_ON_EXIT,
 	OPT_VERSION,
 };
@@ -87,6 +91,10 @@ static const struct option cvs_long_opts[] = {
 	{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 	{ "bpf-pin-dir", required_argument, NULL, OPT_BPF_PIN_DIR },
 	{ "restart-grace", required_argument, NULL, OPT_RESTART_GRACE },
+	{ "frag-contexts", required_argument, NULL, OPT_FRAG_CONTEXTS },
+	{ "frag-max", required_argument, NULL, OPT_FRAG_MAX },
+	{ "frag-held", required_argument, NULL, OPT_FRAG_HELD },
+	{ "frag-timeout", required_argument, NULL, OPT_FRAG_TIMEOUT },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH_ON_EXIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -159,6 +167,12 @@ cvs_config_usage(FILE *f, const char *prog)
 		"  --bpf-pin-dir DIR         the XDP maps are pinned in DIR/<world-iface> (bpffs) and\n"
 		"                            reused by the next process, 'none' pins nothing\n"
 		"                            [" CVS_BPF_PIN_DIR_DEFAULT "]\n"
+		"  --frag-contexts N         fragmented datagrams tracked at once per worker, each\n"
+		"                            sandbox (and the world) at most an eighth; 0: fragments\n"
+		"                            are dropped [4096]\n"
+		"  --frag-max N              fragments of one datagram [64]\n"
+		"  --frag-held N             fragments held per worker until their first comes [1024]\n"
+		"  --frag-timeout SECONDS    a datagram's fragments wait this long for the rest [2]\n"
 		"  --restart-grace SECONDS   while no cubevs-fp runs, fast-path frames are held back\n"
 		"                            this long after the last heartbeat, then go to the\n"
 		"                            kernel; 0 passes them at once [10]\n"
@@ -200,6 +214,8 @@ cvs_config_defaults(struct cvs_config *c)
 	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", CVS_RUNTIME_DIR_DEFAULT);
 	snprintf(c->bpf_pin_dir, sizeof(c->bpf_pin_dir), "%s", CVS_BPF_PIN_DIR_DEFAULT);
 	c->restart_grace_s = 10;
+	c->frag = (struct frag_cfg){ .contexts = FRAG_DEF_CONTEXTS, .max_frags = FRAG_DEF_MAX_FRAGS,
+				     .held = FRAG_DEF_HELD, .timeout = FRAG_DEF_TIMEOUT };
 }
 
 int
@@ -332,6 +348,11 @@ static const struct cvs_num_opt cvs_num_opts[] = {
 	{ OPT_IDLE_SLEEP, CVS_AT(idle_sleep_us), 0, 100000, false, "microseconds 0..100000" },
 	{ OPT_HOSTPORT_HOLD, CVS_AT(hostport_hold_s), 0, 86400 * 7, false, "seconds, 0 to 604800" },
 	{ OPT_RESTART_GRACE, CVS_AT(restart_grace_s), 0, 600, false, "seconds 0..600" },
+	{ OPT_FRAG_CONTEXTS, CVS_AT(frag.contexts), 0, 1u << 20, false, "an integer 0..1048576" },
+	{ OPT_FRAG_MAX, CVS_AT(frag.max_frags), 2, FRAG_MAX_FRAGS_LIMIT, false,
+	  "an integer 2..8192" },
+	{ OPT_FRAG_HELD, CVS_AT(frag.held), 0, 1u << 18, false, "an integer 0..262144" },
+	{ OPT_FRAG_TIMEOUT, CVS_AT(frag.timeout), 1, 60, false, "seconds 1..60" },
 };
 
 static const struct { int opt; size_t off; } cvs_flag_opts[] = {

@@ -10,6 +10,7 @@
 
 #include "cvs_common.h"	/* cvs_parse_*, struct cvs_range */
 #include "umem.h"		/* CVS_UMEM_FRAMES_* */
+#include "frag.h"		/* struct frag_cfg, FRAG_DEF_* */
 
 #define CVS_STATE_FILE_DEFAULT	"/var/lib/cubevs-fp/state.json"
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
@@ -53,6 +54,7 @@ struct cvs_config {
 	uint32_t workers;		/* worker lcores */
 	uint32_t world_queues;		/* world queues, <= workers; 0 = as many as workers */
 	uint32_t idle_sleep_us;		/* workers sleep this long when idle; 0 = pure polling */
+	struct frag_cfg frag;		/* --frag-*: each worker's fragment table (contexts 0: none) */
 	bool test_clock;		/* POST /debug/clock moves the session clock */
 	bool test_unpacked_pool;	/* tests: invalid world TX descriptors (config.c) */
 	uint32_t timeouts[16];		/* per conntrack class, seconds */

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "frag.h"
+
 /* Drop reasons: _(ENUM, "name", "help"). */
 #define CVS_DROP_REASONS(_) \
 	_(RUNT,			"runt",			"frame shorter than an Ethernet header") \
@@ -50,7 +52,11 @@
 	_(LIMIT_SNAT,		"limit_snat_ports", \
 	  "new flow of a sandbox that holds its maximum of SNAT ports towards that endpoint") \
 	_(LIMIT_INBOUND,	"limit_inbound", \
-	  "new flow towards a sandbox that holds its maximum of inbound sessions")
+	  "new flow towards a sandbox that holds its maximum of inbound sessions") \
+	FRAG_REASONS(_)
+
+/* The fragment table's reasons are the last of the list, in its order (frag.h). */
+#define CVS_DROP_FRAG_BASE	CVS_DROP_NO_CONTEXT
 
 enum cvs_drop {
 #define CVS_DROP_ENUM(n, s, h) CVS_DROP_##n,
@@ -110,6 +116,10 @@ enum cvs_drop {
 	  "ICMP fragmentation-needed sent back for a DF datagram larger than its exit's MTU") \
 	_(FRAGMENTED, "fragmented", \
 	  "datagrams without DF larger than their exit's MTU, sent on in fragments") \
+	_(FRAG_DATAGRAMS, "frag_datagrams", "fragmented datagrams tracked (their first fragment's translation kept)") \
+	_(FRAG_HELD, "frag_held", "fragments held until their datagram's first fragment came") \
+	_(FRAG_RELEASED, "frag_released", "held fragments sent on once their first fragment came") \
+	_(FRAG_FORWARDED, "frag_forwarded", "fragments after the first translated as they came") \
 	_(CSUM_COMPLETED, "csum_completed", \
 	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \

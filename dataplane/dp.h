@@ -23,6 +23,8 @@
 #define CVS_ZONE_HOST	0xffffu
 
 /* Addressing shared by all workers; set before the workers start, read-only afterwards. */
+struct frag_table;
+
 struct dp_cfg {
 	uint32_t node_ip;	/* network order */
 	uint32_t guest_ip;
@@ -141,6 +143,7 @@ enum dp_action {
 	DP_TO_SANDBOX,
 	DP_TO_HOST,
 	DP_BACK,	/* answer on the port it came from (ARP proxy, RST) */
+	DP_HELD,	/* a fragment kept until its datagram's first fragment comes (frag.h) */
 };
 
 struct dp_result {
@@ -163,6 +166,9 @@ struct dp_ctx {
 	uint32_t snat_cursor;	/* where the next SNAT port search starts */
 	uint16_t snat_lo;	/* this worker's share of the SNAT range, host order */
 	uint16_t snat_hi;
+	struct frag_table *frag;	/* fragments' datagrams (frag.h); NULL: fragments dropped */
+	bool frag_busy;		/* a fragment went through since the counters were copied */
+	bool frag_ready;	/* held fragments were released: dp_frag_release() takes them */
 };
 
 #define DP_BURST_MAX 32
@@ -179,6 +185,14 @@ void dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_resul
 void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
+/*
+ * The next fragment that its datagram's first fragment released, translated (r says where it
+ * goes; the frame is the fragment table's until the next call): its length, 0 when none is
+ * left. Call while x->frag_ready.
+ */
+uint32_t dp_frag_release(struct dp_ctx *x, uint8_t **frame, struct dp_result *r);
+/* The fragment table's counters into the worker's (after x->frag_busy, and after expiry). */
+void dp_frag_counters(struct dp_ctx *x);
 
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);

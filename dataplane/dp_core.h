@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 
 #include "dp.h"
+#include "frag.h"
 #include "icmperr.h"
 #include "mtu.h"
 #include "nat.h"
@@ -40,6 +41,17 @@ dp_drop(struct dp_ctx *x, struct dp_result *r, enum cvs_drop why)
 	r->drop = (uint8_t)why;
 	x->st->drop[why]++;
 }
+
+/*
+ * Fragments (dp_frag.c): a later one is translated as its datagram's first was, or held; a
+ * first one goes through its pipeline between dp_frag_begin() (false: no fragment table, r
+ * says so) and dp_frag_first(), which records what it became.
+ */
+void dp_frag_later(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r);
+bool dp_frag_begin(struct dp_ctx *x, uint16_t zone, const struct pkt *p, struct frag_key *k,
+		   struct dp_result *r);
+void dp_frag_first(struct dp_ctx *x, const struct frag_key *k, const struct pkt *p,
+		   struct dp_result *r);
 
 /* Every pipeline's parse: the frame's kind, its partial checksum completed and counted. */
 static inline int

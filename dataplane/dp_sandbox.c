@@ -132,6 +132,9 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	case PKT_BAD:
 		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
 		return false;
+	case PKT_FRAG:
+		dp_frag_later(x, (uint16_t)(slot + 1), &pre->p, r);
+		return false;
 	}
 	/* Every guest has the one guest address; anything else is spoofed. */
 	if (pre->p.saddr != x->cfg->guest_ip) {
@@ -171,6 +174,22 @@ dp_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_re
 	dp_sandbox_open(x, slot, pre, r);
 }
 
+/* Stage 3; a first fragment's translation becomes its datagram's (dp_frag.c). */
+static inline void
+dp_sandbox_go(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	struct frag_key k;
+
+	if (__builtin_expect(!pre->p.frag, 1)) {
+		dp_sandbox_pkt(x, slot, pre, r);
+		return;
+	}
+	if (!dp_frag_begin(x, (uint16_t)(slot + 1), &pre->p, &k, r))
+		return;
+	dp_sandbox_pkt(x, slot, pre, r);
+	dp_frag_first(x, &k, &pre->p, r);
+}
+
 void
 dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
 		    const uint32_t *lens, uint32_t n, struct dp_result *r)
@@ -186,7 +205,7 @@ dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
 			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
 	for (i = 0; i < n; i++)
 		if (go[i])
-			dp_sandbox_pkt(x, slot, &pre[i], &r[i]);
+			dp_sandbox_go(x, slot, &pre[i], &r[i]);
 }
 
 void

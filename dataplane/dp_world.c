@@ -10,7 +10,13 @@ static bool
 dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre,
 	      struct dp_result *r)
 {
-	if (dp_parse(x, &pre->p, frame, len) != PKT_IPV4) {
+	int kind = dp_parse(x, &pre->p, frame, len);
+
+	if (kind == PKT_FRAG) {
+		dp_frag_later(x, 0, &pre->p, r);
+		return false;
+	}
+	if (kind != PKT_IPV4) {
 		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
 		return false;
 	}
@@ -77,6 +83,22 @@ dp_world_pkt(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 	dp_open_forward(x, s, p, r);
 }
 
+/* Stage 3; a first fragment's translation becomes its datagram's (dp_frag.c). */
+static inline void
+dp_world_go(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
+{
+	struct frag_key k;
+
+	if (__builtin_expect(!pre->p.frag, 1)) {
+		dp_world_pkt(x, pre, r);
+		return;
+	}
+	if (!dp_frag_begin(x, 0, &pre->p, &k, r))
+		return;
+	dp_world_pkt(x, pre, r);
+	dp_frag_first(x, &k, &pre->p, r);
+}
+
 void
 dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens, uint32_t n,
 		  struct dp_result *r)
@@ -92,7 +114,7 @@ dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens
 			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
 	for (i = 0; i < n; i++)
 		if (go[i])
-			dp_world_pkt(x, &pre[i], &r[i]);
+			dp_world_go(x, &pre[i], &r[i]);
 }
 
 void

@@ -70,13 +70,27 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 	/* Ethernet padding after the IP datagram is not part of the packet. */
 	p->len = ETH_HLEN_ + tot;
 	if (ip->frag_off & htons(0x3fff))
-		return pkt_bad(p, CVS_DROP_FRAGMENT);
+		p->frag = ip->frag_off & htons(0x1fff) ? PKT_FRAG_LATER : PKT_FRAG_FIRST;
 	if (!pkt_src_unicast(ip->saddr))
 		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
 	p->saddr = ip->saddr;
 	p->daddr = ip->daddr;
 	p->proto = ip->proto;
 	p->l4_off = (uint16_t)(ETH_HLEN_ + ihl);
+	if (p->frag == PKT_FRAG_LATER) {
+		/*
+		 * No L4 header to read: the fragment goes where its datagram's first one went
+		 * (frag.h). A TCP fragment at offset 8 would rewrite the first one's header
+		 * (RFC 1858): never.
+		 */
+		if (ip->proto != IPPROTO_TCP_ && ip->proto != IPPROTO_UDP_ &&
+		    ip->proto != IPPROTO_ICMP_)
+			return pkt_bad(p, CVS_DROP_PROTO);
+		if (ip->proto == IPPROTO_TCP_ && (ntohs(ip->frag_off) & 0x1fff) == 1)
+			return pkt_bad(p, CVS_DROP_FRAGMENT);
+		p->kind = PKT_FRAG;
+		return PKT_FRAG;
+	}
 	l4 = data + p->l4_off;
 	l4len = tot - ihl;
 

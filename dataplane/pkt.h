@@ -93,7 +93,12 @@ enum pkt_kind {
 	PKT_IPV4 = 0,
 	PKT_ARP,
 	PKT_BAD,	/* pkt.drop says why */
+	PKT_FRAG,	/* an IPv4 fragment after the first: addresses and protocol, no L4 header */
 };
+
+/* pkt.frag: whether the datagram is a fragment, and which. */
+#define PKT_FRAG_FIRST	1	/* offset 0, MF: its L4 header is parsed as a whole packet's */
+#define PKT_FRAG_LATER	2	/* offset > 0: kind PKT_FRAG */
 
 struct pkt {
 	uint8_t *data;
@@ -105,6 +110,7 @@ struct pkt {
 	uint16_t l4_off;
 	uint16_t sport;		/* TCP/UDP port, or ICMP echo id */
 	uint16_t dport;		/* TCP/UDP port, or ICMP echo id */
+	uint8_t frag;		/* 0, PKT_FRAG_FIRST or PKT_FRAG_LATER */
 	uint32_t saddr;
 	uint32_t daddr;
 };
@@ -138,6 +144,10 @@ pkt_csum_complete(struct pkt *p)
 	else if (p->proto == IPPROTO_UDP_)
 		check = &((struct udp_hdr *)(p->data + p->l4_off))->check;
 	else
+		return 0;
+	/* A first fragment's checksum covers the whole datagram: never partial (Linux
+	 * completes it before it fragments), and this segment alone would not match. */
+	if (p->frag)
 		return 0;
 	memcpy(&a, ip + 12, 4);
 	memcpy(&b, ip + 16, 4);

@@ -326,6 +326,21 @@ worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *
 	}
 }
 
+/*
+ * After frames of fragmented datagrams: the fragments their first fragment released go out
+ * (their translation applied), and the fragment table's counters are copied into ours.
+ */
+static void
+worker_frags(struct worker *w, struct worker_out *o)
+{
+	struct dp_result r;
+	uint8_t *frame;
+
+	while (w->ctx.frag_ready && dp_frag_release(&w->ctx, &frame, &r))
+		worker_emit(w, o, &r, frame, NULL, -1);
+	dp_frag_counters(&w->ctx);
+}
+
 /* Hold a guest frame until its next hop is known. */
 void
 worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
@@ -687,6 +702,12 @@ worker_mailbox(struct worker *w)
 	case WCMD_FLUSH_ZONE:
 		w->cmd_result = ct_flush_zone(w->ct, (uint16_t)w->arg);
 		w->st.c[CVS_WC_SESS_FLUSHED] += w->cmd_result;
+		/* Its fragments' datagrams too, those from it and those towards it. */
+		if (w->ctx.frag && w->arg) {
+			frag_flush(w->ctx.frag, (uint16_t)w->arg, DP_TO_SANDBOX,
+				   (uint32_t)w->arg - 1u);
+			dp_frag_counters(&w->ctx);
+		}
 		break;
 	case WCMD_DUMP:
 		ct_dump(w->ct, w->ctx.now, w->cmd_ptr);
@@ -725,6 +746,13 @@ worker_main(void *arg)
 		RTE_LOG(ERR, USER1, "worker %u: no memory for the rate limits: none apply\n", w->id);
 	/* Without it idle vhost-user guests are polled every loop: slower, still correct. */
 	w->vh_idle = calloc((w->ctx.sh->max_sandboxes + 63) / 64, sizeof(*w->vh_idle));
+	/* Its own, like the session table: fragments of its flows come to it (dp_frag.c). */
+	if (w->frag_cfg.contexts) {
+		w->ctx.frag = frag_create(&w->frag_cfg, w->ctx.sh->max_sandboxes + 2u);
+		if (!w->ctx.frag)
+			RTE_LOG(ERR, USER1, "worker %u: no memory for the fragment table: fragments "
+				"are dropped\n", w->id);
+	}
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
 		uint64_t start = rte_get_tsc_cycles();
@@ -743,6 +771,8 @@ worker_main(void *arg)
 		if (vh_hi)
 			moved += worker_vhost_poll(w, &o, vh_hi, nloop++);
 		moved += worker_inbox(w, &o);
+		if (unlikely(w->ctx.frag_busy))
+			worker_frags(w, &o);
 		if (unlikely(w->nparked)) {
 			uint64_t t = rte_get_tsc_cycles();
 
@@ -764,6 +794,10 @@ worker_main(void *arg)
 
 			w->st.c[CVS_WC_SESS_EXPIRED] += n;
 			last_now = w->ctx.now;
+			if (w->ctx.frag) {
+				frag_expire(w->ctx.frag, w->ctx.now, 4096);
+				dp_frag_counters(&w->ctx);
+			}
 		}
 		worker_mailbox(w);
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
@@ -784,5 +818,7 @@ worker_main(void *arg)
 	w->ctx.bucket = NULL;
 	free(w->vh_idle);
 	w->vh_idle = NULL;
+	frag_destroy(w->ctx.frag);
+	w->ctx.frag = NULL;
 	return 0;
 }

@@ -92,6 +92,7 @@ struct worker {
 	bool pressed;
 	struct dp_nh_reqs nhreq;
 	uint32_t idle_sleep_us;	/* 0: poll without pause */
+	struct frag_cfg frag_cfg;	/* its fragment table's, made by the lcore (contexts 0: none) */
 	uint32_t clock_base;	/* seconds the session clock had when the worker started */
 
 	/* Mailbox: control writes cmd/arg then bumps cmd_seq; the worker echoes it in done_seq. */
@@ -136,6 +137,7 @@ struct worker_conf {
 	uint32_t test_bad_tx;
 	uint16_t host_port;		/* cube-dev, or UINT16_MAX */
 	uint32_t idle_sleep_us;
+	struct frag_cfg frag;
 	const struct dp_cfg *cfg;
 	struct dp_shared *sh;
 };

@@ -136,6 +136,7 @@ worker_init(struct worker *w, const struct worker_conf *c)
 	w->host_port = c->host_port;
 	w->host_queue = (uint16_t)c->id;
 	w->idle_sleep_us = c->idle_sleep_us;
+	w->frag_cfg = c->frag;
 	w->ctx.cfg = c->cfg;
 	w->ctx.sh = c->sh;
 	w->ctx.snat_cursor = (uint32_t)rte_rdtsc() * (c->id + 1);

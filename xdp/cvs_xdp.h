@@ -13,6 +13,7 @@
 #define CVS_MAP_XSKS		"xsks_map"	/* name required by DPDK's net_af_xdp xdp_prog= */
 #define CVS_MAP_STEER		"cvs_steer"
 #define CVS_MAP_CFG		"cvs_cfg"
+#define CVS_MAP_FRAG		"cvs_frag"
 #define CVS_MAP_STATS		"cvs_stats"
 #define CVS_MAP_SBX_IF		"cvs_sbx_if"
 #define CVS_MAP_SBX_OUT		"cvs_sbx_out"
@@ -29,6 +30,7 @@
 
 #define CVS_XSKS_MAX		64	/* queues of the world interface */
 #define CVS_STEER_MAX		65536	/* one entry per (proto, host port) */
+#define CVS_FRAG_MAX		16384	/* datagrams whose later fragments follow their first */
 
 #define CVS_FUN_MAX		64	/* workers, each with one funnel */
 
@@ -87,6 +89,14 @@ struct cvs_sbx_pol {
 };
 
 /* Key of cvs_steer: a destination port (network order) and an IP protocol. */
+/* A fragmented datagram from the world (the node is its destination): LRU, value unused. */
+struct cvs_frag_key {
+	__u32 saddr;
+	__u16 id;
+	__u8 proto;
+	__u8 pad;
+};
+
 struct cvs_steer_key {
 	__u16 port;
 	__u8 proto;
@@ -118,7 +128,10 @@ struct cvs_xdp_cfg {
 #define CVS_XDP_COUNTERS(_) \
 	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
-	_(PASS_FRAGMENT,	"pass_fragment",	"IPv4 fragment, left to the kernel") \
+	_(PASS_FRAGMENT,	"pass_fragment", \
+	  "IPv4 fragment of a datagram whose first fragment was not ours (or not seen yet)") \
+	_(REDIRECT_FRAGMENT,	"redirect_fragment", \
+	  "IPv4 fragment of a datagram whose first fragment was steered to us") \
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \

@@ -52,6 +52,18 @@ struct {
 	__type(value, struct cvs_xdp_cfg);
 } cvs_cfg SEC(".maps");
 
+/*
+ * Datagrams whose first fragment was steered to us: their later fragments carry no ports and
+ * follow it here, to the same socket. One whose first fragment went to the kernel (the node's
+ * own traffic) leaves no entry, and its later fragments go to the kernel too.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CVS_FRAG_MAX);
+	__type(key, struct cvs_frag_key);
+	__type(value, __u8);
+} cvs_frag SEC(".maps");
+
 static __always_inline int
 in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
 {
@@ -113,6 +125,32 @@ steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, voi
 	return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 }
 
+/*
+ * Whether a first fragment opens or answers a flow of ours: the same tests as a whole packet
+ * (a host port, the SNAT range, an echo reply to a SNAT id), without the ICMP errors.
+ */
+static __always_inline int
+steer_first(struct iphdr *ip, void *end, const struct cvs_xdp_cfg *cfg)
+{
+	struct cvs_steer_key key = {};
+	__u16 *ports = (void *)ip + ip->ihl * 4;
+
+	if ((void *)(ports + 4) > end)
+		return 0;
+	switch (ip->protocol) {
+	case IPPROTO_TCP:
+		key.port = ports[1];
+		key.proto = IPPROTO_TCP;
+		return bpf_map_lookup_elem(&cvs_steer, &key) || in_snat(cfg, ports[1]);
+	case IPPROTO_UDP:
+		return in_snat(cfg, ports[1]);
+	case IPPROTO_ICMP:
+		/* An echo reply (type 0) to a SNAT id: type and code are the first word. */
+		return ports[0] == 0 && in_snat(cfg, ports[2]);
+	}
+	return 0;
+}
+
 SEC("xdp")
 int
 cvs_steer_prog(struct xdp_md *ctx)
@@ -134,9 +172,23 @@ cvs_steer_prog(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
 	if (!cfg || !(cfg->flags & CVS_CFG_F_ENABLED) || ip->daddr != cfg->node_ip)
 		return cvs_verdict(CVS_XDP_PASS_NOT_NODE, XDP_PASS);
-	/* Fragments carry no usable L4 header after the first; the kernel reassembles them. */
-	if (ip->frag_off & bpf_htons(0x3fff))
+	if (ip->frag_off & bpf_htons(0x3fff)) {
+		struct cvs_frag_key fk = { .saddr = ip->saddr, .id = ip->id, .proto = ip->protocol };
+
+		/* A later fragment has no L4 header: it goes where its first fragment went. */
+		if (ip->frag_off & bpf_htons(0x1fff)) {
+			if (bpf_map_lookup_elem(&cvs_frag, &fk))
+				return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
+			return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
+		}
+		if (steer_first(ip, end, cfg)) {
+			__u8 one = 1;
+
+			bpf_map_update_elem(&cvs_frag, &fk, &one, BPF_ANY);
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
+		}
 		return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
+	}
 	l4 = (void *)ip + ip->ihl * 4;
 
 	switch (ip->protocol) {

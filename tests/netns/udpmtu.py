@@ -1,22 +1,37 @@
 #!/usr/bin/env python3
-"""UDP datagrams of a given size for the MTU tests (issue 33).
+"""UDP datagrams of a given size for the MTU and fragment tests (issue 33).
 
   udpmtu.py send HOST PORT SIZE df|nodf [COUNT]  send COUNT datagrams (1); with df the socket
-      sets DF (IP_PMTUDISC_PROBE on the first, then DO): prints the path MTU the kernel has
-      learnt for HOST afterwards (IP_MTU), which an ICMP fragmentation-needed lowers.
+      sets DF: prints the path MTU the kernel has learnt for HOST afterwards (IP_MTU), which
+      an ICMP fragmentation-needed lowers.
   udpmtu.py recv PORT COUNT TIMEOUT                print the size of each datagram received
+  udpmtu.py echo-server PORT [SIZE]                answer every datagram with itself, or with
+      SIZE bytes (a large answer to a small request); runs until killed
+  udpmtu.py ask HOST PORT SIZE [TIMEOUT]           send SIZE bytes without DF, print the size of
+      the answer (or 'timeout') and whether it is the request echoed ('same')
+  udpmtu.py noise HOST PORT SECONDS                 a fragment flood that never completes: for
+      SECONDS, fragments after the first (offset 1,000, MF) of ever new datagrams; prints
+      how many were sent
+  udpmtu.py frags HOST PORT SIZE ORDER [ID]        send one datagram as IP fragments of 1,000
+      bytes through a raw socket in ORDER: 'reverse', 'shuffle' or 'inorder'
 """
+import random
 import socket
+import struct
 import sys
 import time
 
 IP_MTU_DISCOVER, IP_PMTUDISC_DONT, IP_PMTUDISC_DO, IP_MTU = 10, 0, 2, 14
 
 
-def send(host, port, size, df, count=1):
+def udp_sock(df=False):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO if df == 'df' else
-                 IP_PMTUDISC_DONT)
+    s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO if df else IP_PMTUDISC_DONT)
+    return s
+
+
+def send(host, port, size, df, count=1):
+    s = udp_sock(df == 'df')
     s.connect((host, port))
     for _ in range(count):
         try:
@@ -43,9 +58,96 @@ def recv(port, count, timeout):
         print(len(data), flush=True)
 
 
+def echo_server(port, size=0):
+    s = udp_sock()
+    s.bind(('0.0.0.0', port))
+    while True:
+        data, peer = s.recvfrom(65536)
+        s.sendto(bytes((i * 7) & 0xff for i in range(size)) if size else data, peer)
+
+
+def ask(host, port, size, timeout=5.0):
+    s = udp_sock()
+    s.settimeout(timeout)
+    req = bytes((i * 13) & 0xff for i in range(size))
+    s.sendto(req, (host, port))
+    try:
+        data = s.recv(65536)
+    except socket.timeout:
+        print('timeout')
+        return
+    print(len(data), 'same' if data == req else 'other')
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    s = (s & 0xffff) + (s >> 16)
+    s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def frags(host, port, size, order, ident=0x4242):
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((host, port))
+    src = probe.getsockname()[0]
+    sport = 40000 + random.randrange(20000)
+    payload = bytes((i * 13) & 0xff for i in range(size))
+    saddr, daddr = socket.inet_aton(src), socket.inet_aton(host)
+    ulen = 8 + size
+    pseudo = saddr + daddr + struct.pack('!BBH', 0, 17, ulen)
+    udp = struct.pack('!HHHH', sport, port, ulen, 0) + payload
+    c = csum(pseudo + udp) or 0xffff
+    udp = udp[:6] + struct.pack('!H', c) + udp[8:]
+    pieces = []
+    for off in range(0, len(udp), 1000):
+        part = udp[off:off + 1000]
+        mf = 0x2000 if off + 1000 < len(udp) else 0
+        hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(part), ident, mf | (off // 8), 64,
+                          17, 0, saddr, daddr)
+        hdr = hdr[:10] + struct.pack('!H', csum(hdr)) + hdr[12:]
+        pieces.append(hdr + part)
+    if order == 'reverse':
+        pieces.reverse()
+    elif order == 'shuffle':
+        random.shuffle(pieces)
+        if len(pieces) > 1 and pieces[0][6:8] == b'\x20\x00':
+            pieces.append(pieces.pop(0))  # never the first fragment first
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for p in pieces:
+        raw.sendto(p, (host, 0))
+    print(len(pieces))
+
+
+def noise(host, port, seconds):
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((host, port))
+    saddr, daddr = socket.inet_aton(probe.getsockname()[0]), socket.inet_aton(host)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    part = b'n' * 1000
+    end, n = time.time() + seconds, 0
+    while time.time() < end:
+        hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(part), n & 0xffff,
+                          0x2000 | 125, 64, 17, 0, saddr, daddr)
+        raw.sendto(hdr + part, (host, 0))
+        n += 1
+        if n % 64 == 0:
+            time.sleep(0.001)
+    print(n)
+
+
 if __name__ == '__main__':
-    if sys.argv[1] == 'send':
-        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
-             int(sys.argv[6]) if len(sys.argv) > 6 else 1)
+    a = sys.argv
+    if a[1] == 'send':
+        send(a[2], int(a[3]), int(a[4]), a[5], int(a[6]) if len(a) > 6 else 1)
+    elif a[1] == 'recv':
+        recv(int(a[2]), int(a[3]), float(a[4]))
+    elif a[1] == 'echo-server':
+        echo_server(int(a[2]), int(a[3]) if len(a) > 3 else 0)
+    elif a[1] == 'ask':
+        ask(a[2], int(a[3]), int(a[4]), float(a[5]) if len(a) > 5 else 5.0)
+    elif a[1] == 'noise':
+        noise(a[2], int(a[3]), float(a[4]))
     else:
-        recv(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+        frags(a[2], int(a[3]), int(a[4]), a[5], int(a[6]) if len(a) > 6 else 0x4242)

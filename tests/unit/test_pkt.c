@@ -88,10 +88,14 @@ test_odd(void)
 	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
 	CHECK_EQ(p.drop, CVS_DROP_IP_LENGTH);
 	ip->tot_len = htons(40);
+	/* A first fragment is parsed as a whole packet; a later one has no L4 header. */
 	ip->frag_off = htons(0x2000);	/* MF */
-	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
-	CHECK_EQ(p.drop, CVS_DROP_FRAGMENT);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV4);
+	CHECK_EQ(p.frag, PKT_FRAG_FIRST);
 	ip->frag_off = htons(5);	/* offset */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_FRAG);
+	CHECK_EQ(p.frag, PKT_FRAG_LATER);
+	ip->frag_off = htons(1);	/* TCP at offset 8: over the first fragment's header */
 	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
 	CHECK_EQ(p.drop, CVS_DROP_FRAGMENT);
 	ip->frag_off = htons(0x4000);	/* DF is fine */

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * IPv4 fragments through the pipelines (per packet, fragments only), the shallow virtual
+ * reassembly of frag.h in the VPP manner: a first fragment goes through its pipeline as a whole
+ * packet would (its ports open or find the session, the policy and the limits apply); what it
+ * became (addresses, Ethernet header, exit) is recorded for its datagram, and every later
+ * fragment is translated the same way, its addresses only, as it comes or, when it came first,
+ * once the first fragment has. Nothing is reassembled; each fragment leaves as it arrived.
+ */
+#include "dp_core.h"
+#include "frag.h"
+
+static inline void
+dp_frag_key(struct frag_key *k, const struct pkt *p, uint16_t zone)
+{
+	memset(k, 0, sizeof(*k));
+	k->saddr = p->saddr;
+	k->daddr = p->daddr;
+	k->id = pkt_ip(p)->id;
+	k->zone = zone;
+	k->proto = p->proto;
+}
+
+/* A fragment the table refused: counted there (frag_stats, copied into the drops). */
+static inline void
+dp_frag_drop(struct dp_result *r, enum frag_reason why)
+{
+	r->action = DP_DROP;
+	r->drop = (uint8_t)(CVS_DROP_FRAG_BASE + why);
+}
+
+/* The IP MTU of the port a result leaves on. */
+static uint16_t
+dp_frag_exit_mtu(const struct dp_ctx *x, const struct dp_result *r)
+{
+	switch (r->action) {
+	case DP_TO_WORLD:
+		return x->cfg->world_mtu;
+	case DP_TO_HOST:
+		return x->cfg->host_mtu;
+	default:
+		return dp_zone_mtu(x, (uint16_t)(r->slot + 1u));
+	}
+}
+
+/* A later fragment translated as its first fragment was: addresses, Ethernet header, exit. */
+static bool
+dp_frag_apply(struct dp_ctx *x, uint8_t *frame, uint32_t len, const struct frag_xlat *xl,
+	      struct dp_result *r)
+{
+	struct ip4_hdr *ip = (struct ip4_hdr *)(frame + ETH_HLEN_);
+
+	if (xl->action == DP_TO_SANDBOX && !dp_slot_alive(x, xl->slot)) {
+		dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+		return false;
+	}
+	csum_replace4(&ip->check, ip->saddr, xl->saddr);
+	ip->saddr = xl->saddr;
+	csum_replace4(&ip->check, ip->daddr, xl->daddr);
+	ip->daddr = xl->daddr;
+	memcpy(frame, xl->dst_mac, 6);
+	memcpy(frame + 6, xl->src_mac, 6);
+	r->action = xl->action;
+	r->slot = xl->slot;
+	r->len = len;
+	r->mtu = xl->mtu && len - ETH_HLEN_ > xl->mtu ? xl->mtu : 0;
+	return true;
+}
+
+void
+dp_frag_later(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r)
+{
+	struct frag_key k;
+	struct frag_xlat xl;
+	enum frag_reason why;
+
+	if (!x->frag) {
+		dp_drop(x, r, CVS_DROP_FRAGMENT);
+		return;
+	}
+	dp_frag_key(&k, p, zone);
+	x->frag_busy = true;
+	switch (frag_other(x->frag, &k, p->data, p->len, x->now, &xl, &why)) {
+	case FRAG_FORWARD:
+		dp_frag_apply(x, p->data, p->len, &xl, r);
+		break;
+	case FRAG_HELD:
+		r->action = DP_HELD;
+		break;
+	default:
+		dp_frag_drop(r, why);
+		break;
+	}
+}
+
+bool
+dp_frag_begin(struct dp_ctx *x, uint16_t zone, const struct pkt *p, struct frag_key *k,
+	      struct dp_result *r)
+{
+	if (!x->frag) {
+		dp_drop(x, r, CVS_DROP_FRAGMENT);
+		return false;
+	}
+	dp_frag_key(k, p, zone);
+	x->frag_busy = true;
+	return true;
+}
+
+void
+dp_frag_first(struct dp_ctx *x, const struct frag_key *k, const struct pkt *p,
+	      struct dp_result *r)
+{
+	enum frag_verdict v;
+	enum frag_reason why;
+	struct frag_xlat xl;
+
+	/* Parked until its next hop is known: it comes through again then (worker_unpark). */
+	if (r->action == DP_DROP && r->drop == CVS_DROP_NO_NEIGHBOUR)
+		return;
+	if (r->action != DP_TO_WORLD && r->action != DP_TO_HOST && r->action != DP_TO_SANDBOX) {
+		frag_refuse(x->frag, k, x->now);
+		return;
+	}
+	memset(&xl, 0, sizeof(xl));
+	xl.saddr = pkt_ip(p)->saddr;
+	xl.daddr = pkt_ip(p)->daddr;
+	memcpy(xl.dst_mac, p->data, 6);
+	memcpy(xl.src_mac, p->data + 6, 6);
+	xl.action = r->action;
+	xl.slot = r->slot;
+	xl.mtu = dp_frag_exit_mtu(x, r);
+	if (frag_first(x->frag, k, p->data, p->len, &xl, x->now, &v, &why))
+		x->frag_ready = true;
+	if (v == FRAG_DROP)
+		dp_frag_drop(r, why);
+}
+
+void
+dp_frag_counters(struct dp_ctx *x)
+{
+	const struct frag_stats *fs = frag_stats(x->frag);
+	uint32_t i;
+
+	for (i = 0; i < FRAG_R_MAX; i++)
+		x->st->drop[CVS_DROP_FRAG_BASE + i] = fs->drop[i];
+	x->st->c[CVS_WC_FRAG_DATAGRAMS] = fs->contexts;
+	x->st->c[CVS_WC_FRAG_HELD] = fs->held;
+	x->st->c[CVS_WC_FRAG_RELEASED] = fs->released;
+	x->st->c[CVS_WC_FRAG_FORWARDED] = fs->forwarded;
+	x->frag_busy = false;
+}
+
+uint32_t
+dp_frag_release(struct dp_ctx *x, uint8_t **frame, struct dp_result *r)
+{
+	struct frag_xlat xl;
+	uint32_t len;
+
+	while (frag_take(x->frag, frame, &len, &xl))
+		if (dp_frag_apply(x, *frame, len, &xl, r))
+			return len;
+	x->frag_ready = false;
+	return 0;
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# IPv4 fragments (issue 33): sandbox egress and the replies, in order and out of order, large
+# echoes, a fragmented reply to a small request, and the fragment table's shares. Usage:
+# test_frag.sh CASE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+UM=$SRC_DIR/udpmtu.py
+
+bed() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_bg ip netns exec "$NS_W" python3 "$UM" echo-server 7001
+	tb_bg ip netns exec "$NS_W" python3 "$UM" echo-server 7002 4000
+	fp_start "$@"
+	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	sleep 0.3
+}
+
+# The world host receives one datagram on PORT while the sandbox sends it as raw fragments.
+frags_arrive() { # sandbox port size order
+	nsw timeout 10 python3 "$UM" recv "$2" 1 5 >"$TB_DIR/recv.$2" &
+	local rcv=$!
+	sleep 0.3
+	nss "$1" python3 "$UM" frags $WORLD_IP "$2" "$3" "$4" >/dev/null
+	wait $rcv
+	cat "$TB_DIR/recv.$2"
+}
+
+case_egress() {
+	bed
+	check "ping -s 3000 from a sandbox to the world (fragments both ways)" \
+		quiet nss 1 ping -c 2 -s 3000 -W 3 -q $WORLD_IP
+	check "a UDP echo of 4,000 bytes comes back whole" \
+		eq "$(nss 1 python3 "$UM" ask $WORLD_IP 7001 4000)" "4000 same"
+	check "a UDP echo of 60,000 bytes (41 fragments each way) comes back whole" \
+		eq "$(nss 1 python3 "$UM" ask $WORLD_IP 7001 60000)" "60000 same"
+	check "a small request's fragmented 4,000-byte reply arrives" \
+		eq "$(nss 2 python3 "$UM" ask $WORLD_IP 7002 20)" "4000 other"
+	check "fragments sent in reverse order arrive as one datagram" \
+		eq "$(frags_arrive 1 7003 5000 reverse)" 5000
+	check "fragments sent shuffled arrive as one datagram" \
+		eq "$(frags_arrive 2 7004 7000 shuffle)" 7000
+	check "the datagrams were tracked, the early fragments held and released" \
+		test "$(stat_of worker frag_datagrams)" -ge 8 -a "$(stat_of worker frag_held)" -ge 4 \
+		-a "$(stat_of worker frag_released)" -ge 4
+	check "no fragment was dropped" eq "$(stat_of drops fragment)" 0
+	check "the steering program sent the replies' fragments to us" \
+		test "$(stat_of xdp redirect_fragment)" -ge 40
+}
+
+# A sandbox that sends endless fragment sets without a first fragment holds its share of the
+# table and no more: another sandbox's fragmented datagrams keep going through.
+case_limits() {
+	bed --frag-contexts 256 --frag-held 128
+	nss 1 python3 "$UM" noise $WORLD_IP 7005 4 >"$TB_DIR/noise" &
+	local hog=$!
+	sleep 1
+	check "while s1 floods first-less fragments, s2's 4,000-byte echo comes back" \
+		eq "$(nss 2 python3 "$UM" ask $WORLD_IP 7001 4000)" "4000 same"
+	check "and its out-of-order fragments arrive" \
+		eq "$(frags_arrive 2 7006 5000 reverse)" 5000
+	wait $hog
+	log "s1 sent $(cat "$TB_DIR/noise") fragments"
+	check "s1 hit its share (frag_zone_share or frag_hold_share counted)" \
+		test $(( $(stat_of drops frag_zone_share) + $(stat_of drops frag_hold_share) )) -gt 0
+	sleep 3
+	check "its held fragments expired and were counted" test "$(stat_of drops frag_expired)" -gt 0
+	check "s2 still gets a fragmented echo after the flood" \
+		eq "$(nss 2 python3 "$UM" ask $WORLD_IP 7001 4000)" "4000 same"
+}
+
+"case_$1"
+tb_done
