@@ -10,7 +10,9 @@
  *   hdr bits 2-7: clock step (< 48: that many eighths of nothing, i.e. 0-5 s; >= 48: n * 1000 s)
  *
  * Besides the sanitizers, every frame is checked against bed_verdict_check(): the table stays
- * consistent and checksums never change validity (a bad one stays bad). The owner lookup of
+ * consistent and checksums never change validity (a bad one stays bad, but for a partial one
+ * that is completed). A small fragment table (frag.h) takes the fragments, and the fragments
+ * their first one releases are checked the same way. The owner lookup of
  * several workers (dp_owner) runs on every frame too and must name an existing worker.
  */
 #include <stdint.h>
@@ -54,6 +56,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = bed_reset(&bed);
 	if (rc)
 		fuzz_fail("preload", rc);
+	/* A fresh small table per input: its limits are reachable in 16 records. */
+	frag_destroy(bed.x.frag);
+	bed.x.frag = frag_create(&(struct frag_cfg){ .contexts = 16, .max_frags = 8, .held = 8,
+						     .timeout = 2 }, BED_SLOTS + 2);
+	if (!bed.x.frag)
+		fuzz_fail("frag_create", 0);
 	for (n = 0; n < FUZZ_MAX_RECORDS && size >= 3; n++) {
 		uint8_t hdr = data[0], step = hdr >> 2;
 		size_t len = (size_t)data[1] << 8 | data[2];
@@ -82,6 +90,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = bed_verdict_check(&bed, &r, frame, (uint32_t)len, before);
 		if (rc)
 			fuzz_fail("verdict check", rc);
+		while (bed.x.frag_ready) {
+			uint8_t *f;
+			uint32_t fl = dp_frag_release(&bed.x, &f, &r);
+
+			if (fl && (rc = bed_verdict_check(&bed, &r, f, fl, -1)))
+				fuzz_fail("released fragment", rc);
+		}
+		frag_expire(bed.x.frag, bed.x.now, 64);
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "dpbed.h"
+#include "frag_seq.h"
 
 enum base {
 	B_SYN_W,	/* client → node:20005 SYN (a new exposed-port flow) */
@@ -700,6 +701,7 @@ main(int argc, char **argv)
 		row_run(&bed, &rows[i]);
 	rows_in_sequence(&bed);
 	flood_beyond_capacity(&bed);
+	fails += frag_sequences(&bed);
 	printf("malformed catalogue: %zu rows, %d failed\n", NROWS, fails);
 	bed_fini(&bed);
 	return fails ? 1 : 0;

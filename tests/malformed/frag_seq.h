@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CVS_FRAG_SEQ_H
+#define CVS_FRAG_SEQ_H
+
+#include "dpbed.h"
+
+/* The fragment sequences of the catalogue (frag_seq.c): the number that failed. */
+int frag_sequences(struct dpbed *b);
+
+#endif
