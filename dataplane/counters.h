@@ -153,6 +153,8 @@ struct cvs_stats {
 	_(LIM_INBOUND,	"limit_inbound", "new flows towards the sandbox refused: its inbound limit") \
 	_(SNAT_TAKEOVERS, "snat_takeovers", \
 	  "new TCP flows of the sandbox given the SNAT port of a closed session (none free)") \
+	_(MTU_EXCEEDED,	"mtu_exceeded", \
+	  "frames from or to the sandbox larger than their exit's MTU (answered with fragmentation-needed, or fragmented)") \
 	_(POLICED,	"funnel_policed", \
 	  "frames of the sandbox dropped beyond its share while its funnel was under pressure")
 

@@ -277,8 +277,8 @@ dp_mtu_min(uint16_t a, uint16_t b)
  * neither SYNs nor too large, and pay one compare each (dp_fits).
  */
 static __attribute__((noinline)) bool
-dp_fits_slow(struct dp_ctx *x, uint16_t in, uint16_t mtu, struct pkt *p, struct dp_result *r,
-	     uint16_t *frag)
+dp_fits_slow(struct dp_ctx *x, uint16_t in, uint16_t out, uint16_t mtu, struct pkt *p,
+	     struct dp_result *r, uint16_t *frag)
 {
 	struct ip4_hdr *ip = pkt_ip(p);
 	uint32_t src, n;
@@ -291,6 +291,13 @@ dp_fits_slow(struct dp_ctx *x, uint16_t in, uint16_t mtu, struct pkt *p, struct 
 	}
 	if (!mtu || p->len - ETH_HLEN_ <= mtu)
 		return true;
+	/*
+	 * Whose it is: the sandbox it comes from, else the one it goes to; this worker owns
+	 * that slot either way (a frame for a sandbox is handed to its owner first).
+	 */
+	m = in != 0 && in != CVS_ZONE_HOST ? in : out != 0 && out != CVS_ZONE_HOST ? out : 0;
+	if (m && x->slot_st && m - 1u < x->sh->max_sandboxes)
+		x->slot_st[m - 1u].c[CVS_PC_MTU_EXCEEDED]++;
 	if (!(ip->frag_off & htons(0x4000))) {
 		*frag = mtu;
 		return true;
@@ -319,7 +326,7 @@ dp_fits(struct dp_ctx *x, uint16_t in, uint16_t out, struct pkt *p, struct dp_re
 	if (__builtin_expect(!(p->tcp_flags & TCPF_SYN) && (!mtu || p->len - ETH_HLEN_ <= mtu),
 			     1))
 		return true;
-	return dp_fits_slow(x, in, mtu, p, r, frag);
+	return dp_fits_slow(x, in, out, mtu, p, r, frag);
 }
 
 /* Translate a packet matching s->t[dir]: it leaves as the inverse of the other tuple. */

@@ -59,6 +59,8 @@ case_world1400() {
 	check "a DF UDP datagram of 1450 bytes gets its frag-needed: the guest's path MTU is 1400 ($out)" \
 		eq "$out" 1400
 	check "frag-needed answers counted" test "$(stat_of worker frag_needed_sent)" -ge 1
+	check "and counted for the sandbox that sent them" test "$(api_body GET /stats | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["sandboxPorts"]["s1"]["mtu_exceeded"])')" -ge 4
 
 	# The first sandbox floods oversize frames (DF and not): the second one's egress goes on.
 	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9997 1472 nodf 3000 >/dev/null &
