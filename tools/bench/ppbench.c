@@ -33,6 +33,7 @@
 
 #include "csum.h"
 #include "dp.h"
+#include "frag.h"
 #include "pktgen.h"
 
 #define BURST 32
@@ -65,6 +66,8 @@ static int under_vg;
 
 static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
 static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM], tpl_brst[FRAME_ROOM];
+static uint8_t tpl_ffirst[FRAME_ROOM], tpl_flater[FRAME_ROOM];
+static uint32_t len_ffirst, len_flater;
 static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn, len_brst;
 
 /*
@@ -112,6 +115,18 @@ flow_slot(uint32_t i)
 	return i % opt_nsbx;
 }
 
+/* Make a template an IPv4 fragment: 'fo' is its flags and offset field, the IP id fixed. */
+static void
+frag_mark(uint8_t *f, uint16_t fo)
+{
+	struct ip4_hdr *ip = (struct ip4_hdr *)(f + ETH_HLEN_);
+
+	csum_replace2(&ip->check, ip->frag_off, htons(fo));
+	ip->frag_off = htons(fo);
+	csum_replace2(&ip->check, ip->id, htons(0x4711));
+	ip->id = htons(0x4711);
+}
+
 static void
 templates_init(void)
 {
@@ -131,6 +146,17 @@ templates_init(void)
 	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->seq = htonl(1000 + 0x80000000u);
 	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = 0;
 	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = l4_csum(tpl_brst + ETH_HLEN_);
+	/*
+	 * Fragments of a client's segment on its established flow: the first (an ACK with 12
+	 * bytes, MF: a multiple of 8 bytes) and a later one of 64 bytes at offset 64; the client
+	 * address tells the datagrams apart.
+	 */
+	len_ffirst = build_frame(tpl_ffirst, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+				 htons(HOSTPORT_BASE), TCPF_ACK, 12);
+	frag_mark(tpl_ffirst, 0x2000);
+	len_flater = build_frame(tpl_flater, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+				 htons(HOSTPORT_BASE), TCPF_ACK, 44);
+	frag_mark(tpl_flater, 8);
 	/* A guest opening a connection to a remote host (egress SNAT); the remote varies. */
 	len_esyn = build_frame(tpl_esyn, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
 			       client_port(0), TCPF_SYN, 6);
@@ -534,7 +560,7 @@ main(int argc, char **argv)
 {
 	enum {
 		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
-		C_BLIND_RST, C_EGRESS_NEW, C_MAX
+		C_BLIND_RST, C_FRAG_FIRST, C_FRAG_LATER, C_EGRESS_NEW, C_MAX
 	};
 	struct pb_case cs[C_MAX] = {
 		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
@@ -551,6 +577,10 @@ main(int argc, char **argv)
 		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
 		[C_BLIND_RST] = { "blind_rst", "RST outside the window of a random flow (dropped, "
 				  "tcp_rst_window)", 0, 0, 0 },
+		[C_FRAG_FIRST] = { "frag_first", "first fragment of a client's segment on its "
+				   "flow: translated, its datagram recorded (frag.h)", 0, 0, 0 },
+		[C_FRAG_LATER] = { "frag_later", "later fragment of that datagram: translated as "
+				   "its first was", 0, 0, 0 },
 		[C_EGRESS_NEW] = { "egress_new_session", "guest SYN to a remote host: SNAT port and "
 				   "session (table 0 -> N)", 0, 0, 0 },
 	};
@@ -650,6 +680,23 @@ main(int argc, char **argv)
 		fprintf(stderr, "ppbench: the blind RSTs were not all dropped as tcp_rst_window\n");
 		return 1;
 	}
+
+	/* Fragments on every flow: a table that holds a datagram of each (one zone: the world). */
+	x.frag = frag_create(&(struct frag_cfg){ .contexts = n, .zone_share = n }, 2);
+	if (!x.frag)
+		return 1;
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_FRAG_FIRST], order, n, tpl_ffirst, len_ffirst, PB_WORLD, 0,
+		 DP_TO_SANDBOX);
+	case_end(&cs[C_FRAG_FIRST]);
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_FRAG_LATER], order, n, tpl_flater, len_flater, PB_WORLD, 0,
+		 DP_TO_SANDBOX);
+	case_end(&cs[C_FRAG_LATER]);
+	frag_destroy(x.frag);
+	x.frag = NULL;
 
 	/*
 	 * Egress: every flow's guest SYN opens a SNAT session, into a second, empty table of the
