@@ -41,36 +41,31 @@ csum_partial(const void *buf, size_t len, uint32_t sum)
 	return sum;
 }
 
+/* A 64-bit word at any alignment. */
+typedef uint64_t csum_u64u __attribute__((aligned(1), may_alias));
+
 /*
- * The same sum, four bytes at a time into 64 bits (no carry is lost below 2^32 words): the
- * completion of a whole segment's checksum, where csum_partial's two-byte steps would cost
- * twice the loads. Returns the 32-bit sum, not folded.
+ * The same sum, eight bytes at a time into 128 bits (an add and an add-with-carry each, no
+ * carry lost below 2^64 words): the completion of a whole segment's checksum, where csum_partial's two-byte
+ * steps cost four times the instructions. Returns the 32-bit sum, not folded.
  */
 static inline uint32_t
 csum_block(const void *buf, size_t len, uint32_t seed)
 {
-	const uint8_t *p = buf;
-	uint64_t a = seed, b = 0;
-	uint32_t w, v;
+	const csum_u64u *w = buf;
+	size_t i, n = len / 8;
+	unsigned __int128 a = seed;
+	uint64_t s;
 
-	while (len >= 8) {
-		memcpy(&w, p, 4);
-		memcpy(&v, p + 4, 4);
-		a += w;
-		b += v;
-		p += 8;
-		len -= 8;
-	}
-	a += b;
-	if (len >= 4) {
-		memcpy(&w, p, 4);
-		a += w;
-		p += 4;
-		len -= 4;
-	}
-	a = (a & 0xffffffffull) + (a >> 32);
-	a = (a & 0xffffffffull) + (a >> 32);
-	return csum_partial(p, len, 0) + (uint32_t)csum_fold((uint32_t)a);
+#pragma GCC unroll 4
+	for (i = 0; i < n; i++)
+		a += w[i];
+	s = (uint64_t)a + (uint64_t)(a >> 64);
+	s += s < (uint64_t)a;	/* the end-around carry of that add */
+	s = (s & 0xffffffffull) + (s >> 32);
+	s = (s & 0xffffffffull) + (s >> 32);
+	return csum_partial((const uint8_t *)buf + n * 8, len & 7, 0) +
+	       (uint32_t)csum_fold((uint32_t)s);
 }
 
 /* HC' = ~(~HC + ~m + m'), for a 16-bit field changed from 'from' to 'to' (both as stored). */

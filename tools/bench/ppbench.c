@@ -37,7 +37,7 @@
 #include "pktgen.h"
 
 #define BURST 32
-#define FRAME_ROOM 128
+#define FRAME_ROOM 1536
 #define HOSTPORT_BASE 20000
 #define CPORT 8080
 
@@ -66,8 +66,10 @@ static int under_vg;
 
 static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
 static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM], tpl_brst[FRAME_ROOM];
-static uint8_t tpl_ffirst[FRAME_ROOM], tpl_flater[FRAME_ROOM];
-static uint32_t len_ffirst, len_flater;
+static uint8_t tpl_ffirst[FRAME_ROOM], tpl_flater[FRAME_ROOM], tpl_full[FRAME_ROOM];
+static uint32_t len_ffirst, len_flater, len_full;
+/* Frames leave frame_of() with the partial checksum of a sender's TX offload (pseudo-header). */
+static int pb_partial;
 static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn, len_brst;
 
 /*
@@ -157,6 +159,9 @@ templates_init(void)
 	len_flater = build_frame(tpl_flater, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
 				 htons(HOSTPORT_BASE), TCPF_ACK, 44);
 	frag_mark(tpl_flater, 8);
+	/* A full-size segment (1,448 bytes of data) on the established flow. */
+	len_full = build_frame(tpl_full, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
+			       htons(HOSTPORT_BASE), TCPF_ACK, 1448);
 	/* A guest opening a connection to a remote host (egress SNAT); the remote varies. */
 	len_esyn = build_frame(tpl_esyn, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
 			       client_port(0), TCPF_SYN, 6);
@@ -191,6 +196,11 @@ frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir d
 		ip->daddr = c;
 		csum_replace2(&th->check, th->dport, cp);
 		th->dport = cp;
+	}
+	if (pb_partial) {
+		uint16_t w[2] = { htons(IPPROTO_TCP_), htons((uint16_t)(len - ETH_HLEN_ - 20)) };
+
+		th->check = csum_fold(csum_partial(&ip->saddr, 8, csum_partial(w, 4, 0)));
 	}
 	return len;
 }
@@ -560,7 +570,7 @@ main(int argc, char **argv)
 {
 	enum {
 		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
-		C_BLIND_RST, C_FRAG_FIRST, C_FRAG_LATER, C_EGRESS_NEW, C_MAX
+		C_BLIND_RST, C_FULL, C_PARTIAL, C_FRAG_FIRST, C_FRAG_LATER, C_EGRESS_NEW, C_MAX
 	};
 	struct pb_case cs[C_MAX] = {
 		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
@@ -577,6 +587,9 @@ main(int argc, char **argv)
 		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
 		[C_BLIND_RST] = { "blind_rst", "RST outside the window of a random flow (dropped, "
 				  "tcp_rst_window)", 0, 0, 0 },
+		[C_FULL] = { "est_world_1500", "as est_world, 1,500-byte frames", 0, 0, 0 },
+		[C_PARTIAL] = { "est_world_1500_partial", "as est_world_1500 with the partial "
+				"checksum of a sender's TX offload, completed", 0, 0, 0 },
 		[C_FRAG_FIRST] = { "frag_first", "first fragment of a client's segment on its "
 				   "flow: translated, its datagram recorded (frag.h)", 0, 0, 0 },
 		[C_FRAG_LATER] = { "frag_later", "later fragment of that datagram: translated as "
@@ -589,7 +602,7 @@ main(int argc, char **argv)
 	struct dp_ctx x;
 	long rss0, rss1;
 	size_t sess_bytes, bucket_bytes;
-	uint64_t bad = 0;
+	uint64_t bad = 0, done0;
 
 	if (parse_args(argc, argv))
 		return 2;
@@ -678,6 +691,25 @@ main(int argc, char **argv)
 	if (st.drop[CVS_DROP_TCP_RST_WINDOW] != n ||
 	    x.ct->class_count[CT_C_TCP_ESTABLISHED] != n) {
 		fprintf(stderr, "ppbench: the blind RSTs were not all dropped as tcp_rst_window\n");
+		return 1;
+	}
+
+	/* Full-size segments, their checksums complete and then partial (offload on). */
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_FULL], order, n, tpl_full, len_full, PB_WORLD, 0, DP_TO_SANDBOX);
+	case_end(&cs[C_FULL]);
+	/* A complete checksum equal to its pseudo-header sum (1 in 65,536) counts too. */
+	done0 = st.c[CVS_WC_CSUM_COMPLETED];
+	pb_partial = 1;
+	case_begin();
+	shuffle(order, n, &rs);
+	run_case(&x, &cs[C_PARTIAL], order, n, tpl_full, len_full, PB_WORLD, 0, DP_TO_SANDBOX);
+	case_end(&cs[C_PARTIAL]);
+	pb_partial = 0;
+	if (st.c[CVS_WC_CSUM_COMPLETED] - done0 != n) {
+		fprintf(stderr, "ppbench: %" PRIu64 " partial checksums completed, expected %u\n",
+			st.c[CVS_WC_CSUM_COMPLETED] - done0, n);
 		return 1;
 	}
 
