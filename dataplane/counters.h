@@ -16,7 +16,8 @@
 	_(ETHERTYPE,		"ethertype",		"ethertype other than IPv4 or ARP") \
 	_(IP_HEADER,		"ip_header",		"IPv4 header truncated, bad version or IHL") \
 	_(IP_LENGTH,		"ip_length",		"IPv4 total length beyond the frame or below the header") \
-	_(FRAGMENT,		"fragment",		"IPv4 fragment (not translated)") \
+	_(FRAGMENT,		"fragment", \
+	  "IPv4 fragment not carried: no fragment table, a first one whose data is not a multiple of 8 bytes, TCP at offset 8") \
 	_(L4_HEADER,		"l4_header",		"TCP/UDP/ICMP header truncated or bad data offset") \
 	_(PROTO,		"proto",		"IP protocol the fast path does not translate") \
 	_(NOT_NODE_IP,		"not_node_ip",		"world frame not addressed to the node IP") \

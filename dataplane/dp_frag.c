@@ -97,7 +97,11 @@ bool
 dp_frag_begin(struct dp_ctx *x, uint16_t zone, const struct pkt *p, struct frag_key *k,
 	      struct dp_result *r)
 {
-	if (!x->frag) {
+	/*
+	 * A first fragment's data is a multiple of 8 bytes (RFC 791): one that is not can never
+	 * be followed, and must not open a session before the table refuses it.
+	 */
+	if (!x->frag || ((p->len - p->l4_off) & 7)) {
 		dp_drop(x, r, CVS_DROP_FRAGMENT);
 		return false;
 	}

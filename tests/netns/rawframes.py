@@ -139,8 +139,9 @@ def sandbox_set(rnd=0):
         (eth(GW_MAC, GUEST_MAC, 0x8100, b'\0\x05\x08\x00' + ipv4(g, r, 6, syn)), 'ethertype'),
         (e(ipv4(g, r, 6, syn, vihl=0x44)), 'ip_header'),
         (e(ipv4(g, r, 6, syn, tot=1400)), 'ip_length'),
+        # A first fragment of 20 bytes of data (not a multiple of 8), a later one of 20 with MF.
         (e(ipv4(g, r, 6, syn, frag=0x2000)), 'fragment'),
-        (e(ipv4(g, r, 6, syn, frag=0x0010)), 'fragment'),
+        (e(ipv4(g, r, 6, syn, frag=0x2010)), 'frag_bad_length'),
         (e(ipv4(g, r, 6, tcp(g, r, 41000, 80, 0x02, doff=15))), 'l4_header'),
         (e(ipv4(g, r, 17, dg[:4])), 'l4_header'),
         (e(ipv4(g, r, 47, b'\0' * 24)), 'proto'),
