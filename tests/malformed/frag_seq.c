@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fragment part of the malformed catalogue (issue 33): sequences of IPv4 fragments from
- * guest A towards the client, each on a fresh bed with a small fragment table (8 fragments a
+ * guest A towards the client (UDP egress), or from the client on its established flow to
+ * sandbox A's exposed port (TCP), each on a fresh bed with a small fragment table (8 fragments a
  * datagram, 16 datagrams, 8 copies), every fragment's verdict and the table's reason checked:
  * in order, reversed, an overlap, a tiny first fragment, too many fragments, a datagram past
  * 65,535 bytes, a repeat, fragments whose first never comes.
@@ -22,25 +23,28 @@ struct seq {
 	uint32_t mtu;		/* its fragments' MTU */
 	const char *order;	/* fragment indexes fed, in order; 'r': all reversed */
 	int patch;		/* 0 none, 1 overlap, 2 tiny first, 3 past 65,535, 4 clock +5 s */
-	const char *want;	/* per fed fragment: W to the world, H held, D dropped */
+	const char *want;	/* per fed fragment: W to the world, S to sandbox A, H held, D dropped */
 	int reason;		/* the drop reason of the D ones (enum cvs_drop), -1: none */
-	uint32_t released;	/* held fragments released to the world */
+	uint32_t released;	/* held fragments released to where the first went */
+	int world;		/* 1: the client's TCP segment to the exposed port */
 };
 
 static const struct seq seqs[] = {
-	{ "frag-seq-in-order", 3000, 1000, "0123", 0, "WWWW", -1, 0 },
-	{ "frag-seq-reversed", 3000, 1000, "r", 0, "HHHW", -1, 3 },
-	{ "frag-seq-shuffled", 3000, 1000, "2031", 0, "HWWW", -1, 1 },
+	{ "frag-seq-in-order", 3000, 1000, "0123", 0, "WWWW", -1, 0, 0 },
+	{ "frag-seq-reversed", 3000, 1000, "r", 0, "HHHW", -1, 3, 0 },
+	{ "frag-seq-shuffled", 3000, 1000, "2031", 0, "HWWW", -1, 1, 0 },
 	{ "frag-seq-overlap", 3000, 1000, "01*23", 1, "WWDWW", CVS_DROP_FRAG_BASE + FRAG_R_OVERLAP,
-	  0 },
+	  0, 0 },
 	{ "frag-seq-duplicate", 3000, 1000, "0112", 0, "WWDW", CVS_DROP_FRAG_BASE + FRAG_R_DUPLICATE,
-	  0 },
-	{ "frag-seq-tiny-first", 3000, 1000, "*", 2, "D", CVS_DROP_L4_HEADER, 0 },
+	  0, 0 },
+	{ "frag-seq-tiny-first", 3000, 1000, "*", 2, "D", CVS_DROP_L4_HEADER, 0, 0 },
 	{ "frag-seq-too-many", 600, 68, "0123456789", 0, "WWWWWWWWDD",
-	  CVS_DROP_FRAG_BASE + FRAG_R_TOO_MANY, 0 },
-	{ "frag-seq-past-65535", 3000, 1000, "0*", 3, "WD", CVS_DROP_FRAG_BASE + FRAG_R_TOO_LONG, 0 },
+	  CVS_DROP_FRAG_BASE + FRAG_R_TOO_MANY, 0, 0 },
+	{ "frag-seq-past-65535", 3000, 1000, "0*", 3, "WD", CVS_DROP_FRAG_BASE + FRAG_R_TOO_LONG, 0, 0 },
 	{ "frag-seq-first-never-comes", 3000, 1000, "12*0", 4, "HH.W",
-	  -1, 0 },
+	  -1, 0, 0 },
+	{ "frag-seq-exposed-port", 2000, 1000, "012", 0, "SSS", -1, 0, 1 },
+	{ "frag-seq-exposed-port-reversed", 2000, 1000, "r", 0, "HHS", -1, 2, 1 },
 };
 
 /* The crafted fragment of a patch, from fragment 1 of the datagram. */
@@ -84,8 +88,11 @@ seq_run(struct dpbed *b, const struct seq *q)
 						    .timeout = 2 }, BED_SLOTS + 2);
 	for (i = 0; i < SEQ_MAX; i++)
 		outs[i] = bufs[i];
-	nf = mtu_fragment(dgram, build_frame(dgram, IPPROTO_UDP_, b->cfg.guest_ip, b->client,
-					      htons(6001), htons(53), 0, q->payload),
+	nf = mtu_fragment(dgram, q->world ?
+			  build_frame(dgram, IPPROTO_TCP_, b->client, b->cfg.node_ip,
+				      htons(b->exp_sport), htons(BED_HP_A), TCPF_ACK, q->payload) :
+			  build_frame(dgram, IPPROTO_UDP_, b->cfg.guest_ip, b->client,
+				      htons(6001), htons(53), 0, q->payload),
 			  q->mtu, outs, SEQ_MAX, SEQ_ROOM, lens);
 	if (!b->x.frag || nf < 2)
 		return 2;
@@ -106,16 +113,18 @@ seq_run(struct dpbed *b, const struct seq *q)
 		n = crafted ? seq_patch(work, bufs[1], lens[1], bufs[0], q->patch) : lens[idx];
 		if (!crafted)
 			memcpy(work, bufs[idx], n);
-		bed_rx(b, 1, f, n, &r);
+		bed_rx(b, q->world ? 0 : 1, f, n, &r);
 		got = r.action == DP_TO_WORLD ? 'W' : r.action == DP_HELD ? 'H' :
-		      r.action == DP_DROP ? 'D' : '?';
+		      r.action == DP_DROP ? 'D' : r.action == DP_TO_SANDBOX &&
+		      r.slot == BED_SLOT_A ? 'S' : '?';
 		if (got != q->want[k] || (got == 'D' && (int)r.drop != q->reason)) {
 			fprintf(stderr, "not ok - %s: fragment %u: %c (%s), expected %c\n", q->name,
 				k, got, got == 'D' ? cvs_drop_names[r.drop] : "-", q->want[k]);
 			bad = 1;
 		}
 		while (b->x.frag_ready)
-			if (dp_frag_release(&b->x, &f, &r) && r.action == DP_TO_WORLD)
+			if (dp_frag_release(&b->x, &f, &r) &&
+			    r.action == (q->world ? DP_TO_SANDBOX : DP_TO_WORLD))
 				released++;
 	}
 	dp_frag_counters(&b->x);
