@@ -436,7 +436,7 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 			continue;
 		}
 		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, origin, 0, d, l, w->nworkers);
+			uint32_t to = worker_owner(w, origin, 0, d, l);
 
 			if (to != w->id) {
 				worker_handoff(w, to, host ? WH_FROM_HOST : WH_FROM_WORLD, 0, m[i]);
@@ -470,7 +470,7 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 static inline bool
 worker_world_handoff(struct worker *w, const uint8_t *p, uint32_t l)
 {
-	uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_WORLD, 0, p, l, w->nworkers);
+	uint32_t to = worker_owner(w, DP_FROM_WORLD, 0, p, l);
 	struct rte_mbuf *m;
 
 	if (to == w->id)
@@ -621,8 +621,7 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 		if (slot == UINT32_MAX)
 			continue;
 		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, slot, p, l,
-					       w->nworkers);
+			uint32_t to = worker_owner(w, DP_FROM_SANDBOX, slot, p, l);
 
 			if (to != w->id) {
 				struct rte_mbuf *m = worker_mbuf(w, p, l);

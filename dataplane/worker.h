@@ -62,8 +62,19 @@ enum worker_handoff {
 
 #define WORKER_INBOX	4096
 
+/* Which worker took a fragmented datagram's first fragment (worker_owner()). */
+#define WORKER_FOWN_SIZE	256
+
+struct worker_fown {
+	uint32_t saddr;
+	uint16_t id;
+	uint8_t proto;
+	uint8_t worker;
+};
+
 struct worker {
 	struct dp_ctx ctx;
+	struct worker_fown fown[WORKER_FOWN_SIZE];
 	struct cvs_stats st;
 	struct ct_table *ct;
 	struct rte_mempool *mp;

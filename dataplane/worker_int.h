@@ -54,6 +54,35 @@ vhport_ready(struct vhport *vp)
 	return atomic_load_explicit(&vp->ready, memory_order_acquire);
 }
 
+/*
+ * dp_owner() for a frame this worker received, when there are several. A later fragment has
+ * no ports to tell its flow by: it goes to the worker its datagram's first fragment went to,
+ * remembered here (this worker receives all of a datagram's fragments: a NIC spreads
+ * fragments over its queues by addresses alone), else to its own worker.
+ */
+static inline uint32_t
+worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8_t *p,
+	     uint32_t l)
+{
+	uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, origin, slot, p, l, w->nworkers);
+	const struct ip4_hdr *ip = (const struct ip4_hdr *)(p + ETH_HLEN_);
+	struct worker_fown *e;
+
+	if (l < ETH_HLEN_ + sizeof(*ip) || ((const struct eth_hdr *)p)->type !=
+	    htons(ETHTYPE_IPV4) || !(ip->frag_off & htons(0x3fff)))
+		return to;
+	e = &w->fown[(ip->saddr ^ ip->id ^ ip->proto ^ (ip->saddr >> 16)) %
+		     WORKER_FOWN_SIZE];
+	if (ip->frag_off & htons(0x1fff))
+		return e->saddr == ip->saddr && e->id == ip->id && e->proto == ip->proto &&
+		       e->worker < w->nworkers ? e->worker : to;
+	e->saddr = ip->saddr;
+	e->id = ip->id;
+	e->proto = ip->proto;
+	e->worker = (uint8_t)to;
+	return to;
+}
+
 /* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted in w). */
 struct rte_mbuf *worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data,
 				uint32_t len);

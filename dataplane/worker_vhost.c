@@ -105,8 +105,7 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 			continue;
 		}
 		if (w->nworkers > 1) {
-			uint32_t to = dp_owner(w->ctx.cfg, w->ctx.sh, DP_FROM_SANDBOX, vp->slot,
-					       p, l, w->nworkers);
+			uint32_t to = worker_owner(w, DP_FROM_SANDBOX, vp->slot, p, l);
 
 			if (to != w->id) {
 				worker_handoff(w, to, WH_FROM_SANDBOX, vp->slot, m[i]);

@@ -30,7 +30,7 @@ frags_arrive() { # sandbox port size order
 }
 
 case_egress() {
-	bed
+	bed "$@"
 	check "ping -s 3000 from a sandbox to the world (fragments both ways)" \
 		quiet nss 1 ping -c 2 -s 3000 -W 3 -q $WORLD_IP
 	check "a UDP echo of 4,000 bytes comes back whole" \
@@ -49,6 +49,14 @@ case_egress() {
 	check "no fragment was dropped" eq "$(stat_of drops fragment)" 0
 	check "the steering program sent the replies' fragments to us" \
 		test "$(stat_of xdp redirect_fragment)" -ge 40
+}
+
+# The same on two workers, a world queue each: a datagram's later fragments reach the worker
+# that took its first one (worker_owner), whichever sandbox or flow it is.
+case_workers() {
+	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
+	case_egress --workers 2 --world-queues 2 --idle-sleep-us 20
+	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
 }
 
 # A sandbox that sends endless fragment sets without a first fragment holds its share of the
