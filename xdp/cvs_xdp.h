@@ -130,8 +130,6 @@ struct cvs_xdp_cfg {
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
 	_(PASS_FRAGMENT,	"pass_fragment", \
 	  "IPv4 fragment of a datagram whose first fragment was not ours (or not seen yet)") \
-	_(REDIRECT_FRAGMENT,	"redirect_fragment", \
-	  "IPv4 fragment of a datagram whose first fragment was steered to us") \
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
@@ -144,7 +142,14 @@ struct cvs_xdp_cfg {
 						"under pressure") \
 	_(FUN_FOREIGN,		"fun_foreign",		"frame on a funnel without our header") \
 	_(FUN_TO_SANDBOX,	"fun_to_sandbox",	"worker frame sent on to its sandbox") \
-	_(FUN_NO_SANDBOX,	"fun_no_sandbox",	"worker frame for a slot without interface")
+	_(FUN_NO_SANDBOX,	"fun_no_sandbox",	"worker frame for a slot without interface") \
+	_(REDIRECT_FRAGMENT,	"redirect_fragment", \
+	  "IPv4 fragment of a datagram whose first fragment was steered to us") \
+	_(SBX_TOO_BIG,		"sbx_too_big", \
+	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped")
+
+/* The longest frame a sandbox interface may hand the funnel: FUNNEL_SBX_MTU_MAX + Ethernet. */
+#define CVS_SBX_FRAME_MAX	(2048 - 256 - 14 - 8 + 14)
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

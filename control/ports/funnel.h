@@ -22,6 +22,7 @@
  */
 #define FUNNEL_MTU		XSKP_MTU_MAX
 #define FUNNEL_SBX_MTU_MAX	(FUNNEL_MTU - (uint32_t)sizeof(struct cvs_fun_hdr))
+_Static_assert(CVS_SBX_FRAME_MAX == FUNNEL_SBX_MTU_MAX + 14, "xdp/cvs_xdp.h, CVS_SBX_FRAME_MAX");
 
 struct xdp_sbx;
 struct xskport;
