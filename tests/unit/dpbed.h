@@ -291,7 +291,8 @@ bed_ct_check(const struct dpbed *b)
 
 /*
  * Checksum validity of a frame: bit 0 IP header correct, bit 1 L4 correct; -1 when the frame
- * is not an unfragmented IPv4 packet whose L4 can be checked. Bit 2: the L4 validity is
+ * is not an IPv4 packet whose L4 can be checked. Bit 3: an IPv4 fragment, only its header
+ * checked (its L4 checksum covers the whole datagram). Bit 2: the L4 validity is
  * undecidable across a rewrite. That is an ICMP message whose bytes, checksum aside, sum to
  * zero (all zero): 0x0000 and 0xffff then both stand for zero in ones' complement, and no
  * incremental update (RFC 1624) can keep "0x0000 instead of 0xffff" wrong once a field
@@ -305,10 +306,9 @@ bed_csum_state(const uint8_t *f, uint32_t len)
 	uint32_t ihl, l4len, sum;
 	const uint8_t *l4;
 	uint16_t tmp;
-	int st = 0;
+	int st = 0, kind = pkt_parse(&p, (uint8_t *)f, len);
 
-	/* A fragment's L4 checksum covers the whole datagram: not checkable here. */
-	if (pkt_parse(&p, (uint8_t *)f, len) != PKT_IPV4 || p.frag)
+	if (kind != PKT_IPV4 && kind != PKT_FRAG)
 		return -1;
 	ip = (const struct ip4_hdr *)(f + 14);
 	ihl = (ip->ver_ihl & 15) * 4u;
@@ -316,6 +316,8 @@ bed_csum_state(const uint8_t *f, uint32_t len)
 	l4len = ntohs(ip->tot_len) - ihl;
 	if (csum_fold(csum_partial(ip, ihl, 0)) == 0xffff)
 		st |= 1;
+	if (p.frag)
+		return st | 8;
 	if (p.proto == IPPROTO_ICMP_) {
 		sum = csum_partial(l4, l4len, 0);
 		if (csum_fold(sum - ((const struct icmp_hdr *)l4)->check) == 0)
@@ -366,7 +368,9 @@ bed_verdict_check(const struct dpbed *b, const struct dp_result *r, const uint8_
 		/* A partial checksum (a sender's offload) was completed: that one may turn valid. */
 		if (before >= 0 && b->st.c[CVS_WC_CSUM_COMPLETED] != b->csum_done0)
 			before = (before & ~2) | (after & 2);
-		if (before >= 0 && (after & 3) != (before & 3))
+		if (before >= 0 && ((before | after) & 8) && (after & 1) != (before & 1))
+			return 105;
+		if (before >= 0 && !((before | after) & 8) && (after & 3) != (before & 3))
 			return 105;
 	}
 	return bed_ct_check(b);
