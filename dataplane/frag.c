@@ -27,17 +27,6 @@
 /* Contexts a new datagram may reclaim from the timed-out head of the list, at most. */
 #define FRAG_RECLAIM	4
 
-const char *const frag_reason_names[FRAG_R_MAX] = {
-#define FRAG_R_NAME(n, s, h) [FRAG_R_##n] = s,
-	FRAG_REASONS(FRAG_R_NAME)
-#undef FRAG_R_NAME
-};
-
-const char *const frag_reason_help[FRAG_R_MAX] = {
-#define FRAG_R_HELP(n, s, h) [FRAG_R_##n] = h,
-	FRAG_REASONS(FRAG_R_HELP)
-#undef FRAG_R_HELP
-};
 
 enum {
 	FRAG_C_FREE = 0,

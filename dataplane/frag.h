@@ -110,8 +110,7 @@ enum frag_reason {
 	FRAG_R_MAX
 };
 
-extern const char *const frag_reason_names[FRAG_R_MAX];
-extern const char *const frag_reason_help[FRAG_R_MAX];
+/* Their names and help texts are the drop reasons' (counters.h: CVS_DROP_FRAG_BASE + r). */
 
 /* Written only by the owning worker; a reader on another thread may see torn values. */
 struct frag_stats {

@@ -815,7 +815,7 @@ main(void)
 	srand(5);
 	for (uint32_t i = 0; i < NOUT; i++)
 		outs[i] = bufs[i];
-	CHECK_EQ(strcmp(frag_reason_names[FRAG_R_OVERLAP], "frag_overlap"), 0);
+	CHECK_EQ(strcmp(cvs_drop_names[CVS_DROP_FRAG_BASE + FRAG_R_OVERLAP], "frag_overlap"), 0);
 	test_in_order();
 	test_reversed();
 	test_permutations();
