@@ -91,7 +91,7 @@ case_flows() {
 	umem_is 512 "after SIGTERM"
 	[ "${FP_PIN[1]}" = none ] ||
 		check "it loaded its programs onto the pinned maps" \
-			bash -c "grep -q 'steering maps reused from .*/nic0 (4 maps)' $TB_DIR/fp.log &&
+			bash -c "grep -q 'steering maps reused from .*/nic0 (5 maps)' $TB_DIR/fp.log &&
 				 grep -q 'sandbox maps reused from .*/nic0 (7 maps)' $TB_DIR/fp.log"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
