@@ -154,6 +154,17 @@ struct dp_result {
 	uint32_t len;	/* bytes to send from the start of the buffer */
 };
 
+/*
+ * Whether a result leaves in fragments of r->mtu. Only DP_TO_* results carry an MTU (dp_l2()
+ * sets it); for the others the field is whatever the result array held before.
+ */
+static inline bool
+dp_result_split(const struct dp_result *r)
+{
+	return (r->action == DP_TO_WORLD || r->action == DP_TO_SANDBOX ||
+		r->action == DP_TO_HOST) && r->mtu;
+}
+
 struct dp_ctx {
 	const struct dp_cfg *cfg;
 	struct dp_shared *sh;

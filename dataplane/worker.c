@@ -217,7 +217,7 @@ worker_pass_desc(struct worker *w, const struct dp_result *r, uint8_t *data, uin
 {
 	uint32_t slot = r->action == DP_BACK ? (uint32_t)back_slot : r->slot;
 
-	if (r->len > inlen || (r->action != DP_BACK && r->mtu))
+	if (r->len > inlen || dp_result_split(r))
 		return false;
 	if (r->action == DP_TO_WORLD) {
 		if (!w->wq_shared || xskport_tx_desc(w->wq_tx, data, r->len))
@@ -255,8 +255,32 @@ worker_refill(struct xskport *xp, uint64_t *done, uint32_t n)
 	xskport_refill(xp, done, m);
 }
 
-static void worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
-			    const uint8_t *data, struct world_txq *back, int back_slot);
+/* One frame out where r says, as it is. */
+static void
+worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		const uint8_t *data, struct world_txq *back, int back_slot)
+{
+	switch (r->action) {
+	case DP_TO_WORLD:
+		world_send(w, &o->world, data, r->len);
+		break;
+	case DP_TO_HOST:
+		if (likely(o->host.port != UINT16_MAX))
+			world_send(w, &o->host, data, r->len);
+		break;
+	case DP_TO_SANDBOX:
+		sandbox_send(w, r->slot, data, r->len);
+		break;
+	case DP_BACK:
+		if (back)
+			world_send(w, back, data, r->len);
+		else
+			sandbox_send(w, (uint32_t)back_slot, data, r->len);
+		break;
+	default:
+		break;
+	}
+}
 
 /*
  * A datagram without DF larger than its exit's MTU leaves in fragments (RFC 791), each sent as
@@ -293,37 +317,11 @@ void
 worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
 	    const uint8_t *data, struct world_txq *back, int back_slot)
 {
-	if (unlikely(r->mtu) && r->action != DP_BACK && r->action != DP_DROP) {
+	if (unlikely(dp_result_split(r))) {
 		worker_emit_frags(w, o, r, data);
 		return;
 	}
 	worker_emit_one(w, o, r, data, back, back_slot);
-}
-
-static void
-worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
-		const uint8_t *data, struct world_txq *back, int back_slot)
-{
-	switch (r->action) {
-	case DP_TO_WORLD:
-		world_send(w, &o->world, data, r->len);
-		break;
-	case DP_TO_HOST:
-		if (likely(o->host.port != UINT16_MAX))
-			world_send(w, &o->host, data, r->len);
-		break;
-	case DP_TO_SANDBOX:
-		sandbox_send(w, r->slot, data, r->len);
-		break;
-	case DP_BACK:
-		if (back)
-			world_send(w, back, data, r->len);
-		else
-			sandbox_send(w, (uint32_t)back_slot, data, r->len);
-		break;
-	default:
-		break;
-	}
 }
 
 /*

@@ -47,6 +47,9 @@ case_egress() {
 		test "$(stat_of worker frag_datagrams)" -ge 8 -a "$(stat_of worker frag_held)" -ge 4 \
 		-a "$(stat_of worker frag_released)" -ge 4
 	check "no fragment was dropped" eq "$(stat_of drops fragment)" 0
+	# Every link is 1500: nothing is split again, and nothing is too big for its exit.
+	check "no frame was fragmented again or dropped as too big" \
+		eq "$(stat_of worker fragmented) $(stat_of drops too_big)" "0 0"
 	check "the steering program sent the replies' fragments to us" \
 		test "$(stat_of xdp redirect_fragment)" -ge 40
 }
