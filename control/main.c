@@ -377,7 +377,8 @@ node_worker_init(struct node *n, uint32_t i)
 		/* The fault the unpacked pool made on net_af_xdp, made on our own sockets. */
 		.test_bad_tx = n->cfg.test_unpacked_pool && n->pt.wq.n ? 256 : 0,
 		.host_port = n->dpc.have_host ? n->pt.host : UINT16_MAX,
-		.idle_sleep_us = n->cfg.idle_sleep_us, .frag = n->cfg.frag, .cfg = &n->dpc, .sh = n->pub.sh,
+		.idle_sleep_us = n->cfg.idle_sleep_us, .frag = n->cfg.frag, .cfg = &n->dpc,
+		.sh = n->pub.sh,
 	};
 
 	rte_spinlock_init(&n->txlock[i % q]);

@@ -117,7 +117,8 @@ enum cvs_drop {
 	  "ICMP fragmentation-needed sent back for a DF datagram larger than its exit's MTU") \
 	_(FRAGMENTED, "fragmented", \
 	  "datagrams without DF larger than their exit's MTU, sent on in fragments") \
-	_(FRAG_DATAGRAMS, "frag_datagrams", "fragmented datagrams tracked (their first fragment's translation kept)") \
+	_(FRAG_DATAGRAMS, "frag_datagrams", \
+	  "fragmented datagrams tracked (their first fragment's translation kept)") \
 	_(FRAG_HELD, "frag_held", "fragments held until their datagram's first fragment came") \
 	_(FRAG_RELEASED, "frag_released", "held fragments sent on once their first fragment came") \
 	_(FRAG_FORWARDED, "frag_forwarded", "fragments after the first translated as they came") \

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 static inline uint16_t
 csum_fold(uint32_t sum)
@@ -41,13 +42,25 @@ csum_partial(const void *buf, size_t len, uint32_t sum)
 	return sum;
 }
 
+/*
+ * The TCP/UDP pseudo-header (RFC 793, 768): addresses as stored, the protocol and the L4
+ * length, summed but not folded.
+ */
+static inline uint32_t
+csum_pseudo(uint32_t saddr, uint32_t daddr, uint8_t proto, uint16_t l4len)
+{
+	return (saddr & 0xffff) + (saddr >> 16) + (daddr & 0xffff) + (daddr >> 16) +
+	       htons(proto) + htons(l4len);
+}
+
 /* A 64-bit word at any alignment. */
 typedef uint64_t csum_u64u __attribute__((aligned(1), may_alias));
 
 /*
  * The same sum, eight bytes at a time into 128 bits (an add and an add-with-carry each, no
- * carry lost below 2^64 words): the completion of a whole segment's checksum, where csum_partial's two-byte
- * steps cost four times the instructions. Returns the 32-bit sum, not folded.
+ * carry lost below 2^64 words): the completion of a whole segment's checksum, where
+ * csum_partial's two-byte steps cost four times the instructions. Returns the 32-bit sum, not
+ * folded.
  */
 static inline uint32_t
 csum_block(const void *buf, size_t len, uint32_t seed)

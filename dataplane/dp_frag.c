@@ -29,18 +29,12 @@ dp_frag_drop(struct dp_result *r, enum frag_reason why)
 	r->drop = (uint8_t)(CVS_DROP_FRAG_BASE + why);
 }
 
-/* The IP MTU of the port a result leaves on. */
+/* The IP MTU of the port a result leaves on: its zone's. */
 static uint16_t
 dp_frag_exit_mtu(const struct dp_ctx *x, const struct dp_result *r)
 {
-	switch (r->action) {
-	case DP_TO_WORLD:
-		return x->cfg->world_mtu;
-	case DP_TO_HOST:
-		return x->cfg->host_mtu;
-	default:
-		return dp_zone_mtu(x, (uint16_t)(r->slot + 1u));
-	}
+	return dp_zone_mtu(x, r->action == DP_TO_WORLD ? 0 : r->action == DP_TO_HOST ?
+			   CVS_ZONE_HOST : (uint16_t)(r->slot + 1u));
 }
 
 /* A later fragment translated as its first fragment was: addresses, Ethernet header, exit. */

@@ -140,9 +140,7 @@ mtu_ip4(const uint8_t *frame, uint32_t len, uint32_t *ihl, uint32_t *tot)
 static bool
 mtu_answerable(const uint8_t *frame, const struct ip4_hdr *in, uint32_t ihl)
 {
-	uint32_t a = ntohl(in->saddr);
-
-	if ((frame[0] & 1) || (a >> 24) == 0 || (a >> 24) == 127 || (a >> 28) >= 0xe)
+	if ((frame[0] & 1) || !pkt_src_unicast(in->saddr))
 		return false;
 	if (in->frag_off & htons(IP_OFFMASK))
 		return false;

@@ -12,15 +12,6 @@ pkt_bad(struct pkt *p, enum cvs_drop why)
 	return PKT_BAD;
 }
 
-/* 0.0.0.0/8, 127.0.0.0/8, multicast and 240.0.0.0/4 (with broadcast) never send to us. */
-static inline int
-pkt_src_unicast(uint32_t saddr)
-{
-	uint32_t a = ntohl(saddr);
-
-	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 0xe;
-}
-
 void
 pkt_csum_finish(struct pkt *p, uint16_t *check)
 {

@@ -6,8 +6,8 @@
 #ifndef CVS_PKT_H
 #define CVS_PKT_H
 
+#include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 #include <arpa/inet.h>
 
 #include "counters.h"
@@ -115,6 +115,15 @@ struct pkt {
 	uint32_t daddr;
 };
 
+/* 0.0.0.0/8, 127.0.0.0/8, multicast and 240.0.0.0/4 (with broadcast) never send to us. */
+static inline bool
+pkt_src_unicast(uint32_t saddr)
+{
+	uint32_t a = ntohl(saddr);
+
+	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 0xe;
+}
+
 /*
  * Parse a frame of 'len' bytes. Returns the kind; on PKT_BAD, p->drop holds the reason.
  * Never reads outside [data, data + len).
@@ -135,9 +144,7 @@ void pkt_csum_finish(struct pkt *p, uint16_t *check);
 static inline int
 pkt_csum_complete(struct pkt *p)
 {
-	const uint8_t *ip = p->data + ETH_HLEN_;
 	uint16_t *check, pseudo;
-	uint32_t s, a, b;
 
 	if (p->proto == IPPROTO_TCP_)
 		check = &((struct tcp_hdr *)(p->data + p->l4_off))->check;
@@ -149,11 +156,8 @@ pkt_csum_complete(struct pkt *p)
 	 * completes it before it fragments), and this segment alone would not match. */
 	if (p->frag)
 		return 0;
-	memcpy(&a, ip + 12, 4);
-	memcpy(&b, ip + 16, 4);
-	s = (a & 0xffff) + (a >> 16) + (b & 0xffff) + (b >> 16) + htons(p->proto) +
-	    htons((uint16_t)(p->len - p->l4_off));
-	pseudo = csum_fold(s);
+	pseudo = csum_fold(csum_pseudo(p->saddr, p->daddr, p->proto,
+				       (uint16_t)(p->len - p->l4_off)));
 	/* A pseudo-header sum is never 0, UDP's "no checksum": that one stays. */
 	if (__builtin_expect(*check != pseudo, 1))
 		return 0;

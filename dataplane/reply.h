@@ -55,7 +55,7 @@ reply_rst(struct pkt *p, const uint8_t mac[6])
 	struct tcp_hdr *th = (struct tcp_hdr *)(p->data + ETH_HLEN_ + sizeof(*ip));
 	const struct tcp_hdr *in = pkt_l4(p);
 	uint32_t seq = ntohl(in->seq), saddr = p->saddr, daddr = p->daddr, sum;
-	uint16_t sport = in->sport, dport = in->dport, tmp;
+	uint16_t sport = in->sport, dport = in->dport;
 
 	memcpy(eth->dst, eth->src, 6);
 	memcpy(eth->src, mac, 6);
@@ -73,11 +73,7 @@ reply_rst(struct pkt *p, const uint8_t mac[6])
 	th->ack = htonl(seq + 1);
 	th->doff = 5 << 4;
 	th->flags = TCPF_RST | TCPF_ACK;
-	sum = csum_partial(&ip->saddr, 8, 0);
-	tmp = htons(IPPROTO_TCP_);
-	sum = csum_partial(&tmp, 2, sum);
-	tmp = htons(sizeof(*th));
-	sum = csum_partial(&tmp, 2, sum);
+	sum = csum_pseudo(ip->saddr, ip->daddr, IPPROTO_TCP_, sizeof(*th));
 	th->check = (uint16_t)~csum_fold(csum_partial(th, sizeof(*th), sum));
 	return ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
 }

@@ -88,8 +88,7 @@ struct cvs_sbx_pol {
 	__u64 dropped;
 };
 
-/* Key of cvs_steer: a destination port (network order) and an IP protocol. */
-/* A fragmented datagram from the world (the node is its destination): LRU, value unused. */
+/* Key of cvs_frag: a fragmented datagram from the world (the node is its destination). */
 struct cvs_frag_key {
 	__u32 saddr;
 	__u16 id;
@@ -97,6 +96,7 @@ struct cvs_frag_key {
 	__u8 pad;
 };
 
+/* Key of cvs_steer: a destination port (network order) and an IP protocol. */
 struct cvs_steer_key {
 	__u16 port;
 	__u8 proto;
@@ -148,8 +148,12 @@ struct cvs_xdp_cfg {
 	_(SBX_TOO_BIG,		"sbx_too_big", \
 	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped")
 
-/* The longest frame a sandbox interface may hand the funnel: FUNNEL_SBX_MTU_MAX + Ethernet. */
-#define CVS_SBX_FRAME_MAX	(2048 - 256 - 14 - 8 + 14)
+/*
+ * The longest frame a sandbox interface may hand the funnel: a 2 KiB UMEM frame less the
+ * kernel's XDP headroom and our stamp (control/ports/funnel.h checks it is FUNNEL_SBX_MTU_MAX
+ * and an Ethernet header).
+ */
+#define CVS_SBX_FRAME_MAX	(2048 - 256 - 8)
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

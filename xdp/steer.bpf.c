@@ -13,7 +13,6 @@
 #include <linux/ip.h>
 #include <linux/in.h>
 #include <linux/tcp.h>
-#include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -126,29 +125,52 @@ steer_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, void *q, voi
 }
 
 /*
- * Whether a first fragment opens or answers a flow of ours: the same tests as a whole packet
- * (a host port, the SNAT range, an echo reply to a SNAT id), without the ICMP errors.
+ * Whether a packet opens or answers a flow of ours, by its first 8 bytes of L4 header (the
+ * caller checked they are there): TCP to a registered host port, TCP or UDP into the SNAT
+ * range, an echo reply to a SNAT id. The verdict to count, or 0. A first fragment is judged
+ * the same way.
  */
-static __always_inline int
-steer_first(struct iphdr *ip, void *end, const struct cvs_xdp_cfg *cfg)
+static __always_inline __u32
+steer_verdict(const struct iphdr *ip, const __u16 *ports, const struct cvs_xdp_cfg *cfg)
 {
 	struct cvs_steer_key key = {};
-	__u16 *ports = (void *)ip + ip->ihl * 4;
 
-	if ((void *)(ports + 4) > end)
-		return 0;
 	switch (ip->protocol) {
 	case IPPROTO_TCP:
 		key.port = ports[1];
 		key.proto = IPPROTO_TCP;
-		return bpf_map_lookup_elem(&cvs_steer, &key) || in_snat(cfg, ports[1]);
+		if (bpf_map_lookup_elem(&cvs_steer, &key))
+			return CVS_XDP_REDIRECT_HOSTPORT;
+		return in_snat(cfg, ports[1]) ? CVS_XDP_REDIRECT_SNAT : 0;
 	case IPPROTO_UDP:
-		return in_snat(cfg, ports[1]);
+		return in_snat(cfg, ports[1]) ? CVS_XDP_REDIRECT_SNAT : 0;
 	case IPPROTO_ICMP:
-		/* An echo reply (type 0) to a SNAT id: type and code are the first word. */
-		return ports[0] == 0 && in_snat(cfg, ports[2]);
+		return ((const struct icmp_echo *)ports)->type == ICMP_ECHOREPLY_ &&
+		       in_snat(cfg, ((const struct icmp_echo *)ports)->id) ?
+		       CVS_XDP_REDIRECT_SNAT : 0;
 	}
 	return 0;
+}
+
+/*
+ * A fragment has no L4 header after the first: a later one goes where its datagram's first
+ * went, which steering to us remembers.
+ */
+static __always_inline int
+steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct iphdr *ip,
+	       const __u16 *ports, void *end)
+{
+	struct cvs_frag_key fk = { .saddr = ip->saddr, .id = ip->id, .proto = ip->protocol };
+	__u8 one = 1;
+
+	if (ip->frag_off & bpf_htons(0x1fff)) {
+		if (bpf_map_lookup_elem(&cvs_frag, &fk))
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
+	} else if ((void *)(ports + 4) <= end && steer_verdict(ip, ports, cfg)) {
+		bpf_map_update_elem(&cvs_frag, &fk, &one, BPF_ANY);
+		return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
+	}
+	return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 }
 
 SEC("xdp")
@@ -158,11 +180,10 @@ cvs_steer_prog(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	struct cvs_steer_key key = {};
 	struct cvs_xdp_cfg *cfg;
 	struct iphdr *ip;
-	void *l4;
-	__u32 zero = 0;
+	__u16 *ports;
+	__u32 zero = 0, v;
 
 	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
@@ -172,59 +193,21 @@ cvs_steer_prog(struct xdp_md *ctx)
 	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
 	if (!cfg || !(cfg->flags & CVS_CFG_F_ENABLED) || ip->daddr != cfg->node_ip)
 		return cvs_verdict(CVS_XDP_PASS_NOT_NODE, XDP_PASS);
-	if (ip->frag_off & bpf_htons(0x3fff)) {
-		struct cvs_frag_key fk = { .saddr = ip->saddr, .id = ip->id, .proto = ip->protocol };
+	ports = (void *)ip + ip->ihl * 4;
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return steer_fragment(ctx, cfg, ip, ports, end);
+	/* A whole TCP header, the 8 bytes of UDP and of an ICMP echo. */
+	if ((void *)(ports + 4) > end ||
+	    (ip->protocol == IPPROTO_TCP && (void *)ports + sizeof(struct tcphdr) > end))
+		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	v = steer_verdict(ip, ports, cfg);
+	if (v)
+		return steer(ctx, cfg, v);
+	if (ip->protocol == IPPROTO_ICMP) {
+		__u8 type = ((const struct icmp_echo *)ports)->type;
 
-		/* A later fragment has no L4 header: it goes where its first fragment went. */
-		if (ip->frag_off & bpf_htons(0x1fff)) {
-			if (bpf_map_lookup_elem(&cvs_frag, &fk))
-				return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
-			return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
-		}
-		if (steer_first(ip, end, cfg)) {
-			__u8 one = 1;
-
-			bpf_map_update_elem(&cvs_frag, &fk, &one, BPF_ANY);
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
-		}
-		return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
-	}
-	l4 = (void *)ip + ip->ihl * 4;
-
-	switch (ip->protocol) {
-	case IPPROTO_TCP: {
-		struct tcphdr *th = l4;
-
-		if ((void *)(th + 1) > end)
-			break;
-		key.port = th->dest;
-		key.proto = IPPROTO_TCP;
-		if (bpf_map_lookup_elem(&cvs_steer, &key))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_HOSTPORT);
-		if (in_snat(cfg, th->dest))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
-		break;
-	}
-	case IPPROTO_UDP: {
-		struct udphdr *uh = l4;
-
-		if ((void *)(uh + 1) > end)
-			break;
-		if (in_snat(cfg, uh->dest))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
-		break;
-	}
-	case IPPROTO_ICMP: {
-		struct icmp_echo *ih = l4;
-
-		if ((void *)(ih + 1) > end)
-			break;
-		if (ih->type == ICMP_ECHOREPLY_ && in_snat(cfg, ih->id))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT);
-		if (ih->type == 3 || ih->type == 11 || ih->type == 12)
-			return steer_icmp_error(ctx, cfg, (void *)(ih + 1), end);
-		break;
-	}
+		if (type == 3 || type == 11 || type == 12)
+			return steer_icmp_error(ctx, cfg, (void *)(ports + 4), end);
 	}
 	return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 }

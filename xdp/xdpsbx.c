@@ -481,7 +481,8 @@ xdpctl_sbx_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t s
 	if (ret == -ERANGE && errlen && !err[0])
 		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: the MTU of its "
 			 "veth peer (the guest's side) is larger than XDP without multi-buffer "
-			 "takes; set both ends to the same MTU, at most the limit the API names", ifname);
+			 "takes; set both ends to the same MTU, at most the limit the API names",
+			 ifname);
 	if (errlen && !err[0])
 		snprintf(err, errlen, "cannot attach the sandbox XDP program to %s: %s", ifname,
 			 strerror(-ret));

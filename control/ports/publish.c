@@ -50,8 +50,8 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->ip2slot_size = 1u << (32 - prefix);
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
-	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac || !sh->slot_mtu ||
-	    !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
+	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
+	    !sh->slot_mtu || !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
 }

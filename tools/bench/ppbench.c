@@ -197,11 +197,9 @@ frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir d
 		csum_replace2(&th->check, th->dport, cp);
 		th->dport = cp;
 	}
-	if (pb_partial) {
-		uint16_t w[2] = { htons(IPPROTO_TCP_), htons((uint16_t)(len - ETH_HLEN_ - 20)) };
-
-		th->check = csum_fold(csum_partial(&ip->saddr, 8, csum_partial(w, 4, 0)));
-	}
+	if (pb_partial)
+		th->check = csum_fold(csum_pseudo(ip->saddr, ip->daddr, IPPROTO_TCP_,
+						  (uint16_t)(len - ETH_HLEN_ - 20)));
 	return len;
 }
 
