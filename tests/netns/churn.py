@@ -10,7 +10,7 @@ burst API CLIENTS FIRST LAST DELETE_IDS ACKLOG: CLIENTS threads register b<FIRST
   201/204 is appended to ACKLOG (one JSON line, flushed) as soon as it arrives. Meant to be cut
   short by a kill -9 of cubevs-fp: errors after that are expected and not counted.
 """
-import http.client, json, random, sys, threading, time
+import http.client, json, os, random, signal, sys, threading, time
 
 
 def call(conn, method, path, body=None):
@@ -79,13 +79,16 @@ def churn(api, seconds, clients, ifaces, out):
                "lat_ms": summary}, open(out, "w"))
 
 
-def burst(api, clients, first, last, delete_ids, acklog):
+def burst(api, clients, first, last, delete_ids, acklog, kill_at=0, kill_pid=0):
+    """kill_at > 0: SIGKILL kill_pid right after the kill_at-th acknowledgement, from here:
+    a shell loop polling the log lets a whole burst through on a loaded machine."""
     todo = [("PUT", "b%d" % i, {"iface": "c%d" % i, "exposedPorts": [80, 8080]})
             for i in range(first, last + 1)]
     todo += [("DELETE", sid, None) for sid in delete_ids if sid]
     random.Random(1).shuffle(todo)
     lock = threading.Lock()
     log = open(acklog, "a")
+    acked = [0]
 
     def client(k):
         conn = connect(api)
@@ -99,6 +102,9 @@ def burst(api, clients, first, last, delete_ids, acklog):
                     log.write(json.dumps({"op": method, "id": sid, "status": st,
                                           "body": ans}) + "\n")
                     log.flush()
+                    acked[0] += 1
+                    if acked[0] == kill_at:
+                        os.kill(kill_pid, signal.SIGKILL)
 
     ts = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     [t.start() for t in ts]
@@ -109,4 +115,5 @@ if sys.argv[1] == "churn":
     churn(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
 else:
     burst(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
-          sys.argv[6].split(","), sys.argv[7])
+          sys.argv[6].split(","), sys.argv[7],
+          *(int(a) for a in sys.argv[8:10]))
