@@ -169,9 +169,15 @@ xdpsbx_link_hold(struct xdp_sbx *x, uint32_t slot, int ifindex, int fd)
 	x->links[slot].ifindex = ifindex;
 }
 
-/* Whether link fd is an XDP link on ifindex; its id in *id when asked (0 when unknown). */
+/*
+ * Whether link fd is an XDP link on ifindex, running prog_id when that is not 0; its id in
+ * *id when asked (0 when unknown). An ifindex names an interface only inside one network
+ * namespace and the kernel's link info has no namespace: the program tells. prog_id is what
+ * rtnetlink of our namespace says the interface runs, and a link of another namespace at the
+ * same index runs another program (each process loads its own instance).
+ */
 static bool
-xdpsbx_link_on(int fd, int ifindex, uint32_t *id)
+xdpsbx_link_on(int fd, int ifindex, uint32_t prog_id, uint32_t *id)
 {
 	struct bpf_link_info info;
 	uint32_t len = sizeof(info);
@@ -181,7 +187,17 @@ xdpsbx_link_on(int fd, int ifindex, uint32_t *id)
 		return false;
 	if (id)
 		*id = info.id;
-	return info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (uint32_t)ifindex;
+	return info.type == BPF_LINK_TYPE_XDP && info.xdp.ifindex == (uint32_t)ifindex &&
+	       (!prog_id || info.prog_id == prog_id);
+}
+
+/* The XDP program interface ifindex of our namespace runs; 0 for none or unknown. */
+static uint32_t
+xdpsbx_running(int ifindex)
+{
+	uint32_t id = 0;
+
+	return xdpctl_prog_info(ifindex, &id, NULL, 0) ? 0 : id;
 }
 
 void
@@ -198,9 +214,10 @@ xdpsbx_link_end(const struct xdp_sbx *x, int ifindex, int fd)
 /*
  * The link that holds ifindex, the caller's to close: the slot's own, else the pinned one
  * (a restart's, which this process does not hold yet). -1 when none; a stale pin goes.
+ * prog_id: what the interface runs, when the caller asked rtnetlink already (else 0).
  */
 static int
-xdpsbx_link_take(struct xdp_sbx *x, int ifindex, uint32_t slot)
+xdpsbx_link_take(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t prog_id)
 {
 	char path[PATH_MAX];
 	int fd;
@@ -215,9 +232,15 @@ xdpsbx_link_take(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -1;
-	if (xdpsbx_link_on(fd, ifindex, NULL))
+	/*
+	 * Our pin, and the interface of that index here runs its program. Otherwise the
+	 * interface went (the kernel leaves its link defunct) or moved to another namespace
+	 * with our link: the pin goes, and with it the link, which is ours.
+	 */
+	if (!prog_id)
+		prog_id = xdpsbx_running(ifindex);
+	if (prog_id && xdpsbx_link_on(fd, ifindex, prog_id, NULL))
 		return fd;
-	/* The interface went (the kernel leaves its link defunct) or moved away. */
 	xdpsbx_link_end(x, ifindex, fd);
 	return -1;
 }
@@ -235,19 +258,20 @@ xdpsbx_link_pinned(const struct xdp_sbx *x, int ifindex, int fd)
 	pin = bpf_obj_get(path);
 	if (pin < 0)
 		return false;
-	xdpsbx_link_on(pin, ifindex, &pinned_id);
+	xdpsbx_link_on(pin, ifindex, 0, &pinned_id);
 	close(pin);
-	xdpsbx_link_on(fd, ifindex, &id);
+	xdpsbx_link_on(fd, ifindex, 0, &id);
 	return id && id == pinned_id;
 }
 
 /*
  * A link on ifindex that no pin of ours reaches: pinned in a bpffs we no longer see (one
  * unmounted while other processes kept it, say). Looked for among all links of the kernel,
- * so only when the interface shows a program of ours that we cannot otherwise get hold of.
+ * so only when the interface shows a program of ours, prog_id, that we cannot otherwise get
+ * hold of; every namespace's links are there, and only prog_id tells ours.
  */
 static int
-xdpsbx_link_find(int ifindex)
+xdpsbx_link_find(int ifindex, uint32_t prog_id)
 {
 	uint32_t id = 0;
 	int fd;
@@ -256,7 +280,7 @@ xdpsbx_link_find(int ifindex)
 		fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		if (xdpsbx_link_on(fd, ifindex, NULL))
+		if (xdpsbx_link_on(fd, ifindex, prog_id, NULL))
 			return fd;
 		close(fd);
 	}
@@ -290,7 +314,7 @@ xdpsbx_link_attach(struct xdp_sbx *x, int ifindex, uint32_t slot)
 static bool
 xdpsbx_link_drop(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	int fd = xdpsbx_link_take(x, ifindex, slot);
+	int fd = xdpsbx_link_take(x, ifindex, slot, 0);
 
 	if (fd < 0)
 		return false;
@@ -298,11 +322,11 @@ xdpsbx_link_drop(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	return true;
 }
 
-/* A restart's link, pinned by the process before: held from now on. */
+/* A restart's link of program prog_id, pinned by the process before: held from now on. */
 static void
-xdpsbx_link_keep(struct xdp_sbx *x, int ifindex, uint32_t slot)
+xdpsbx_link_keep(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t prog_id)
 {
-	int fd = xdpsbx_link_take(x, ifindex, slot);
+	int fd = xdpsbx_link_take(x, ifindex, slot, prog_id);
 
 	if (fd >= 0)
 		xdpsbx_link_hold(x, slot, ifindex, fd);
@@ -316,9 +340,9 @@ xdpsbx_replace(struct xdp_sbx *x, int ifindex, uint32_t slot, uint32_t old_id)
 
 	if (old_fd < 0)
 		return -errno;
-	link = xdpsbx_link_take(x, ifindex, slot);
+	link = xdpsbx_link_take(x, ifindex, slot, old_id);
 	if (link < 0)
-		link = xdpsbx_link_find(ifindex);
+		link = xdpsbx_link_find(ifindex, old_id);
 	if (link >= 0) {
 		LIBBPF_OPTS(bpf_link_update_opts, lo, .flags = BPF_F_REPLACE, .old_prog_fd = old_fd);
 
@@ -375,7 +399,7 @@ xdpsbx_detach(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
 void
 xdpctl_sbx_detach_later(struct xdp_sbx *x, int ifindex, uint32_t slot)
 {
-	int fd = x->late ? xdpsbx_link_take(x, ifindex, slot) : -1;
+	int fd = x->late ? xdpsbx_link_take(x, ifindex, slot, 0) : -1;
 
 	/* No link of ours to take (no pins, a build before the links): the whole detach now. */
 	xdpsbx_detach(x, ifindex, slot, fd < 0);
@@ -441,7 +465,7 @@ xdpsbx_attach_over(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t 
 		return -EBUSY;
 	}
 	if (id && xdpsbx_ours(x, id)) {
-		xdpsbx_link_keep(x, ifindex, slot);
+		xdpsbx_link_keep(x, ifindex, slot, id);
 		return 0;
 	}
 	/* No id: gone since the kernel refused the attach, which is tried once more. */
@@ -515,7 +539,7 @@ xdpsbx_unattach(struct xdp_sbx *x, int ifindex, uint32_t slot)
 	if (xdpctl_prog_info(ifindex, &id, name, sizeof(name)) || !id ||
 	    strcmp(name, CVS_PROG_SBX))
 		return;
-	fd = xdpsbx_link_find(ifindex);
+	fd = xdpsbx_link_find(ifindex, id);
 	if (fd >= 0) {
 		xdpsbx_link_end(x, ifindex, fd);
 		return;
