@@ -45,7 +45,7 @@ main(int argc, char **argv)
 {
 	struct bpf_object *obj;
 	struct bpf_program *p;
-	uint32_t prog_id, link_id;
+	uint32_t prog_id = 0, link_id = 0;
 	int ifindex, link_fd;
 	FILE *out;
 
