@@ -363,6 +363,37 @@ ct_rebuild(struct ct_table *ct)
 	return dropped;
 }
 
+uint32_t
+ct_region_carry(struct ct_table *to, const struct ct_table *from, ct_keep_fn keep, void *arg)
+{
+	uint32_t i, dropped = 0;
+
+	for (i = 0; i < from->hiwater; i++) {
+		const struct ct_session *s = &from->s[i];
+
+		if (!(s->flags & CT_F_USED) || (keep && !keep(s, arg)))
+			continue;
+		if (to->hiwater == to->capacity) {
+			dropped++;
+			continue;
+		}
+		to->s[to->hiwater++] = *s;
+	}
+	return dropped;
+}
+
+uint32_t
+ct_region_settle(struct ct_table *to)
+{
+	uint32_t i, dropped = ct_rebuild(to);
+
+	ct_zones_rebuild(to);
+	ct_recount_zones(to);
+	for (i = 0; i < to->hiwater; i++)
+		to->s[i].pol_ver = UINT16_MAX;
+	return dropped;
+}
+
 struct ct_table *
 ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *timeouts,
 		struct ct_adopt_stats *st, char *why, size_t whylen)

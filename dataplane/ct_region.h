@@ -57,6 +57,20 @@ struct ct_table *ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones,
 				 const uint32_t *timeouts, struct ct_adopt_stats *st, char *why,
 				 size_t whylen);
 
+/*
+ * Carrying sessions into a table of another shape (an upgrade that changed --max-sandboxes,
+ * --max-sessions or --workers): 'to' comes from ct_region_init(); each ct_region_carry()
+ * appends the sessions of 'from' that 'keep' accepts (NULL: all), as they are (tuples, state,
+ * windows, last seen); ct_region_settle() then builds the index, the class lists (oldest
+ * first), the zone lists and the counts from them, as an adoption's rebuild does. A session
+ * past the new capacity, one whose zone the new shape has not, or one whose tuple another
+ * carried session holds is dropped: carry and settle return how many.
+ */
+typedef bool (*ct_keep_fn)(const struct ct_session *s, void *arg);
+uint32_t ct_region_carry(struct ct_table *to, const struct ct_table *from, ct_keep_fn keep,
+			 void *arg);
+uint32_t ct_region_settle(struct ct_table *to);
+
 /* Shape and set-up helpers shared with ct_create() (ct.c). */
 void ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask);
 void ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts);

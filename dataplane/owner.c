@@ -22,14 +22,10 @@ dp_snat_share(const struct dp_cfg *c, uint32_t k, uint32_t nworkers, uint16_t *l
 	*hi = (uint16_t)(c->snat_lo + (uint64_t)span * (k + 1) / nworkers - 1);
 }
 
-/* The k with share k = [lo + span*k/n, lo + span*(k+1)/n - 1], rounding as dp_snat_share. */
 static inline uint32_t
 owner_of_snat(const struct dp_cfg *c, uint16_t port_be, uint32_t nworkers, bool *in)
 {
-	uint32_t p = ntohs(port_be), span = (uint32_t)c->snat_hi - c->snat_lo + 1;
-
-	*in = p >= c->snat_lo && p <= c->snat_hi;
-	return *in ? (uint32_t)(((uint64_t)(p - c->snat_lo + 1) * nworkers - 1) / span) : 0;
+	return dp_snat_owner(c->snat_lo, c->snat_hi, ntohs(port_be), nworkers, in);
 }
 
 static inline uint32_t

@@ -27,6 +27,19 @@ dp_slot_owner(uint32_t slot, uint32_t nworkers)
 }
 
 /*
+ * The worker whose SNAT share holds 'port' (host order), the k with share k = [lo + span*k/n,
+ * lo + span*(k+1)/n - 1], rounding as dp_snat_share(); *in false (and 0) outside [lo, hi].
+ */
+static inline uint32_t
+dp_snat_owner(uint16_t lo, uint16_t hi, uint32_t port, uint32_t nworkers, bool *in)
+{
+	uint32_t span = (uint32_t)hi - lo + 1;
+
+	*in = port >= lo && port <= hi;
+	return *in ? (uint32_t)(((uint64_t)(port - lo + 1) * nworkers - 1) / span) : 0;
+}
+
+/*
  * The owning worker of a frame that arrived from 'origin' (with its slot for sandbox frames).
  * Stateless: ports and addresses only, so it runs before the frame's session is looked up.
  */

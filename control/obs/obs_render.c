@@ -317,6 +317,13 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 s->region_refused);
 	obs_emit(fn, arg, "region_adopt_microseconds", "time the checks of the adopted region took",
 		 OBS_GAUGE, NULL, NULL, "region", "adopt_us", s->region_adopt_us);
+	obs_emit(fn, arg, "region_carried", "1 when the region found at start was of another shape "
+		 "(workers, --max-sessions, --max-sandboxes) and its sessions were carried into one "
+		 "of this start's", OBS_GAUGE, NULL, NULL, "region", "carried", s->region_carried);
+	obs_emit(fn, arg, "region_carry_dropped_sessions", "sessions such a carry could not take: "
+		 "past the new capacity, of a sandbox slot the new shape has not, or owned by no one "
+		 "worker under the new worker count", OBS_GAUGE, NULL, NULL, "region",
+		 "carry_dropped", s->region_carry_dropped);
 	for (k = 0; k < CVS_PC_MAX; k++)
 		for (i = 0; i < s->nsbx; i++) {
 			struct obs_metric m = {

@@ -109,6 +109,8 @@ struct obs_snap {
 	uint32_t region_rebuilt;
 	uint32_t region_refused;
 	uint32_t region_adopt_us;
+	uint32_t region_carried;
+	uint32_t region_carry_dropped;
 	double uptime;
 	bool ready;
 	uint32_t nsbx;

@@ -14,6 +14,7 @@
 
 #include "cvs_common.h"
 #include "ct_region.h"
+#include "owner.h"
 #include "region.h"
 
 #define REGION_MAGIC	"CVSFPRG"	/* 8 bytes with its NUL */
@@ -132,7 +133,10 @@ region_clock_now(const struct region *rg)
 	return d > 0 ? (uint32_t)d : 0;
 }
 
-/* Header checks, in order; the first that fails is the reason given. */
+/*
+ * Header checks, in order; the first that fails is the reason given. 'w' is the shape the
+ * region says it has (region_own_shape()): a region of another shape is carried, not refused.
+ */
 static bool
 region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want *w,
 	      char *why, size_t len)
@@ -146,21 +150,23 @@ region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want 
 	else if (memcmp(h->magic, REGION_MAGIC, 8))
 		snprintf(why, len, "not a cubevs-fp session region (bad magic)");
 	else if (h->format != REGION_FORMAT || h->hdr_bytes != sizeof(*h))
-		snprintf(why, len, "region format %u, this build reads %u", h->format,
-			 REGION_FORMAT);
+		snprintf(why, len, "region format %u, this build reads %u%s", h->format,
+			 REGION_FORMAT, h->format > REGION_FORMAT ? " (a newer release wrote it)" :
+			 "");
 	else if (h->sum != hdr_sum(h))
 		snprintf(why, len, "corrupt header (checksum)");
 	else if (h->layout != ct_layout_version())
 		snprintf(why, len, "session layout %08x, this build has %08x (an upgrade that "
 			 "changed the session structures)", h->layout, ct_layout_version());
-	else if (h->nworkers != w->nworkers)
-		snprintf(why, len, "made for %u workers, now %u", h->nworkers, w->nworkers);
-	else if (h->capacity != w->capacity || h->nzones != w->nzones)
-		snprintf(why, len, "capacity %u sessions per worker and %u sandboxes, now %u and "
-			 "%u", h->capacity, h->nzones, w->capacity, w->nzones);
-	else if (h->node_ip != w->node_ip || h->snat_lo != w->snat_lo || h->snat_hi != w->snat_hi)
-		snprintf(why, len, "made for another node IP or SNAT range (%u-%u, now %u-%u)",
-			 h->snat_lo, h->snat_hi, w->snat_lo, w->snat_hi);
+	else if (h->nworkers == 0 || h->nworkers > REGION_MAX_WORKERS ||
+		 h->capacity == 0 || h->capacity >= 1u << 30 || h->nzones >= UINT16_MAX)
+		snprintf(why, len, "shape out of bounds: %u workers, %u sessions each, %u "
+			 "sandboxes", h->nworkers, h->capacity, h->nzones);
+	else if (h->node_ip != w->node_ip)
+		snprintf(why, len, "made for another --node-ip: its sessions are translated to it");
+	else if (h->snat_lo != w->snat_lo || h->snat_hi != w->snat_hi)
+		snprintf(why, len, "made for --snat-port-range %u-%u, now %u-%u: its sessions hold "
+			 "ports of that range", h->snat_lo, h->snat_hi, w->snat_lo, w->snat_hi);
 	else if (h->file_bytes != size)
 		snprintf(why, len, "truncated or grown: %zu bytes, the header says %llu", size,
 			 (unsigned long long)h->file_bytes);
@@ -181,6 +187,24 @@ bad_off:
 	return false;
 }
 
+/* The want of this start with the shape the header says the region has. */
+static void
+region_own_shape(const struct region_hdr *h, const struct region_want *w,
+		 struct region_want *own)
+{
+	*own = *w;
+	own->nworkers = h->nworkers;
+	own->capacity = h->capacity;
+	own->nzones = h->nzones;
+}
+
+static bool
+region_same_shape(const struct region_want *a, const struct region_want *b)
+{
+	return a->nworkers == b->nworkers && a->capacity == b->capacity &&
+	       a->nzones == b->nzones;
+}
+
 static int
 region_map(struct region *rg, int fd, size_t bytes)
 {
@@ -196,9 +220,9 @@ region_map(struct region *rg, int fd, size_t bytes)
 	return 0;
 }
 
-/* Adopt the file open on fd; false with the reason in rg->info.why. */
+/* Adopt the file open on fd, in the shape it was made with (*own); false with the reason. */
 static bool
-region_adopt(struct region *rg, int fd, const struct region_want *w)
+region_adopt(struct region *rg, int fd, const struct region_want *w, struct region_want *own)
 {
 	struct region_hdr *h, copy;
 	struct stat st;
@@ -223,11 +247,12 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 	memset(&copy, 0, sizeof(copy));
 	if (pread(fd, &copy, sizeof(copy), 0) < 0)
 		memset(&copy, 0, sizeof(copy));
-	if (!region_hdr_ok(&copy, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
+	region_own_shape(&copy, w, own);
+	if (!region_hdr_ok(&copy, (size_t)st.st_size, own, rg->info.why, sizeof(rg->info.why)))
 		return false;
-	if (st.st_size != (off_t)region_size(fd, w)) {
+	if (st.st_size != (off_t)region_size(fd, own)) {
 		snprintf(rg->info.why, sizeof(rg->info.why), "truncated or grown: %lld bytes, "
-			 "this shape takes %zu", (long long)st.st_size, region_size(fd, w));
+			 "this shape takes %zu", (long long)st.st_size, region_size(fd, own));
 		return false;
 	}
 	if (region_map(rg, fd, (size_t)st.st_size)) {
@@ -236,15 +261,16 @@ region_adopt(struct region *rg, int fd, const struct region_want *w)
 	}
 	h = rg->base;
 	/* Judged again on the mapping: the file may have changed since the read. */
-	if (!region_hdr_ok(h, (size_t)st.st_size, w, rg->info.why, sizeof(rg->info.why)))
+	region_own_shape(h, w, own);
+	if (!region_hdr_ok(h, (size_t)st.st_size, own, rg->info.why, sizeof(rg->info.why)))
 		return false;
-	for (i = 0; i < w->nworkers; i++) {
+	for (i = 0; i < own->nworkers; i++) {
 		struct ct_adopt_stats as;
 		char why[160];
 
 		why[0] = '\0';
-		rg->ct[i] = ct_region_adopt((uint8_t *)rg->base + h->table_off[i], w->capacity,
-					    w->nzones, w->timeouts, &as, why, sizeof(why));
+		rg->ct[i] = ct_region_adopt((uint8_t *)rg->base + h->table_off[i], own->capacity,
+					    own->nzones, w->timeouts, &as, why, sizeof(why));
 		if (!rg->ct[i] || rg->ct[i]->seed != h->seed[i]) {
 			snprintf(rg->info.why, sizeof(rg->info.why), "worker %u's table: %s", i,
 				 rg->ct[i] ? "hash seed differs from the header" : why);
@@ -275,12 +301,15 @@ region_unmap(struct region *rg)
 	memset(rg->ct, 0, sizeof(rg->ct));
 }
 
-/* A fresh region: made under a temporary name, laid out, then renamed into place. */
+/*
+ * A region laid out at 'tmp' and mapped, with empty tables; 'from' (the header of a region
+ * being carried) gives it that region's clock base and generation, so session times keep
+ * their meaning. The caller renames it into place.
+ */
 static int
-region_create(struct region *rg, const char *path, const struct region_want *w, char *err,
-	      size_t errlen)
+region_make(struct region *rg, const char *tmp, const struct region_want *w,
+	    const struct region_hdr *from, char *err, size_t errlen)
 {
-	char tmp[320];
 	struct region_hdr *h;
 	struct statfs sf;
 	uint64_t off[REGION_MAX_WORKERS], soff, seed;
@@ -288,7 +317,6 @@ region_create(struct region *rg, const char *path, const struct region_want *w, 
 	uint32_t i;
 	int fd, ret;
 
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	unlink(tmp);
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -328,21 +356,138 @@ region_create(struct region *rg, const char *path, const struct region_want *w, 
 	h->capacity = w->capacity;
 	h->nzones = w->nzones;
 	h->file_bytes = bytes;
-	h->generation = 1;
-	h->clock_base = boot_seconds();
+	h->generation = from ? from->generation : 1;
+	h->clock_base = from ? from->clock_base : boot_seconds();
 	h->node_ip = w->node_ip;
 	h->snat_lo = w->snat_lo;
 	h->snat_hi = w->snat_hi;
 	h->slots_off = soff;
 	h->sum = hdr_sum(h);
-	if (rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		region_unmap(rg);
-		unlink(tmp);
-		return -EIO;
-	}
-	rg->info.generation = 1;
+	rg->info.generation = h->generation;
 	return 0;
+}
+
+/* Put the made region at 'tmp' in place of 'path'; on failure nothing is left of it. */
+static int
+region_place(struct region *rg, const char *tmp, const char *path, char *err, size_t errlen)
+{
+	if (!rename(tmp, path))
+		return 0;
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	region_unmap(rg);
+	unlink(tmp);
+	return -EIO;
+}
+
+/* A fresh region: made under a temporary name, laid out, then renamed into place. */
+static int
+region_create(struct region *rg, const char *path, const struct region_want *w, char *err,
+	      size_t errlen)
+{
+	char tmp[320];
+	int ret;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	ret = region_make(rg, tmp, w, NULL, err, errlen);
+	return ret ? ret : region_place(rg, tmp, path, err, errlen);
+}
+
+/* Which new worker owns a carried session when the worker count changed (owner.h's rules). */
+struct region_owner {
+	uint32_t k;
+	const struct region_want *w;
+};
+
+static bool
+region_keep_owner(const struct ct_session *s, void *arg)
+{
+	const struct region_owner *o = arg;
+	uint32_t z = s->t[0].zone, own, snat;
+	bool in;
+	int d;
+
+	if (z == 0 || z == CVS_ZONE_HOST)
+		z = s->t[1].zone;
+	if (z == 0 || z == CVS_ZONE_HOST || z > o->w->nzones)
+		return false;	/* no sandbox of this shape: nobody can own it */
+	own = dp_slot_owner(z - 1u, o->w->nworkers);
+	if (own != o->k)
+		return false;
+	/*
+	 * A tuple that answers to a SNAT port of the node reaches the worker whose share holds
+	 * the port (dp_owner): carried only where that is the sandbox's worker too.
+	 */
+	for (d = 0; d < 2; d++) {
+		const struct ct_tuple *t = &s->t[d];
+
+		if (t->daddr != o->w->node_ip || (t->zone && t->proto == IPPROTO_ICMP_))
+			continue;
+		snat = dp_snat_owner(o->w->snat_lo, o->w->snat_hi, ntohs(t->dport),
+				     o->w->nworkers, &in);
+		if (in && snat != own)
+			return false;
+	}
+	return true;
+}
+
+/* Into worker k's new table: its old one, or with another worker count what k owns now. */
+static void
+region_carry_into(struct region *rg, const struct region *old, uint32_t k,
+		  const struct region_want *w, const struct region_want *own)
+{
+	struct region_owner o = { k, w };
+	uint32_t j;
+
+	if (w->nworkers == own->nworkers) {
+		ct_region_carry(rg->ct[k], old->ct[k], NULL, NULL);
+	} else {
+		for (j = 0; j < own->nworkers; j++)
+			ct_region_carry(rg->ct[k], old->ct[j], region_keep_owner, &o);
+	}
+	ct_region_settle(rg->ct[k]);
+}
+
+/*
+ * The adopted region (shape *own) carried into a new one of this start's shape: sessions
+ * into the table of the worker that owns them now, the zone records of the sandboxes both
+ * shapes have, the clock base. The new file replaces the old one only when complete, so a
+ * crash here leaves the old region for the next start. False with the reason in info.why.
+ */
+static bool
+region_reshape(struct region *rg, const struct region_want *w, const struct region_want *own)
+{
+	struct region old = *rg;
+	const struct region_hdr *oh = old.base;
+	uint32_t k, before = 0, after = 0, nz = own->nzones < w->nzones ? own->nzones : w->nzones;
+	char tmp[320], err[400];
+
+	rg->base = NULL;
+	memset(rg->ct, 0, sizeof(rg->ct));
+	snprintf(tmp, sizeof(tmp), "%s.new", rg->info.path);
+	if (region_make(rg, tmp, w, oh, err, sizeof(err))) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "cannot carry it: %.170s", err);
+		region_unmap(&old);
+		return false;
+	}
+	for (k = 0; k < own->nworkers; k++)
+		before += old.ct[k]->used;
+	for (k = 0; k < w->nworkers; k++) {
+		region_carry_into(rg, &old, k, w, own);
+		after += rg->ct[k]->used;
+	}
+	memcpy((uint8_t *)rg->base + ((const struct region_hdr *)rg->base)->slots_off,
+	       (const uint8_t *)old.base + oh->slots_off, (size_t)nz * sizeof(struct region_slot));
+	region_unmap(&old);
+	if (region_place(rg, tmp, rg->info.path, err, sizeof(err))) {
+		snprintf(rg->info.why, sizeof(rg->info.why), "cannot carry it: %.170s", err);
+		return false;
+	}
+	rg->info.carried_from[0] = own->nworkers;
+	rg->info.carried_from[1] = own->capacity;
+	rg->info.carried_from[2] = own->nzones;
+	rg->info.adopted = after;
+	rg->info.carry_dropped = before - after;
+	return true;
 }
 
 /* Keep a refused region for a post-mortem: renamed, never deleted. */
@@ -395,11 +540,12 @@ region_open(struct region *rg, const char *dir, const char *name,
 	if (fd < 0 && errno != ENOENT) {
 		snprintf(rg->info.why, sizeof(rg->info.why), "cannot open: %s", strerror(errno));
 	} else if (fd >= 0) {
-		if (region_adopt(rg, fd, w)) {
-			close(fd);
-			goto done;
-		}
+		struct region_want own;
+		bool ok = region_adopt(rg, fd, w, &own);
+
 		close(fd);
+		if (ok && (region_same_shape(w, &own) || region_reshape(rg, w, &own)))
+			goto done;
 	}
 	if (rg->info.why[0]) {
 		region_unmap(rg);

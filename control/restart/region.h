@@ -7,9 +7,11 @@
  * (CLOCK_BOOTTIME), so session timestamps keep their meaning in the next process.
  *
  * Adoption is validated, never trusted: the header (magic, format, checksum, layout version
- * of the session structures, worker count, capacity, zones, node IP and SNAT range, size)
- * and then every table (ct_region_adopt()) are checked before a worker runs. A region that
- * fails is renamed aside and a fresh one is made; the caller logs region_info (the module
+ * of the session structures, node IP and SNAT range, size against the shape it states) and
+ * then every table (ct_region_adopt()) are checked before a worker runs. A region of another
+ * shape (worker count, sessions per worker, sandboxes: an upgrade whose defaults changed, or
+ * an operator's new flags) is carried into a new one of this start's shape, each session to
+ * the worker that owns it now. A region that fails is renamed aside and a fresh one is made; the caller logs region_info (the module
  * is plain libc so the unit tests and the fuzz target run it). Control thread only.
  */
 #ifndef CVS_REGION_H
@@ -51,6 +53,9 @@ struct region_info {
 	uint32_t rebuilt;	/* tables rebuilt from their sessions (a crash mid-update) */
 	uint32_t refused;	/* regions refused at start (0 or 1) */
 	uint32_t adopt_us;	/* time the checks took */
+	uint32_t carried_from[3];	/* workers, sessions each, sandboxes of a region carried
+					 * into this start's shape (an upgrade); 0 when not */
+	uint32_t carry_dropped;	/* sessions the new shape could not take (see region_reshape) */
 	bool hugetlb;		/* on hugetlbfs */
 	char why[200];		/* why the region was refused, "" when not */
 	char rebuild_why[200];	/* the first failed check of a rebuilt table */

@@ -36,6 +36,13 @@ region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 	if (ri->refused)
 		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
 			"with empty session tables", ri->path, ri->why, ri->aside);
+	else if (ri->carried_from[0])
+		CVS_LOG(NOTICE, main, "session region %s: carried %u sessions from %u worker(s) of "
+			"%u sessions and %u sandboxes to %u of %u and %u (%u the new shape could not "
+			"take), generation %llu, in %u us", ri->path, ri->adopted,
+			ri->carried_from[0], ri->carried_from[1], ri->carried_from[2], nw,
+			want.capacity, want.nzones, ri->carry_dropped,
+			(unsigned long long)ri->generation, ri->adopt_us);
 	else if (ri->generation > 1)
 		CVS_LOG(INFO, main, "session region %s: adopted %u sessions of %u worker(s), "
 			"generation %llu, checked in %u us", ri->path, ri->adopted, nw,

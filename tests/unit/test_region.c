@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The session region: sessions written by one "process" (open, insert, close) are found by the
- * next after adoption; a region of another shape, a corrupt, truncated, loose or foreign one is
- * refused with its reason, moved aside, and replaced by an empty one.
+ * next after adoption; a region of another shape (workers, sessions per worker, sandboxes) is
+ * carried into the new one, each session to the worker that owns it; one of another node IP or
+ * SNAT range, a corrupt, truncated, loose or foreign one is refused with its reason, moved
+ * aside, and replaced by an empty one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -232,7 +234,7 @@ poke(off_t off, const void *v, size_t len)
 static void
 test_refused(void)
 {
-	struct region_want w = want(2, 1000), w1 = want(1, 2000), wc = want(2, 2000);
+	struct region_want w = want(2, 1000);
 	char p[128], junk[8192];
 	uint32_t nil = 0x12345;
 	size_t i;
@@ -240,12 +242,12 @@ test_refused(void)
 
 	path_of(p, sizeof(p));
 	make_default();
-	expect_refused(&w1, "workers");
-	make_default();
-	expect_refused(&wc, "capacity");
-	make_default();
 	w.snat_lo = 40000;
-	expect_refused(&w, "SNAT");
+	expect_refused(&w, "--snat-port-range");
+	w = want(2, 1000);
+	make_default();
+	w.node_ip ^= 1;
+	expect_refused(&w, "--node-ip");
 	w = want(2, 1000);
 	/* Header bytes changed: the checksum sees it. */
 	make_default();
@@ -423,6 +425,183 @@ test_crash(void)
 	}
 }
 
+/*
+ * Carried sessions, as the data plane makes them: sandbox zone z (1..CA_ZONES) to the world,
+ * the reply to the node IP at SNAT port 'port', both in network order.
+ */
+#define CA_ZONES	6
+#define CA_N		240
+static uint16_t
+carry_port(uint32_t i)
+{
+	return (uint16_t)(30000 + i * 149 % 35000);
+}
+
+static void
+carry_tuples(uint32_t i, struct ct_tuple *o, struct ct_tuple *r)
+{
+	*o = tup(htonl(0xc0a80002 + i), htonl(0xc6120063), htons((uint16_t)(1000 + i)),
+		 htons(443), (uint16_t)(1 + i % CA_ZONES));
+	*r = tup(htonl(0xc6120063), 0x010212c6, htons(443), htons(carry_port(i)), 0);
+}
+
+/* Would session i be owned by worker k of nw (its zone's worker and its port's share)? */
+static bool
+carry_owned(uint32_t i, uint32_t nw, uint32_t nzones, uint32_t *k)
+{
+	uint32_t z = 1 + i % CA_ZONES, span = 65535 - 30000 + 1;
+	uint32_t share = (uint32_t)(((uint64_t)(carry_port(i) - 30000 + 1) * nw - 1) / span);
+
+	*k = (z - 1) % nw;
+	return z <= nzones && share == *k;
+}
+
+/* Which sessions the region holds now: those made, less what each carry could not take. */
+static bool ca_live[CA_N];
+
+static uint32_t
+carry_live(void)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < CA_N; i++)
+		n += ca_live[i];
+	return n;
+}
+
+/*
+ * Each live session owned under w found in its worker's table and nowhere else; the others
+ * nowhere (and no longer live). Returns the hits, *want_n what should have hit.
+ */
+static uint32_t
+carry_found(const struct region *rg, const struct region_want *w, uint32_t *want_n)
+{
+	uint32_t i, k, j, hits = 0;
+	int d;
+
+	*want_n = 0;
+	for (i = 0; i < CA_N; i++) {
+		struct ct_tuple o, r;
+
+		ca_live[i] = ca_live[i] && carry_owned(i, w->nworkers, w->nzones, &k);
+		carry_owned(i, w->nworkers, w->nzones, &k);
+		carry_tuples(i, &o, &r);
+		*want_n += ca_live[i];
+		for (j = 0; j < w->nworkers; j++) {
+			struct ct_session *a = ct_lookup(rg->ct[j], &o, &d);
+			struct ct_session *b = ct_lookup(rg->ct[j], &r, &d);
+
+			if (ca_live[i] && j == k)
+				hits += a && a == b && a->state == CT_TCP_ESTABLISHED;
+			else
+				CHECK(!a && !b);
+		}
+	}
+	return hits;
+}
+
+/* Reopen with w: a region of another shape is carried, never refused. */
+static void
+carry_to(const struct region_want *w, const struct region_want *from)
+{
+	struct region rg;
+	uint32_t n, k, used = 0, before = carry_live(), aside = asides();
+	char err[256];
+
+	CHECK_EQ(region_open(&rg, dir, name, w, err, sizeof(err)), 0);
+	CHECK_EQ(rg.info.refused, 0);
+	CHECK_EQ(rg.info.carried_from[0], from->nworkers);
+	CHECK_EQ(rg.info.carried_from[1], from->capacity);
+	CHECK_EQ(rg.info.carried_from[2], from->nzones);
+	CHECK_EQ(carry_found(&rg, w, &n), n);
+	for (k = 0; k < w->nworkers; k++)
+		used += rg.ct[k]->used;
+	CHECK_EQ(used, n);
+	CHECK_EQ(rg.info.adopted, n);
+	CHECK_EQ(rg.info.carry_dropped, before - n);
+	/* The clock base came along: the sessions' times (5) are not in the future. */
+	CHECK(region_clock_now(&rg) < 5);
+	region_close(&rg);
+	CHECK_EQ(asides(), aside);
+}
+
+static void
+test_carry(void)
+{
+	struct region_want w = want(2, 1000), w1 = want(1, 1000), w4 = want(4, 600);
+	struct region_want big = want(2, 4000), few = want(2, 1000);
+	struct region_slot cur[8] = { { 0 } };
+	struct region rg;
+	enum ct_refuse why;
+	uint32_t i, k, n = 0;
+	char err[256], p[128];
+
+	path_of(p, sizeof(p));
+	unlink(p);
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	for (i = 0; i < CA_N; i++) {
+		struct ct_tuple o, r;
+
+		ca_live[i] = carry_owned(i, 2, 8, &k);
+		if (!ca_live[i])
+			continue;
+		carry_tuples(i, &o, &r);
+		CHECK(ct_insert(rg.ct[k], &o, &r, CT_TCP_ESTABLISHED, 5, &why) != NULL);
+		n++;
+	}
+	cur[2].ip = 0x0a000003;
+	cur[2].id_hash = region_id_hash("c");
+	region_set_slots(&rg, cur);
+	region_close(&rg);
+	/* More sandboxes and sessions (an upgrade whose defaults grew): everything comes. */
+	big.nzones = 16;
+	CHECK(n > 60);
+	carry_to(&big, &w);
+	/* The zone records of the sandboxes both shapes have came along. */
+	{
+		bool gone[16];
+
+		CHECK_EQ(region_open(&rg, dir, name, &big, err, sizeof(err)), 0);
+		CHECK_EQ(rg.info.carried_from[0], 0);
+		CHECK_EQ(region_slots_gone(&rg, cur, gone), 0);
+		cur[2].id_hash = 7;
+		CHECK_EQ(region_slots_gone(&rg, cur, gone), 1);
+		region_close(&rg);
+	}
+	/* Fewer sandboxes: the sessions of slots the new shape has not stay behind. */
+	few.nzones = 4;
+	carry_to(&few, &big);
+	/* One worker: every session, the port shares are one. */
+	w1.nzones = 4;
+	carry_to(&w1, &few);
+	/* Four workers: each to its sandbox's worker, when its port's share is that worker's. */
+	w4.nzones = 4;
+	carry_to(&w4, &w1);
+	/* Fewer sessions per worker than there are: the rest is counted, not lost silently. */
+	{
+		struct region_want tiny = want(1, 16);
+		uint32_t used = 0;
+
+		tiny.nzones = 4;
+		CHECK_EQ(region_open(&rg, dir, name, &tiny, err, sizeof(err)), 0);
+		for (k = 0; k < 1; k++) {
+			CHECK(rg.ct[k]->used <= 16);
+			used += rg.ct[k]->used;
+		}
+		CHECK(used > 0);
+		CHECK_EQ(rg.info.adopted, used);
+		CHECK(rg.info.carry_dropped > 0);
+		/* The class lists hold: every carried session expires with its class. */
+		for (k = 0; k < 1; k++) {
+			uint32_t had = rg.ct[k]->used;
+
+			CHECK_EQ(ct_expire(rg.ct[k], 5 + 10800 - 1, 100000), 0);
+			CHECK_EQ(ct_expire(rg.ct[k], 5 + 10800 + 61, 100000), had);
+		}
+		region_close(&rg);
+	}
+}
+
 static void
 test_dir(void)
 {
@@ -446,6 +625,7 @@ main(void)
 	test_adopt();
 	test_refused();
 	test_crash();
+	test_carry();
 	test_dir();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
