@@ -29,6 +29,7 @@
 #include "funnel.h"
 #include "linkwatch.h"
 #include "cvs_common.h"
+#include "cvs_commit.h"
 #include "cvs_version.h"
 #include "hostif.h"
 #include "log.h"
@@ -125,7 +126,7 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 			return 1;
 		}
 		if (!strcmp(argv[i], "--version")) {
-			printf("cubevs-fp %s\n", CVS_VERSION);
+			printf("cubevs-fp %s (commit %s)\n", CVS_VERSION, CVS_COMMIT);
 			return 1;
 		}
 	}
@@ -145,7 +146,7 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 		return 1;
 	}
 	if (n->cfg.version) {
-		printf("cubevs-fp %s\n", CVS_VERSION);
+		printf("cubevs-fp %s (commit %s)\n", CVS_VERSION, CVS_COMMIT);
 		return 1;
 	}
 	return 0;
@@ -612,6 +613,7 @@ node_serve(struct node *n)
 	atomic_store(&n->obs.serving, true);
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
+	CVS_LOG(INFO, main, "cubevs-fp %s (commit %s)", CVS_VERSION, CVS_COMMIT);
 	if (n->pt.wq.n)
 		CVS_LOG(INFO, main, "ready: world port %s (%u AF_XDP queue(s) of ours), node IP %s, "
 			"%u worker(s) from lcore %u, API http://%s:%u", n->cfg.world_iface,
