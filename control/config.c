@@ -48,6 +48,7 @@ enum {
 	OPT_FRAG_HELD,
 	OPT_FRAG_TIMEOUT,
 	OPT_DETACH_ON_EXIT,
+	OPT_ROLLBACK_TO,
 	OPT_VERSION,
 };
 
@@ -96,6 +97,7 @@ static const struct option cvs_long_opts[] = {
 	{ "frag-held", required_argument, NULL, OPT_FRAG_HELD },
 	{ "frag-timeout", required_argument, NULL, OPT_FRAG_TIMEOUT },
 	{ "detach-on-exit", no_argument, NULL, OPT_DETACH_ON_EXIT },
+	{ "rollback-to", required_argument, NULL, OPT_ROLLBACK_TO },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -178,6 +180,10 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            kernel; 0 passes them at once [10]\n"
 		"  --detach-on-exit          a stop removes the steering program and drops the\n"
 		"                            sessions (no restart follows)\n"
+		"  --rollback-to RELEASE     with cubevs-fp stopped: make its state file, session\n"
+		"                            region, pins and links what RELEASE (0.1.0) reads,\n"
+		"                            then exit; give the flags that release will run with\n"
+		"                            (docs/operations.md, Rolling back)\n"
 		"  -h, --help                this text\n"
 		"  --version                 print the version\n"
 		"\n"
@@ -548,6 +554,12 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		return cvs_opt_ct_timeout(c, name, arg, err, errlen);
 	case OPT_STATE_FILE:
 		return cvs_opt_state_file(c, name, arg, err, errlen);
+	case OPT_ROLLBACK_TO:
+		/* Which releases can be rolled back to is rollback.c's to say. */
+		if (!arg[0] || strlen(arg) >= sizeof(c->rollback_to))
+			return cvs_bad(err, errlen, name, arg, "a release such as 0.1.0");
+		strcpy(c->rollback_to, arg);
+		return 0;
 	case OPT_RUNTIME_DIR:
 		return cvs_opt_dir(c->runtime_dir, name, arg, err, errlen);
 	case OPT_BPF_PIN_DIR:
@@ -605,6 +617,7 @@ cvs_config_parse(struct cvs_config *c, int argc, char **argv, char *err, size_t 
 		for (i = 0; cvs_long_opts[i].name; i++)
 			if (cvs_long_opts[i].val == opt)
 				name = cvs_long_opts[i].name;
+		c->max_sandboxes_given |= opt == OPT_MAX_SANDBOXES;
 		ret = cvs_opt_table(c, opt, name, optarg, err, errlen);
 		if (ret == -ENOENT)
 			ret = cvs_opt_other(c, opt, name, optarg, err, errlen);

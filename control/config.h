@@ -67,6 +67,8 @@ struct cvs_config {
 	char bpf_pin_dir[200];		/* our XDP maps are pinned under DIR/<world-iface> */
 	uint32_t restart_grace_s;	/* steered frames held back this long without a process */
 	bool detach_on_exit;		/* a stop detaches the steering program, drops sessions */
+	char rollback_to[16];		/* --rollback-to: prepare the node for that release, exit */
+	bool max_sandboxes_given;	/* --max-sandboxes was on the command line */
 	bool help;
 	bool version;
 };

@@ -42,6 +42,7 @@
 #include "region.h"
 #include "region_reg.h"
 #include "registry.h"
+#include "rollback.h"
 #include "state.h"
 #include "store.h"
 #include "telemetry.h"
@@ -776,6 +777,9 @@ main(int argc, char **argv)
 
 	if (node_parse(n, argc, argv, &app_at))
 		return 0;
+	if (n->cfg.rollback_to[0])
+		return rollback_run(&n->cfg, stdout);
+	state_set_release(CVS_VERSION " (commit " CVS_COMMIT ")");
 	node_preflight(n);
 	eal_argv = node_eal_args(n, app_at, argv, &eal_argc);
 	node_eal_init(n, eal_argc, eal_argv);

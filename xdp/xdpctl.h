@@ -144,6 +144,24 @@ uint32_t xdpctl_sbx_ending(struct xdp_sbx *x);
 uint32_t xdpctl_sbx_prune(struct xdp_sbx *x);
 void xdpctl_sbx_unload(struct xdp_sbx *x);
 
+/* What xdpctl_sbx_links_release() did. */
+struct xdpctl_release {
+	uint32_t moved;		/* links become rtnetlink attachments of the same program */
+	uint32_t ended;		/* links of interfaces gone or moved away: pin removed */
+	uint32_t failed;	/* rtnetlink refused: the interface has no program now (err) */
+};
+
+/*
+ * For a rollback to a release that attaches through rtnetlink (0.1.0, which cannot replace a
+ * link's program and leaves such an interface unattached): with no process running, every
+ * link pinned in 'dir' (DIR/<world iface>) whose interface in our namespace runs the link's
+ * program is replaced by an rtnetlink attachment of that program, and its pin removed. The
+ * interface is without a program for the microseconds between the two (the kernel has no
+ * step that turns one into the other). Returns 0, or -EIO with a failure named in err.
+ */
+int xdpctl_sbx_links_release(const char *dir, struct xdpctl_release *r, char *err,
+			     size_t errlen);
+
 /*
  * Every key of a hash map to visit(); those it returns true for go to drop() (NULL: deleted)
  * once their batch is collected. Keys of at most XDPCTL_KEY_MAX bytes. Returns how many.

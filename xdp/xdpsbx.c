@@ -665,6 +665,70 @@ xdpsbx_prune_drop(void *arg, const void *key)
 		xdpctl_sbx_detach(x, (int)*(const uint32_t *)key, v.slot);
 }
 
+/* The pinned link at 'path' (interface ifindex) made an rtnetlink attachment, or ended. */
+static int
+xdpsbx_link_release(const char *path, int ifindex, struct xdpctl_release *r, char *err,
+		    size_t errlen)
+{
+	struct bpf_link_info info;
+	uint32_t len = sizeof(info);
+	int fd = bpf_obj_get(path), pfd, ret = 0;
+
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_XDP) {
+		/* Not a link of ours after all: a pin in our directory all the same. */
+		r->ended++;
+	} else if (info.xdp.ifindex != (uint32_t)ifindex || !info.prog_id ||
+		   xdpsbx_running(ifindex) != info.prog_id) {
+		/* Its interface went, or moved to another namespace with our link: it ends. */
+		bpf_link_detach(fd);
+		r->ended++;
+	} else {
+		pfd = bpf_prog_get_fd_by_id(info.prog_id);
+		bpf_link_detach(fd);
+		ret = pfd < 0 ? -errno :
+		      bpf_xdp_attach(ifindex, pfd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+		if (pfd >= 0)
+			close(pfd);
+		if (ret) {
+			r->failed++;
+			snprintf(err, errlen, "interface %d: cannot attach program %u through "
+				 "rtnetlink: %s", ifindex, info.prog_id, strerror(-ret));
+		} else {
+			r->moved++;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return ret;
+}
+
+int
+xdpctl_sbx_links_release(const char *dir, struct xdpctl_release *r, char *err,
+			 size_t errlen)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	int ret = 0, ifindex;
+
+	memset(r, 0, sizeof(*r));
+	if (!dh)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(dh))) {
+		char path[PATH_MAX];
+		char tail;
+
+		if (sscanf(e->d_name, "link_if%d%c", &ifindex, &tail) != 1 || ifindex <= 0 ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path))
+			continue;
+		if (xdpsbx_link_release(path, ifindex, r, err, errlen) && !ret)
+			ret = -EIO;
+	}
+	closedir(dh);
+	return ret;
+}
+
 uint32_t
 xdpctl_sbx_prune(struct xdp_sbx *x)
 {

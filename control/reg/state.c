@@ -14,8 +14,34 @@
 
 #define HOLDS_KEY	"hostPortHolds"
 #define SEQ_KEY		"journalSeq"
+#define BY_KEY		"writtenBy"
 #define STATE_FORMAT	"cubevs-fp-state"
 #define STATE_MAX_BYTES	(64u << 20)
+
+/* What a journaled snapshot says wrote it (state_set_release); "" writes nothing. */
+static char state_release[64];
+
+void
+state_set_release(const char *release)
+{
+	snprintf(state_release, sizeof(state_release), "%s", release);
+}
+
+/*
+ * A file this build cannot read: when a release that records itself wrote it, the message
+ * says which, and how to go back (the writer's --rollback-to).
+ */
+static void
+state_newer_hint(json_t *root, char *err, size_t errlen)
+{
+	json_t *by = json_object_get(root, BY_KEY);
+	size_t l = strlen(err);
+
+	if (json_is_string(by) && l < errlen)
+		snprintf(err + l, errlen - l, " (written by cubevs-fp %.48s: if that is a newer "
+			 "release, run its 'cubevs-fp -- FLAGS --rollback-to <this release>' first, "
+			 "docs/operations.md)", json_string_value(by));
+}
 
 static void
 state_dir_of(const char *path, char *dir, size_t len)
@@ -110,6 +136,7 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 		snprintf(err, errlen, "state file %s has version %lld, this cubevs-fp reads "
 			 "version %d; it was left as it is", path,
 			 (long long)json_integer_value(ver), CVS_STATE_VERSION);
+		state_newer_hint(root, err, errlen);
 		json_decref(root);
 		return -EINVAL;
 	}
@@ -132,9 +159,10 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 		*seq = (uint64_t)json_integer_value(v);
 	json_object_foreach(root, key, v) {
 		if (strcmp(key, "format") && strcmp(key, "version") && strcmp(key, "sandboxes") &&
-		    strcmp(key, HOLDS_KEY) && strcmp(key, SEQ_KEY)) {
+		    strcmp(key, HOLDS_KEY) && strcmp(key, SEQ_KEY) && strcmp(key, BY_KEY)) {
 			snprintf(err, errlen, "state file %s has an unknown field \"%.64s\"; it "
 				 "was left as it is", path, key);
+			state_newer_hint(root, err, errlen);
 			goto bad;
 		}
 	}
@@ -175,6 +203,9 @@ state_save_seq(const char *path, json_t *sandboxes, json_t *holds, uint64_t seq,
 	/* Likewise a node that never changed anything since the journal came keeps no seq. */
 	if (root && seq)
 		json_object_set_new(root, SEQ_KEY, json_integer((json_int_t)seq));
+	/* With the journal's seq only: a file without either is what 0.1.0 reads (rollback). */
+	if (root && seq && state_release[0])
+		json_object_set_new(root, BY_KEY, json_string(state_release));
 	text = root ? json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
 	/* A text file ends with a newline; json_dumps leaves it out. */

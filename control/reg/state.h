@@ -32,6 +32,12 @@ int state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_
 		   char *err, size_t errlen);
 
 /*
+ * The release journaled snapshots record as their writer ("writtenBy"), once at start; a
+ * snapshot without the journal's sequence (a rollback's) records none.
+ */
+void state_set_release(const char *release);
+
+/*
  * Write the registrations (an array as reg_state() renders it) and the host-port holds (as
  * reg_holds_state() renders them; NULL or empty: none). Returns 0 or -errno.
  */

@@ -21,6 +21,17 @@
 #define REGION_FORMAT	1u
 #define HUGETLBFS_MAGIC_ 0x958458f6
 #define REGION_ALIGN	4096u
+/*
+ * The release that used the region last, in the header's page after the header: outside the
+ * checksum, which 0.1.0 computes over the header alone and so still accepts, and written in
+ * stores whose tearing can only garble this record, never refuse the region.
+ */
+#define REGION_RELEASE_OFF	2048u
+#define REGION_RELEASE_MAGIC	0x4c525643u	/* "CVRL" */
+struct region_release {
+	uint32_t magic;
+	char release[44];
+};
 
 struct region_hdr {
 	char magic[8];
@@ -92,6 +103,32 @@ static size_t
 rnd(size_t n, size_t a)
 {
 	return (n + a - 1) / a * a;
+}
+
+_Static_assert(REGION_RELEASE_OFF + sizeof(struct region_release) <= REGION_ALIGN &&
+	       sizeof(struct region_hdr) <= REGION_RELEASE_OFF, "the release record's place");
+
+static void
+region_release_read(const void *base, char *out, size_t len)
+{
+	const struct region_release *r = (const void *)((const uint8_t *)base + REGION_RELEASE_OFF);
+
+	if (r->magic == REGION_RELEASE_MAGIC)
+		snprintf(out, len, "%.*s", (int)sizeof(r->release), r->release);
+	else
+		snprintf(out, len, "0.1.0 or earlier");
+}
+
+static void
+region_release_write(void *base, const char *release)
+{
+	struct region_release *r = (void *)((uint8_t *)base + REGION_RELEASE_OFF);
+
+	memset(r, 0, sizeof(*r));
+	if (release && release[0]) {
+		snprintf(r->release, sizeof(r->release), "%s", release);
+		r->magic = REGION_RELEASE_MAGIC;
+	}
 }
 
 /* Where everything goes: header, zone records, then one table block per worker. */
@@ -282,6 +319,8 @@ region_adopt(struct region *rg, int fd, const struct region_want *w, struct regi
 			snprintf(rg->info.rebuild_why, sizeof(rg->info.rebuild_why),
 				 "worker %u's table: %s", i, why);
 	}
+	region_release_read(rg->base, rg->info.written_by, sizeof(rg->info.written_by));
+	region_release_write(rg->base, w->release);
 	h->generation++;
 	rg->info.generation = h->generation;
 	return true;
@@ -363,6 +402,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 	h->snat_hi = w->snat_hi;
 	h->slots_off = soff;
 	h->sum = hdr_sum(h);
+	region_release_write(rg->base, w->release);
 	rg->info.generation = h->generation;
 	return 0;
 }

@@ -42,6 +42,8 @@ struct region_want {
 	uint16_t snat_lo;
 	uint16_t snat_hi;
 	const uint32_t *timeouts;
+	const char *release;	/* "0.2.0 (commit …)" recorded as the region's last user; NULL:
+				 * cleared (a rollback to a release that records none) */
 };
 
 struct region_info {
@@ -57,6 +59,8 @@ struct region_info {
 					 * into this start's shape (an upgrade); 0 when not */
 	uint32_t carry_dropped;	/* sessions the new shape could not take (see region_reshape) */
 	bool hugetlb;		/* on hugetlbfs */
+	char written_by[48];	/* the release that used the region last, as it recorded it;
+				 * "0.1.0 or earlier" when none did; "" for a fresh region */
 	char why[200];		/* why the region was refused, "" when not */
 	char rebuild_why[200];	/* the first failed check of a rebuilt table */
 	char path[300];

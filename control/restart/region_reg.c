@@ -1,30 +1,52 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cvs_commit.h"
+#include "cvs_version.h"
 #include "log.h"
 #include "region_reg.h"
 #include "worker.h"
 
-int
-region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
+/* This release as the region records it. */
+static const char region_release_us[] = CVS_VERSION " (commit " CVS_COMMIT ")";
+
+/* The shape and addressing of the options, for 'nw' workers and 'nzones' sandboxes. */
+static struct region_want
+region_want_of(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, const char *release)
 {
 	struct region_want want = {
 		.nworkers = nw,
 		.capacity = (cfg->max_sessions + nw - 1) / nw,
-		.nzones = cfg->max_sandboxes,
+		.nzones = nzones,
 		.node_ip = cfg->node_ip,
 		.snat_lo = cfg->snat_ports.lo,
 		.snat_hi = cfg->snat_ports.hi,
 		.timeouts = cfg->timeouts,
+		.release = release,
 	};
+
+	return want;
+}
+
+static void
+region_name(const struct cvs_config *cfg, char *name, size_t len)
+{
+	snprintf(name, len, "sessions-%s.region",
+		 cfg->world_iface[0] ? cfg->world_iface : "noiface");
+}
+
+int
+region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
+{
+	struct region_want want = region_want_of(cfg, nw, cfg->max_sandboxes, region_release_us);
 	const struct region_info *ri = &rg->info;
 	char err[512], name[64];
 
 	if (!cfg->runtime_dir[0])
 		return -1;
-	snprintf(name, sizeof(name), "sessions-%s.region",
-		 cfg->world_iface[0] ? cfg->world_iface : "noiface");
+	region_name(cfg, name, sizeof(name));
 	if (region_open(rg, cfg->runtime_dir, name, &want, err, sizeof(err))) {
 		CVS_LOG(ERR, main, "%s: sessions will not survive a restart", err);
 		return -1;
@@ -37,15 +59,17 @@ region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
 			"with empty session tables", ri->path, ri->why, ri->aside);
 	else if (ri->carried_from[0])
-		CVS_LOG(NOTICE, main, "session region %s: carried %u sessions from %u worker(s) of "
-			"%u sessions and %u sandboxes to %u of %u and %u (%u the new shape could not "
-			"take), generation %llu, in %u us", ri->path, ri->adopted,
+		CVS_LOG(NOTICE, main, "session region %s (written by %s): carried %u sessions from "
+			"%u worker(s) of %u sessions and %u sandboxes to %u of %u and %u (%u the new "
+			"shape could not take), generation %llu, in %u us", ri->path, ri->written_by,
+			ri->adopted,
 			ri->carried_from[0], ri->carried_from[1], ri->carried_from[2], nw,
 			want.capacity, want.nzones, ri->carry_dropped,
 			(unsigned long long)ri->generation, ri->adopt_us);
 	else if (ri->generation > 1)
-		CVS_LOG(INFO, main, "session region %s: adopted %u sessions of %u worker(s), "
-			"generation %llu, checked in %u us", ri->path, ri->adopted, nw,
+		CVS_LOG(INFO, main, "session region %s (written by %s): adopted %u sessions of %u "
+			"worker(s), generation %llu, checked in %u us", ri->path, ri->written_by,
+			ri->adopted, nw,
 			(unsigned long long)ri->generation, ri->adopt_us);
 	else
 		CVS_LOG(INFO, main, "session region %s: new, %llu bytes%s", ri->path,
@@ -119,4 +143,34 @@ region_drop_gone(struct region *rg, struct registry *reg, struct publish *pub)
 	free(cur);
 	free(gone);
 	return total;
+}
+
+int
+region_reshape_for(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, char *msg,
+		   size_t len)
+{
+	struct region_want want = region_want_of(cfg, nw, nzones, NULL);
+	struct region rg;
+	char name[64];
+	int ret;
+
+	if (!cfg->runtime_dir[0]) {
+		snprintf(msg, len, "no session region (--runtime-dir none)");
+		return 0;
+	}
+	region_name(cfg, name, sizeof(name));
+	ret = region_open(&rg, cfg->runtime_dir, name, &want, msg, len);
+	if (ret)
+		return ret;
+	if (rg.info.refused)
+		snprintf(msg, len, "session region %s refused (%s): moved to %s, the release rolled "
+			 "back to starts with empty tables", rg.info.path, rg.info.why, rg.info.aside);
+	else if (rg.info.carried_from[0])
+		snprintf(msg, len, "session region %s: %u sessions carried to %u sandboxes (%u "
+			 "dropped)", rg.info.path, rg.info.adopted, nzones, rg.info.carry_dropped);
+	else
+		snprintf(msg, len, "session region %s: %u sessions, already of that shape",
+			 rg.info.path, rg.info.adopted);
+	region_close(&rg);
+	return 0;
 }

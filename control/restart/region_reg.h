@@ -34,4 +34,12 @@ void region_note(struct region *rg, const struct sandbox *sb, bool deleted);
  */
 uint32_t region_drop_gone(struct region *rg, struct registry *reg, struct publish *pub);
 
+/*
+ * For a rollback (no process running): the region of the options carried to 'nw' workers and
+ * 'nzones' sandboxes, the shape the release rolled back to will run with, its release record
+ * cleared. What was done in 'msg'; 0, or -errno when there was no region to be had.
+ */
+int region_reshape_for(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, char *msg,
+		       size_t len);
+
 #endif /* CVS_REGION_REG_H */

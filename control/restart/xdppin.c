@@ -116,6 +116,35 @@ xdppin_pin(struct bpf_object *obj, const char *dir, const char *prefix)
 	return ret;
 }
 
+uint32_t
+xdppin_keep_only(const char *dir, const char *const *keep, char *removed, size_t len)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	uint32_t n = 0, k;
+	size_t at = 0;
+
+	if (len)
+		removed[0] = '\0';
+	while (dh && (e = readdir(dh))) {
+		char path[512];
+
+		for (k = 0; keep[k] && strcmp(keep[k], e->d_name); k++)
+			;
+		if (e->d_name[0] == '.' || keep[k] ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= sizeof(path) ||
+		    unlink(path))
+			continue;
+		n++;
+		if (at < len)
+			at += (size_t)snprintf(removed + at, len - at, "%s%s", at ? " " : "",
+					       e->d_name);
+	}
+	if (dh)
+		closedir(dh);
+	return n;
+}
+
 void
 xdppin_remove(const char *dir)
 {

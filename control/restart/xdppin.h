@@ -37,5 +37,10 @@ uint32_t xdppin_reuse(struct bpf_object *obj, const char *dir, const char *prefi
 int xdppin_pin(struct bpf_object *obj, const char *dir, const char *prefix);
 /* Remove every pin of 'dir' and the directory (an explicit detach). */
 void xdppin_remove(const char *dir);
+/*
+ * Remove every pin of 'dir' whose name is not in 'keep' (NULL-terminated): the maps a release
+ * rolled back to does not know. Their names, space-separated, in 'removed'. Returns how many.
+ */
+uint32_t xdppin_keep_only(const char *dir, const char *const *keep, char *removed, size_t len);
 
 #endif /* CVS_XDPPIN_H */

@@ -8,6 +8,10 @@
 #     at its own defaults; it is stopped (SIGTERM) or killed (kill -9) and this build starts
 #     with the same flags: every registration, host port and policy back, every sandbox
 #     attached, the 50 flows kept, ready within the restart grace.
+#   rollback: the previous release, an upgrade to this build, a sandbox registered under it,
+#     kill -9, then 'cubevs-fp -- FLAGS --rollback-to 0.1.0' and the previous release started again:
+#     every registration back and attached (the new one too), the region adopted, only pins
+#     it knows left, the 50 flows kept across both.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$SRC_DIR/flows.sh"
 
@@ -103,16 +107,22 @@ case_shape() {
 }
 
 # The previous release's start, with its own defaults, the way an operator ran it.
-release_case() { # term|kill
-	local prev rc before after t0 grace=10
+prev_release() { # prints the previous release's binary, or skips / dies
+	local prev rc
 	prev=$(bash "$SRC_DIR/../../tools/prev-release.sh")
 	rc=$?
 	if [ $rc = 77 ]; then
-		echo "SKIP: no previous release in this clone"
+		echo "SKIP: no previous release in this clone" >&2
 		exit 77
 	fi
 	[ $rc = 0 ] || die "building the previous release failed"
-	log "previous release: $("$prev" -- --version 2>/dev/null | head -n1) ($prev)"
+	log "previous release: $("$prev" -- --version 2>/dev/null | head -n1) ($prev)" >&2
+	echo "$prev"
+}
+
+release_case() { # term|kill
+	local prev before after t0 grace=10
+	prev=$(prev_release) || exit $?
 	FP_OPTS=()
 	# Offloads off on this bed: the previous release cannot carry partial checksums (issue
 	# 33, fixed in this one), so at the defaults its TCP flows would be broken before the
@@ -152,6 +162,78 @@ release_case() { # term|kill
 	flows_mark 1
 	new_conn "after the upgrade"
 	flows_check "an upgrade from the previous release ($1)"
+}
+
+# The way back: the previous release, this build (upgrade, a sandbox registered under it),
+# then --rollback-to and the previous release again on what it left.
+case_rollback() {
+	local prev before after n pins_left
+	prev=$(prev_release) || exit $?
+	export TB_OFFLOADS=off	# as in release_case: the previous release needs them off
+	FP_OPTS=()
+	tb_add_sandbox_later() { tb_add_sandbox 3; tb_server "cvs-s3-$TB_ID" 8080 --name sandbox3; }
+	CUBEVS_FP=$prev bed $((UP_N - 3))
+	tb_add_sandbox_later
+	flows_start
+	check "the previous release stops → exit 0" fp_stop
+	check "this build starts on what it left (the upgrade)" fp_start
+	check "a sandbox registered under this build → 201" \
+		eq "$(register s3 sb3 '[8080]' | tail -n1)" 201
+	[ "${FP_PIN[1]}" = none ] ||
+		check "its interface is held by a pinned link" \
+			test -e "$TB_DIR/bpf/cubevs-fp/nic0/link_if$(nsn cat /sys/class/net/sb3/ifindex)"
+	check "--rollback-to while cubevs-fp runs: exit 1, refused, the node still serving" bash -c "
+		ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 \
+			--state-file $TB_DIR/state.json --runtime-dir $TB_DIR/run ${FP_PIN[*]} \
+			--rollback-to 0.1.0 >$TB_DIR/rb-busy.txt 2>&1
+		test \$? = 1 && grep -q 'stop cubevs-fp before --rollback-to' $TB_DIR/rb-busy.txt &&
+			ip netns exec $NS_N curl -sf http://$API/healthz >/dev/null"
+	check "--rollback-to a release this one knows no way back to: refused" bash -c "
+		ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 --rollback-to 0.0.9 2>&1 |
+			grep -q 'knows the way back to 0.1.0 only'"
+	before=$(registrations)
+	# Killed: the registration is in the journal only, which the rollback folds in.
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+	# The previous release refuses this build's state as it is (journalSeq, writtenBy).
+	check "--rollback-to 0.1.0 with the flags the previous release runs with → exit 0" \
+		bash -c "ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 \
+			--state-file $TB_DIR/state.json --runtime-dir $TB_DIR/run ${FP_PIN[*]} \
+			--rollback-to 0.1.0 >$TB_DIR/rollback.txt 2>&1"
+	sed 's/^/# rollback: /' "$TB_DIR/rollback.txt"
+	check "the journal's record of the registration was folded in" \
+		grep -q ' 1 journal records folded in' "$TB_DIR/rollback.txt"
+	check "the state file has neither journalSeq nor writtenBy, and no journal is left" \
+		bash -c "! grep -q 'journalSeq\|writtenBy' $TB_DIR/state.json &&
+			 test ! -e $TB_DIR/state.json.journal"
+	check "the region was carried to 0.1.0's 4,096 sandboxes" \
+		grep -q 'carried to 4096 sandboxes (0 dropped)' "$TB_DIR/rollback.txt"
+	check "no funnel interface is left" bash -c "! ip netns exec $NS_N ip -o link | grep -q cvsfun"
+	if [ "${FP_PIN[1]}" != none ]; then
+		pins_left=$(ls "$TB_DIR/bpf/cubevs-fp/nic0" | sort | tr '\n' ' ')
+		check "only pins 0.1.0 knows are left ($pins_left)" \
+			bash -c "ls $TB_DIR/bpf/cubevs-fp/nic0 | grep -vqx \
+				'cvs_steer\|cvs_cfg\|cvs_stats\|xsks_map\|sbx_xsks_map\|sbx_cvs_sbx_slot\|sbx_cvs_stats'; test \$? = 1"
+		check "the sandbox interfaces kept a program (attached through rtnetlink now)" \
+			xdp_on sb1 sb2 sb3
+	fi
+	CUBEVS_FP=$prev FP_READY_S=10 check "the previous release starts on it" fp_start
+	check "its region was adopted, not refused" bash -c "grep -q 'adopted [0-9]* sessions' \
+		$TB_DIR/fp.log && ! grep -q 'refused' $TB_DIR/fp.log"
+	for n in $(seq 100); do
+		after=$(registrations)
+		[ "$after" = "$before" ] && break
+		sleep 0.1
+	done
+	check "every registration, the one made under this build among them, back and attached" \
+		eq "$after" "$before"
+	check "the sandbox registered under this build answers through its host port" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s3 8080)/name")" \
+		"sandbox3 $CLIENT_IP"
+	flows_mark 1
+	new_conn "after the rollback"
+	flows_check "an upgrade and a rollback"
 }
 
 case_release-term() { release_case term; }

@@ -134,9 +134,11 @@ test_adopt(void)
 	uint32_t k0, k1, opened[4], closed, z;
 	struct stat st;
 
+	w.release = "0.2.0 (commit test)";
 	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
 	CHECK_EQ(rg.info.generation, 1);
 	CHECK_EQ(rg.info.refused, 0);
+	CHECK_EQ(rg.info.written_by[0], '\0');
 	path_of(p, sizeof(p));
 	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
 	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
@@ -162,6 +164,8 @@ test_adopt(void)
 	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
 	CHECK_EQ(rg.info.refused, 0);
 	CHECK_EQ(rg.info.generation, 2);
+	/* The release that used it last, as recorded; one that records none (a rollback's). */
+	CHECK(!strcmp(rg.info.written_by, "0.2.0 (commit test)"));
 	CHECK_EQ(rg.info.adopted, k0 + k1);
 	CHECK_EQ(found(rg.ct[0], 600, 0), k0);
 	CHECK_EQ(found(rg.ct[1], 300, 1), k1);
@@ -174,6 +178,13 @@ test_adopt(void)
 	CHECK_EQ(ct_flush_zone(rg.ct[0], 2), 160);
 	CHECK_EQ(ct_expire(rg.ct[1], 5 + 10800 + 61, 100000), k1);
 	CHECK_EQ(fill(rg.ct[1], 300, 1), k1);
+	region_close(&rg);
+	w.release = NULL;
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	region_close(&rg);
+	CHECK_EQ(region_open(&rg, dir, name, &w, err, sizeof(err)), 0);
+	CHECK(!strcmp(rg.info.written_by, "0.1.0 or earlier"));
+	CHECK_EQ(rg.info.adopted, k0 - 160 + k1);
 	/* Sandbox b came back as another one, c is new: only b's zone is gone. */
 	cur[1].id_hash = region_id_hash("b2");
 	cur[2].ip = 0x0a000003;

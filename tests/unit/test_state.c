@@ -129,6 +129,29 @@ test_file(const char *dir)
 	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "unknown field") != NULL);
 
+	/* A file a newer, self-recording release wrote: the refusal names it and the way back. */
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":[],"
+	     "\"writtenBy\":\"0.9.0 (commit abc)\",\"newThing\":1}");
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "unknown field \"newThing\"") != NULL);
+	CHECK(strstr(err, "written by cubevs-fp 0.9.0 (commit abc)") != NULL);
+	CHECK(strstr(err, "--rollback-to") != NULL);
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":3,\"sandboxes\":[],"
+	     "\"writtenBy\":\"0.9.0\"}");
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "version 3") && strstr(err, "written by cubevs-fp 0.9.0"));
+	/* This release records itself with the journal's seq, and only then (0.1.0 reads it). */
+	state_set_release("0.2.0 (commit test)");
+	arr = json_array();
+	CHECK_EQ(state_save_seq(path, arr, NULL, 7, NULL, err, sizeof(err)), 0);
+	CHECK(strstr(slurp(path), "\"writtenBy\": \"0.2.0 (commit test)\"") != NULL);
+	json_decref(arr);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
+	json_decref(arr);
+	CHECK(strstr(slurp(path), "writtenBy") == NULL && strstr(slurp(path), "journalSeq") == NULL);
+	state_set_release("");
+
 	/* One owner at a time, even within a process (flock is per open file). */
 	fd = state_lock(path, err, sizeof(err));
 	CHECK(fd >= 0);
