@@ -153,6 +153,21 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 	return 0;
 }
 
+/* Which release pinned the maps before (said when it was another), and that this one does. */
+static void
+node_pins_release(struct node *n)
+{
+	static const char us[] = CVS_VERSION " (commit " CVS_COMMIT ")";
+	char prev[64];
+
+	if (xdppin_release(n->pin_dir, us, prev, sizeof(prev)))
+		fprintf(stderr, "cubevs-fp: cannot record the release in %s: %s\n", n->pin_dir,
+			strerror(errno));
+	else if (prev[0] && strcmp(prev, us))
+		fprintf(stderr, "cubevs-fp: the maps pinned in %s were pinned by cubevs-fp %s\n",
+			n->pin_dir, prev);
+}
+
 /* The world interface, the kernel's port range, the state file: before anything changes. */
 static void
 node_preflight(struct node *n)
@@ -178,6 +193,8 @@ node_preflight(struct node *n)
 			       sizeof(n->pin_dir), err, sizeof(err))) {
 			fprintf(stderr, "cubevs-fp: the XDP maps are not pinned: %s\n", err);
 			n->pin_dir[0] = '\0';
+		} else if (n->cfg.bpf_pin_dir[0]) {
+			node_pins_release(n);
 		}
 	}
 	/* A link fd per sandbox, a socket per API connection, and the rest (ports, TAPs...). */

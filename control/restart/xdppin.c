@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -143,6 +144,49 @@ xdppin_keep_only(const char *dir, const char *const *keep, char *removed, size_t
 	if (dh)
 		closedir(dh);
 	return n;
+}
+
+#define XDPPIN_RELEASE	"cvs_release"
+
+static bool
+xdppin_empty(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	bool empty = true;
+
+	while (dh && empty && (e = readdir(dh)))
+		empty = e->d_name[0] == '.';
+	if (dh)
+		closedir(dh);
+	return empty;
+}
+
+int
+xdppin_release(const char *dir, const char *release, char *prev, size_t len)
+{
+	char path[512], val[64];
+	uint32_t k = 0;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, XDPPIN_RELEASE);
+	memset(val, 0, sizeof(val));
+	fd = bpf_obj_get(path);
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &k, val))
+		snprintf(prev, len, "%.*s", (int)sizeof(val) - 1, val);
+	else
+		snprintf(prev, len, "%s", xdppin_empty(dir) ? "" : "0.1.0 or earlier");
+	if (fd >= 0)
+		close(fd);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, XDPPIN_RELEASE, sizeof(k), sizeof(val), 1, NULL);
+	memset(val, 0, sizeof(val));
+	snprintf(val, sizeof(val), "%s", release);
+	unlink(path);
+	if (fd < 0 || bpf_map_update_elem(fd, &k, val, BPF_ANY) || bpf_obj_pin(fd, path))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
 void

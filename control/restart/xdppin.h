@@ -35,6 +35,13 @@ uint32_t xdppin_reuse(struct bpf_object *obj, const char *dir, const char *prefi
 		      size_t notelen);
 /* After the load: pin every map of 'obj' that has no pin yet. 0 or -errno. */
 int xdppin_pin(struct bpf_object *obj, const char *dir, const char *prefix);
+/*
+ * The release that pinned the maps of 'dir' last, kept in a pinned array map of its own
+ * (cvs_release: one 64-byte string; bpffs holds no plain files), into 'prev': "0.1.0 or
+ * earlier" when maps are pinned without it, "" for an empty directory. Then 'release' is
+ * recorded in its place. 0 or -errno.
+ */
+int xdppin_release(const char *dir, const char *release, char *prev, size_t len);
 /* Remove every pin of 'dir' and the directory (an explicit detach). */
 void xdppin_remove(const char *dir);
 /*

@@ -149,6 +149,11 @@ release_case() { # term|kill
 	log "upgrade ($1): stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "the region was adopted" test "$(region_stat refused)" = 0 -a \
 		"$(region_stat adopted)" -ge 50
+	check "the log says which release wrote the region" \
+		grep -q 'session region .* (written by 0.1.0 or earlier): carried' "$TB_DIR/fp.log"
+	[ "${FP_PIN[1]}" = none ] ||
+		check "and which pinned the maps" \
+			grep -q 'were pinned by cubevs-fp 0.1.0 or earlier' "$TB_DIR/fp.log"
 	# Attaching the sandboxes may follow 'ready:'.
 	local n
 	for n in $(seq 100); do
