@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <microhttpd.h>
 
 #include "api.h"
@@ -17,7 +21,10 @@ typedef enum MHD_Result MHD_RESULT;
 
 struct api {
 	struct MHD_Daemon *d;
+	struct MHD_Daemon *du;		/* on the unix socket */
 	const struct api_routes *routes;
+	char sock[108];			/* its path, removed at the stop */
+	ino_t sock_ino;			/* the file we made there */
 };
 
 struct api_req {
@@ -357,16 +364,66 @@ api_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTe
 	}
 }
 
-struct api *
-api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err, size_t errlen)
+/* A socket file at path that nobody accepts on any more (a process that is gone). */
+static bool
+api_sock_stale(const struct sockaddr_un *sa)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
-				   .sin_addr.s_addr = addr };
-	struct api *a = calloc(1, sizeof(*a));
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool stale = fd >= 0 && connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) &&
+		     errno == ECONNREFUSED;
 
-	if (!a)
-		return NULL;
-	a->routes = t;
+	if (fd >= 0)
+		close(fd);
+	return stale;
+}
+
+/* The listening unix socket at a->sock, made with 'mode'; -1 with err. */
+static int
+api_sock_listen(struct api *a, uint32_t mode, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, ret;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", a->sock);
+	if (!lstat(a->sock, &st)) {
+		if (!S_ISSOCK(st.st_mode) || !api_sock_stale(&sa)) {
+			snprintf(err, errlen, "cannot listen on %s for the API: %s", a->sock,
+				 S_ISSOCK(st.st_mode) ? "another process serves it" :
+				 "a file that is not a socket is there");
+			return -1;
+		}
+		unlink(a->sock);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Made inaccessible, then opened to 'mode': no moment wider than asked. */
+	old = umask(0777);
+	ret = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (ret || chmod(a->sock, (mode_t)mode) || lstat(a->sock, &st) || listen(fd, 128)) {
+		snprintf(err, errlen, "cannot listen on %s for the API: %s", a->sock,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		if (!ret)
+			unlink(a->sock);
+		return -1;
+	}
+	a->sock_ino = st.st_ino;
+	return fd;
+}
+
+#define API_DAEMON_OPTIONS(a) \
+	MHD_OPTION_CONNECTION_LIMIT, CVS_API_MAX_CONNECTIONS, \
+	MHD_OPTION_CONNECTION_TIMEOUT, 30u, \
+	MHD_OPTION_NOTIFY_COMPLETED, api_done, (a), \
+	MHD_OPTION_UNESCAPE_CALLBACK, api_unescape, NULL
+
+/* One daemon: on addr:port, or on the listening socket fd when it is not -1. */
+static struct MHD_Daemon *
+api_daemon(struct api *a, const struct sockaddr_in *sin, int fd)
+{
 	/*
 	 * A thread per connection: a change's handler blocks until its journal record is on
 	 * disk (a group fsync) and behind the registry lock. In a pool, a connection waits for
@@ -374,20 +431,52 @@ api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err, s
 	 * threads left about 8 of them sharing a thread, and the clients' p99 was three times
 	 * the handlers' own (29.5 against 9.8 ms, timed in both).
 	 */
-	a->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				MHD_USE_POLL | MHD_USE_ERROR_LOG, port, NULL, NULL, api_handler, a,
-				MHD_OPTION_SOCK_ADDR, &sin,
-				MHD_OPTION_CONNECTION_LIMIT, CVS_API_MAX_CONNECTIONS,
-				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-				MHD_OPTION_NOTIFY_COMPLETED, api_done, a,
-				MHD_OPTION_UNESCAPE_CALLBACK, api_unescape, NULL,
-				MHD_OPTION_END);
+	const unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD |
+				   MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+
+	if (fd >= 0)
+		return MHD_start_daemon(flags, 0, NULL, NULL, api_handler, a,
+					MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+					API_DAEMON_OPTIONS(a), MHD_OPTION_END);
+	return MHD_start_daemon(flags, ntohs(sin->sin_port), NULL, NULL, api_handler, a,
+				MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sin,
+				API_DAEMON_OPTIONS(a), MHD_OPTION_END);
+}
+
+struct api *
+api_start(const struct api_listen *l, const struct api_routes *t, char *err, size_t errlen)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(l->port),
+				   .sin_addr.s_addr = l->addr };
+	struct api *a = calloc(1, sizeof(*a));
+	int fd;
+
+	if (!a)
+		return NULL;
+	a->routes = t;
+	a->d = api_daemon(a, &sin, -1);
 	if (!a->d) {
 		char ip[INET_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &addr, ip, sizeof(ip));
-		snprintf(err, errlen, "cannot listen on %s:%u for the API: %s", ip, port,
+		inet_ntop(AF_INET, &l->addr, ip, sizeof(ip));
+		snprintf(err, errlen, "cannot listen on %s:%u for the API: %s", ip, l->port,
 			 strerror(errno ? errno : EADDRINUSE));
+		free(a);
+		return NULL;
+	}
+	if (!l->sock || !l->sock[0])
+		return a;
+	snprintf(a->sock, sizeof(a->sock), "%s", l->sock);
+	fd = api_sock_listen(a, l->sock_mode, err, errlen);
+	a->du = fd < 0 ? NULL : api_daemon(a, NULL, fd);
+	if (!a->du) {
+		if (fd >= 0) {
+			snprintf(err, errlen, "cannot serve the API on %s: %s", a->sock,
+				 strerror(errno));
+			close(fd);
+			unlink(a->sock);
+		}
+		MHD_stop_daemon(a->d);
 		free(a);
 		return NULL;
 	}
@@ -397,8 +486,16 @@ api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err, s
 void
 api_stop(struct api *a)
 {
+	struct stat st;
+
 	if (!a)
 		return;
 	MHD_stop_daemon(a->d);
+	if (a->du) {
+		MHD_stop_daemon(a->du);
+		/* Only the file we made: a successor may have its own there already. */
+		if (!lstat(a->sock, &st) && st.st_ino == a->sock_ino)
+			unlink(a->sock);
+	}
 	free(a);
 }

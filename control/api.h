@@ -93,8 +93,19 @@ void api_dispatch(const struct api_routes *t, const char *method, const char *pa
 		  const char *body, size_t len, const struct api_query *q, struct api_reply *rep);
 void api_reply_free(struct api_reply *rep);
 
-/* Serve the table on addr:port (network order address, host order port). */
-struct api *api_start(uint32_t addr, uint16_t port, const struct api_routes *t, char *err,
+/* Where the API listens. */
+struct api_listen {
+	uint32_t addr;		/* TCP: network order address */
+	uint16_t port;		/* host order */
+	const char *sock;	/* a unix socket as well ("" or NULL: none) */
+	uint32_t sock_mode;	/* its file mode (0600: root only) */
+};
+
+/*
+ * Serve the table on addr:port and on the unix socket. A socket file left by a process that
+ * is gone is replaced; a live one, or another kind of file at the path, is an error.
+ */
+struct api *api_start(const struct api_listen *l, const struct api_routes *t, char *err,
 		      size_t errlen);
 void api_stop(struct api *a);
 

@@ -49,6 +49,8 @@ enum {
 	OPT_FRAG_TIMEOUT,
 	OPT_DETACH_ON_EXIT,
 	OPT_ROLLBACK_TO,
+	OPT_API_SOCKET,
+	OPT_API_SOCKET_MODE,
 	OPT_VERSION,
 };
 
@@ -56,6 +58,8 @@ static const struct option cvs_long_opts[] = {
 	{ "world-iface", required_argument, NULL, OPT_WORLD_IFACE },
 	{ "node-ip", required_argument, NULL, OPT_NODE_IP },
 	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
+	{ "api-socket", required_argument, NULL, OPT_API_SOCKET },
+	{ "api-socket-mode", required_argument, NULL, OPT_API_SOCKET_MODE },
 	{ "host-port-range", required_argument, NULL, OPT_HOST_PORTS },
 	{ "reserved-host-ports", required_argument, NULL, OPT_RESERVED_PORTS },
 	{ "host-port-hold", required_argument, NULL, OPT_HOSTPORT_HOLD },
@@ -117,6 +121,10 @@ cvs_config_usage(FILE *f, const char *prog)
 		"                            built-in steering program (else the first EAL port)\n"
 		"  --node-ip IP              node address for host ports [first IPv4 of IFACE]\n"
 		"  --api-listen ADDR:PORT    control API address [127.0.0.1:9180]\n"
+		"  --api-socket PATH         the API on a unix socket too, what cubevs-fpctl and\n"
+		"                            local clients use; 'none' for TCP only\n"
+		"                            [RUNTIME-DIR/api.sock]\n"
+		"  --api-socket-mode MODE    its file mode, octal [0600: root only]\n"
 		"  --host-port-range LO-HI   host ports for exposed container ports [20000-29999]\n"
 		"  --reserved-host-ports LIST  host ports never handed out, P or LO-HI separated\n"
 		"                            by commas, repeatable (ports with a kernel listener\n"
@@ -201,6 +209,7 @@ cvs_config_defaults(struct cvs_config *c)
 	memset(c, 0, sizeof(*c));
 	c->api_addr = htonl(INADDR_LOOPBACK);
 	c->api_port = 9180;
+	c->api_socket_mode = 0600;
 	c->host_ports = (struct cvs_range){ 20000, 29999 };
 	c->hostport_hold_s = 600;
 	c->snat_ports = (struct cvs_range){ 30000, 65535 };
@@ -554,6 +563,22 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		return cvs_opt_ct_timeout(c, name, arg, err, errlen);
 	case OPT_STATE_FILE:
 		return cvs_opt_state_file(c, name, arg, err, errlen);
+	case OPT_API_SOCKET:
+		c->api_socket_off = !strcmp(arg, "none");
+		if (!c->api_socket_off && (arg[0] != '/' || strlen(arg) >= sizeof(c->api_socket)))
+			return cvs_bad(err, errlen, name, arg, "an absolute path of at most 107 "
+				       "bytes, or 'none'");
+		snprintf(c->api_socket, sizeof(c->api_socket), "%s", c->api_socket_off ? "" : arg);
+		return 0;
+	case OPT_API_SOCKET_MODE: {
+		char *end;
+		unsigned long m = strtoul(arg, &end, 8);
+
+		if (!arg[0] || *end || m > 0777)
+			return cvs_bad(err, errlen, name, arg, "an octal mode such as 0660");
+		c->api_socket_mode = (uint32_t)m;
+		return 0;
+	}
 	case OPT_ROLLBACK_TO:
 		/* Which releases can be rolled back to is rollback.c's to say. */
 		if (!arg[0] || strlen(arg) >= sizeof(c->rollback_to))
@@ -579,6 +604,15 @@ static int
 cvs_config_check(struct cvs_config *c, char *err, size_t errlen)
 {
 	cvs_config_limits(c);
+	/* The API socket lives with the session region unless placed elsewhere. */
+	if (!c->api_socket_off && !c->api_socket[0] && c->runtime_dir[0] &&
+	    (size_t)snprintf(c->api_socket, sizeof(c->api_socket), "%s/api.sock",
+			     c->runtime_dir) >= sizeof(c->api_socket)) {
+		snprintf(err, errlen, "--runtime-dir %s is too long for the API socket in it; "
+			 "give --api-socket PATH (at most 107 bytes) or --api-socket none",
+			 c->runtime_dir);
+		return -EINVAL;
+	}
 	if (!c->world_queues)
 		c->world_queues = c->workers;
 	if (c->world_queues > c->workers) {

@@ -34,6 +34,9 @@ struct cvs_config {
 	uint32_t node_ip;		/* network order; 0 = first IPv4 of the world interface */
 	uint32_t api_addr;		/* network order */
 	uint16_t api_port;
+	char api_socket[108];		/* the API's unix socket; "" = none */
+	bool api_socket_off;		/* --api-socket none */
+	uint32_t api_socket_mode;	/* its file mode */
 	struct cvs_range host_ports;
 	struct cvs_range reserved[CVS_MAX_RESERVED];	/* host ports never handed out */
 	uint32_t n_reserved;

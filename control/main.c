@@ -623,7 +623,12 @@ node_serve(struct node *n)
 		CVS_LOG(ERR, api, "the route table is full or a pattern is malformed");
 		return -1;
 	}
-	n->api = api_start(n->cfg.api_addr, n->cfg.api_port, &n->routes, err, sizeof(err));
+	{
+		struct api_listen l = { n->cfg.api_addr, n->cfg.api_port, n->cfg.api_socket,
+					n->cfg.api_socket_mode };
+
+		n->api = api_start(&l, &n->routes, err, sizeof(err));
+	}
 	if (!n->api) {
 		CVS_LOG(ERR, api, "%s", err);
 		return -1;
@@ -632,6 +637,9 @@ node_serve(struct node *n)
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
 	CVS_LOG(INFO, main, "cubevs-fp %s (commit %s)", CVS_VERSION, CVS_COMMIT);
+	if (n->cfg.api_socket[0])
+		CVS_LOG(INFO, api, "API also on unix:%s (mode %04o)", n->cfg.api_socket,
+			n->cfg.api_socket_mode);
 	if (n->pt.wq.n)
 		CVS_LOG(INFO, main, "ready: world port %s (%u AF_XDP queue(s) of ours), node IP %s, "
 			"%u worker(s) from lcore %u, API http://%s:%u", n->cfg.world_iface,

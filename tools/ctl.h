@@ -28,6 +28,8 @@ enum {
 struct ctl {
 	char host[256];
 	char port[16];
+	char sock[108];		/* the API's unix socket, "" for TCP */
+	char where[300];	/* what the messages call it: ADDR:PORT or unix:PATH */
 	bool json;
 	uint32_t timeout;	/* seconds */
 	void *curl;		/* one handle for every request: paging reuses the connection */

@@ -61,7 +61,7 @@ status_print(const struct ctl *c, json_t *ready, json_t *stats)
 {
 	json_t *chk = json_object_get(ready, "checks");
 
-	printf("cubevs-fp %s at %s:%s: %s\n", str_of(stats, "version"), c->host, c->port,
+	printf("cubevs-fp %s at %s: %s\n", str_of(stats, "version"), c->where,
 	       json_is_true(json_object_get(ready, "ready")) ? "ready" : "NOT READY");
 	printf("  world port up: %s, steering program: %s, worker polling: %s, "
 	       "state restored: %s\n", ctl_yes(json_object_get(chk, "worldPortUp")),

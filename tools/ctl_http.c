@@ -68,6 +68,8 @@ ctl_url(const struct ctl *c, const char *path)
 	size_t o = 0;
 	const char *h;
 
+	if (c->sock[0])
+		return asprintf(&url, "http://localhost%s", path) < 0 ? NULL : url;
 	for (h = c->host; *h; h++) {
 		if (*h == '%') {
 			memcpy(host + o, "%25", 3);
@@ -109,10 +111,10 @@ http_error(const struct ctl *c, CURL *h, CURLcode res, const char *why,
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_OPERATION_TIMEDOUT:
 		if (res == CURLE_COULDNT_CONNECT || !connected)
-			ctl_err("cannot connect to %s:%s: %s (is cubevs-fp running? see --api)",
-				c->host, c->port, why);
+			ctl_err("cannot connect to %s: %s (is cubevs-fp running? see --api)",
+				c->where, why);
 		else
-			ctl_err("no answer from %s:%s: %s", c->host, c->port, why);
+			ctl_err("no answer from %s: %s", c->where, why);
 		break;
 	case CURLE_WRITE_ERROR:
 	case CURLE_FILESIZE_EXCEEDED:
@@ -120,14 +122,14 @@ http_error(const struct ctl *c, CURL *h, CURLcode res, const char *why,
 			"out of memory");
 		break;
 	case CURLE_SEND_ERROR:
-		ctl_err("cannot send the request to %s:%s: %s", c->host, c->port, why);
+		ctl_err("cannot send the request to %s: %s", c->where, why);
 		break;
 	case CURLE_RECV_ERROR:
 	case CURLE_GOT_NOTHING:
-		ctl_err("no answer from %s:%s: %s", c->host, c->port, why);
+		ctl_err("no answer from %s: %s", c->where, why);
 		break;
 	default:
-		ctl_err("malformed HTTP answer from %s:%s: %s", c->host, c->port, why);
+		ctl_err("malformed HTTP answer from %s: %s", c->where, why);
 	}
 }
 
@@ -158,6 +160,7 @@ http_setup(const struct ctl *c, CURL *h, const char *method, const char *url,
 {
 	/* Our API, not the web: no proxy from the environment, no other scheme. */
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->sock[0] ? c->sock : NULL);
 	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
 	/* A sandbox id of ".." stays a path segment instead of being folded away. */

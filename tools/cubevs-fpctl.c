@@ -9,14 +9,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "ctl.h"
 #include "cvs_version.h"
 
 #define CTL_DEFAULT_API		"127.0.0.1:9180"
+/* The daemon's socket at its defaults (--runtime-dir /run/cubevs-fp), used when it is there. */
+#define CTL_DEFAULT_SOCK	"/run/cubevs-fp/api.sock"
 
 static const char usage_main[] =
-	"Usage: cubevs-fpctl [--api ADDR:PORT] [--json] [--timeout S] COMMAND [ARGS]\n"
+	"Usage: cubevs-fpctl [--api ADDR:PORT|unix:PATH] [--json] [--timeout S] COMMAND [ARGS]\n"
 	"\n"
 	"Operator tool for cubevs-fp, through its control API.\n"
 	"\n"
@@ -29,7 +34,8 @@ static const char usage_main[] =
 	"  sessions [--sandbox ID] [--limit N]   the session table\n"
 	"\n"
 	"Options:\n"
-	"  --api ADDR:PORT   API address [$CUBEVS_FP_API or " CTL_DEFAULT_API "]\n"
+	"  --api ADDR:PORT | unix:PATH   API address [$CUBEVS_FP_API, else the socket\n"
+	"                    " CTL_DEFAULT_SOCK " when it is there, else " CTL_DEFAULT_API "]\n"
 	"  --json            print the API's JSON answer\n"
 	"  --timeout S       give up after S seconds [10]\n"
 	"  --version         print the version\n"
@@ -144,7 +150,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 
 #define CTL_NCMDS	(sizeof(ctl_cmds) / sizeof(ctl_cmds[0]))
 
-/* "ADDR:PORT", or "[V6ADDR]:PORT"; the port a whole number 1..65535. */
+/* "ADDR:PORT", or "[V6ADDR]:PORT"; the port a whole number 1..65535; or "unix:PATH". */
 static int
 ctl_set_api(struct ctl *c, const char *s)
 {
@@ -152,6 +158,13 @@ ctl_set_api(struct ctl *c, const char *s)
 	uint32_t port;
 	size_t hl;
 
+	snprintf(c->where, sizeof(c->where), "%s", s);
+	if (!strncmp(s, "unix:", 5)) {
+		if (s[5] != '/' || strlen(s + 5) >= sizeof(c->sock))
+			return -1;
+		snprintf(c->sock, sizeof(c->sock), "%s", s + 5);
+		return 0;
+	}
 	if (!colon || colon == s || cvs_parse_u32(colon + 1, 1, 65535, &port))
 		return -1;
 	hl = (size_t)(colon - s);
@@ -227,6 +240,22 @@ ctl_command(struct ctl *c, int argc, char **argv)
 	return rc;
 }
 
+/*
+ * The local socket when a daemon at its defaults accepts on it (one killed leaves the file),
+ * else its TCP listener.
+ */
+static const char *
+ctl_default_api(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = CTL_DEFAULT_SOCK };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up = fd >= 0 && !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+	if (fd >= 0)
+		close(fd);
+	return up ? "unix:" CTL_DEFAULT_SOCK : CTL_DEFAULT_API;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -245,10 +274,10 @@ main(int argc, char **argv)
 	if (ctl_str(&a, "api"))
 		api = ctl_str(&a, "api");
 	else if (!api || !*api)
-		api = CTL_DEFAULT_API;
+		api = ctl_default_api();
 	c.timeout = ctl_num(&a, "timeout", c.timeout);
 	if (ctl_set_api(&c, api)) {
-		ctl_err("--api wants ADDR:PORT, got '%s'", api);
+		ctl_err("--api wants ADDR:PORT or unix:/PATH, got '%s'", api);
 		return EXIT_USAGE;
 	}
 	if (!a.npos) {

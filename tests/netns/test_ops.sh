@@ -728,6 +728,78 @@ b = {x["sandboxID"]: x for x in json.loads(sys.argv[2])["sandboxes"]}
 assert all(b[k] == v for k, v in a.items()), "differs"' "$list" "$(api_body GET /sandboxes)"
 }
 
+# The API on a unix socket (issue 35): by default RUNTIME-DIR/api.sock, 0600; the same routes
+# as the TCP listener; a client without the rights is refused by the kernel; cubevs-fpctl
+# speaks it; a socket file a killed process left is replaced, a live one or another kind of
+# file at the path stops the start naming it; a stop removes it.
+case_socket() {
+	tb_setup
+	tb_add_sandbox 1
+	tb_sandbox_server 1 8080
+	fp_start
+	local sock=$TB_DIR/run/api.sock out hp
+	check "the socket is at RUNTIME-DIR/api.sock, a socket of root's, mode 0600" \
+		eq "$(stat -c '%F %U %a' "$sock")" "socket root 600"
+	check "the log says where" grep -q "API also on unix:$sock (mode 0600)" "$TB_DIR/fp.log"
+	check "PUT over the socket → 201" eq "$(nsn curl -s -m 5 --unix-socket "$sock" -o /dev/null \
+		-w '%{http_code}' -X PUT -H 'Content-Type: application/json' \
+		-d '{"iface":"sb1","exposedPorts":[8080]}' http://localhost/sandboxes/s1)" 201
+	hp=$(hostport_of s1 8080)
+	check "the registration made over the socket serves" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "sandbox1 $CLIENT_IP"
+	check "both listeners give the same answer" eq \
+		"$(nsn curl -s -m 5 --unix-socket "$sock" http://localhost/sandboxes/s1/exposed-ports/8080)" \
+		"$(api_body GET /sandboxes/s1/exposed-ports/8080)"
+	check "a user without the rights cannot connect" bash -c "! ip netns exec $NS_N \
+		setpriv --reuid=65534 --regid=65534 --clear-groups curl -s -m 5 \
+		--unix-socket $sock http://localhost/healthz"
+	out=$(nsn "$CUBEVS_FPCTL" --api "unix:$sock" sandbox show s1)
+	check "cubevs-fpctl --api unix:PATH" contains "$out" "8080 -> $NODE_IP:$hp"
+	check "cubevs-fpctl status names the socket" \
+		contains "$(nsn "$CUBEVS_FPCTL" --api "unix:$sock" status)" "at unix:$sock"
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+	check "kill -9 leaves the socket file" test -S "$sock"
+	check "cubevs-fpctl on it: cannot connect, exit 1" bash -c "ip netns exec $NS_N \
+		$CUBEVS_FPCTL --api unix:$sock status 2>&1 | grep -q 'cannot connect to unix:$sock'"
+	check "the next start replaces the stale socket" fp_start --api-socket-mode 0660
+	check "with the mode asked for" eq "$(stat -c '%a' "$sock")" 660
+	check "and serves on it" eq "$(nsn curl -s -m 5 --unix-socket "$sock" -o /dev/null \
+		-w '%{http_code}' http://localhost/sandboxes/s1)" 200
+	check "SIGTERM → exit 0" fp_stop
+	check "the stop removed the socket" test ! -e "$sock"
+	check "--api-socket none: TCP only" fp_start --api-socket none
+	check "no socket then" test ! -e "$sock"
+	fp_stop
+	# Someone else's live socket at the path: the start stops, naming it, and leaves it.
+	tb_bg python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+time.sleep(60)' "$TB_DIR/live.sock"
+	for _ in $(seq 50); do [ -S "$TB_DIR/live.sock" ] && break; sleep 0.1; done
+	fp_try --api-socket "$TB_DIR/live.sock" >"$TB_DIR/live.log" 2>&1
+	check "a live socket at the path stops the start, naming it" \
+		grep -q "cannot listen on $TB_DIR/live.sock for the API: another process serves it" \
+		"$TB_DIR/live.log"
+	check "and leaves it" test -S "$TB_DIR/live.sock"
+	: >"$sock"
+	fp_try >"$TB_DIR/plainfile.log" 2>&1
+	check "a plain file at the path stops the start, naming it" \
+		grep -q "cannot listen on $sock for the API: a file that is not a socket is there" \
+		"$TB_DIR/plainfile.log"
+	check "and leaves the file alone" test -f "$sock"
+}
+
+# A start in the foreground (one expected to fail), with the bed's flags and these.
+fp_try() {
+	ip netns exec "$NS_N" timeout 60 "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf --no-pci \
+		"${FP_EAL_ARGS[@]}" -- --world-iface nic0 --state-file "$TB_DIR/state.json" \
+		--runtime-dir "$TB_DIR/run" "${FP_PIN[@]}" "$@"
+}
+
 case_notify() {
 	tb_setup
 	tb_add_sandbox 1

@@ -75,7 +75,9 @@ for o in max-sessions max-inbound new-sessions-per-sec new-sessions-burst \
 	done
 done
 one_line "ctl: one line for a bad limit" "${CTL[@]}" sandbox add s1 --iface x --max-inbound x
-for a in 127.0.0.1:80x 127.0.0.1:70000 127.0.0.1:0 127.0.0.1: ':80' 'a/b:80' 'x@y:80'; do
-	expect "ctl: --api '$a' refused" 2 "--api wants ADDR:PORT, got '$a'" "$FPCTL" --api "$a" status
+for a in 127.0.0.1:80x 127.0.0.1:70000 127.0.0.1:0 127.0.0.1: ':80' 'a/b:80' 'x@y:80' \
+	'unix:' 'unix:relative.sock'; do
+	expect "ctl: --api '$a' refused" 2 "--api wants ADDR:PORT or unix:/PATH, got '$a'" \
+		"$FPCTL" --api "$a" status
 done
 [ $fails = 0 ]
