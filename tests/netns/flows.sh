@@ -7,7 +7,45 @@
 # SBX1/SBX2 (the sandbox addresses) set. One longconn.py per namespace, in $TB_DIR/f-*.
 
 FLOW_DIRS="in eg1 eg2 host"
+
+# The namespaces the flows need, after tb_setup: the world with its echoes, sandboxes 1 and 2
+# with theirs.
+flows_net() {
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
+	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
+}
+
+# With cubevs-fp running: sandboxes s1 and s2 registered, HP1/HP2 and SBX1/SBX2 set.
+flows_register() {
+	eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
+	HP1=$(hostport_of s1 7000)
+	HP2=$(hostport_of s2 7000)
+	SBX1=$(sandbox_ip s1)
+	SBX2=$(sandbox_ip s2)
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+}
 FLOW_MIX="ingress:20 egress-tcp:15 egress-udp:5 hairpin:5 host:5"
+
+# New connections of every kind work (after flows_register).
+flows_fresh() { # what
+	check "$1: a new ingress connection" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name")" \
+		"sandbox1 $CLIENT_IP"
+	check "$1: a new egress connection" \
+		eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" "world $NODE_IP"
+	check "$1: a new host → sandbox connection" \
+		eq "$(nsn curl -s -m 5 "http://$SBX1:8080/name" | cut -d' ' -f1)" "sandbox1"
+	check "$1: a new hairpin connection" \
+		eq "$(nss 1 curl -s -m 5 "http://$NODE_IP:$(hostport_of s2 8080)/name" |
+			cut -d' ' -f1)" "sandbox2"
+	check "$1: a new egress UDP flow" \
+		contains "$(nss 2 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
+}
 
 flows_start() {
 	local d n

@@ -233,6 +233,18 @@ fp_start() { # extra options
 	die "cubevs-fp not ready after ${FP_READY_S:-10} s"
 }
 
+fp_kill9() { # a crash: kill -9, reaped
+	[ -n "$FP_PID" ] || return 0
+	kill -KILL "$FP_PID"
+	wait "$FP_PID" 2>/dev/null
+	FP_PID=
+}
+
+# The end of a run as a restart or a crash: fp_stop (its status) or fp_kill9.
+fp_end() { # term|kill
+	if [ "$1" = term ]; then fp_stop; else fp_kill9; fi
+}
+
 fp_stop() {
 	[ -n "$FP_PID" ] || return 0
 	kill -TERM "$FP_PID" 2>/dev/null

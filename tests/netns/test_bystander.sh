@@ -18,8 +18,8 @@
 NS_D=cvs-d-$TB_ID
 : "${XDPLINK:?XDPLINK (tests/netns/xdplink) is needed}"
 
-# A veth in the bystander namespace at the ifindex of $1 in the node namespace, with a link.
-decoy() { # node-iface name
+# A veth in the bystander namespace at the ifindex of $1 in the node namespace (no link).
+twin() { # node-iface name
 	local idx
 	idx=$(nsn cat "/sys/class/net/$1/ifindex")
 	# The peer first at an index of its own: veth registers it before the named end.
@@ -27,6 +27,11 @@ decoy() { # node-iface name
 		die "cannot make $2 at ifindex $idx"
 	ip -n "$NS_D" link set "$2" up
 	ip -n "$NS_D" link set "$2p" up
+}
+
+# A veth in the bystander namespace at the ifindex of $1 in the node namespace, with a link.
+decoy() { # node-iface name
+	twin "$1" "$2"
 	tb_bg ip netns exec "$NS_D" "$XDPLINK" "$XDP_PASS_OBJ" "$2" "$TB_DIR/$2.ids"
 	local n
 	for n in $(seq 50); do
@@ -34,7 +39,8 @@ decoy() { # node-iface name
 		sleep 0.1
 	done
 	[ -s "$TB_DIR/$2.ids" ] || die "xdplink on $2 did not attach"
-	log "bystander $2 at ifindex $idx (as $1): prog/link $(cat "$TB_DIR/$2.ids")"
+	log "bystander $2 at ifindex $(nsn cat "/sys/class/net/$1/ifindex") (as $1): prog/link" \
+		"$(cat "$TB_DIR/$2.ids")"
 }
 
 # The XDP program id an interface of namespace ns runs (0 for none).
@@ -98,9 +104,7 @@ case_run() {
 	ours_on "a restart onto other maps"
 	bystanders_intact "a restart onto other maps"
 
-	kill -KILL "$FP_PID"
-	wait "$FP_PID" 2>/dev/null
-	FP_PID=
+	fp_kill9
 	check "a start after kill -9" fp_start
 	ours_on "kill -9 restart"
 	bystanders_intact "kill -9 restart"
@@ -133,16 +137,6 @@ case_run() {
 }
 
 # ---- another cubevs-fp (B) beside ours (A), each in its namespace, ifindexes colliding ----
-
-# A veth in the bystander namespace at the ifindex of $1 in the node namespace (no link).
-twin() { # node-iface name
-	local idx
-	idx=$(nsn cat "/sys/class/net/$1/ifindex")
-	ip -n "$NS_D" link add "$2" index "$idx" type veth peer name "$2p" index $((idx + 1000)) ||
-		die "cannot make $2 at ifindex $idx"
-	ip -n "$NS_D" link set "$2" up
-	ip -n "$NS_D" link set "$2p" up
-}
 
 b_api() { # METHOD PATH [BODY]: B's API on its namespace's loopback; the status code
 	ip netns exec "$NS_D" curl -s -m 10 -o /dev/null -w '%{http_code}' -X "$1" \
@@ -224,9 +218,7 @@ case_ours() {
 	check "A: a restart" fp_start --idle-sleep-us 50
 	ours_on "A's SIGTERM restart"
 	b_intact "A's SIGTERM restart"
-	kill -KILL "$FP_PID"
-	wait "$FP_PID" 2>/dev/null
-	FP_PID=
+	fp_kill9
 	check "A: a start after kill -9" fp_start --idle-sleep-us 50
 	ours_on "A's kill -9 restart"
 	b_intact "A's kill -9 restart"

@@ -757,9 +757,7 @@ case_socket() {
 	check "cubevs-fpctl --api unix:PATH" contains "$out" "8080 -> $NODE_IP:$hp"
 	check "cubevs-fpctl status names the socket" \
 		contains "$(nsn "$CUBEVS_FPCTL" --api "unix:$sock" status)" "at unix:$sock"
-	kill -KILL "$FP_PID"
-	wait "$FP_PID" 2>/dev/null
-	FP_PID=
+	fp_kill9
 	check "kill -9 leaves the socket file" test -S "$sock"
 	check "cubevs-fpctl on it: cannot connect, exit 1" bash -c "ip netns exec $NS_N \
 		$CUBEVS_FPCTL --api unix:$sock status 2>&1 | grep -q 'cannot connect to unix:$sock'"

@@ -11,42 +11,16 @@ if [ "${RESTART_WORKERS:-1}" = 2 ]; then
 	FP_OPTS=(--workers 2 --world-queues 1 --idle-sleep-us 20)
 fi
 
-bed() { # extra cubevs-fp options
-	tb_setup
-	tb_add_world
-	tb_add_sandbox 1
-	tb_add_sandbox 2
-	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
-	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
-	fp_start "${FP_OPTS[@]}" "$@"
-	eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
-	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
-	HP1=$(hostport_of s1 7000)
-	HP2=$(hostport_of s2 7000)
-	SBX1=$(sandbox_ip s1)
-	SBX2=$(sandbox_ip s2)
-	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
-}
-
-# The 50 long-lived flows of the issue (flows_start, flows_mark, flows_check).
+# The 50 long-lived flows of the issue (flows_net, flows_start, flows_mark, flows_check).
 source "$SRC_DIR/flows.sh"
 
-# New connections of every kind work.
-fresh() { # what
-	check "$1: a new ingress connection" \
-		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name")" \
-		"sandbox1 $CLIENT_IP"
-	check "$1: a new egress connection" \
-		eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" "world $NODE_IP"
-	check "$1: a new host → sandbox connection" \
-		eq "$(nsn curl -s -m 5 "http://$SBX1:8080/name" | cut -d' ' -f1)" "sandbox1"
-	check "$1: a new hairpin connection" \
-		eq "$(nss 1 curl -s -m 5 "http://$NODE_IP:$(hostport_of s2 8080)/name" |
-			cut -d' ' -f1)" "sandbox2"
-	check "$1: a new egress UDP flow" \
-		contains "$(nss 2 python3 "$SRC_DIR/client.py" udp "$WORLD_IP" 5353)" "hello $NODE_IP"
+bed() { # extra cubevs-fp options
+	tb_setup
+	flows_net
+	fp_start "${FP_OPTS[@]}" "$@"
+	flows_register
 }
+
 
 PINS=(cvs_steer cvs_cfg cvs_stats xsks_map sbx_cvs_sbx_if sbx_cvs_sbx_out sbx_cvs_fun_dev
 	sbx_cvs_fun_xsks sbx_cvs_fun_press sbx_cvs_stats)
@@ -100,7 +74,7 @@ case_flows() {
 		bash -c "grep -q 'taking over the steering program' $TB_DIR/fp.log"
 	check "the pinned maps are the attached program's" bash -c "! grep -q 'differs' $TB_DIR/fp.log"
 	flows_mark 1
-	fresh "after SIGTERM"
+	flows_fresh "after SIGTERM"
 	sleep 1
 	t0=$(date +%s%N)
 	kill -KILL "$FP_PID"
@@ -115,7 +89,7 @@ case_flows() {
 	check "the region's generation went up twice" test "$(region_stat generation)" -eq 3
 	log "frames held back over both gaps: gap_drop $(stat_of xdp gap_drop)"
 	flows_mark 2
-	fresh "after kill -9"
+	flows_fresh "after kill -9"
 	flows_check "SIGTERM then kill -9"
 }
 
@@ -177,7 +151,7 @@ case_refused() {
 	check "the old region was kept aside" bash -c "ls $reg.refused-* >/dev/null"
 	check "the node starts with an empty table" eq "$(region_stat adopted)" 0
 	check "and with a new region" eq "$(region_stat generation)" 1
-	fresh "after a refused upgrade"
+	flows_fresh "after a refused upgrade"
 	fp_stop
 	head -c 65536 /dev/urandom >"$reg"
 	fp_start "${FP_OPTS[@]}"
@@ -191,7 +165,7 @@ case_refused() {
 	fp_start "${FP_OPTS[@]}"
 	check "another owner: refused" \
 		bash -c "grep -q 'refused: owned by uid 65534' $TB_DIR/fp.log"
-	fresh "after the refusals"
+	flows_fresh "after the refusals"
 	check "every refused region is kept aside" test "$(ls "$reg".refused-* | wc -l)" -eq 4
 	# Another sandbox count: sandbox maps of another size, and a region of another shape.
 	fp_stop
@@ -199,7 +173,7 @@ case_refused() {
 	[ "${FP_PIN[1]}" = none ] ||
 		check "pinned maps of another size: replaced, with the reason in the log" \
 			bash -c "grep -q 'pinned map .*/sbx_cvs_sbx_out differs (type 2 key 4 value 12 entries [0-9]*, this build 2/4/12/64): replaced' $TB_DIR/fp.log"
-	fresh "after the maps were replaced"
+	flows_fresh "after the maps were replaced"
 }
 
 # A sandbox that is not in the state file any more when the node comes back: its adopted

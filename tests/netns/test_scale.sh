@@ -42,12 +42,7 @@ jget() { # json expression-on-j
 bed() {
 	local i t0
 	tb_setup
-	tb_add_world
-	tb_add_sandbox 1
-	tb_add_sandbox 2
-	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
-	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
+	flows_net
 	# The sample: idle sandboxes 1..SCALE_SAMPLE on namespaces 3.. with an echo server.
 	for i in $(seq "$SCALE_SAMPLE"); do
 		tb_add_sandbox $((i + 2))

@@ -24,12 +24,7 @@ jget() { # json expression-on-j
 bed() { # [idle sandboxes]; FP_OPTS: cubevs-fp options
 	local i n=${1:-0}
 	tb_setup
-	tb_add_world
-	tb_add_sandbox 1
-	tb_add_sandbox 2
-	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
-	tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
+	flows_net
 	if [ "$n" -gt 0 ]; then
 		for i in $(seq "$n"); do
 			echo "link add iv$i type veth peer name iv${i}p"
@@ -39,18 +34,12 @@ bed() { # [idle sandboxes]; FP_OPTS: cubevs-fp options
 	fi
 	for i in $(seq "$n"); do echo "idle$i iv$i 8080"; done >"$TB_DIR/idle.txt"
 	fp_start "${FP_OPTS[@]}"
-	eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
-	eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
+	flows_register
 	if [ "$n" -gt 0 ]; then
 		check "$n idle sandboxes registered" \
 			eq "$(jget "$(nsn python3 "$SCALE_PY" put "$TB_DIR/idle.txt")" \
 				'j["status"]')" "{'201': $n}"
 	fi
-	HP1=$(hostport_of s1 7000)
-	HP2=$(hostport_of s2 7000)
-	SBX1=$(sandbox_ip s1)
-	SBX2=$(sandbox_ip s2)
-	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 }
 
 # What an upgrade must bring back, in one comparable text: each sandbox's interface, address,
@@ -67,19 +56,23 @@ for s in sorted(json.load(sys.stdin)["sandboxes"], key=lambda s: s["sandboxID"])
 	done
 }
 
+# The registrations once they equal $1 (attaching may follow 'ready:'), 10 s at most.
+registrations_back() { # before
+	local n after
+	for n in $(seq 100); do
+		after=$(registrations)
+		[ "$after" = "$1" ] && break
+		sleep 0.1
+	done
+	echo "$after"
+}
+
 region_stat() { # field of /stats "region"
 	api_body GET /stats | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
-new_conn() { # what
-	check "$1: a new ingress connection" \
-		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s1 8080)/name")" \
-		"sandbox1 $CLIENT_IP"
-	check "$1: a new egress connection" \
-		eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" "world $NODE_IP"
-}
 
 case_shape() {
 	FP_OPTS=(--max-sandboxes 64 --max-sessions 65536)
@@ -93,16 +86,14 @@ case_shape() {
 	check "/stats says so" eq "$(region_stat carried) $(region_stat refused)" "1 0"
 	check "every flow's session came along" test "$(region_stat adopted)" -ge 50
 	flows_mark 1
-	new_conn "after the carry"
-	kill -KILL "$FP_PID"
-	wait "$FP_PID" 2>/dev/null
-	FP_PID=
+	flows_fresh "after the carry"
+	fp_kill9
 	check "after kill -9, a start with 128 sandboxes and 100,000 sessions" \
 		fp_start --max-sandboxes 128 --max-sessions 100000
 	check "carried again" test "$(region_stat carried)" = 1 -a "$(region_stat adopted)" -ge 50
 	check "no region was refused" bash -c "! ls $TB_DIR/run/*.refused-* 2>/dev/null"
 	flows_mark 2
-	new_conn "after the second carry"
+	flows_fresh "after the second carry"
 	flows_check "two restarts onto other shapes"
 }
 
@@ -137,13 +128,7 @@ release_case() { # term|kill
 	before=$(registrations)
 	flows_start
 	t0=$(date +%s%N)
-	if [ "$1" = term ]; then
-		check "the previous release stops on SIGTERM → exit 0" fp_stop
-	else
-		kill -KILL "$FP_PID"
-		wait "$FP_PID" 2>/dev/null
-		FP_PID=
-	fi
+	check "the previous release ends ($1)" fp_end "$1"
 	FP_READY_S=$grace check "this build starts on what it left, within the grace ($grace s)" \
 		fp_start
 	log "upgrade ($1): stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
@@ -154,18 +139,12 @@ release_case() { # term|kill
 	[ "${FP_PIN[1]}" = none ] ||
 		check "and which pinned the maps" \
 			grep -q 'were pinned by cubevs-fp 0.1.0 or earlier' "$TB_DIR/fp.log"
-	# Attaching the sandboxes may follow 'ready:'.
-	local n
-	for n in $(seq 100); do
-		after=$(registrations)
-		[ "$after" = "$before" ] && break
-		sleep 0.1
-	done
+	after=$(registrations_back "$before")
 	check "every registration, host port, policy and attachment back ($UP_N sandboxes)" \
 		eq "$after" "$before"
 	check "$UP_N sandboxes" eq "$(echo "$after" | grep -c ' True$')" "$UP_N"
 	flows_mark 1
-	new_conn "after the upgrade"
+	flows_fresh "after the upgrade"
 	flows_check "an upgrade from the previous release ($1)"
 }
 
@@ -198,9 +177,7 @@ case_rollback() {
 			grep -q 'knows the way back to 0.1.0 only'"
 	before=$(registrations)
 	# Killed: the registration is in the journal only, which the rollback folds in.
-	kill -KILL "$FP_PID"
-	wait "$FP_PID" 2>/dev/null
-	FP_PID=
+	fp_kill9
 	# The previous release refuses this build's state as it is (journalSeq, writtenBy).
 	check "--rollback-to 0.1.0 with the flags the previous release runs with → exit 0" \
 		bash -c "ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 \
@@ -226,18 +203,14 @@ case_rollback() {
 	CUBEVS_FP=$prev FP_READY_S=10 check "the previous release starts on it" fp_start
 	check "its region was adopted, not refused" bash -c "grep -q 'adopted [0-9]* sessions' \
 		$TB_DIR/fp.log && ! grep -q 'refused' $TB_DIR/fp.log"
-	for n in $(seq 100); do
-		after=$(registrations)
-		[ "$after" = "$before" ] && break
-		sleep 0.1
-	done
+	after=$(registrations_back "$before")
 	check "every registration, the one made under this build among them, back and attached" \
 		eq "$after" "$before"
 	check "the sandbox registered under this build answers through its host port" \
 		eq "$(nsc curl -s -m 5 "http://$NODE_IP:$(hostport_of s3 8080)/name")" \
 		"sandbox3 $CLIENT_IP"
 	flows_mark 1
-	new_conn "after the rollback"
+	flows_fresh "after the rollback"
 	flows_check "an upgrade and a rollback"
 }
 

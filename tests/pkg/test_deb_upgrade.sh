@@ -86,20 +86,9 @@ check "cubevs-fp $PREV_VER is installed" \
 export TB_OFFLOADS=off	# the previous release cannot carry partial checksums (issue 33)
 tb_setup
 pkg_traps
-tb_add_world
-tb_add_sandbox 1
-tb_add_sandbox 2
-tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
-tb_server "cvs-s2-$TB_ID" 8080 --name sandbox2 --tcp-echo 7000
-tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001
+flows_net
 check "the installed $PREV_VER daemon starts" fp_start
-eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
-eq "$(register s2 sb2 '[8080,7000]' | tail -n1)" 201 || die "register s2"
-HP1=$(hostport_of s1 7000)
-HP2=$(hostport_of s2 7000)
-SBX1=$(sandbox_ip s1)
-SBX2=$(sandbox_ip s2)
-nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+flows_register
 flows_start
 
 check "apt-get install of this tree's packages over them (an upgrade)" \
