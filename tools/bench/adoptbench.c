@@ -5,7 +5,9 @@
  * against making a fresh region of the same size, and the adoption after a crash in the middle
  * of an update (a class list that does not hold: the table is rebuilt from its sessions). Also
  * the lookup cost on the adopted table against the same table built in private memory, to see
- * whether the shared mapping costs anything (TLB) on this machine.
+ * whether the shared mapping costs anything (TLB) on this machine. Last, the carry of the
+ * region into another shape (an upgrade whose --max-sandboxes default doubled; then twice the
+ * workers), as a ratio to the plain adoption of the same sessions.
  *
  *   adoptbench [--sessions N] [--workers W] [--dir DIR]
  */
@@ -77,6 +79,45 @@ lookups(struct ct_table *ct, uint32_t first, uint32_t n)
 	if (hits != rounds)
 		fprintf(stderr, "adoptbench: %u of %u lookups missed\n", rounds - hits, rounds);
 	return (now_s() - t0) * 1e9 / rounds;
+}
+
+/* Reopen with 'w' (another shape): the carry's time and what it kept. */
+static double
+carry_one(const char *dir, const struct region_want *w, uint32_t *kept)
+{
+	struct region rg;
+	char err[256];
+	double t0 = now_s(), t;
+
+	if (region_open(&rg, dir, "bench.region", w, err, sizeof(err)) || rg.info.refused ||
+	    !rg.info.carried_from[0]) {
+		fprintf(stderr, "adoptbench: the carry failed: %s%s\n", err, rg.info.why);
+		exit(1);
+	}
+	t = now_s() - t0;
+	*kept = rg.info.adopted;
+	region_close(&rg);
+	return t;
+}
+
+static void
+carry(const char *dir, const struct region_want *from, uint32_t got, double t_adopt)
+{
+	struct region_want w = *from;
+	uint32_t kept;
+	double t;
+
+	w.nzones = from->nzones * 2;
+	t = carry_one(dir, &w, &kept);
+	printf("adoptbench: carry to %u sandboxes %.1f ms (%.0f ns per session, %.2fx the "
+	       "adoption after a crash), %u of %u kept\n", w.nzones, t * 1e3,
+	       t * 1e9 / (got ? got : 1), t / t_adopt, kept, got);
+	w.nworkers = from->nworkers * 2;
+	w.capacity = (from->capacity + 1) / 2 + from->capacity / 16;
+	t = carry_one(dir, &w, &kept);
+	printf("adoptbench: carry to %u workers %.1f ms (%.0f ns per session, %.2fx), %u of %u "
+	       "kept (the rest answer to SNAT ports of another worker's share)\n", w.nworkers,
+	       t * 1e3, t * 1e9 / (got ? got : 1), t / t_adopt, kept, got);
 }
 
 int
@@ -156,6 +197,7 @@ main(int argc, char **argv)
 	       "%.1f ms (%.0f ns per session), %u kept\n", t_adopt * 1e3,
 	       t_adopt * 1e9 / (got ? got : 1), rg.info.adopted);
 	region_close(&rg);
+	carry(dir, &want, got, t_adopt);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/bench.region.lock", dir);
 	unlink(path);
