@@ -452,6 +452,7 @@ node_registry(struct node *n)
 	n->pub.w = n->w;
 	n->pub.nw = n->nw;
 	n->pub.sbx = &n->sbx;
+	n->pub.dpc = &n->dpc;
 	n->pub.steer = n->have_steer ? &n->steer : NULL;
 	n->pub.world_ifindex = n->pt.world_ifindex;
 	if (reg_init(&n->reg, n->cfg.max_sandboxes, n->cfg.host_ports.lo, n->cfg.host_ports.hi,

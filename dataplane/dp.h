@@ -86,6 +86,17 @@ struct dp_bucket {
 };
 
 /*
+ * How one sandbox's guest is addressed: its IP, the gateway it routes through and the MAC that
+ * gateway answers with. The node-wide --guest-ip/--gateway-ip/--gateway-mac unless the
+ * registration gave its own (a CNI pod with an address of its own). Each word is one store, so
+ * a frame never sees half an address; the control thread fills them before the slot goes live.
+ */
+struct dp_guest {
+	_Atomic uint64_t addr;		/* guest IP (low 32 bits) | gateway IP << 32, network order */
+	_Atomic uint64_t gw_mac;	/* dp_mac_pack() */
+};
+
+/*
  * State written by the control thread, read by workers. Host-port entry = (slot + 1) << 16 |
  * container port, 0 when the host port is not registered. Slot-alive flags tell a worker that a
  * sandbox is being removed before its sessions are flushed.
@@ -98,6 +109,7 @@ struct dp_shared {
 	_Atomic uint16_t *ip2slot;	/* sandbox IP - sbx_net → slot + 1 */
 	_Atomic uint32_t *slot_ip;	/* slot → sandbox IP (network order) */
 	_Atomic uint64_t *slot_mac;	/* slot → guest MAC, packed by dp_mac_pack() */
+	struct dp_guest *guest;		/* slot → the guest's addressing (dp_guest_set()) */
 	_Atomic uint16_t *slot_mtu;	/* slot → IP MTU towards the sandbox (0: not checked) */
 	struct dp_limit *slot_lim;	/* per slot; NULL: no limits */
 	uint32_t ip2slot_size;
@@ -123,6 +135,31 @@ static inline void
 dp_mac_put(uint8_t *dst, uint64_t v)
 {
 	memcpy(dst, &v, 6);
+}
+
+static inline void
+dp_guest_set(struct dp_guest *g, uint32_t ip, uint32_t gw_ip, const uint8_t gw_mac[6])
+{
+	atomic_store_explicit(&g->addr, (uint64_t)gw_ip << 32 | ip, memory_order_relaxed);
+	atomic_store_explicit(&g->gw_mac, dp_mac_pack(gw_mac), memory_order_relaxed);
+}
+
+static inline uint32_t
+dp_guest_ip(const struct dp_shared *sh, uint32_t slot)
+{
+	return (uint32_t)atomic_load_explicit(&sh->guest[slot].addr, memory_order_relaxed);
+}
+
+static inline uint32_t
+dp_gw_ip(const struct dp_shared *sh, uint32_t slot)
+{
+	return (uint32_t)(atomic_load_explicit(&sh->guest[slot].addr, memory_order_relaxed) >> 32);
+}
+
+static inline void
+dp_gw_mac(const struct dp_shared *sh, uint32_t slot, uint8_t out[6])
+{
+	dp_mac_put(out, atomic_load_explicit(&sh->guest[slot].gw_mac, memory_order_relaxed));
 }
 
 /* The guest MAC a sandbox frame should carry as its source; false when it carries another. */

@@ -215,7 +215,7 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
 		}
 		dp_mac_put(eth->dst, atomic_load_explicit(&x->sh->slot_mac[zone - 1u],
 							  memory_order_relaxed));
-		memcpy(eth->src, c->gw_mac, 6);
+		dp_gw_mac(x->sh, zone - 1u, eth->src);
 		r->action = DP_TO_SANDBOX;
 		r->slot = zone - 1u;
 	}
@@ -303,7 +303,8 @@ dp_fits_slow(struct dp_ctx *x, uint16_t in, uint16_t out, uint16_t mtu, struct p
 		return true;
 	}
 	/* From the router the sender sees: its gateway for a guest, the node for the world. */
-	src = in == 0 ? x->cfg->node_ip : in == CVS_ZONE_HOST ? p->daddr : x->cfg->gw_ip;
+	src = in == 0 ? x->cfg->node_ip : in == CVS_ZONE_HOST ? p->daddr :
+	      dp_gw_ip(x->sh, in - 1u);
 	n = mtu_frag_needed(p->data, p->len, p->data, p->len, src, mtu, pkt_eth(p)->dst,
 			    pkt_eth(p)->src);
 	if (!n) {
@@ -449,9 +450,13 @@ dp_open_forward(struct dp_ctx *x, struct ct_session *s, struct pkt *p, struct dp
 
 /* Answer a guest's SYN with a RST+ACK (its policy denies the destination). */
 static inline void
-dp_rst_back(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+dp_rst_back(struct dp_ctx *x, struct pkt *p, uint32_t slot, struct dp_result *r)
 {
-	uint32_t len = reply_rst(p, x->cfg->gw_mac);
+	uint8_t gw_mac[6];
+	uint32_t len;
+
+	dp_gw_mac(x->sh, slot, gw_mac);
+	len = reply_rst(p, gw_mac);
 
 	x->st->c[CVS_WC_RST_SENT]++;
 	r->action = DP_BACK;

@@ -44,7 +44,8 @@ dp_host_ip(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 	}
 	/* The guest sees the connection coming from its gateway address. */
 	dp_tuple_of(&t, p, CVS_ZONE_HOST);
-	ct_tuple_set(&rt, c->guest_ip, c->gw_ip, p->dport, p->sport, (uint16_t)zone, p->proto);
+	ct_tuple_set(&rt, dp_guest_ip(x->sh, zone - 1u), dp_gw_ip(x->sh, zone - 1u), p->dport,
+		     p->sport, (uint16_t)zone, p->proto);
 	if (!dp_limits_host(x, (uint16_t)zone, r))
 		return;
 	s = dp_open(x, &t, &rt, p, r);

@@ -30,6 +30,7 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 	struct pkt *p = &pre->p;
 	const struct dp_cfg *c = x->cfg;
 	uint16_t zone = (uint16_t)(slot + 1), ver;
+	uint32_t gw = dp_gw_ip(x->sh, slot);
 	const struct dp_policy *pol;
 	enum cvs_wcounter kind;
 	struct ct_session *s;
@@ -41,7 +42,7 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 
 	dp_tuple_of(&t, p, zone);
 
-	if (p->daddr == c->gw_ip) {
+	if (p->daddr == gw) {
 		/* Only replies may use the gateway address; a guest may ping it. */
 		const struct icmp_hdr *ih = pkt_l4(p);
 
@@ -56,9 +57,9 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 		return;
 	}
 	pol = dp_policy_of(x, slot, &ver);
-	if (p->daddr != c->gw_ip && !dp_policy_allows(pol, p->daddr)) {
+	if (p->daddr != gw && !dp_policy_allows(pol, p->daddr)) {
 		if (p->proto == IPPROTO_TCP_)
-			dp_rst_back(x, p, r);
+			dp_rst_back(x, p, slot, r);
 		else
 			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
 		return;
@@ -68,10 +69,11 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 
 	if (hp) {
 		/* Hairpin: B sees node IP : SNAT port; B's replies return to A in one pass. */
-		ct_tuple_set(&rt, c->guest_ip, c->node_ip, htons((uint16_t)(hp & 0xffff)), 0,
+		ct_tuple_set(&rt, dp_guest_ip(x->sh, (hp >> 16) - 1u), c->node_ip,
+			     htons((uint16_t)(hp & 0xffff)), 0,
 			     (uint16_t)(hp >> 16), p->proto);
 		kind = CVS_WC_HAIRPIN_FLOWS;
-	} else if (p->daddr == c->gw_ip || p->daddr == c->node_ip) {
+	} else if (p->daddr == gw || p->daddr == c->node_ip) {
 		/* To the host stack through cube-dev, seen from the sandbox IP. */
 		uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
 
@@ -79,7 +81,7 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 			dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_GATEWAY_DENIED);
 			return;
 		}
-		ct_tuple_set(&rt, p->daddr == c->gw_ip ? c->host_ip : p->daddr, ip, p->dport,
+		ct_tuple_set(&rt, p->daddr == gw ? c->host_ip : p->daddr, ip, p->dport,
 			     p->sport, CVS_ZONE_HOST, p->proto);
 		kind = CVS_WC_HOST_FLOWS;
 	} else {
@@ -124,10 +126,14 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 {
 	switch (dp_parse(x, &pre->p, frame, len)) {
 	case PKT_ARP:
-		if (reply_arp_is_request(&pre->p))
-			dp_arp_reply(x, &pre->p, x->cfg->gw_mac, r);
-		else
+		if (reply_arp_is_request(&pre->p)) {
+			uint8_t gw_mac[6];
+
+			dp_gw_mac(x->sh, slot, gw_mac);
+			dp_arp_reply(x, &pre->p, gw_mac, r);
+		} else {
 			dp_drop(x, r, CVS_DROP_ARP);
+		}
 		return false;
 	case PKT_BAD:
 		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
@@ -136,8 +142,8 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		dp_frag_later(x, (uint16_t)(slot + 1), &pre->p, r);
 		return false;
 	}
-	/* Every guest has the one guest address; anything else is spoofed. */
-	if (pre->p.saddr != x->cfg->guest_ip) {
+	/* A guest has its one address (the node-wide one, or its own); anything else is spoofed. */
+	if (pre->p.saddr != dp_guest_ip(x->sh, slot)) {
 		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
 		return false;
 	}
@@ -148,7 +154,7 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	 * slot an insert would take (the probe would otherwise miss in stage 3).
 	 */
 	if (dp_pure_syn(&pre->p) && pre->p.daddr != x->cfg->node_ip &&
-	    pre->p.daddr != x->cfg->gw_ip) {
+	    pre->p.daddr != dp_gw_ip(x->sh, slot)) {
 		ct_tuple_set(&pre->rt, pre->p.daddr, x->cfg->node_ip, pre->p.dport,
 			     dp_snat_next(x), 0, IPPROTO_TCP_);
 		dp_pre_reply(x, pre);

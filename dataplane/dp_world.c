@@ -37,7 +37,7 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 						   memory_order_acquire);
 
 		if (hp) {
-			ct_tuple_set(&pre->rt, x->cfg->guest_ip, pre->p.saddr,
+			ct_tuple_set(&pre->rt, dp_guest_ip(x->sh, (hp >> 16) - 1u), pre->p.saddr,
 				     htons((uint16_t)(hp & 0xffff)), pre->p.sport,
 				     (uint16_t)(hp >> 16), pre->p.proto);
 			dp_pre_reply(x, pre);

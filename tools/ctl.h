@@ -13,7 +13,7 @@
 #include "cvs_common.h"
 
 #define CTL_PROG		"cubevs-fpctl"
-#define CTL_MAX_OPTS		12	/* options of one command, --help and --json aside */
+#define CTL_MAX_OPTS		16	/* options of one command, --help and --json aside */
 
 #define ctl_err(...)		cvs_err(CTL_PROG, __VA_ARGS__)
 

@@ -298,6 +298,12 @@ sandbox_print(json_t *sb)
 		printf("interface:  %s\n", str_of(sb, "iface"));
 	printf("sandbox IP: %s\n", str_of(sb, "sandboxIP"));
 	printf("guest MAC:  %s\n", str_of(sb, "guestMAC"));
+	if (json_is_string(json_object_get(sb, "guestIP")))
+		printf("guest IP:   %s\n", str_of(sb, "guestIP"));
+	if (json_is_string(json_object_get(sb, "gatewayIP")))
+		printf("gateway:    %s %s\n", str_of(sb, "gatewayIP"),
+		       json_is_string(json_object_get(sb, "gatewayMAC")) ?
+		       str_of(sb, "gatewayMAC") : "");
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
 	if (json_is_string(json_object_get(sb, "attachError")))
 		printf(" (%s)", str_of(sb, "attachError"));
@@ -325,6 +331,19 @@ ctl_run_sandbox_show(struct ctl *c, const struct ctl_args *a)
 
 	free(path);
 	return rc;
+}
+
+/* --guest-ip, --gateway-ip, --gateway-mac as given: the API judges them. */
+static void
+guest_body(json_t *body, const struct ctl_args *a)
+{
+	static const char *const opt[] = { "guest-ip", "gateway-ip", "gateway-mac" };
+	static const char *const key[] = { "guestIP", "gatewayIP", "gatewayMAC" };
+	size_t i;
+
+	for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		if (ctl_str(a, opt[i]))
+			json_object_set_new(body, key[i], json_string(ctl_str(a, opt[i])));
 }
 
 int
@@ -356,6 +375,7 @@ ctl_run_sandbox_add(struct ctl *c, const struct ctl_args *a)
 		json_object_set_new(body, "sandboxIP", json_string(ip));
 	if (mac)
 		json_object_set_new(body, "guestMAC", json_string(mac));
+	guest_body(body, a);
 	if ((lim = limits_body(a)))
 		json_object_set_new(body, "limits", lim);
 	text = json_dumps(body, JSON_COMPACT);

@@ -57,12 +57,16 @@ static const char usage_sandbox[] =
 	"Usage: cubevs-fpctl sandbox list [--json]\n"
 	"       cubevs-fpctl sandbox show ID [--json]\n"
 	"       cubevs-fpctl sandbox add ID --iface IFACE [--port PORT]... [--ip SANDBOX_IP]\n"
-	"                          [--guest-mac MAC] [LIMITS]\n"
+	"                          [--guest-mac MAC] [GUEST] [LIMITS]\n"
 	"       cubevs-fpctl sandbox add ID --vhost-user SOCKET [--vhost-mode server|client]\n"
-	"                          [--port PORT]... [--ip SANDBOX_IP] [--guest-mac MAC] [LIMITS]\n"
+	"                          [--port PORT]... [--ip SANDBOX_IP] [--guest-mac MAC] [GUEST]\n"
+	"                          [LIMITS]\n"
 	"       cubevs-fpctl sandbox del ID\n"
 	"Register (add: PUT /sandboxes/ID, also changes the exposed ports of a registered\n"
-	"sandbox), remove, list and show sandboxes. LIMITS override the node's per-sandbox\n"
+	"sandbox), remove, list and show sandboxes. GUEST addresses a guest on its own (a CNI\n"
+	"pod) instead of the node-wide --guest-ip/--gateway-ip/--gateway-mac:\n"
+	"  --guest-ip IP --gateway-ip IP --gateway-mac MAC   (guestIP, gatewayIP, gatewayMAC)\n"
+	"LIMITS override the node's per-sandbox\n"
 	"limits for this sandbox (0: no limit); given, they replace those set before (the\n"
 	"others: the node's defaults); none given, those set before are kept:\n"
 	"  --max-sessions N             sessions it opened (maxSessions)\n"
@@ -107,6 +111,9 @@ static const struct ctl_opt opts_sandbox_add[] = {
 	{ .name = "port", .kind = CTL_NUMS, .key = 'p', .lo = 1, .hi = 65535 },
 	{ .name = "ip", .kind = CTL_STR, .key = 'a' },
 	{ .name = "guest-mac", .kind = CTL_STR, .key = 'm' },
+	{ .name = "guest-ip", .kind = CTL_STR },
+	{ .name = "gateway-ip", .kind = CTL_STR },
+	{ .name = "gateway-mac", .kind = CTL_STR },
 #define CTL_LIMIT_OPT(o, k) { .name = o, .kind = CTL_NUM, .lo = 0, .hi = CTL_LIMIT_MAX },
 	CTL_LIMITS(CTL_LIMIT_OPT)
 #undef CTL_LIMIT_OPT

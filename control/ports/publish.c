@@ -45,13 +45,14 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
 	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
 	sh->slot_mac = calloc(max_sandboxes, sizeof(*sh->slot_mac));
+	sh->guest = calloc(max_sandboxes, sizeof(*sh->guest));
 	sh->slot_mtu = calloc(max_sandboxes, sizeof(*sh->slot_mtu));
 	sh->slot_lim = calloc(max_sandboxes, sizeof(*sh->slot_lim));
 	sh->ip2slot_size = 1u << (32 - prefix);
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
 	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
-	    !sh->slot_mtu || !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
+	    !sh->guest || !sh->slot_mtu || !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
 }
@@ -68,6 +69,7 @@ publish_fini(struct publish *p)
 		free((void *)p->sh->policy_ver);
 		free((void *)p->sh->slot_ip);
 		free((void *)p->sh->slot_mac);
+		free(p->sh->guest);
 		free((void *)p->sh->slot_mtu);
 		free(p->sh->slot_lim);
 		free((void *)p->sh->ip2slot);
@@ -241,11 +243,17 @@ publish_op_ifindex(void *ctx, const char *iface)
 	return ioctl(p->ifq_fd, SIOCGIFINDEX, &ifr) ? 0 : ifr.ifr_ifindex;
 }
 
+/* The guest's MAC and addressing: its registration's, else the node-wide ones. */
 static void
 publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 {
 	struct publish *p = ctx;
+	const struct dp_cfg *c = p->dpc;
 
+	if (c)
+		dp_guest_set(&p->sh->guest[sb->slot], sb->guest.ip ? sb->guest.ip : c->guest_ip,
+			     sb->guest.gw_ip ? sb->guest.gw_ip : c->gw_ip,
+			     sb->guest.gw_mac_set ? sb->guest.gw_mac : c->gw_mac);
 	atomic_store_explicit(&p->sh->slot_mac[sb->slot], dp_mac_pack(sb->guest_mac),
 			      memory_order_release);
 	/* The funnel's programs compare and restore it too. */

@@ -55,6 +55,7 @@ struct publish {
 	struct xdp_sbx *sbx;		/* the sandbox XDP program */
 	struct xdp_steer *steer;	/* NULL without our steering program */
 	int world_ifindex;
+	const struct dp_cfg *dpc;	/* the node-wide guest addressing, a sandbox's default */
 	bool keep_sbx_xdp;		/* at exit: sandbox programs stay for the next process */
 };
 

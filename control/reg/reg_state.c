@@ -40,6 +40,7 @@ reg_state_record(const struct sandbox *sb)
 		json_object_set_new(rec, "policy", policy_render(&sb->policy));
 	if (sb->guest_mac_set)
 		json_object_set_new(rec, "guestMAC", reg_mac_json(sb->guest_mac));
+	reg_guest_render(rec, sb);
 	/* Only the overrides: a restart with other defaults applies the new ones. */
 	if (sb->limits.set)
 		json_object_set_new(rec, "limits", reg_limits_render(&sb->limits, false));
@@ -149,21 +150,23 @@ static int
 reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 {
 	const char *id = NULL, *iface = NULL, *ip = NULL, *vpath = NULL, *vmode = NULL;
-	json_t *ports = NULL, *pol = NULL, *mac = NULL, *vh = NULL, *lim = NULL;
+	const char *gip = NULL, *gw = NULL;
+	json_t *ports = NULL, *pol = NULL, *mac = NULL, *vh = NULL, *lim = NULL, *gwmac = NULL;
 	json_int_t slot = -1;
 	struct sandbox *sb;
 	uint32_t addr, k;
 	char why[160];
 	int ret;
 
-	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o,s?o,s?I,s?o!}", "sandboxID", &id,
-			"iface", &iface, "vhostUser", &vh, "sandboxIP", &ip, "exposedPorts", &ports,
-			"policy", &pol, "guestMAC", &mac, "slot", &slot, "limits", &lim) ||
+	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o,s?o,s?I,s?o,s?s,s?s,s?o!}",
+			"sandboxID", &id, "iface", &iface, "vhostUser", &vh, "sandboxIP", &ip,
+			"exposedPorts", &ports, "policy", &pol, "guestMAC", &mac, "slot", &slot,
+			"limits", &lim, "guestIP", &gip, "gatewayIP", &gw, "gatewayMAC", &gwmac) ||
 	    !iface == !vh ||
 	    (vh && json_unpack(vh, "{s:s,s:s!}", "socket", &vpath, "mode", &vmode))) {
 		snprintf(err, errlen, "a record must have sandboxID, iface or vhostUser (socket, "
-			 "mode), sandboxIP, exposedPorts and optionally policy, guestMAC, slot and "
-			 "limits, nothing else");
+			 "mode), sandboxIP, exposedPorts and optionally policy, guestMAC, slot, "
+			 "limits, guestIP, gatewayIP and gatewayMAC, nothing else");
 		return -EINVAL;
 	}
 	if (!reg_id_valid(id) || reg_find(r, id)) {
@@ -215,6 +218,10 @@ reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
 		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
 	if (!ret && lim)
 		ret = reg_limits_parse(lim, &sb->limits, why, sizeof(why)) ? -EINVAL : 0;
+	if (!ret)
+		ret = reg_guest_parse(gip, gw, gwmac, &sb->guest, why, sizeof(why));
+	if (!ret && reg_guest_claim(r, NULL, &sb->guest, why, sizeof(why)))
+		ret = -EINVAL;
 	/* Shown while it waits for its interface; attaching computes them again. */
 	reg_limits_apply(r, sb);
 	memcpy(sb->guest_mac, r->default_mac, 6);

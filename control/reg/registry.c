@@ -14,7 +14,7 @@
 #define REG_RETRY_MS	2000u
 
 /* Fill err and return the status: the registry's one way to refuse. */
-static int __attribute__((format(printf, 4, 5)))
+int
 reg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -186,6 +186,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	if (sb->policy.set)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
+	reg_guest_render(j, sb);
 	/* What frames towards it may carry; the path's MSS and fragmentation follow it. */
 	if (sb->dp && sb->mtu)
 		json_object_set_new(j, "mtu", json_integer(sb->mtu));
@@ -324,6 +325,9 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 	if (q->ip && q->ip != sb->ip)
 		return reg_fail(err, errlen, REG_E_CONFLICT,
 				"sandbox %s already has another sandboxIP", sb->id);
+	status = reg_guest_claim(r, sb, &q->guest, err, errlen);
+	if (status)
+		return status;
 	if (!reg_same_ports(sb, q) && (status = reg_set_ports(r, sb, q, err, errlen)))
 		return status;
 	/* The ports may have changed already: that much is recorded, though the answer fails. */
@@ -331,12 +335,11 @@ reg_update(struct registry *r, struct sandbox *sb, const struct reg_req *q, char
 		reg_changed(r, sb, false);
 		return status;
 	}
-	if (q->guest_mac_set) {
+	if (q->guest_mac_set)
 		memcpy(sb->guest_mac, q->guest_mac, 6);
-		sb->guest_mac_set = true;
-		if (sb->dp && r->ops->guest_mac)
-			r->ops->guest_mac(r->ctx, sb);
-	}
+	if ((reg_guest_apply(sb, &q->guest) || q->guest_mac_set) && sb->dp && r->ops->guest_mac)
+		r->ops->guest_mac(r->ctx, sb);
+	sb->guest_mac_set |= q->guest_mac_set;
 	if (q->limits.set) {
 		sb->limits = q->limits;
 		reg_limits_apply(r, sb);
@@ -389,6 +392,9 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	if (other)
 		return reg_fail(err, errlen, REG_E_CONFLICT, "%s is used by sandbox %s",
 				reg_port_name(q->iface, q->vhost, name, sizeof(name)), other->id);
+	status = reg_guest_claim(r, NULL, &q->guest, err, errlen);
+	if (status)
+		return status;
 	sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return reg_fail(err, errlen, REG_E_FAILED, "out of memory");
@@ -411,6 +417,7 @@ reg_create(struct registry *r, const char *id, const struct reg_req *q, struct s
 	sb->policy = q->policy;
 	sb->guest_mac_set = q->guest_mac_set;
 	memcpy(sb->guest_mac, q->guest_mac_set ? q->guest_mac : r->default_mac, 6);
+	sb->guest = q->guest;
 	sb->limits = q->limits;
 	reg_limits_apply(r, sb);
 	ret = r->ops->attach(r->ctx, sb, why, sizeof(why));

@@ -62,6 +62,17 @@ extern const char *const reg_limit_names[REG_LIM_MAX];
 
 /* Parse a "limits" object into l (set bits for the fields given); 0 or -1 with 'why'. */
 int reg_limits_parse(const json_t *v, struct reg_limits *l, char *why, size_t whylen);
+/*
+ * A guest addressed on its own (a CNI pod with the address its IPAM gave it): each field left
+ * out (0, or gw_mac_set false) is the node-wide --guest-ip, --gateway-ip, --gateway-mac.
+ */
+struct reg_guest {
+	uint32_t ip;		/* network order */
+	uint32_t gw_ip;
+	uint8_t gw_mac[6];
+	bool gw_mac_set;
+};
+
 /* The given fields of l as an object, or every field when all is true. */
 json_t *reg_limits_render(const struct reg_limits *l, bool all);
 
@@ -79,6 +90,7 @@ struct sandbox {
 	uint8_t guest_mac[6];	/* the MAC frames to the guest carry (the default or its own) */
 	uint16_t mtu;		/* the MTU it is served at, set by the attach (0: not attached) */
 	bool guest_mac_set;	/* given in the registration, not --guest-mac */
+	struct reg_guest guest;	/* its own addressing, when the registration gave one */
 	struct reg_limits limits;	/* the overrides of its registration */
 	struct reg_limits lim_eff;	/* in force: overrides over the node defaults */
 	void *dp;		/* data-path state owned by reg_ops */
@@ -103,7 +115,7 @@ struct reg_ops {
 	int (*policy)(void *ctx, struct sandbox *sb);
 	/* Optional: the attached interface's MTU may have changed (a link event): publish it. */
 	void (*mtu)(void *ctx, struct sandbox *sb);
-	/* Optional: publish a changed sb->guest_mac of an attached sandbox. */
+	/* Optional: publish a changed guest MAC or addressing of an attached sandbox. */
 	void (*guest_mac)(void *ctx, const struct sandbox *sb);
 	/* Optional: publish changed sb->lim_eff of an attached sandbox (attach publishes it). */
 	void (*limits)(void *ctx, const struct sandbox *sb);
@@ -195,6 +207,7 @@ struct reg_req {
 	struct reg_policy policy;	/* .set when the request had one */
 	uint8_t guest_mac[6];
 	bool guest_mac_set;		/* the request had "guestMAC" */
+	struct reg_guest guest;		/* "guestIP", "gatewayIP", "gatewayMAC" */
 	struct reg_limits limits;	/* the request's "limits" (set bits: given) */
 };
 
@@ -311,6 +324,9 @@ reg_is_vhost(const struct sandbox *sb)
 bool reg_id_valid(const char *id);
 /* A "guestMAC" value: 0, or -EINVAL unless it is a unicast MAC other than all zeros. */
 int reg_mac_parse(const json_t *v, uint8_t mac[6]);
+/* guestIP, gatewayIP, gatewayMAC from their values (NULL: absent); -EINVAL with why. */
+int reg_guest_parse(const char *ip, const char *gw, const json_t *mac, struct reg_guest *g,
+		    char *why, size_t len);
 /* REG_OK, or REG_E_INVALID with the rule for ids in err. */
 int reg_id_check(const char *id, char *err, size_t errlen);
 

@@ -38,6 +38,20 @@ void reg_suspend(struct registry *r, struct sandbox *sb, bool unattach, const ch
 /* A PUT of an existing interface registration: repair what the kernel changed (reg_link.c). */
 void reg_link_check(struct registry *r, struct sandbox *sb);
 
+/* Fill err and return the status: the registry's one way to refuse (registry.c). */
+int reg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A guest's own addressing (reg_guest.c): rendered into an answer or a state record when it
+ * has one; claimed (REG_OK, or REG_E_CONFLICT when another sandbox has that guestIP or sb has
+ * another); applied to sb (true when that changed anything).
+ */
+void reg_guest_render(json_t *j, const struct sandbox *sb);
+int reg_guest_claim(struct registry *r, const struct sandbox *sb, const struct reg_guest *g,
+		    char *err, size_t errlen);
+bool reg_guest_apply(struct sandbox *sb, const struct reg_guest *g);
+
 void reg_ip_str(uint32_t ip, char *buf);
 /* Unix seconds as an RFC 3339 UTC string. */
 json_t *reg_time_json(int64_t t);

@@ -43,6 +43,28 @@ rollback_target_of(const char *release)
 	return NULL;
 }
 
+/* Registrations 0.1.0 can keep: none with an address of its own, which it does not know. */
+static int
+rollback_state_fits(json_t *sbx, char *err, size_t errlen)
+{
+	static const char *const newer[] = { "guestIP", "gatewayIP", "gatewayMAC" };
+	json_t *rec;
+	size_t i, k;
+
+	json_array_foreach(sbx, i, rec) {
+		for (k = 0; k < sizeof(newer) / sizeof(newer[0]); k++) {
+			if (!json_object_get(rec, newer[k]))
+				continue;
+			snprintf(err, errlen, "sandbox %s has a %s of its own, which 0.1.0 cannot "
+				 "keep: delete it (and register it again after the rollback) first; "
+				 "nothing was changed",
+				 json_string_value(json_object_get(rec, "sandboxID")), newer[k]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The journal folded into one snapshot 0.1.0 reads; the journal removed. */
 static int
 rollback_state(const struct cvs_config *cfg, FILE *out, char *err, size_t errlen)
@@ -57,6 +79,8 @@ rollback_state(const struct cvs_config *cfg, FILE *out, char *err, size_t errlen
 		return 0;
 	}
 	ret = store_load(cfg->state_file, &sbx, &holds, &li, err, errlen);
+	if (!ret)
+		ret = rollback_state_fits(sbx, err, errlen);
 	if (!ret)
 		ret = state_save(cfg->state_file, sbx, holds, err, errlen);
 	if (!ret) {

@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CNI_PATH=/usr/lib/cni
 NS_P=cvs-pod1-$TB_ID
-CNI_ADDED=0
+PODS=()		# the pod namespaces ADD ran for, each to DEL and remove
 
 nsp() { ip netns exec "$NS_P" "$@"; }
 
@@ -49,29 +49,32 @@ cni_conf() {
 }
 
 # Run the ptp plugin as a runtime does, from the node namespace: its host-side veth lands
-# there. COMMAND is ADD or DEL; the result (or error) goes to stdout.
-cni() { # COMMAND
-	cni_conf | ip netns exec "$NS_N" env CNI_COMMAND="$1" CNI_CONTAINERID="$NS_P" \
-		CNI_NETNS="/var/run/netns/$NS_P" CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni \
+# there. COMMAND is ADD or DEL for the pod namespace (NS_P by default); the result (or error)
+# goes to stdout.
+cni() { # COMMAND [pod namespace]
+	local ns=${2:-$NS_P}
+	cni_conf | ip netns exec "$NS_N" env CNI_COMMAND="$1" CNI_CONTAINERID="$ns" \
+		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni \
 		/usr/lib/cni/ptp
 }
 
-# The pod goes before the bed: DEL while both namespaces still exist (the spec asks for it
+# The pods go before the bed: DEL while both namespaces still exist (the spec asks for it
 # even after a failed ADD), then the pod namespace.
 pod_teardown() {
+	local ns
 	set +e
-	if [ "$CNI_ADDED" = 1 ]; then
-		cni DEL >"$TB_DIR/cni-del.out" 2>&1 ||
+	for ns in "${PODS[@]}"; do
+		cni DEL "$ns" >"$TB_DIR/cni-del.out" 2>&1 ||
 			printf '# CNI DEL failed: %s\n' "$(cat "$TB_DIR/cni-del.out")"
-	fi
-	ip netns del "$NS_P" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
 }
 
 # lib.sh's tb_on_signal, with the pod's teardown in the same session of its own.
 pod_on_signal() { # exit status
 	trap - EXIT TERM INT HUP
 	setsid bash -c "$(declare -f tb_teardown pod_teardown cni cni_conf)
-		$(declare -p TB_PIDS TB_SANDBOXES TB_ID NS_C NS_N NS_W NS_P TB_DIR CNI_ADDED)
+		$(declare -p TB_PIDS TB_SANDBOXES TB_ID NS_C NS_N NS_W NS_P TB_DIR PODS)
 		$(declare -p TB_WORLD 2>/dev/null)
 		pod_teardown; tb_teardown" </dev/null >/dev/null 2>&1 &
 	exit "$1"
@@ -84,6 +87,28 @@ pod_traps() {
 	trap 'pod_on_signal 129' HUP
 }
 
+# A pod by the ptp plugin: its namespace, ADD, and what the result says in $TB_DIR/NS.pod:
+# "pod-ip gateway host-veth pod-mac host-veth-mac".
+pod_add() { # namespace
+	local r=$TB_DIR/$1-add.json line
+	ip netns add "$1"
+	ip netns exec "$1" ip link set lo up # the runtime's loopback plugin
+	PODS+=("$1")
+	cni ADD "$1" >"$r" 2>&1 || die "CNI ADD: $(cat "$r")"
+	log "CNI ADD result for $1: $(tr -d '\n\t' <"$r")"
+	line=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+ifs = r["interfaces"]
+host = [i for i in ifs if not i.get("sandbox")]
+pod = [i for i in ifs if i.get("sandbox") and i["name"] == "eth0"]
+ip = [a for a in r["ips"] if ifs[a["interface"]].get("sandbox")][0]
+print(ip["address"].split("/")[0], ip["gateway"], host[0]["name"], pod[0]["mac"])' "$r") ||
+		die "cannot read the CNI result"
+	set -- "$1" $line
+	echo "$line $(nsn cat "/sys/class/net/$4/address")" >"$TB_DIR/$1.pod"
+}
+
 case_ptp() {
 	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
 		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
@@ -92,24 +117,9 @@ case_ptp() {
 	pod_traps
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353
 
-	ip netns add "$NS_P"
-	nsp ip link set lo up # the runtime's loopback plugin
-	CNI_ADDED=1
-	cni ADD >"$TB_DIR/cni-add.json" 2>&1 || die "CNI ADD: $(cat "$TB_DIR/cni-add.json")"
-	log "CNI ADD result: $(tr -d '\n\t' <"$TB_DIR/cni-add.json")"
-	local pod_ip pod_gw host_veth pod_mac
-	read -r pod_ip pod_gw host_veth pod_mac < <(python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-ifs = r["interfaces"]
-host = [i for i in ifs if not i.get("sandbox")]
-pod = [i for i in ifs if i.get("sandbox") and i["name"] == "eth0"]
-ip = [a for a in r["ips"] if ifs[a["interface"]].get("sandbox")][0]
-print(ip["address"].split("/")[0], ip["gateway"], host[0]["name"], pod[0]["mac"])' \
-		"$TB_DIR/cni-add.json") || true
-	[ -n "$pod_mac" ] || die "cannot read the CNI result"
-	local gw_mac
-	gw_mac=$(nsn cat "/sys/class/net/$host_veth/address")
+	local pod_ip pod_gw host_veth pod_mac gw_mac
+	pod_add "$NS_P"
+	read -r pod_ip pod_gw host_veth pod_mac gw_mac <"$TB_DIR/$NS_P.pod"
 	log "pod $pod_ip mac $pod_mac, gateway $pod_gw; host side $host_veth mac $gw_mac"
 	log "pod routes: $(nsp ip -4 route | paste -sd ';')"
 	log "host side: $(nsn ip -4 -br addr show dev "$host_veth" | tr -s ' '); $(nsn ip -4 route |
@@ -117,9 +127,10 @@ print(ip["address"].split("/")[0], ip["gateway"], host[0]["name"], pod[0]["mac"]
 	log "pod eth0 offloads: $(offloads "$NS_P" eth0)"
 	log "$host_veth offloads: $(offloads "$NS_N" "$host_veth")"
 
-	# One guest address per node today: the pod's, with the gateway ptp gave it. The pod's
-	# kernel routes via the gateway on the host-side veth; the ARP proxy answers with that
-	# veth's MAC, as the kernel would without us.
+	# The node-wide guest address: the pod's, with the gateway ptp gave it (the way a node
+	# of one pod can run without per-sandbox addresses; case ptp2 gives each its own). The
+	# pod's kernel routes via the gateway on the host-side veth; the ARP proxy answers with
+	# that veth's MAC, as the kernel would without us.
 	fp_start --guest-ip "$pod_ip" --gateway-ip "$pod_gw" --gateway-mac "$gw_mac"
 	local body="{\"iface\":\"$host_veth\",\"guestMAC\":\"$pod_mac\",\"exposedPorts\":[8080]}"
 	eq "$(api PUT /sandboxes/pod1 "$body" | tail -n1)" 201 || die "register pod1"
@@ -175,6 +186,96 @@ print("# sandboxPorts.pod1: " + " ".join("%s=%s" % kv for kv in p.items() if kv[
 	check "no frame from the pod carried another source MAC than its guestMAC" \
 		eq "$(python3 -c 'import json, sys
 print(json.loads(sys.argv[1])["sandboxPorts"]["pod1"]["guest_mac_mismatch"])' "$stats")" 0
+}
+
+# Two pods of one CNI network, each registered with the address, gateway and gateway MAC
+# its ADD result gives (no node-wide --guest-ip): each answers on its host port with the
+# client's address, reaches the world from the node IP, and reaches the other through the
+# other's host port (hairpin); a third registration claiming a pod's address is refused;
+# all of it again after a restart.
+case_ptp2() {
+	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
+		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
+	tb_setup
+	tb_add_world
+	pod_traps
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	local i ns ip gw veth mac gwmac body hp
+	for i in 1 2; do
+		ns=cvs-pod$i-$TB_ID
+		pod_add "$ns"
+		tb_server "$ns" 8080 --name "pod$i"
+	done
+	fp_start
+	for i in 1 2; do
+		read -r ip gw veth mac gwmac <"$TB_DIR/cvs-pod$i-$TB_ID.pod"
+		# pod2's gateway gets a MAC no interface has: what its ARP learns is ours alone.
+		if [ $i = 2 ]; then
+			gwmac=02:00:00:00:64:02
+			echo "$ip $gw $veth $mac $gwmac" >"$TB_DIR/cvs-pod2-$TB_ID.pod"
+			ip netns exec "cvs-pod2-$TB_ID" ip neigh flush dev eth0
+		fi
+		log "pod$i: $ip via $gw ($gwmac) on $veth, its MAC $mac"
+		if [ $i = 1 ]; then
+			body="{\"iface\":\"$veth\",\"guestMAC\":\"$mac\",\"guestIP\":\"$ip\","
+			body+="\"gatewayIP\":\"$gw\",\"gatewayMAC\":\"$gwmac\",\"exposedPorts\":[8080]}"
+			eq "$(api PUT "/sandboxes/pod$i" "$body" | tail -n1)" 201 || die "register pod1"
+		else
+			# The other through the ctl tool, over the API socket.
+			nsn "$CUBEVS_FPCTL" --api "unix:$TB_DIR/run/api.sock" sandbox add pod2 \
+				--iface "$veth" --guest-mac "$mac" --guest-ip "$ip" --gateway-ip "$gw" \
+				--gateway-mac "$gwmac" --port 8080 >/dev/null || die "register pod2"
+			check "cubevs-fpctl sandbox show prints pod2's addressing" contains \
+				"$(nsn "$CUBEVS_FPCTL" --api "unix:$TB_DIR/run/api.sock" sandbox show pod2)" \
+				"guest IP:   $ip"
+		fi
+		check "GET shows pod$i's own addressing" python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert (j["guestIP"], j["gatewayIP"], j["gatewayMAC"]) == tuple(sys.argv[2:5]), j' \
+			"$(api_body GET "/sandboxes/pod$i")" "$ip" "$gw" "$gwmac"
+	done
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	pods_work "registered"
+	for i in 1 2; do
+		read -r ip gw veth mac gwmac <"$TB_DIR/cvs-pod$i-$TB_ID.pod"
+		check "pod$i resolved its gateway to its own gatewayMAC ($gwmac)" contains \
+			"$(ip netns exec "cvs-pod$i-$TB_ID" ip neigh show "$gw" dev eth0)" "lladdr $gwmac"
+	done
+	read -r ip gw veth mac gwmac <"$TB_DIR/cvs-pod1-$TB_ID.pod"
+	local out
+	out=$(api PUT /sandboxes/pod3 "{\"iface\":\"lo\",\"guestIP\":\"$ip\"}")
+	check "another registration with pod1's guestIP → 409" eq "$(echo "$out" | tail -n1)" 409
+	check "naming pod1" contains "$out" "guestIP $ip is sandbox pod1's"
+	out=$(api PUT /sandboxes/pod1 "{\"iface\":\"$veth\",\"guestIP\":\"198.18.64.250\"}")
+	check "pod1 with another guestIP → 409, nothing changed" eq "$(echo "$out" | tail -n1)" 409
+	check "pod1 kept its exposed port" test -n "$(hostport_of pod1 8080)"
+	check "guestIP equal to gatewayIP → 400" eq "$(api PUT /sandboxes/pod4 \
+		"{\"iface\":\"lo\",\"guestIP\":\"$gw\",\"gatewayIP\":\"$gw\"}" | tail -n1)" 400
+	check "SIGTERM → exit 0" fp_stop
+	check "a restart" fp_start
+	check "the state file kept pod2's addressing" \
+		grep -q "\"guestIP\": \"$(cut -d' ' -f1 "$TB_DIR/cvs-pod2-$TB_ID.pod")\"" \
+		"$TB_DIR/state.json"
+	pods_work "after a restart"
+	check "no TCP/UDP checksum errors in the pods" \
+		eq "$(csum_errors cvs-pod1-$TB_ID) $(csum_errors cvs-pod2-$TB_ID)" "0 0"
+}
+
+# Each pod: its host port, its egress, the other pod's host port from it.
+pods_work() { # what
+	local i j hp
+	for i in 1 2; do
+		j=$((3 - i))
+		hp=$(hostport_of "pod$i" 8080)
+		check "$1: client → nodeIP:hostPort reaches pod$i, client address kept" \
+			eq "$(nsc curl -s -m 5 "http://$NODE_IP:$hp/name")" "pod$i $CLIENT_IP"
+		check "$1: pod$i → world leaves from the node IP and a SNAT port" \
+			in_snat "$(ip netns exec "cvs-pod$i-$TB_ID" curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+		check "$1: pod$i → nodeIP:hostPort of pod$j (hairpin)" \
+			eq "$(ip netns exec "cvs-pod$i-$TB_ID" curl -s -m 5 \
+				"http://$NODE_IP:$(hostport_of "pod$j" 8080)/name" | cut -d' ' -f1)" "pod$j"
+	done
 }
 
 "case_$1"

@@ -29,6 +29,7 @@ struct dpbed {
 	_Atomic uint16_t polver[BED_SLOTS];
 	_Atomic uint32_t slot_ip[BED_SLOTS];
 	_Atomic uint64_t slot_mac[BED_SLOTS];
+	struct dp_guest guests[BED_SLOTS];
 	_Atomic uint16_t ip2slot[64];
 	struct dp_policy pol_b;
 	struct dp_nh_reqs nhreq;
@@ -115,8 +116,11 @@ bed_init(struct dpbed *b, uint32_t capacity)
 	b->sh->policy_ver = b->polver;
 	b->sh->slot_ip = b->slot_ip;
 	b->sh->slot_mac = b->slot_mac;
-	for (int i = 0; i < BED_SLOTS; i++)
+	b->sh->guest = b->guests;
+	for (int i = 0; i < BED_SLOTS; i++) {
 		atomic_store(&b->slot_mac[i], dp_mac_pack(gm));
+		dp_guest_set(&b->guests[i], c->guest_ip, c->gw_ip, c->gw_mac);
+	}
 	b->sh->ip2slot = b->ip2slot;
 	b->sh->ip2slot_size = 64;
 	b->sh->max_sandboxes = BED_SLOTS;

@@ -12,6 +12,7 @@ static _Atomic(const struct dp_policy *) pols[8];
 static _Atomic uint16_t polver[8];
 static _Atomic uint32_t slot_ip[8];
 static _Atomic uint64_t slot_mac[8];
+static struct dp_guest guests[8];
 static _Atomic uint16_t ip2slot[64];
 static struct cvs_stats st;
 
@@ -37,8 +38,11 @@ setup(struct dp_ctx *x)
 	sh.policy_ver = polver;
 	sh.slot_ip = slot_ip;
 	sh.slot_mac = slot_mac;
-	for (int i = 0; i < 8; i++)
+	sh.guest = guests;
+	for (int i = 0; i < 8; i++) {
 		atomic_store(&slot_mac[i], dp_mac_pack(gm));
+		dp_guest_set(&guests[i], cfg.guest_ip, cfg.gw_ip, cfg.gw_mac);
+	}
 	sh.ip2slot = ip2slot;
 	sh.ip2slot_size = 64;
 	sh.max_sandboxes = 8;
@@ -131,6 +135,45 @@ test_guest_mac(struct dp_ctx *x)
 	CHECK(!dp_guest_mac_ok(&sh, 2, g, gn));
 	CHECK(dp_guest_mac_ok(&sh, 2, g, 11));	/* a runt is the parser's to count */
 	atomic_store(&slot_mac[3], dp_mac_pack(cfg.guest_mac));
+}
+
+/*
+ * A guest addressed on its own (a CNI pod): slot 3 gets 10.22.0.5 behind 10.22.0.1 with its
+ * own gateway MAC. The exposed port translates to that address, frames to it come from that
+ * MAC, its replies pass while the node-wide guest address is spoofed there, its ARP for the
+ * gateway gets that MAC; slot 2 keeps the node-wide addressing.
+ */
+static void
+test_guest_addr(struct dp_ctx *x)
+{
+	static const uint8_t gwm[6] = { 0x02, 0, 0, 0, 0x0a, 0x01 };
+	uint32_t own = ip4("10.22.0.5"), gw = ip4("10.22.0.1"), client = ip4("198.18.0.8");
+	struct ip4_hdr *ip;
+	struct dp_result r;
+	uint8_t g[256];
+	uint32_t gn;
+
+	dp_guest_set(&guests[3], own, gw, gwm);
+	gn = build_frame(g, IPPROTO_TCP_, client, cfg.node_ip, htons(40002), htons(20005),
+			 TCPF_SYN, 0);
+	ip = (struct ip4_hdr *)(g + 14);
+	dp_world_rx(x, g, gn, &r);
+	CHECK_EQ(r.action, DP_TO_SANDBOX);
+	CHECK_EQ(ip->daddr, own);
+	CHECK(!memcmp(((struct eth_hdr *)g)->src, gwm, 6));
+	CHECK(frame_csums_ok(g));
+	gn = build_frame(g, IPPROTO_TCP_, own, client, htons(8080), htons(40002),
+			 TCPF_SYN | TCPF_ACK, 5);
+	dp_sandbox_rx(x, 3, g, gn, &r);
+	CHECK_EQ(r.action, DP_TO_WORLD);
+	CHECK_EQ(ip->saddr, cfg.node_ip);
+	gn = build_frame(g, IPPROTO_TCP_, cfg.guest_ip, client, htons(8080), htons(40002),
+			 TCPF_ACK, 0);
+	dp_sandbox_rx(x, 3, g, gn, &r);
+	CHECK_EQ(r.drop, CVS_DROP_GUEST_SPOOF);
+	dp_sandbox_rx(x, 2, g, gn, &r);
+	CHECK(r.drop != CVS_DROP_GUEST_SPOOF);
+	dp_guest_set(&guests[3], cfg.guest_ip, cfg.gw_ip, cfg.gw_mac);
 }
 
 int
@@ -321,6 +364,7 @@ main(void)
 	for (k = 0; k < 200; k++)
 		test_snat_three_ports(&x, k * 7919u);
 	test_guest_mac(&x);
+	test_guest_addr(&x);
 	ct_destroy(x.ct);
 	return t_done("test_dp");
 }

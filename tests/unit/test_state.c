@@ -488,6 +488,85 @@ test_limits(const char *dir)
 	reg_fini(&a);
 }
 
+static const char *
+str_field(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/*
+ * A guest addressed on its own (issue 35): guestIP, gatewayIP, gatewayMAC checked for form,
+ * one guestIP per node (409), kept by a PUT without them, never changed (409), written to the
+ * state file and restored; a state file with one guestIP twice fails its restore.
+ */
+static void
+test_guest_addr(const char *dir)
+{
+	struct registry a, b;
+	char path[256], err[512];
+	json_t *arr, *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/guest.json", dir);
+	reg_new(&a);
+	CHECK_EQ(put(&a, "p1", "{\"iface\":\"tap1\",\"guestIP\":\"10.22.0.5\","
+		     "\"gatewayIP\":\"10.22.0.1\",\"gatewayMAC\":\"02:00:00:00:0a:01\"}"),
+		 REG_CREATED);
+	CHECK_EQ(put(&a, "p2", "{\"iface\":\"tap2\",\"guestIP\":\"10.22.0.5\"}"),
+		 REG_E_CONFLICT);
+	CHECK_EQ(put(&a, "p2", "{\"iface\":\"tap2\",\"guestIP\":\"10.22.0.6\"}"), REG_CREATED);
+	CHECK_EQ(put(&a, "p3", "{\"iface\":\"tap3\"}"), REG_CREATED);	/* node-wide */
+	CHECK_EQ(put(&a, "p4", "{\"iface\":\"tap4\",\"guestIP\":\"224.0.0.1\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "p4", "{\"iface\":\"tap4\",\"guestIP\":\"127.0.0.1\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "p4", "{\"iface\":\"tap4\",\"gatewayIP\":\"10.22.0.300\"}"),
+		 REG_E_INVALID);
+	CHECK_EQ(put(&a, "p4", "{\"iface\":\"tap4\",\"guestIP\":\"10.22.0.9\","
+		     "\"gatewayIP\":\"10.22.0.9\"}"), REG_E_INVALID);
+	CHECK_EQ(put(&a, "p4", "{\"iface\":\"tap4\",\"gatewayMAC\":\"01:00:00:00:00:01\"}"),
+		 REG_E_INVALID);
+	/* Kept by a PUT without them; another guestIP for p1 is refused. */
+	CHECK_EQ(put(&a, "p1", "{\"iface\":\"tap1\",\"exposedPorts\":[80]}"), REG_OK);
+	CHECK_EQ(put(&a, "p1", "{\"iface\":\"tap1\",\"guestIP\":\"10.22.0.7\"}"),
+		 REG_E_CONFLICT);
+	CHECK_EQ(put(&a, "p1", "{\"iface\":\"tap1\",\"exposedPorts\":[80],"
+		     "\"gatewayMAC\":\"02:00:00:00:0a:02\"}"), REG_OK);
+	CHECK_EQ(reg_get(&a, "p1", &o, err, sizeof(err)), REG_OK);
+	CHECK(!strcmp(str_field(o, "guestIP"), "10.22.0.5"));
+	CHECK(!strcmp(str_field(o, "gatewayIP"), "10.22.0.1"));
+	CHECK(!strcmp(str_field(o, "gatewayMAC"), "02:00:00:00:0a:02"));
+	json_decref(o);
+	CHECK_EQ(reg_get(&a, "p3", &o, err, sizeof(err)), REG_OK);
+	CHECK(!json_object_get(o, "guestIP") && !json_object_get(o, "gatewayMAC"));
+	json_decref(o);
+	arr = reg_state(&a);
+	CHECK_EQ(state_save(path, arr, NULL, err, sizeof(err)), 0);
+	json_decref(arr);
+	CHECK(strstr(slurp(path), "\"guestIP\": \"10.22.0.6\"") != NULL);
+	reg_new(&b);
+	restored_equal(&a, &b, path);
+	/* Restored, the claim holds: no other sandbox may take p2's address. */
+	CHECK_EQ(put(&b, "p9", "{\"iface\":\"tap9\",\"guestIP\":\"10.22.0.6\"}"),
+		 REG_E_CONFLICT);
+	reg_clear(&b);
+	reg_fini(&b);
+	spit(path, "{\"format\":\"cubevs-fp-state\",\"version\":1,\"sandboxes\":["
+	     "{\"sandboxID\":\"x\",\"iface\":\"tap5\",\"sandboxIP\":\"192.168.0.9\","
+	     "\"exposedPorts\":[],\"guestIP\":\"10.22.0.5\"},"
+	     "{\"sandboxID\":\"y\",\"iface\":\"tap6\",\"sandboxIP\":\"192.168.0.10\","
+	     "\"exposedPorts\":[],\"guestIP\":\"10.22.0.5\"}]}");
+	reg_new(&b);
+	CHECK_EQ(state_load(path, &arr, NULL, err, sizeof(err)), 0);
+	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "guestIP 10.22.0.5 is sandbox x's") != NULL);
+	json_decref(arr);
+	reg_fini(&b);
+	reg_clear(&a);
+	reg_fini(&a);
+}
+
 int
 main(void)
 {
@@ -500,6 +579,7 @@ main(void)
 	test_slots();
 	test_guest_mac(dir);
 	test_limits(dir);
+	test_guest_addr(dir);
 	{
 		char cmd[128];
 

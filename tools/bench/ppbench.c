@@ -417,7 +417,8 @@ setup(struct dp_ctx *x)
 	}
 	sh.slot_alive = alive;
 	sh.slot_mac = calloc(opt_nsbx, sizeof(*sh.slot_mac));
-	if (!sh.slot_mac) {
+	sh.guest = calloc(opt_nsbx, sizeof(*sh.guest));
+	if (!sh.slot_mac || !sh.guest) {
 		perror("calloc");
 		exit(1);
 	}
@@ -425,6 +426,7 @@ setup(struct dp_ctx *x)
 	for (s = 0; s < opt_nsbx; s++) {
 		atomic_store(&alive[s], 1);
 		atomic_store(&sh.slot_mac[s], dp_mac_pack(gm));
+		dp_guest_set(&sh.guest[s], cfg.guest_ip, cfg.gw_ip, cfg.gw_mac);
 		atomic_store(&sh.hostport[HOSTPORT_BASE + s], dp_hostport_entry(s, CPORT));
 	}
 	/* Egress: remotes are off-link and go to a default gateway with a known MAC. */
