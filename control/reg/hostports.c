@@ -251,6 +251,44 @@ hostports_take(struct hostports *h, uint16_t port)
 	return portalloc_take(&h->pa, port);
 }
 
+uint16_t
+hostports_lo(const struct hostports *h)
+{
+	return (uint16_t)h->pa.lo;
+}
+
+uint16_t
+hostports_hi(const struct hostports *h)
+{
+	return (uint16_t)h->pa.hi;
+}
+
+int
+hostports_claim(struct hostports *h, const char *id, uint16_t port, char *who, size_t len)
+{
+	int i = hp_hold_of(h, port);
+
+	if (port < h->pa.lo || port > h->pa.hi)
+		return -ERANGE;
+	if (i >= 0 && strcmp(h->holds[i].id, id)) {
+		snprintf(who, len, "kept for sandbox %s, deleted lately", h->holds[i].id);
+		return -EBUSY;
+	}
+	if (hp_bit(h->reserved, port - h->pa.lo)) {
+		snprintf(who, len, "reserved: --reserved-host-ports");
+		return -EBUSY;
+	}
+	if (i < 0 && portalloc_is_used(&h->pa, port)) {
+		snprintf(who, len, "another sandbox's");
+		return -EBUSY;
+	}
+	if (hp_listened(h, port)) {
+		snprintf(who, len, "a process of the node listens on it");
+		return -EBUSY;
+	}
+	return hostports_take(h, port) ? (snprintf(who, len, "not free"), -EBUSY) : 0;
+}
+
 static int
 hp_hold_add(struct hostports *h, const char *id, uint16_t cport, uint16_t port, uint64_t until)
 {

@@ -84,6 +84,14 @@ int hostports_get(struct hostports *h, const char *id, uint16_t cport, uint64_t 
 void hostports_unget(struct hostports *h, uint16_t port);
 /* Take a port recorded in the state file; its hold, if any, ends. */
 int hostports_take(struct hostports *h, uint16_t port);
+/*
+ * A port asked for by number for sandbox 'id' (a CNI runtime's portMappings): taken when it is
+ * free, or held for this id. -ERANGE outside the range; -EBUSY when it is handed out, held for
+ * another id, reserved or listened on by a node process, with which in 'who'.
+ */
+int hostports_claim(struct hostports *h, const char *id, uint16_t port, char *who, size_t len);
+uint16_t hostports_lo(const struct hostports *h);
+uint16_t hostports_hi(const struct hostports *h);
 /* The sandbox id no longer uses the port: held for hold_s, then free. */
 void hostports_release(struct hostports *h, const char *id, uint16_t cport, uint16_t port,
 		       uint64_t now);

@@ -53,15 +53,21 @@ reg_req_ports(const json_t *v, struct reg_req *q, char *err, size_t errlen)
 				    "ports", CVS_MAX_EXPOSED);
 	for (i = 0; i < json_array_size(v); i++) {
 		json_t *p = json_array_get(v, i);
-		json_int_t n = json_is_integer(p) ? json_integer_value(p) : 0;
+		json_int_t n = json_is_integer(p) ? json_integer_value(p) : 0, h = 0;
 
-		if (n < 1 || n > 65535)
-			return reg_req_fail(err, errlen, "\"exposedPorts\"[%zu] must be an integer "
-					    "1..65535", i);
+		/* Or {"containerPort": N, "hostPort": M}: that host port, not one handed out. */
+		if (json_is_object(p) && json_unpack(p, "{s:I,s:I!}", "containerPort", &n,
+						     "hostPort", &h))
+			n = 0;
+		if (n < 1 || n > 65535 || (json_is_object(p) && (h < 1 || h > 65535)))
+			return reg_req_fail(err, errlen, "\"exposedPorts\"[%zu] must be a port "
+					    "1..65535, or {\"containerPort\": 1..65535, "
+					    "\"hostPort\": 1..65535}", i);
 		for (j = 0; j < q->nports; j++)
-			if (q->cports[j] == n)
+			if (q->cports[j] == n || (h && q->hports[j] == h))
 				return reg_req_fail(err, errlen, "port %d listed twice in "
-						    "\"exposedPorts\"", (int)n);
+						    "\"exposedPorts\"", (int)(q->cports[j] == n ? n : h));
+		q->hports[q->nports] = (uint16_t)h;
 		q->cports[q->nports++] = (uint16_t)n;
 	}
 	return 0;

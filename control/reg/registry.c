@@ -204,76 +204,6 @@ reg_ip_usable(const struct registry *r, uint32_t ip)
 	return h >= r->ips.lo && h <= r->ips.hi;
 }
 
-static bool
-reg_has_cport(const uint16_t *cports, uint32_t n, uint16_t p)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (cports[i] == p)
-			return true;
-	return false;
-}
-
-/*
- * Bring sb's exposed ports to the requested set: keep the host ports of ports that stay,
- * allocate new ones, free the rest. All or nothing.
- */
-static int
-reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, char *err,
-	      size_t errlen)
-{
-	struct exposed_port next[CVS_MAX_EXPOSED];
-	bool fresh[CVS_MAX_EXPOSED] = { false };
-	uint64_t now = (uint64_t)time(NULL);
-	uint32_t i, j, n = 0;
-
-	for (i = 0; i < q->nports; i++) {
-		next[n].cport = q->cports[i];
-		next[n].hport = 0;
-		for (j = 0; j < sb->nports; j++)
-			if (sb->ports[j].cport == q->cports[i])
-				next[n].hport = sb->ports[j].hport;
-		n++;
-	}
-	for (i = 0; i < n; i++) {
-		if (next[i].hport)
-			continue;
-		/* It asks the kernel about its candidate: a service may have just started. */
-		if (hostports_get(&r->hostports, sb->id, next[i].cport, now, &next[i].hport)) {
-			for (j = 0; j < i; j++)
-				if (fresh[j])
-					hostports_unget(&r->hostports, next[j].hport);
-			return reg_fail(err, errlen, REG_E_EXHAUSTED,
-					"host ports exhausted: %u of %u in use or kept back "
-					"(reserved, a kernel listener)",
-					hostports_size(&r->hostports) -
-					hostports_free(&r->hostports),
-					hostports_size(&r->hostports));
-		}
-		fresh[i] = true;
-	}
-	/* Commit: remove dropped ports (held for this id), add new ones. */
-	for (j = 0; j < sb->nports; j++)
-		if (!reg_has_cport(q->cports, q->nports, sb->ports[j].cport)) {
-			if (sb->dp)
-				r->ops->hostport(r->ctx, sb, &sb->ports[j], false);
-			hostports_release(&r->hostports, sb->id, sb->ports[j].cport,
-					  sb->ports[j].hport, now);
-		}
-	for (i = 0; i < n; i++) {
-		bool had = false;
-
-		for (j = 0; j < sb->nports; j++)
-			had |= sb->ports[j].cport == next[i].cport;
-		if (!had && sb->dp)
-			r->ops->hostport(r->ctx, sb, &next[i], true);
-	}
-	memcpy(sb->ports, next, sizeof(next[0]) * n);
-	sb->nports = n;
-	return REG_OK;
-}
-
 /* Publish a new policy; the old one stays in force when that fails. */
 static int
 reg_apply_policy(struct registry *r, struct sandbox *sb, const struct reg_policy *p,
@@ -291,20 +221,6 @@ reg_apply_policy(struct registry *r, struct sandbox *sb, const struct reg_policy
 	}
 	return REG_OK;
 }
-
-static bool
-reg_same_ports(const struct sandbox *sb, const struct reg_req *q)
-{
-	uint32_t i;
-
-	if (sb->nports != q->nports)
-		return false;
-	for (i = 0; i < q->nports; i++)
-		if (!reg_has_cport(q->cports, q->nports, sb->ports[i].cport))
-			return false;
-	return true;
-}
-
 
 /* PUT of a registered id: the same interface and address, maybe other ports or policy. */
 static int

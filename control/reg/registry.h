@@ -204,6 +204,7 @@ struct reg_req {
 	uint32_t ip;	/* network order; 0 = allocate one */
 	uint32_t nports;
 	uint16_t cports[CVS_MAX_EXPOSED];
+	uint16_t hports[CVS_MAX_EXPOSED];	/* the host port asked for each, 0: any */
 	struct reg_policy policy;	/* .set when the request had one */
 	uint8_t guest_mac[6];
 	bool guest_mac_set;		/* the request had "guestMAC" */

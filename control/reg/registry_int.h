@@ -38,6 +38,11 @@ void reg_suspend(struct registry *r, struct sandbox *sb, bool unattach, const ch
 /* A PUT of an existing interface registration: repair what the kernel changed (reg_link.c). */
 void reg_link_check(struct registry *r, struct sandbox *sb);
 
+/* sb's exposed ports made the request's, all or nothing (reg_ports.c); already equal? */
+int reg_set_ports(struct registry *r, struct sandbox *sb, const struct reg_req *q, char *err,
+		  size_t errlen);
+bool reg_same_ports(const struct sandbox *sb, const struct reg_req *q);
+
 /* Fill err and return the status: the registry's one way to refuse (registry.c). */
 int reg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

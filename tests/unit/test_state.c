@@ -567,6 +567,75 @@ test_guest_addr(const char *dir)
 	reg_fini(&a);
 }
 
+/* The host port of sandbox id's container port cport, 0 when it has none. */
+static int
+hport_of(struct registry *r, const char *id, int cport)
+{
+	json_t *o = NULL, *p;
+	char err[256];
+	size_t i;
+	int hp = 0;
+
+	if (reg_get(r, id, &o, err, sizeof(err)) != REG_OK)
+		return 0;
+	json_array_foreach(json_object_get(o, "exposedPorts"), i, p)
+		if (json_integer_value(json_object_get(p, "containerPort")) == cport)
+			hp = (int)json_integer_value(json_object_get(p, "hostPort"));
+	json_decref(o);
+	return hp;
+}
+
+/*
+ * Host ports asked for by number (a CNI runtime's portMappings): given when free in the range,
+ * refused outside it (400) or when another sandbox has it (409), kept by a PUT asking the same,
+ * moved by one asking another; a port handed out before is not given to a request by number.
+ */
+static void
+test_hostport_asked(void)
+{
+	struct registry a;
+
+	reg_new(&a);
+	CHECK_EQ(put(&a, "h1", "{\"iface\":\"tap1\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20050},443]}"), REG_CREATED);
+	CHECK_EQ(hport_of(&a, "h1", 80), 20050);
+	CHECK(hport_of(&a, "h1", 443) >= 20000 && hport_of(&a, "h1", 443) != 20050);
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20050}]}"), REG_E_CONFLICT);
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":8080}]}"), REG_E_INVALID);
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":0}]}"), REG_E_INVALID);
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20051,\"x\":1}]}"), REG_E_INVALID);
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20051},"
+		     "{\"containerPort\":81,\"hostPort\":20051}]}"), REG_E_INVALID);
+	/* 443's port was handed out: not to be had by number. */
+	{
+		char body[160];
+
+		snprintf(body, sizeof(body), "{\"iface\":\"tap3\",\"exposedPorts\":"
+			 "[{\"containerPort\":1,\"hostPort\":%d}]}", hport_of(&a, "h1", 443));
+		CHECK_EQ(put(&a, "h3", body), REG_E_CONFLICT);
+	}
+	CHECK_EQ(put(&a, "h1", "{\"iface\":\"tap1\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20050},443]}"), REG_OK);
+	CHECK_EQ(hport_of(&a, "h1", 80), 20050);
+	CHECK_EQ(put(&a, "h1", "{\"iface\":\"tap1\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20060},443]}"), REG_OK);
+	CHECK_EQ(hport_of(&a, "h1", 80), 20060);
+	/* Freed by the move (this registry keeps no holds): another sandbox may have it now. */
+	CHECK_EQ(put(&a, "h2", "{\"iface\":\"tap2\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20050}]}"), REG_CREATED);
+	CHECK_EQ(hport_of(&a, "h2", 80), 20050);
+	CHECK_EQ(put(&a, "h1", "{\"iface\":\"tap1\",\"exposedPorts\":"
+		     "[{\"containerPort\":80,\"hostPort\":20050},443]}"), REG_E_CONFLICT);
+	CHECK_EQ(hport_of(&a, "h1", 80), 20060);
+	reg_clear(&a);
+	reg_fini(&a);
+}
+
 int
 main(void)
 {
@@ -580,6 +649,7 @@ main(void)
 	test_guest_mac(dir);
 	test_limits(dir);
 	test_guest_addr(dir);
+	test_hostport_asked();
 	{
 		char cmd[128];
 
