@@ -278,5 +278,110 @@ pods_work() { # what
 	done
 }
 
+# cubevs-fp-cni as a runtime runs a chained plugin: its configuration with the network's name
+# and version, our keys, the runtime's portMappings and the previous plugin's result.
+plug() { # COMMAND pod-ns|- conf-json-extra [prevResult file]
+	local conf prev=${4:-}
+	conf=$(python3 - "$2" "$3" "$prev" "$TB_DIR/run/api.sock" "cvs-cni-$TB_ID" <<'PY'
+import json, sys
+ns, extra, prev, sock, name = sys.argv[1:6]
+c = {"cniVersion": "1.0.0", "name": name, "type": "cubevs-fp-cni", "apiSocket": sock}
+c.update(json.loads(extra) if extra else {})
+if prev:
+    c["prevResult"] = json.load(open(prev))
+print(json.dumps(c))
+PY
+)
+	echo "$conf" | ip netns exec "$NS_N" env CNI_COMMAND="$1" CNI_CONTAINERID="$2" \
+		CNI_NETNS="/var/run/netns/$2" CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni "$CUBEVS_FP_CNI"
+}
+
+cni_code() { # output of a failed call: its error code
+	python3 -c 'import json,sys; print(json.loads(sys.argv[1])["code"])' "$1" 2>/dev/null
+}
+
+pm() { # host-port container-port [protocol]
+	echo "{\"runtimeConfig\": {\"portMappings\": [{\"hostPort\": $1, \"containerPort\": $2, \"protocol\": \"${3:-tcp}\"}]}}"
+}
+
+case_plugin() {
+	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
+		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
+	tb_setup
+	tb_add_world
+	pod_traps
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	local p1=cvs-pod1-$TB_ID p2=cvs-pod2-$TB_ID p3=cvs-pod3-$TB_ID out rc
+	for ns in $p1 $p2 $p3; do
+		pod_add "$ns"
+		cp "$TB_DIR/$ns-add.json" "$TB_DIR/$ns-prev.json"
+	done
+	tb_server "$p1" 8080 --name pod1
+	tb_server "$p2" 8080 --name pod2
+	check "STATUS while cubevs-fp is not running → code 50" \
+		eq "$(cni_code "$(plug STATUS - '')")" 50
+	fp_start
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	out=$(plug VERSION - '')
+	check "VERSION lists 1.1.0" contains "$out" '"1.1.0"'
+	check "STATUS → exit 0, nothing printed" eq "$(plug STATUS - ''; echo "rc=$?")" "rc=0"
+	out=$(plug ADD $p1 "$(pm 20080 8080)" "$TB_DIR/$p1-prev.json")
+	rc=$?
+	check "ADD pod1 with portMappings 20080→8080 → exit 0 ($out)" test $rc = 0
+	check "and passes the previous result on" python3 -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))
+assert a["ips"] == b["ips"] and a["interfaces"] == b["interfaces"], (a, b)' \
+		"$out" "$TB_DIR/$p1-prev.json"
+	check "client → nodeIP:20080 (the port the runtime asked) reaches pod1" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:20080/name")" "pod1 $CLIENT_IP"
+	check "pod1 → world leaves from the node IP" \
+		in_snat "$(ip netns exec $p1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	check "CHECK pod1 → exit 0" eq "$(plug CHECK $p1 "$(pm 20080 8080)" \
+		"$TB_DIR/$p1-prev.json"; echo "rc=$?")" "rc=0"
+	out=$(plug ADD $p2 "$(pm 20080 8080)" "$TB_DIR/$p2-prev.json")
+	check "ADD pod2 asking pod1's host port → code 101" eq "$(cni_code "$out")" 101
+	check "naming it" contains "$out" "host port 20080 is taken"
+	out=$(plug ADD $p2 "$(pm 8080 8080)" "$TB_DIR/$p2-prev.json")
+	check "ADD asking a port outside --host-port-range → code 7" eq "$(cni_code "$out")" 7
+	check "saying so" contains "$out" "outside --host-port-range"
+	check "ADD with a UDP mapping → code 7" \
+		eq "$(cni_code "$(plug ADD $p2 "$(pm 20081 53 udp)" "$TB_DIR/$p2-prev.json")")" 7
+	check "ADD without prevResult → code 7" eq "$(cni_code "$(plug ADD $p2 "$(pm 20081 8080)")")" 7
+	check "ADD with a cniVersion it does not know → code 1" \
+		eq "$(cni_code "$(plug ADD $p2 '{"cniVersion": "9.9.9"}' "$TB_DIR/$p2-prev.json")")" 1
+	check "a configuration that is not JSON → code 6" eq "$(cni_code "$(echo '{' |
+		ip netns exec "$NS_N" env CNI_COMMAND=ADD CNI_CONTAINERID=x CNI_IFNAME=eth0 \
+		"$CUBEVS_FP_CNI")")" 6
+	out=$(plug ADD $p2 "$(pm 20081 8080)" "$TB_DIR/$p2-prev.json")
+	check "ADD pod2 on 20081 → exit 0" test "$(cni_code "$out")" = ""
+	check "client → nodeIP:20081 reaches pod2" \
+		eq "$(nsc curl -s -m 5 "http://$NODE_IP:20081/name")" "pod2 $CLIENT_IP"
+	check "pod2 → nodeIP:20080 reaches pod1 (hairpin)" \
+		eq "$(ip netns exec $p2 curl -s -m 5 "http://$NODE_IP:20080/name" | cut -d' ' -f1)" pod1
+	check "ADD pod3 without portMappings → exit 0" \
+		test "$(cni_code "$(plug ADD $p3 '' "$TB_DIR/$p3-prev.json")")" = ""
+	# GC: the runtime has pod1 and pod2 only; pod3's registration is stale.
+	out=$(plug GC - "{\"cniVersion\": \"1.1.0\", \"cni.dev/valid-attachments\": [
+		{\"containerID\": \"$p1\", \"ifname\": \"eth0\"},
+		{\"containerID\": \"$p2\", \"ifname\": \"eth0\"}]}")
+	check "GC → exit 0 ($out)" test "$(cni_code "$out")" = ""
+	check "GC removed pod3's registration, kept pod1's and pod2's" \
+		eq "$(api_body GET /sandboxes | python3 -c '
+import json, sys
+print(sorted(s["guestIP"] for s in json.load(sys.stdin)["sandboxes"]))')" \
+		"$(python3 -c 'import sys; print(sorted(sys.argv[1:]))' \
+			"$(cut -d' ' -f1 "$TB_DIR/$p1.pod")" "$(cut -d' ' -f1 "$TB_DIR/$p2.pod")")"
+	check "DEL pod2 → exit 0" eq "$(plug DEL $p2 "$(pm 20081 8080)"; echo "rc=$?")" "rc=0"
+	check "DEL pod2 again (idempotent) → exit 0" eq "$(plug DEL $p2 ''; echo "rc=$?")" "rc=0"
+	check "CHECK pod2 after DEL → code 102" \
+		eq "$(cni_code "$(plug CHECK $p2 '' "$TB_DIR/$p2-prev.json")")" 102
+	check "pod1 still serves" eq "$(nsc curl -s -m 5 "http://$NODE_IP:20080/name")" \
+		"pod1 $CLIENT_IP"
+	fp_stop
+	check "DEL while cubevs-fp is stopped → code 11 (the runtime asks again)" \
+		eq "$(cni_code "$(plug DEL $p1 '')")" 11
+}
+
 "case_$1"
 tb_done

@@ -161,7 +161,10 @@ rc=$?
 check "mcp-gateway --help: usage, exit 2 as documented" eq "$rc ${out%%:*}" "2 Usage"
 check "mcp-gateway --help names its flags" contains "$out" "-config-file"
 check "mcp-gateway version" eq "$(mcp-gateway version 2>&1)" "$VERSION"
-for b in /usr/bin/cubevs-fp /usr/bin/cubevs-fpctl /usr/bin/mcp-gateway; do
+out=$(echo '{"cniVersion":"1.1.0"}' | CNI_COMMAND=VERSION /usr/lib/cni/cubevs-fp-cni 2>&1)
+check "the CNI plugin is where Debian's CNI plugins are, and answers VERSION" \
+	contains "$out" '"supportedVersions"'
+for b in /usr/bin/cubevs-fp /usr/bin/cubevs-fpctl /usr/bin/mcp-gateway /usr/lib/cni/cubevs-fp-cni; do
 	check "$b: every library resolves" bash -c "! ldd $b | grep -q 'not found'"
 done
 
@@ -218,7 +221,8 @@ for p in "${PKGS[@]}"; do
 	check "$p is gone" not is_installed "$p"
 done
 check "binaries, unit and state directory are gone" bash -c "! ls -d /usr/bin/cubevs-fp \
-	/usr/bin/cubevs-fpctl /usr/bin/mcp-gateway $unit $STATE_DIR /usr/lib/$MULTIARCH/cubevs-fp \
+	/usr/bin/cubevs-fpctl /usr/bin/mcp-gateway /usr/lib/cni/cubevs-fp-cni $unit $STATE_DIR \
+	/usr/lib/$MULTIARCH/cubevs-fp \
 	2>/dev/null | grep -q ."
 extra=$(installed_list | LC_ALL=C comm -13 "$WORK/before" -)
 [ -z "$extra" ] && INSTALLED=0
