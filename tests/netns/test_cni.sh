@@ -39,10 +39,13 @@ in_snat() { # "ip port" line
 # The network configuration (spec 1.0.0), the same for ADD and DEL: a default route via the
 # gateway, as a cluster's configuration gives it (without one ptp routes the subnet only).
 # host-local keeps its leases in the bed's directory, never in /var/lib/cni.
+# CNI_TYPE=bridge: the bridge plugin instead, its bridge the pods' gateway.
 cni_conf() {
+	local extra='"ipMasq": false, "mtu": 1500'
+	[ "${CNI_TYPE:-ptp}" = bridge ] &&
+		extra+=", \"bridge\": \"cvb${TB_ID: -8}\", \"isGateway\": true"
 	cat <<-EOF
-	{"cniVersion": "1.0.0", "name": "cvs-cni-$TB_ID", "type": "ptp",
-	 "ipMasq": false, "mtu": 1500,
+	{"cniVersion": "1.0.0", "name": "cvs-cni-$TB_ID", "type": "${CNI_TYPE:-ptp}", $extra,
 	 "ipam": {"type": "host-local", "subnet": "198.18.64.0/24",
 	          "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$TB_DIR/cni-ipam"}}
 	EOF
@@ -55,7 +58,7 @@ cni() { # COMMAND [pod namespace]
 	local ns=${2:-$NS_P}
 	cni_conf | ip netns exec "$NS_N" env CNI_COMMAND="$1" CNI_CONTAINERID="$ns" \
 		CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni \
-		/usr/lib/cni/ptp
+		"/usr/lib/cni/${CNI_TYPE:-ptp}"
 }
 
 # The pods go before the bed: DEL while both namespaces still exist (the spec asks for it
@@ -75,6 +78,7 @@ pod_on_signal() { # exit status
 	trap - EXIT TERM INT HUP
 	setsid bash -c "$(declare -f tb_teardown pod_teardown cni cni_conf)
 		$(declare -p TB_PIDS TB_SANDBOXES TB_ID NS_C NS_N NS_W NS_P TB_DIR PODS)
+		$(declare -p CNI_TYPE 2>/dev/null)
 		$(declare -p TB_WORLD 2>/dev/null)
 		pod_teardown; tb_teardown" </dev/null >/dev/null 2>&1 &
 	exit "$1"
@@ -378,10 +382,69 @@ print(sorted(s["guestIP"] for s in json.load(sys.stdin)["sandboxes"]))')" \
 		eq "$(cni_code "$(plug CHECK $p2 '' "$TB_DIR/$p2-prev.json")")" 102
 	check "pod1 still serves" eq "$(nsc curl -s -m 5 "http://$NODE_IP:20080/name")" \
 		"pod1 $CLIENT_IP"
+	# pod3 again, then its interface goes: CHECK says so.
+	plug ADD $p3 '' "$TB_DIR/$p3-prev.json" >/dev/null
+	nsn ip link del "$(cut -d' ' -f3 "$TB_DIR/$p3.pod")"
+	sleep 0.5
+	out=$(plug CHECK $p3 '' "$TB_DIR/$p3-prev.json")
+	check "CHECK after the pod's interface was deleted → code 102" eq "$(cni_code "$out")" 102
+	check "saying it is not attached" contains "$out" "is not attached"
 	fp_stop
 	check "DEL while cubevs-fp is stopped → code 11 (the runtime asks again)" \
 		eq "$(cni_code "$(plug DEL $p1 '')")" 11
 }
+
+# Many pods through the plugin, chained after ptp or bridge (CNI_PODS, 50): each answers on
+# the host port the runtime asked for and reaches the world from the node IP; two of them
+# reach each other through their host ports; DEL of all leaves no registration.
+case_many() { # ptp|bridge
+	[ -x $CNI_PATH/${1} ] && [ -x $CNI_PATH/host-local ] ||
+		{ echo "SKIP: no $CNI_PATH/$1 or host-local (containernetworking-plugins)"; exit 77; }
+	export CNI_TYPE=$1
+	local n=${CNI_PODS:-50} i ns out ok_in=0 ok_out=0 failed=0
+	tb_setup
+	tb_add_world
+	pod_traps
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	fp_start
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	for i in $(seq "$n"); do
+		ns=cvs-p$i-$TB_ID
+		pod_add "$ns" >/dev/null
+		mkdir -p "$TB_DIR/www$i"
+		echo "pod$i" >"$TB_DIR/www$i/name"
+		tb_bg ip netns exec "$ns" busybox httpd -f -p 8080 -h "$TB_DIR/www$i"
+		out=$(plug ADD "$ns" "$(pm $((20100 + i)) 8080)" "$TB_DIR/$ns-add.json")
+		[ -z "$(cni_code "$out")" ] || { failed=$((failed + 1)); log "ADD $ns: $out"; }
+	done
+	check "$n pods chained after $1: every ADD → exit 0" eq "$failed" 0
+	check "$n registrations, all attached" eq "$(api_body GET /sandboxes | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["sandboxes"]
+print(len(s), all(x["attached"] for x in s))')" "$n True"
+	for i in $(seq "$n"); do
+		[ "$(nsc curl -s -m 5 "http://$NODE_IP:$((20100 + i))/name")" = "pod$i" ] &&
+			ok_in=$((ok_in + 1))
+		in_snat "$(ip netns exec "cvs-p$i-$TB_ID" curl -s -m 5 "http://$WORLD_IP:8000/peer")" \
+			>/dev/null && ok_out=$((ok_out + 1))
+	done
+	check "every pod answers on its host port ($ok_in of $n)" eq "$ok_in" "$n"
+	check "every pod reaches the world from the node IP ($ok_out of $n)" eq "$ok_out" "$n"
+	check "pod1 → nodeIP:hostPort of pod$n (hairpin)" eq "$(ip netns exec "cvs-p1-$TB_ID" \
+		curl -s -m 5 "http://$NODE_IP:$((20100 + n))/name")" "pod$n"
+	failed=0
+	for i in $(seq "$n"); do
+		out=$(plug DEL "cvs-p$i-$TB_ID" '')
+		[ -z "$(cni_code "$out")" ] || failed=$((failed + 1))
+	done
+	check "DEL of every pod → exit 0, no registration left" \
+		eq "$failed $(api_body GET /sandboxes | python3 -c '
+import json, sys
+print(len(json.load(sys.stdin)["sandboxes"]))')" "0 0"
+}
+
+case_plugin-ptp50() { case_many ptp; }
+case_plugin-bridge50() { case_many bridge; }
 
 "case_$1"
 tb_done

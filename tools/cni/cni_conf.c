@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "cni.h"
@@ -132,6 +133,19 @@ cni_if_mac(const char *ifname, char *out, size_t len)
 	snprintf(out, len, "%s", buf);
 }
 
+/*
+ * A bridge of the node (the bridge plugin lists it before the pod's veth): not the pod's
+ * interface, whose frames are what cubevs-fp takes.
+ */
+static bool
+cni_is_bridge(const char *ifname)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", ifname);
+	return access(path, F_OK) == 0;
+}
+
 /* The pod's IPv4 address on interface index want (and its gateway). */
 static bool
 cni_pod_ip(const json_t *ips, json_int_t want, struct cni_pod *p)
@@ -180,7 +194,8 @@ cni_pod_of(const struct cni_conf *c, struct cni_pod *p, struct cni_err *e)
 		if (sbx && sbx[0] && !strcmp(name, c->ifname)) {
 			pod = (json_int_t)k;
 			snprintf(p->pod_mac, sizeof(p->pod_mac), "%s", mac ? mac : "");
-		} else if ((!sbx || !sbx[0]) && !p->host_if[0] && strlen(name) < sizeof(p->host_if)) {
+		} else if ((!sbx || !sbx[0]) && !p->host_if[0] && strlen(name) < sizeof(p->host_if) &&
+			   !cni_is_bridge(name)) {
 			snprintf(p->host_if, sizeof(p->host_if), "%s", name);
 			snprintf(p->host_mac, sizeof(p->host_mac), "%s", mac ? mac : "");
 		}
