@@ -113,13 +113,19 @@ print(ip["address"].split("/")[0], ip["gateway"], host[0]["name"], pod[0]["mac"]
 	echo "$line $(nsn cat "/sys/class/net/$4/address")" >"$TB_DIR/$1.pod"
 }
 
-case_ptp() {
-	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
-		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
+# The bed of every case: the node, the world with its echo, the pods' teardown. Skipped where
+# Debian's CNI plugins are not installed.
+cni_bed() { # interface plugin
+	[ -x "$CNI_PATH/$1" ] && [ -x $CNI_PATH/host-local ] ||
+		{ echo "SKIP: no $CNI_PATH/$1 or host-local (containernetworking-plugins)"; exit 77; }
 	tb_setup
 	tb_add_world
 	pod_traps
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+}
+
+case_ptp() {
+	cni_bed ptp
 
 	local pod_ip pod_gw host_veth pod_mac gw_mac
 	pod_add "$NS_P"
@@ -198,12 +204,7 @@ print(json.loads(sys.argv[1])["sandboxPorts"]["pod1"]["guest_mac_mismatch"])' "$
 # other's host port (hairpin); a third registration claiming a pod's address is refused;
 # all of it again after a restart.
 case_ptp2() {
-	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
-		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
-	tb_setup
-	tb_add_world
-	pod_traps
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	cni_bed ptp
 	local i ns ip gw veth mac gwmac body hp
 	for i in 1 2; do
 		ns=cvs-pod$i-$TB_ID
@@ -309,12 +310,7 @@ pm() { # host-port container-port [protocol]
 }
 
 case_plugin() {
-	[ -x $CNI_PATH/ptp ] && [ -x $CNI_PATH/host-local ] ||
-		{ echo "SKIP: no $CNI_PATH/ptp or host-local (containernetworking-plugins)"; exit 77; }
-	tb_setup
-	tb_add_world
-	pod_traps
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	cni_bed ptp
 	local p1=cvs-pod1-$TB_ID p2=cvs-pod2-$TB_ID p3=cvs-pod3-$TB_ID out rc
 	for ns in $p1 $p2 $p3; do
 		pod_add "$ns"
@@ -398,14 +394,9 @@ print(sorted(s["guestIP"] for s in json.load(sys.stdin)["sandboxes"]))')" \
 # the host port the runtime asked for and reaches the world from the node IP; two of them
 # reach each other through their host ports; DEL of all leaves no registration.
 case_many() { # ptp|bridge
-	[ -x $CNI_PATH/${1} ] && [ -x $CNI_PATH/host-local ] ||
-		{ echo "SKIP: no $CNI_PATH/$1 or host-local (containernetworking-plugins)"; exit 77; }
-	export CNI_TYPE=$1
 	local n=${CNI_PODS:-50} i ns out ok_in=0 ok_out=0 failed=0
-	tb_setup
-	tb_add_world
-	pod_traps
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353
+	export CNI_TYPE=$1
+	cni_bed "$1"
 	fp_start
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 	for i in $(seq "$n"); do
