@@ -20,6 +20,9 @@ count and time.
         sandbox attached (/readyz unattachedSandboxes 0) with a round trip through each
         HOST:PORT of the sample, made from the client namespace
   scale.py count                                sandboxes registered and attached
+  scale.py cniadd|cnidel FILE --plugin P --socket S  ADD or DEL every 'ID IFACE PORT' line of
+        FILE through the CNI plugin, as pods of their own (198.19.64.0/18) chained after ptp,
+        the port mapped to host port 21000 + N (idleN)
 """
 import argparse
 import ctypes
@@ -28,6 +31,7 @@ import json
 import os
 import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -384,6 +388,55 @@ def count(a):
     return 0
 
 
+def if_mac(name):
+    with open('/sys/class/net/%s/address' % name) as f:
+        return f.read().strip()
+
+
+def cni_one(a, op, i, spec):
+    """One chained-plugin call for idle sandbox spec ('idleN ivN PORT'), as a runtime makes
+    it after ptp: the pod is the veth's far end (ivNp) with an address of its own from
+    198.19.64.0/18 behind 198.19.64.1, its port mapped to host port a.host_base + i."""
+    host, pod = spec[1], spec[1] + 'p'
+    conf = {'cniVersion': '1.0.0', 'name': a.net, 'type': 'cubevs-fp-cni',
+            'apiSocket': a.socket,
+            'prevResult': {'cniVersion': '1.0.0',
+                           'interfaces': [{'name': host, 'mac': if_mac(host)},
+                                          {'name': 'eth0', 'mac': if_mac(pod),
+                                           'sandbox': '/var/run/netns/' + spec[0]}],
+                           'ips': [{'address': '198.19.%d.%d/18' % (64 + i // 250, 2 + i % 250),
+                                    'gateway': '198.19.64.1', 'interface': 1}]}}
+    if op == 'ADD':
+        conf['runtimeConfig'] = {'portMappings': [
+            {'hostPort': a.host_base + i, 'containerPort': int(spec[2]), 'protocol': 'tcp'}]}
+    env = dict(os.environ, CNI_COMMAND=op, CNI_CONTAINERID=spec[0], CNI_IFNAME='eth0',
+               CNI_NETNS='/var/run/netns/' + spec[0], CNI_PATH='/usr/lib/cni')
+    p = subprocess.run([a.plugin], input=json.dumps(conf).encode(), env=env,
+                       capture_output=True, timeout=60)
+    return p.returncode, p.stdout.decode(errors='replace')
+
+
+def cni(a, op):
+    """ADD or DEL every idle sandbox of the file through cubevs-fp-cni, one at a time, timed
+    (the process the runtime runs included); the same summary as put and delete."""
+    specs = read_specs(a.file)
+    lat, errors, ok = [], [], 0
+    t0 = time.monotonic()
+    for s in specs:
+        i = int(s[0].lstrip('idle') or 0)
+        t = time.monotonic()
+        rc, out = cni_one(a, op, i, s)
+        lat.append((time.monotonic() - t) * 1000)
+        ok += rc == 0
+        if rc and len(errors) < 5:
+            errors.append('%s %s: %s' % (op, s[0], out.strip()))
+    r = summary(lat)
+    r.update({'op': 'cni-' + op, 'clients': 1, 'total_s': time.monotonic() - t0,
+              'status': {'ok': ok}, 'errors': errors, 'done': ok, 'asked': len(specs)})
+    print(json.dumps(r))
+    return 0 if ok == len(specs) else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -414,7 +467,16 @@ def main():
     p.add_argument('--sample', nargs='*', default=[])
     p.add_argument('--timeout', type=float, default=300)
     sub.add_parser('count')
+    for name in ('cniadd', 'cnidel'):
+        p = sub.add_parser(name)
+        p.add_argument('file')
+        p.add_argument('--plugin', required=True)
+        p.add_argument('--socket', required=True)
+        p.add_argument('--net', default='scalecni')
+        p.add_argument('--host-base', type=int, default=21000)
     a = ap.parse_args()
+    if a.cmd in ('cniadd', 'cnidel'):
+        return cni(a, 'ADD' if a.cmd == 'cniadd' else 'DEL')
     if a.cmd in ('put', 'delete'):
         return many(a, a.cmd)
     return {'loop': loop, 'rtt': rtt, 'mem': mem, 'waitfwd': waitfwd, 'count': count}[a.cmd](a)
