@@ -41,7 +41,11 @@ def table(run, name):
         ' '.join(run['meta']['loadavg_start']), ' '.join(run['meta']['loadavg_end']),
         run['meta']['seconds'], ', ' + run['meta']['stopped'] if run['meta'].get('stopped')
         else ''),
-        '', 'cubevs-fp options: `%s`' % run['meta']['cubevs_fp_options'], '',
+        '', 'cubevs-fp options: `%s`%s' % (run['meta']['cubevs_fp_options'],
+                                          '; idle sandboxes registered as CNI pods through '
+                                          'cubevs-fp-cni (SCALE_CNI=1)'
+                                          if run['meta'].get('env', {}).get('SCALE_CNI') == '1'
+                                          else ''), '',
         '| | ' + ' | '.join('N = {:,}'.format(n) for n in ns) + ' |',
         '|---|' + '---|' * len(ns)]
 
