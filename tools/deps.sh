@@ -12,11 +12,12 @@ DEBS=(build-essential meson ninja-build pkg-config python3 clang llvm libclang-r
 	libcurl4-openssl-dev linux-libc-dev
 	iproute2 ethtool curl iputils-ping git ca-certificates valgrind
 	python3-yaml python3-jsonschema debhelper dpkg-dev
-	qemu-system-x86 busybox-static xz-utils gnuplot-nox containernetworking-plugins)
+	qemu-system-x86 busybox-static xz-utils gnuplot-nox containernetworking-plugins containerd)
 # qemu-system-x86, busybox-static, xz-utils (and ethtool above): what ../shared/tools/microvm
 # needs to build and boot the microVM sandboxes of tests/netns/test_vhost.sh.
 # gnuplot-nox: the picture tools/bench/scalebench draws beside its JSON.
-# containernetworking-plugins: the CNI ptp and host-local plugins of tests/netns/test_cni.sh.
+# containernetworking-plugins: the CNI ptp and host-local plugins of tests/netns/test_cni.sh;
+# containerd (with runc): the real runtime of its case 'containerd' (ctr run --cni).
 
 # Node.js 18+ for the gateway tests (the official MCP SDK); Debian 12 ships 18.
 if ! command -v node >/dev/null 2>&1 ||

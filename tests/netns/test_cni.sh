@@ -434,6 +434,73 @@ import json, sys
 print(len(json.load(sys.stdin)["sandboxes"]))')" "0 0"
 }
 
+# A real runtime: containerd (Debian's, an instance of the bed's own) runs a container from a
+# root file system made here (busybox; no registry) with 'ctr run --cni'. ctr reads its CNI
+# configuration from /etc/cni/net.d and the plugins from /opt/cni/bin only: it runs in a
+# mount namespace of its own where an overlay puts the bed's conflist there and a tmpfs the
+# plugins, so nothing of the node's changes. ctr has no flag for port mappings: the mapping
+# reaches cubevs-fp-cni as runtimeConfig.portMappings written in the conflist, which libcni
+# hands to a plugin as it is (no capability declared, so nothing replaces it).
+case_containerd() {
+	command -v containerd >/dev/null && command -v ctr >/dev/null && command -v runc >/dev/null ||
+		{ echo "SKIP: no containerd, ctr or runc (Debian's containerd package)"; exit 77; }
+	cni_bed ptp
+	local d=$TB_DIR/ctd n out
+	mkdir -p "$d/root" "$d/state" "$d/etc/cni/net.d" "$d/work" "$d/bin" "$d/fs/bin" \
+		"$d/fs/proc" "$d/fs/sys" "$d/fs/dev" "$d/fs/tmp" "$d/fs/www"
+	cp "$(command -v busybox)" "$d/fs/bin/busybox"
+	echo ctr1 >"$d/fs/www/name"
+	for n in ptp host-local loopback; do ln -s "$CNI_PATH/$n" "$d/bin/$n"; done
+	ln -s "$CUBEVS_FP_CNI" "$d/bin/cubevs-fp-cni"
+	cat >"$d/etc/cni/net.d/10-cubevs.conflist" <<-EOF
+	{"cniVersion": "1.0.0", "name": "cvs-ctd-$TB_ID", "plugins": [
+	 {"type": "ptp", "ipMasq": false, "ipam": {"type": "host-local",
+	  "subnet": "198.18.64.0/24", "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$d/ipam"}},
+	 {"type": "cubevs-fp-cni", "apiSocket": "$TB_DIR/run/api.sock",
+	  "runtimeConfig": {"portMappings": [{"hostPort": 20090, "containerPort": 8080,
+	                                      "protocol": "tcp"}]}}]}
+	EOF
+	cat >"$d/config.toml" <<-EOF
+	version = 2
+	root = "$d/root"
+	state = "$d/state"
+	disabled_plugins = ["io.containerd.grpc.v1.cri"]
+	[grpc]
+	  address = "$d/ctd.sock"
+	EOF
+	# In the node's own namespaces: 'ip netns exec' would hide the cgroup mounts runc needs.
+	# It opens no port (the CRI plugin is off); the container's namespace is runc's.
+	tb_bg containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1
+	for n in $(seq 50); do [ -S "$d/ctd.sock" ] && break; sleep 0.1; done
+	trap 'ctd ctr -n default task kill -s KILL ctr1 >/dev/null 2>&1; sleep 0.5
+		ctd ctr task rm -f ctr1 >/dev/null 2>&1; ctd ctr container rm ctr1 >/dev/null 2>&1
+		pod_teardown; tb_teardown' EXIT
+	fp_start
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	out=$(ctd ctr run -d --cni --rootfs "$d/fs" ctr1 /bin/busybox httpd -f -p 8080 -h /www 2>&1)
+	check "ctr run --cni → exit 0 ($out)" test $? = 0
+	check "the container is registered with an address of its own" python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])["sandboxes"]
+assert len(s) == 1 and s[0]["guestIP"].startswith("198.18.64.") and s[0]["attached"], s' \
+		"$(api_body GET /sandboxes)"
+	for n in $(seq 30); do
+		out=$(nsc curl -s -m 2 "http://$NODE_IP:20090/name")
+		[ "$out" = ctr1 ] && break
+		sleep 0.2
+	done
+	check "client → nodeIP:20090 reaches the container's httpd on 8080" eq "$out" ctr1
+}
+
+# ctr of the bed's containerd, where ctr finds the bed's CNI configuration and plugins.
+ctd() {
+	local d=$TB_DIR/ctd
+	ip netns exec "$NS_N" unshare -m --propagation private sh -c '
+		mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc,workdir=$1/work" /etc &&
+		mount -t tmpfs cvs-cni /opt && mkdir -p /opt/cni && ln -s "$1/bin" /opt/cni/bin &&
+		shift && exec "$@"' ctd "$d" "$1" --address "$d/ctd.sock" "${@:2}"
+}
+
 case_plugin-ptp50() { case_many ptp; }
 case_plugin-bridge50() { case_many bridge; }
 
