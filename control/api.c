@@ -392,6 +392,7 @@ api_sock_listen(struct api *a, uint32_t mode, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot listen on %s for the API: %s", a->sock,
 				 S_ISSOCK(st.st_mode) ? "another process serves it" :
 				 "a file that is not a socket is there");
+			errno = S_ISSOCK(st.st_mode) ? EADDRINUSE : EEXIST;
 			return -1;
 		}
 		unlink(a->sock);
@@ -402,12 +403,14 @@ api_sock_listen(struct api *a, uint32_t mode, char *err, size_t errlen)
 	ret = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (ret || chmod(a->sock, (mode_t)mode) || lstat(a->sock, &st) || listen(fd, 128)) {
-		snprintf(err, errlen, "cannot listen on %s for the API: %s", a->sock,
-			 strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen on %s for the API: %s", a->sock, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		if (!ret)
 			unlink(a->sock);
+		errno = e;
 		return -1;
 	}
 	a->sock_ino = st.st_ino;
@@ -468,6 +471,10 @@ api_start(const struct api_listen *l, const struct api_routes *t, char *err, siz
 		return a;
 	snprintf(a->sock, sizeof(a->sock), "%s", l->sock);
 	fd = api_sock_listen(a, l->sock_mode, err, errlen);
+	if (fd < 0 && errno == ENOENT && l->sock_optional) {
+		a->sock[0] = '\0';
+		return a;	/* err says why: the caller warns */
+	}
 	a->du = fd < 0 ? NULL : api_daemon(a, NULL, fd);
 	if (!a->du) {
 		if (fd >= 0) {

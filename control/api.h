@@ -99,11 +99,14 @@ struct api_listen {
 	uint16_t port;		/* host order */
 	const char *sock;	/* a unix socket as well ("" or NULL: none) */
 	uint32_t sock_mode;	/* its file mode (0600: root only) */
+	bool sock_optional;	/* a default: a directory that is not there only costs it */
 };
 
 /*
  * Serve the table on addr:port and on the unix socket. A socket file left by a process that
- * is gone is replaced; a live one, or another kind of file at the path, is an error.
+ * is gone is replaced; a live one, or another kind of file at the path, is an error. An
+ * optional socket whose directory is not there is left out: the answer is the daemon, with
+ * the reason in err (a warning to log).
  */
 struct api *api_start(const struct api_listen *l, const struct api_routes *t, char *err,
 		      size_t errlen);

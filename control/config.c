@@ -569,6 +569,7 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 			return cvs_bad(err, errlen, name, arg, "an absolute path of at most 107 "
 				       "bytes, or 'none'");
 		snprintf(c->api_socket, sizeof(c->api_socket), "%s", c->api_socket_off ? "" : arg);
+		c->api_socket_given = !c->api_socket_off;
 		return 0;
 	case OPT_API_SOCKET_MODE: {
 		char *end;

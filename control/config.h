@@ -36,6 +36,7 @@ struct cvs_config {
 	uint16_t api_port;
 	char api_socket[108];		/* the API's unix socket; "" = none */
 	bool api_socket_off;		/* --api-socket none */
+	bool api_socket_given;		/* --api-socket PATH, not the RUNTIME-DIR default */
 	uint32_t api_socket_mode;	/* its file mode */
 	struct cvs_range host_ports;
 	struct cvs_range reserved[CVS_MAX_RESERVED];	/* host ports never handed out */

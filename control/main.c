@@ -626,9 +626,14 @@ node_serve(struct node *n)
 	}
 	{
 		struct api_listen l = { n->cfg.api_addr, n->cfg.api_port, n->cfg.api_socket,
-					n->cfg.api_socket_mode };
+					n->cfg.api_socket_mode, !n->cfg.api_socket_given };
 
+		err[0] = '\0';
 		n->api = api_start(&l, &n->routes, err, sizeof(err));
+		if (n->api && err[0]) {
+			CVS_LOG(WARNING, api, "%s: the API is on TCP only", err);
+			n->cfg.api_socket[0] = '\0';
+		}
 	}
 	if (!n->api) {
 		CVS_LOG(ERR, api, "%s", err);

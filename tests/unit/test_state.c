@@ -562,6 +562,7 @@ test_guest_addr(const char *dir)
 	CHECK_EQ(reg_restore(&b, arr, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "guestIP 10.22.0.5 is sandbox x's") != NULL);
 	json_decref(arr);
+	reg_clear(&b);	/* x was restored before y failed: the start stops, nothing stays */
 	reg_fini(&b);
 	reg_clear(&a);
 	reg_fini(&a);
