@@ -8,10 +8,7 @@
 set -u
 SRC_ROOT=${SRC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 README=$SRC_ROOT/README.md
-PKGS=(cubevs-fp mcp-gateway)
-STATE_DIR=/var/lib/cubevs-fp
-export DEBIAN_FRONTEND=noninteractive
-APT=(apt-get -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300)
+source "$(dirname "${BASH_SOURCE[0]}")/pkglib.sh"
 
 fails=0
 ok() { echo "ok - $1"; }
@@ -28,34 +25,8 @@ installed_list() {
 		awk '$1 ~ /^.i/ { print $2 }' | LC_ALL=C sort
 }
 not() { ! "$@"; }
-is_installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^.i'; }
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (installs packages)"
-	exit 77
-fi
-if ! command -v dpkg >/dev/null || ! command -v apt-get >/dev/null; then
-	echo "SKIP: not a Debian system (no dpkg/apt-get)"
-	exit 77
-fi
-for p in "${PKGS[@]}"; do
-	if is_installed "$p"; then
-		echo "SKIP: package $p is installed on this machine; the test would replace and" \
-			"purge it"
-		exit 77
-	fi
-done
-if [ -e "$STATE_DIR" ]; then
-	echo "SKIP: $STATE_DIR exists (a node's registrations); purging the test's package" \
-		"would remove it"
-	exit 77
-fi
-for t in dpkg-buildpackage dh; do
-	if ! command -v "$t" >/dev/null; then
-		echo "FAIL: $t missing (tools/deps.sh installs it)"
-		exit 1
-	fi
-done
+pkg_preconditions
 
 WORK=$(mktemp -d /tmp/cvs-deb.XXXXXX)
 INSTALLED=0

@@ -8,26 +8,8 @@
 # packages are purged at the end, also when a check fails or the test is stopped.
 set -u
 SRC_ROOT=${SRC_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-PKGS=(cubevs-fp mcp-gateway)
-export DEBIAN_FRONTEND=noninteractive
-APT=(apt-get -y -qq --no-install-recommends -o DPkg::Lock::Timeout=300)
-is_installed() { dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^.i'; }
-
-if [ "$(id -u)" != 0 ] || ! command -v dpkg-buildpackage >/dev/null; then
-	echo "SKIP: needs root and dpkg-buildpackage (installs packages)"
-	exit 77
-fi
-for p in "${PKGS[@]}"; do
-	if is_installed "$p"; then
-		echo "SKIP: package $p is installed on this machine; the test would replace and" \
-			"purge it"
-		exit 77
-	fi
-done
-if [ -e /var/lib/cubevs-fp ]; then
-	echo "SKIP: /var/lib/cubevs-fp exists (a node's registrations); purging would remove it"
-	exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/pkglib.sh"
+pkg_preconditions
 prev=$(bash "$SRC_ROOT/tools/prev-release.sh")
 rc=$?
 [ $rc = 77 ] && { echo "SKIP: no previous release in this clone"; exit 77; }
