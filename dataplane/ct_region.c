@@ -363,35 +363,45 @@ ct_rebuild(struct ct_table *ct)
 	return dropped;
 }
 
-uint32_t
-ct_region_carry(struct ct_table *to, const struct ct_table *from, ct_keep_fn keep, void *arg)
+/*
+ * What a process derives from the sessions it takes over, whether adopted or carried: the
+ * zone lists, what each sandbox holds (for its limits: derived, never trusted) and the policy
+ * versions, which start again in this process so every flow is checked once more.
+ */
+static void
+ct_region_derive(struct ct_table *ct)
 {
-	uint32_t i, dropped = 0;
+	uint32_t i;
+
+	ct_zones_rebuild(ct);
+	ct_recount_zones(ct);
+	for (i = 0; i < ct->hiwater; i++)
+		ct->s[i].pol_ver = UINT16_MAX;
+}
+
+void
+ct_region_carry(struct ct_table *const *to, uint32_t nto, const struct ct_table *from,
+		ct_dest_fn dest, void *arg)
+{
+	uint32_t i;
+	int k;
 
 	for (i = 0; i < from->hiwater; i++) {
 		const struct ct_session *s = &from->s[i];
 
-		if (!(s->flags & CT_F_USED) || (keep && !keep(s, arg)))
+		if (!(s->flags & CT_F_USED))
 			continue;
-		if (to->hiwater == to->capacity) {
-			dropped++;
-			continue;
-		}
-		to->s[to->hiwater++] = *s;
+		k = dest(s, arg);
+		if (k >= 0 && (uint32_t)k < nto && to[k]->hiwater < to[k]->capacity)
+			to[k]->s[to[k]->hiwater++] = *s;
 	}
-	return dropped;
 }
 
-uint32_t
+void
 ct_region_settle(struct ct_table *to)
 {
-	uint32_t i, dropped = ct_rebuild(to);
-
-	ct_zones_rebuild(to);
-	ct_recount_zones(to);
-	for (i = 0; i < to->hiwater; i++)
-		to->s[i].pol_ver = UINT16_MAX;
-	return dropped;
+	ct_rebuild(to);
+	ct_region_derive(to);
 }
 
 struct ct_table *
@@ -401,7 +411,6 @@ ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *t
 	struct ct_table *ct = mem;
 	struct ct_parts p;
 	uint64_t *seen;
-	uint32_t i;
 	bool ok;
 
 	memset(st, 0, sizeof(*st));
@@ -428,17 +437,12 @@ ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones, const uint32_t *t
 		st->rebuilt = true;
 		st->dropped = ct_rebuild(ct);
 	}
-	ct_zones_rebuild(ct);
 	if (ct_counts_alloc(ct)) {
 		ct_bad(why, whylen, "out of memory");
 		return NULL;
 	}
-	/* What each sandbox holds, for its limits: derived from the sessions, never trusted. */
-	ct_recount_zones(ct);
+	ct_region_derive(ct);
 	ct_set_timeouts(ct, timeouts);
-	/* Policy versions start again in this process: every flow is checked once more. */
-	for (i = 0; i < ct->hiwater; i++)
-		ct->s[i].pol_ver = UINT16_MAX;
 	memset(&ct->cnt, 0, sizeof(ct->cnt));
 	st->sessions = ct->used;
 	return ct;

@@ -58,18 +58,19 @@ struct ct_table *ct_region_adopt(void *mem, uint32_t capacity, uint32_t nzones,
 				 size_t whylen);
 
 /*
- * Carrying sessions into a table of another shape (an upgrade that changed --max-sandboxes,
- * --max-sessions or --workers): 'to' comes from ct_region_init(); each ct_region_carry()
- * appends the sessions of 'from' that 'keep' accepts (NULL: all), as they are (tuples, state,
- * windows, last seen); ct_region_settle() then builds the index, the class lists (oldest
- * first), the zone lists and the counts from them, as an adoption's rebuild does. A session
- * past the new capacity, one whose zone the new shape has not, or one whose tuple another
- * carried session holds is dropped: carry and settle return how many.
+ * Carrying sessions into tables of another shape (an upgrade that changed --max-sandboxes,
+ * --max-sessions or --workers): the tables to[0..nto) come from ct_region_init(); one
+ * ct_region_carry() per old table appends each of its sessions, as it is (tuples, state,
+ * windows, last seen), to the table dest() names (a negative index: to none), in one pass;
+ * ct_region_settle() then builds each new table's index, class lists (oldest first), zone
+ * lists and counts, as an adoption's rebuild does. A session past the new capacity, one whose
+ * zone the new shape has not, or one whose tuple another carried session holds is dropped:
+ * what was carried is the tables' 'used' afterwards.
  */
-typedef bool (*ct_keep_fn)(const struct ct_session *s, void *arg);
-uint32_t ct_region_carry(struct ct_table *to, const struct ct_table *from, ct_keep_fn keep,
-			 void *arg);
-uint32_t ct_region_settle(struct ct_table *to);
+typedef int (*ct_dest_fn)(const struct ct_session *s, void *arg);
+void ct_region_carry(struct ct_table *const *to, uint32_t nto, const struct ct_table *from,
+		     ct_dest_fn dest, void *arg);
+void ct_region_settle(struct ct_table *to);
 
 /* Shape and set-up helpers shared with ct_create() (ct.c). */
 void ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask);

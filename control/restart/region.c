@@ -432,27 +432,31 @@ region_create(struct region *rg, const char *path, const struct region_want *w, 
 	return ret ? ret : region_place(rg, tmp, path, err, errlen);
 }
 
-/* Which new worker owns a carried session when the worker count changed (owner.h's rules). */
-struct region_owner {
-	uint32_t k;
+/*
+ * Where a carried session goes: with the same worker count, the new table of its old worker
+ * ('same', the old index); with another, the worker that owns it now (owner.h's rules), or
+ * none when no worker could serve it.
+ */
+struct region_dest {
 	const struct region_want *w;
+	int same;		/* -1: the worker count changed */
 };
 
-static bool
-region_keep_owner(const struct ct_session *s, void *arg)
+static int
+region_dest_of(const struct ct_session *s, void *arg)
 {
-	const struct region_owner *o = arg;
+	const struct region_dest *o = arg;
 	uint32_t z = s->t[0].zone, own, snat;
 	bool in;
 	int d;
 
+	if (o->same >= 0)
+		return o->same;
 	if (z == 0 || z == CVS_ZONE_HOST)
 		z = s->t[1].zone;
 	if (z == 0 || z == CVS_ZONE_HOST || z > o->w->nzones)
-		return false;	/* no sandbox of this shape: nobody can own it */
+		return -1;	/* no sandbox of this shape: nobody can own it */
 	own = dp_slot_owner(z - 1u, o->w->nworkers);
-	if (own != o->k)
-		return false;
 	/*
 	 * A tuple that answers to a SNAT port of the node reaches the worker whose share holds
 	 * the port (dp_owner): carried only where that is the sandbox's worker too.
@@ -465,26 +469,9 @@ region_keep_owner(const struct ct_session *s, void *arg)
 		snat = dp_snat_owner(o->w->snat_lo, o->w->snat_hi, ntohs(t->dport),
 				     o->w->nworkers, &in);
 		if (in && snat != own)
-			return false;
+			return -1;
 	}
-	return true;
-}
-
-/* Into worker k's new table: its old one, or with another worker count what k owns now. */
-static void
-region_carry_into(struct region *rg, const struct region *old, uint32_t k,
-		  const struct region_want *w, const struct region_want *own)
-{
-	struct region_owner o = { k, w };
-	uint32_t j;
-
-	if (w->nworkers == own->nworkers) {
-		ct_region_carry(rg->ct[k], old->ct[k], NULL, NULL);
-	} else {
-		for (j = 0; j < own->nworkers; j++)
-			ct_region_carry(rg->ct[k], old->ct[j], region_keep_owner, &o);
-	}
-	ct_region_settle(rg->ct[k]);
+	return (int)own;
 }
 
 /*
@@ -509,10 +496,14 @@ region_reshape(struct region *rg, const struct region_want *w, const struct regi
 		region_unmap(&old);
 		return false;
 	}
-	for (k = 0; k < own->nworkers; k++)
+	for (k = 0; k < own->nworkers; k++) {
+		struct region_dest o = { w, w->nworkers == own->nworkers ? (int)k : -1 };
+
 		before += old.ct[k]->used;
+		ct_region_carry(rg->ct, w->nworkers, old.ct[k], region_dest_of, &o);
+	}
 	for (k = 0; k < w->nworkers; k++) {
-		region_carry_into(rg, &old, k, w, own);
+		ct_region_settle(rg->ct[k]);
 		after += rg->ct[k]->used;
 	}
 	memcpy((uint8_t *)rg->base + ((const struct region_hdr *)rg->base)->slots_off,
