@@ -127,7 +127,7 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 			return 1;
 		}
 		if (!strcmp(argv[i], "--version")) {
-			printf("cubevs-fp %s (commit %s)\n", CVS_VERSION, CVS_COMMIT);
+			printf("cubevs-fp %s\n", CVS_RELEASE);
 			return 1;
 		}
 	}
@@ -147,7 +147,7 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 		return 1;
 	}
 	if (n->cfg.version) {
-		printf("cubevs-fp %s (commit %s)\n", CVS_VERSION, CVS_COMMIT);
+		printf("cubevs-fp %s\n", CVS_RELEASE);
 		return 1;
 	}
 	return 0;
@@ -157,13 +157,12 @@ node_parse(struct node *n, int argc, char **argv, int *app_at)
 static void
 node_pins_release(struct node *n)
 {
-	static const char us[] = CVS_VERSION " (commit " CVS_COMMIT ")";
 	char prev[64];
 
-	if (xdppin_release(n->pin_dir, us, prev, sizeof(prev)))
+	if (xdppin_release(n->pin_dir, CVS_RELEASE, prev, sizeof(prev)))
 		fprintf(stderr, "cubevs-fp: cannot record the release in %s: %s\n", n->pin_dir,
 			strerror(errno));
-	else if (prev[0] && strcmp(prev, us))
+	else if (prev[0] && strcmp(prev, CVS_RELEASE))
 		fprintf(stderr, "cubevs-fp: the maps pinned in %s were pinned by cubevs-fp %s\n",
 			n->pin_dir, prev);
 }
@@ -642,7 +641,7 @@ node_serve(struct node *n)
 	atomic_store(&n->obs.serving, true);
 	inet_ntop(AF_INET, &n->cfg.node_ip, node_ip, sizeof(node_ip));
 	inet_ntop(AF_INET, &n->cfg.api_addr, api_ip, sizeof(api_ip));
-	CVS_LOG(INFO, main, "cubevs-fp %s (commit %s)", CVS_VERSION, CVS_COMMIT);
+	CVS_LOG(INFO, main, "cubevs-fp %s", CVS_RELEASE);
 	if (n->cfg.api_socket[0])
 		CVS_LOG(INFO, api, "API also on unix:%s (mode %04o)", n->cfg.api_socket,
 			n->cfg.api_socket_mode);
@@ -810,7 +809,7 @@ main(int argc, char **argv)
 		return 0;
 	if (n->cfg.rollback_to[0])
 		return rollback_run(&n->cfg, stdout);
-	state_set_release(CVS_VERSION " (commit " CVS_COMMIT ")");
+	state_set_release(CVS_RELEASE);
 	node_preflight(n);
 	eal_argv = node_eal_args(n, app_at, argv, &eal_argc);
 	node_eal_init(n, eal_argc, eal_argv);

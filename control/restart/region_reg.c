@@ -4,13 +4,9 @@
 #include <stdlib.h>
 
 #include "cvs_commit.h"
-#include "cvs_version.h"
 #include "log.h"
 #include "region_reg.h"
 #include "worker.h"
-
-/* This release as the region records it. */
-static const char region_release_us[] = CVS_VERSION " (commit " CVS_COMMIT ")";
 
 /* The shape and addressing of the options, for 'nw' workers and 'nzones' sandboxes. */
 static struct region_want
@@ -40,7 +36,7 @@ region_name(const struct cvs_config *cfg, char *name, size_t len)
 int
 region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 {
-	struct region_want want = region_want_of(cfg, nw, cfg->max_sandboxes, region_release_us);
+	struct region_want want = region_want_of(cfg, nw, cfg->max_sandboxes, CVS_RELEASE);
 	const struct region_info *ri = &rg->info;
 	char err[512], name[64];
 
