@@ -107,25 +107,24 @@ reg_req_vhost(const json_t *v, struct reg_req *q, char *err, size_t errlen)
 	return 0;
 }
 
-/* One of guestIP, gatewayIP, gatewayMAC: into q->guest, the others as they were. */
-static int
-reg_req_guest(const char *key, const json_t *v, struct reg_req *q, char *err, size_t errlen)
+/* A string field's text: NULL when absent, "" (refused by the parser) when not a string. */
+static const char *
+reg_req_str(const json_t *root, const char *key)
 {
-	struct reg_guest g;
-	char why[160];
-	bool mac = !strcmp(key, "gatewayMAC");
-	const char *s = json_is_string(v) ? json_string_value(v) : "";
+	const json_t *v = json_object_get(root, key);
 
-	if (reg_guest_parse(!strcmp(key, "guestIP") ? s : NULL,
-			    !strcmp(key, "gatewayIP") ? s : NULL, mac ? v : NULL, &g, why,
-			    sizeof(why)))
+	return !v ? NULL : json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* guestIP, gatewayIP, gatewayMAC, judged together (as the state file's are). */
+static int
+reg_req_guest(const json_t *root, struct reg_req *q, char *err, size_t errlen)
+{
+	char why[160];
+
+	if (reg_guest_parse(reg_req_str(root, "guestIP"), reg_req_str(root, "gatewayIP"),
+			    json_object_get(root, "gatewayMAC"), &q->guest, why, sizeof(why)))
 		return reg_req_fail(err, errlen, "%s", why);
-	if (mac) {
-		memcpy(q->guest.gw_mac, g.gw_mac, 6);
-		q->guest.gw_mac_set = true;
-	}
-	q->guest.ip = g.ip ? g.ip : q->guest.ip;
-	q->guest.gw_ip = g.gw_ip ? g.gw_ip : q->guest.gw_ip;
 	return 0;
 }
 
@@ -159,7 +158,7 @@ reg_req_field(const struct registry *r, const char *key, const json_t *v, struct
 			return reg_req_fail(err, errlen, "%s", why);
 	} else if (!strcmp(key, "guestIP") || !strcmp(key, "gatewayIP") ||
 		   !strcmp(key, "gatewayMAC")) {
-		return reg_req_guest(key, v, q, err, errlen);
+		return 0;	/* reg_req_guest() */
 	} else if (!strcmp(key, "guestMAC")) {
 		if (reg_mac_parse(v, q->guest_mac))
 			return reg_req_fail(err, errlen, "\"guestMAC\" must be a unicast MAC like "
@@ -192,8 +191,8 @@ reg_req_parse(const struct registry *r, const char *body, size_t len, struct reg
 			break;
 		ret = reg_req_field(r, key, v, q, err, errlen);
 	}
-	if (!ret && q->guest.ip && q->guest.ip == q->guest.gw_ip)
-		ret = reg_req_fail(err, errlen, "\"guestIP\" and \"gatewayIP\" must differ");
+	if (!ret)
+		ret = reg_req_guest(root, q, err, errlen);
 	if (!ret && !q->iface[0] == !q->vhost[0])
 		ret = reg_req_fail(err, errlen, "exactly one of \"iface\" and \"vhostUser\" is "
 				   "required");
