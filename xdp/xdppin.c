@@ -192,18 +192,8 @@ xdppin_release(const char *dir, const char *release, char *prev, size_t len)
 void
 xdppin_remove(const char *dir)
 {
-	DIR *dh = opendir(dir);
-	struct dirent *e;
+	static const char *const none[] = { NULL };
 
-	while (dh && (e = readdir(dh))) {
-		char path[512];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	if (dh)
-		closedir(dh);
+	xdppin_keep_only(dir, none, NULL, 0);
 	rmdir(dir);
 }

@@ -670,21 +670,20 @@ static int
 xdpsbx_link_release(const char *path, int ifindex, struct xdpctl_release *r, char *err,
 		    size_t errlen)
 {
-	struct bpf_link_info info;
-	uint32_t len = sizeof(info);
+	uint32_t prog = xdpsbx_running(ifindex);
 	int fd = bpf_obj_get(path), pfd, ret = 0;
 
-	memset(&info, 0, sizeof(info));
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_XDP) {
-		/* Not a link of ours after all: a pin in our directory all the same. */
-		r->ended++;
-	} else if (info.xdp.ifindex != (uint32_t)ifindex || !info.prog_id ||
-		   xdpsbx_running(ifindex) != info.prog_id) {
-		/* Its interface went, or moved to another namespace with our link: it ends. */
-		bpf_link_detach(fd);
+	if (fd < 0 || !prog || !xdpsbx_link_on(fd, ifindex, prog, NULL)) {
+		/*
+		 * Not the link of what the interface here runs: it went, or moved to another
+		 * namespace with our link, or the pin is no link at all. A pin in our directory
+		 * all the same: it ends (detaching what is no link fails harmlessly).
+		 */
+		if (fd >= 0)
+			bpf_link_detach(fd);
 		r->ended++;
 	} else {
-		pfd = bpf_prog_get_fd_by_id(info.prog_id);
+		pfd = bpf_prog_get_fd_by_id(prog);
 		bpf_link_detach(fd);
 		ret = pfd < 0 ? -errno :
 		      bpf_xdp_attach(ifindex, pfd, XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
@@ -693,7 +692,7 @@ xdpsbx_link_release(const char *path, int ifindex, struct xdpctl_release *r, cha
 		if (ret) {
 			r->failed++;
 			snprintf(err, errlen, "interface %d: cannot attach program %u through "
-				 "rtnetlink: %s", ifindex, info.prog_id, strerror(-ret));
+				 "rtnetlink: %s", ifindex, prog, strerror(-ret));
 		} else {
 			r->moved++;
 		}

@@ -172,11 +172,11 @@ funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove)
 	}
 }
 
-void
+uint32_t
 funnel_remove_from(struct xdp_sbx *x, uint32_t first)
 {
 	char name[IF_NAMESIZE];
-	uint32_t w;
+	uint32_t w, n = 0;
 
 	/* Funnels of workers a process before had and this one has not. */
 	for (w = first; w < CVS_FUN_MAX; w++) {
@@ -186,7 +186,9 @@ funnel_remove_from(struct xdp_sbx *x, uint32_t first)
 		ifindex = (int)if_nametoindex(name);
 		if (!ifindex)
 			continue;
-		bpf_map_delete_elem(x->dev_fd, &w);
-		rtnl_link_del(ifindex);
+		if (x)
+			bpf_map_delete_elem(x->dev_fd, &w);
+		n += !rtnl_link_del(ifindex);
 	}
+	return n;
 }

@@ -49,7 +49,10 @@ int funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uin
 /* Close the socket; with 'remove' the pair goes too (its programs with it). */
 void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
 
-/* Remove the funnels of workers first.. that the process before had (a smaller --workers). */
-void funnel_remove_from(struct xdp_sbx *x, uint32_t first);
+/*
+ * Remove the funnels of workers first.. that the process before had (a smaller --workers),
+ * and their devmap entries when x is not NULL (a rollback has no maps). Returns how many.
+ */
+uint32_t funnel_remove_from(struct xdp_sbx *x, uint32_t first);
 
 #endif /* CVS_FUNNEL_H */

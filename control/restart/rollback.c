@@ -3,13 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <net/if.h>
 
-#include "cvs_xdp.h"
+#include "funnel.h"
 #include "hostif.h"
 #include "region_reg.h"
 #include "rollback.h"
-#include "rtnl.h"
 #include "state.h"
 #include "store.h"
 #include "xdpctl.h"
@@ -105,8 +103,8 @@ rollback_bpf(const struct cvs_config *cfg, const struct rollback_target *t, FILE
 	     char *err, size_t errlen)
 {
 	struct xdpctl_release r;
-	char dir[512], removed[512], name[IF_NAMESIZE];
-	uint32_t n, w, funnels = 0;
+	char dir[512], removed[512];
+	uint32_t n;
 	int ret = 0;
 
 	if (cfg->bpf_pin_dir[0] && cfg->world_iface[0]) {
@@ -119,14 +117,7 @@ rollback_bpf(const struct cvs_config *cfg, const struct rollback_target *t, FILE
 			n ? ": " : "", removed);
 	}
 	/* Funnels are ours by name: the daemon makes and removes cvsfunN (ports/funnel.c). */
-	for (w = 0; w < CVS_FUN_MAX; w++) {
-		int ifindex;
-
-		snprintf(name, sizeof(name), "cvsfun%u", w);
-		ifindex = (int)if_nametoindex(name);
-		funnels += ifindex && !rtnl_link_del(ifindex);
-	}
-	fprintf(out, "funnels: %u removed\n", funnels);
+	fprintf(out, "funnels: %u removed\n", funnel_remove_from(NULL, 0));
 	return ret;
 }
 
