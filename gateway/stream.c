@@ -445,9 +445,17 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		if (st->off < st->out.len) {
+			/*
+			 * The last bytes of a finished stream: it leaves the resumable list
+			 * before they go out, as a client that has read its answer may at once
+			 * ask for the stream again and must find it gone.
+			 */
+			bool last = st->done && st->out.len - st->off <= max;
 			size_t n = stream_take_locked(st, buf, max);
 
 			pthread_mutex_unlock(&st->lock);
+			if (last && st->hooks)
+				st->hooks->drained(st);
 			return (ssize_t)n;
 		}
 		if (st->done) {
