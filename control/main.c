@@ -368,6 +368,8 @@ node_funnel(struct node *n, uint32_t i)
 	int ret = funnel_for_worker(&n->fun[i], &n->sbx, &n->w[i], frames,
 				    frames / 2 - (share ? world : 0), err, sizeof(err));
 
+	if (!ret && funnel_sbx_mtu_max(&n->fun[i]) < n->pub.sbx_mtu_max)
+		n->pub.sbx_mtu_max = funnel_sbx_mtu_max(&n->fun[i]);
 	if (!ret && share) {
 		ret = worldq_share(&n->pt.wq, i, n->fun[i].xp, world, err, sizeof(err));
 		if (!ret)

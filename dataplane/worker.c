@@ -32,180 +32,6 @@
 #include "worker_int.h"
 
 /*
- * Our world socket: what was queued goes out, what went out comes back. A shared queue's
- * rings are looked at only under its lock: even a peek moves the ring's cached indexes.
- */
-static void
-world_xsk_flush(struct world_txq *q)
-{
-	if (q->lock)
-		rte_spinlock_lock(q->lock);
-	xskport_kick(q->xp);
-	xskport_complete(q->xp);
-	if (q->lock)
-		rte_spinlock_unlock(q->lock);
-}
-
-static void
-world_flush(struct worker *w, struct world_txq *q)
-{
-	uint16_t sent, i;
-
-	if (q->xp) {
-		world_xsk_flush(q);
-		return;
-	}
-	if (!q->n)
-		return;
-	if (q->lock)
-		rte_spinlock_lock(q->lock);
-	sent = rte_eth_tx_burst(q->port, q->queue, q->m, q->n);
-	if (q->lock)
-		rte_spinlock_unlock(q->lock);
-	for (i = sent; i < q->n; i++) {
-		w->st.drop[CVS_DROP_TX_FULL]++;
-		rte_pktmbuf_free(q->m[i]);
-	}
-	w->st.c[q->pkts] += sent;
-	q->n = 0;
-}
-
-/* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted). */
-struct rte_mbuf *
-worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data, uint32_t len)
-{
-	struct rte_mbuf *m;
-	char *dst;
-
-	m = rte_pktmbuf_alloc(mp);
-	if (unlikely(!m)) {
-		w->st.drop[CVS_DROP_NO_BUFFER]++;
-		return NULL;
-	}
-	dst = len <= UINT16_MAX ? rte_pktmbuf_append(m, (uint16_t)len) : NULL;
-	if (unlikely(!dst)) {
-		rte_pktmbuf_free(m);
-		w->st.drop[CVS_DROP_TOO_BIG]++;
-		return NULL;
-	}
-	rte_memcpy(dst, data, len);
-	w->st.c[CVS_WC_FRAMES_COPIED]++;
-	return m;
-}
-
-static inline struct rte_mbuf *
-worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
-{
-	return worker_mbuf_of(w, w->mp, data, len);
-}
-
-/* A copy of the frame into a transmit frame of our world socket (under its lock if shared). */
-static void
-world_xsk_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
-{
-	struct xskport *xp = q->xp;
-	int ret;
-
-	if (q->lock)
-		rte_spinlock_lock(q->lock);
-	if (unlikely(q->bad_every) && !(++q->bad_n % q->bad_every))
-		ret = xskport_tx_invalid(xp, len);
-	else if ((ret = xskport_tx(xp, data, len))) {
-		xskport_complete(xp);
-		ret = xskport_tx(xp, data, len);
-	}
-	if (q->lock)
-		rte_spinlock_unlock(q->lock);
-	if (unlikely(ret)) {
-		w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
-		return;
-	}
-	w->st.c[CVS_WC_FRAMES_COPIED]++;
-	w->st.c[q->pkts]++;
-	w->st.c[q->bytes] += len;
-}
-
-static void
-world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
-{
-	struct rte_mbuf *m;
-
-	if (q->xp) {
-		world_xsk_send(w, q, data, len);
-		return;
-	}
-	m = worker_mbuf(w, data, len);
-
-	if (unlikely(!m))
-		return;
-	w->st.c[q->bytes] += len;
-	q->m[q->n++] = m;
-	if (q->n == WORLD_BURST)
-		world_flush(w, q);
-}
-
-/* The slot is an interface sandbox, reached through the funnels. */
-static inline bool
-worker_xsk_on(struct worker *w, uint32_t slot)
-{
-	return atomic_load_explicit(&w->wp->xsk_on[slot], memory_order_acquire);
-}
-
-/* Give a frame to worker 'to' with its kind and slot. */
-void
-worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
-	       struct rte_mbuf *m)
-{
-	m->hash.usr = ((uint32_t)kind << WH_SHIFT) | slot;
-	if (unlikely(rte_ring_mp_enqueue(w->all[to].inbox, m))) {
-		w->st.drop[CVS_DROP_HANDOFF_FULL]++;
-		rte_pktmbuf_free(m);
-		return;
-	}
-	w->st.c[CVS_WC_HANDOFFS]++;
-}
-
-static void
-sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
-{
-	struct xskport *xp;
-
-	if (unlikely(dp_slot_owner(slot, w->nworkers) != w->id)) {
-		/* Another worker owns that socket's rings: it transmits. */
-		struct rte_mbuf *m = worker_mbuf(w, data, len);
-
-		if (m)
-			worker_handoff(w, dp_slot_owner(slot, w->nworkers), WH_TO_SANDBOX, slot, m);
-		return;
-	}
-	xp = w->fun;
-	if (unlikely(!xp || !worker_xsk_on(w, slot))) {
-		struct vhport *vp = worker_vhport(w, slot);
-
-		if (vp)
-			vhost_send(w, vp, data, len);
-		else
-			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
-		return;
-	}
-	if (unlikely(xskport_tx_stamped(xp, data, len, slot))) {
-		w->st.c[CVS_WC_SBX_TX_RING_FULL]++;
-		xskport_complete(xp);
-		if (xskport_tx_stamped(xp, data, len, slot)) {
-			w->st.drop[len > XSKP_FRAME_SIZE ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL]++;
-			return;
-		}
-	}
-	w->st.c[CVS_WC_SBX_TX_PKTS]++;
-	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
-	w->st.c[CVS_WC_FRAMES_COPIED]++;
-	if (w->slot_st) {
-		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
-		w->slot_st[slot].c[CVS_PC_TX_BYTES] += len;
-	}
-}
-
-/*
  * A received frame that lies in the funnel's UMEM (from the funnel, or from a world queue
  * whose socket shares that UMEM: wq_shared) sent on by descriptor, with no copy, when it goes
  * to a sandbox of ours behind the funnel or, sharing, to the world. 'inlen' is what was
@@ -253,90 +79,6 @@ worker_refill(struct xskport *xp, uint64_t *done, uint32_t n)
 			done[m++] = done[i];
 	xp->fill_owed += n - m;
 	xskport_refill(xp, done, m);
-}
-
-/* One frame out where r says, as it is. */
-static void
-worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
-		const uint8_t *data, struct world_txq *back, int back_slot)
-{
-	switch (r->action) {
-	case DP_TO_WORLD:
-		world_send(w, &o->world, data, r->len);
-		break;
-	case DP_TO_HOST:
-		if (likely(o->host.port != UINT16_MAX))
-			world_send(w, &o->host, data, r->len);
-		break;
-	case DP_TO_SANDBOX:
-		sandbox_send(w, r->slot, data, r->len);
-		break;
-	case DP_BACK:
-		if (back)
-			world_send(w, back, data, r->len);
-		else
-			sandbox_send(w, (uint32_t)back_slot, data, r->len);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * A datagram without DF larger than its exit's MTU leaves in fragments (RFC 791), each sent as
- * its own frame; one that cannot be split (too many pieces for our buffers) is a too_big drop.
- */
-#define EMIT_FRAGS_MAX	8
-
-static void
-worker_emit_frags(struct worker *w, struct worker_out *o, const struct dp_result *r,
-		  const uint8_t *data)
-{
-	static __thread uint8_t buf[EMIT_FRAGS_MAX][XSKP_FRAME_SIZE];
-	uint8_t *outs[EMIT_FRAGS_MAX];
-	uint32_t lens[EMIT_FRAGS_MAX], n, i;
-	struct dp_result f = *r;
-
-	for (i = 0; i < EMIT_FRAGS_MAX; i++)
-		outs[i] = buf[i];
-	n = mtu_fragment(data, r->len, r->mtu, outs, EMIT_FRAGS_MAX, XSKP_FRAME_SIZE, lens);
-	if (!n) {
-		w->st.drop[CVS_DROP_TOO_BIG]++;
-		return;
-	}
-	w->st.c[CVS_WC_FRAGMENTED]++;
-	f.mtu = 0;
-	for (i = 0; i < n; i++) {
-		f.len = lens[i];
-		worker_emit_one(w, o, &f, buf[i], NULL, -1);
-	}
-}
-
-/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
-void
-worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
-	    const uint8_t *data, struct world_txq *back, int back_slot)
-{
-	if (unlikely(dp_result_split(r))) {
-		worker_emit_frags(w, o, r, data);
-		return;
-	}
-	worker_emit_one(w, o, r, data, back, back_slot);
-}
-
-/*
- * After frames of fragmented datagrams: the fragments their first fragment released go out
- * (their translation applied), and the fragment table's counters are copied into ours.
- */
-static void
-worker_frags(struct worker *w, struct worker_out *o)
-{
-	struct dp_result r;
-	uint8_t *frame;
-
-	while (w->ctx.frag_ready && dp_frag_release(&w->ctx, &frame, &r))
-		worker_emit(w, o, &r, frame, NULL, -1);
-	dp_frag_counters(&w->ctx);
 }
 
 /* Hold a guest frame until its next hop is known. */
@@ -390,7 +132,19 @@ worker_sandbox_frame(struct worker *w, struct worker_out *o, uint32_t slot, uint
 		     uint32_t len)
 {
 	struct dp_result r;
+	uint16_t mtu;
 
+	/*
+	 * Longer than its interface's MTU: a TAP's TSO frame (a vnet header with a GSO type),
+	 * which XDP sees whole. Not segmented here (docs/datapath.md, "Offloads").
+	 */
+	if (unlikely(len > XSKP_MTU_ONE + ETH_HLEN_) && w->ctx.sh->slot_mtu &&
+	    slot < w->ctx.sh->max_sandboxes &&
+	    (mtu = atomic_load_explicit(&w->ctx.sh->slot_mtu[slot], memory_order_relaxed)) &&
+	    len > mtu + (uint32_t)ETH_HLEN_) {
+		w->st.drop[CVS_DROP_TOO_BIG]++;
+		return;
+	}
 	dp_sandbox_rx(&w->ctx, slot, data, len, &r);
 	if (unlikely(r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR))
 		worker_park(w, slot, data, len);
@@ -418,7 +172,7 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 			     host ? w->host_queue : w->world_queue, m, WORLD_BURST);
 	for (i = 0; i < n; i++) {
 		uint8_t *d = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint32_t l = rte_pktmbuf_data_len(m[i]);
+		uint32_t l = rte_pktmbuf_pkt_len(m[i]);
 
 		if (host) {
 			w->st.c[CVS_WC_HOST_RX_PKTS]++;
@@ -426,12 +180,6 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 		} else {
 			w->st.c[CVS_WC_WORLD_RX_PKTS]++;
 			w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
-		}
-		if (unlikely(m[i]->nb_segs > 1)) {
-			/* Jumbo or TSO frames are not linear; we cannot translate them. */
-			w->st.drop[CVS_DROP_TOO_BIG]++;
-			rte_pktmbuf_free(m[i]);
-			continue;
 		}
 		if (w->nworkers > 1) {
 			uint32_t to = worker_owner(w, origin, 0, d, l);
@@ -441,9 +189,15 @@ worker_eth_rx(struct worker *w, struct worker_out *o, bool host)
 				continue;
 			}
 		}
-		if (host) {
-			dp_host_rx(&w->ctx, d, l, &r);
-			worker_emit(w, o, &r, d, src, -1);
+		/* cube-dev's frames one by one; a jumbo frame (a chain) from the jumbo buffer. */
+		if (host || unlikely(m[i]->nb_segs > 1)) {
+			d = worker_mbuf_data(w, m[i], &l);
+			if (d && host)
+				dp_host_rx(&w->ctx, d, l, &r);
+			else if (d)
+				dp_world_rx(&w->ctx, d, l, &r);
+			if (d)
+				worker_emit(w, o, &r, d, src, -1);
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}
@@ -479,15 +233,76 @@ worker_world_handoff(struct worker *w, const uint8_t *p, uint32_t l)
 	return true;
 }
 
+/* A burst of world frames where the kernel put them, through the pipeline and out. */
+static void
+worker_world_batch(struct worker *w, struct worker_out *o, uint8_t **data, uint32_t *len,
+		   const uint32_t *at, uint32_t k, uint64_t *done)
+{
+	struct dp_result res[WORLD_BURST];
+	uint64_t t;
+	uint32_t i;
+
+	if (!k)
+		return;
+	t = rte_rdtsc();
+	dp_world_rx_burst(&w->ctx, data, len, k, res);
+	worker_pipe_account(w, t, k);
+	for (i = 0; i < k; i++) {
+		if (w->wq_shared && worker_pass_desc(w, &res[i], data[i], len[i], -1))
+			done[at[i]] = UINT64_MAX;
+		else
+			worker_emit(w, o, &res[i], data[i], &o->world, -1);
+	}
+}
+
+/*
+ * A frame of the socket in several descriptors from idx on, copied into the jumbo buffer: the
+ * descriptors it took (their addresses in addrs), 0 while its last one is not peeked. *len
+ * is 0 for one longer than the jumbo buffer (counted).
+ */
+static uint32_t
+worker_rx_jumbo(struct worker *w, struct xskport *xp, uint32_t idx, uint32_t avail,
+		uint64_t *addrs, uint32_t *len)
+{
+	uint32_t c = xskport_rx_gather(xp, idx, avail, worker_jumbo_buf(), XSKP_JUMBO_MAX, len,
+				       addrs);
+
+	if (c && !*len)
+		w->st.drop[CVS_DROP_TOO_BIG]++;
+	else if (c)
+		w->st.c[CVS_WC_FRAMES_COPIED]++;
+	return c;
+}
+
+/* A world frame in several descriptors (a jumbo frame): on its own, from the jumbo buffer. */
+static uint32_t
+worker_world_jumbo(struct worker *w, struct worker_out *o, uint32_t idx, uint32_t avail,
+		   uint64_t *addrs)
+{
+	uint8_t *p = worker_jumbo_buf();
+	struct dp_result r;
+	uint32_t l, c = worker_rx_jumbo(w, w->wq_rx, idx, avail, addrs, &l);
+
+	if (!c || !l)
+		return c;
+	w->st.c[CVS_WC_WORLD_RX_PKTS]++;
+	w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
+	if (w->nworkers > 1 && worker_world_handoff(w, p, l))
+		return c;
+	dp_world_rx(&w->ctx, p, l, &r);
+	worker_emit(w, o, &r, p, &o->world, -1);
+	return c;
+}
+
 /*
  * Receive on our socket of this worker's world queue: the pipeline runs on the frames where
- * the kernel put them, answers go back on our world transmit queue.
+ * the kernel put them, answers go back on our world transmit queue. A frame in several
+ * descriptors goes through on its own, after the frames before it (a flow keeps its order).
  */
 static uint32_t
 worker_world_rx(struct worker *w, struct worker_out *o)
 {
 	struct xskport *xp = w->wq_rx;
-	struct dp_result res[WORLD_BURST];
 	uint64_t done[WORLD_BURST];
 	uint8_t *data[WORLD_BURST];
 	uint32_t len[WORLD_BURST], at[WORLD_BURST];
@@ -497,9 +312,23 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		uint32_t l;
-		uint8_t *p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
+		uint32_t l, c;
+		uint8_t *p;
 
+		if (unlikely(xskport_rx_contd(xp, idx + i))) {
+			worker_world_batch(w, o, data, len, at, k, done);
+			k = 0;
+			c = worker_world_jumbo(w, o, idx + i, n - i, &done[i]);
+			if (!c) {
+				/* Its last piece comes with the next peek. */
+				xsk_ring_cons__cancel(&xp->rx, n - i);
+				n = i;
+				break;
+			}
+			i += c - 1;
+			continue;
+		}
+		p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
 		w->st.c[CVS_WC_WORLD_RX_PKTS]++;
 		w->st.c[CVS_WC_WORLD_RX_BYTES] += l;
 		if (w->nworkers > 1 && worker_world_handoff(w, p, l))
@@ -508,18 +337,7 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 		data[k] = p;
 		len[k++] = l;
 	}
-	if (k) {
-		uint64_t t = rte_rdtsc();
-
-		dp_world_rx_burst(&w->ctx, data, len, k, res);
-		worker_pipe_account(w, t, k);
-		for (i = 0; i < k; i++) {
-			if (w->wq_shared && worker_pass_desc(w, &res[i], data[i], len[i], -1))
-				done[at[i]] = UINT64_MAX;
-			else
-				worker_emit(w, o, &res[i], data[i], &o->world, -1);
-		}
-	}
+	worker_world_batch(w, o, data, len, at, k, done);
 	xskport_rx_release(xp, n);
 	worker_refill(xp, done, n);
 	return n;
@@ -596,6 +414,42 @@ worker_funnel_pressure(struct worker *w, uint32_t queued)
 	w->st.c[on ? CVS_WC_FUNNEL_PRESSED : CVS_WC_FUNNEL_RELIEVED]++;
 }
 
+/* A funnel frame's slot, or UINT32_MAX when it is not run here (dropped, or handed on). */
+static inline uint32_t
+worker_funnel_take(struct worker *w, uint8_t **p, uint32_t *l)
+{
+	uint32_t slot = worker_funnel_slot(w, p, l), to;
+	struct rte_mbuf *m;
+
+	if (slot == UINT32_MAX || w->nworkers == 1)
+		return slot;
+	to = worker_owner(w, DP_FROM_SANDBOX, slot, *p, *l);
+	if (to == w->id)
+		return slot;
+	m = worker_mbuf(w, *p, *l);
+	if (m)
+		worker_handoff(w, to, WH_FROM_SANDBOX, slot, m);
+	return UINT32_MAX;
+}
+
+/* A guest frame in several descriptors (a jumbo frame): on its own, from the jumbo buffer. */
+static uint32_t
+worker_funnel_jumbo(struct worker *w, struct worker_out *o, uint32_t idx, uint32_t avail,
+		    uint64_t *addrs)
+{
+	uint8_t *p = worker_jumbo_buf();
+	uint32_t l, slot, c = worker_rx_jumbo(w, w->fun, idx, avail, addrs, &l);
+
+	if (!c || !l)
+		return c;
+	w->st.c[CVS_WC_SBX_RX_PKTS]++;
+	w->st.c[CVS_WC_SBX_RX_BYTES] += l;
+	slot = worker_funnel_take(w, &p, &l);
+	if (slot != UINT32_MAX)
+		worker_sandbox_frame(w, o, slot, p, l);
+	return c;
+}
+
 static uint32_t
 worker_funnel_rx(struct worker *w, struct worker_out *o)
 {
@@ -610,25 +464,29 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 		return 0;
 	worker_funnel_pressure(w, xsk_cons_nb_avail(&xp->rx, xp->ring_size) + n);
 	for (i = 0; i < n; i++) {
-		uint32_t l, slot;
-		uint8_t *p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
+		uint32_t l, slot, c;
+		uint8_t *p;
 
+		if (unlikely(xskport_rx_contd(xp, idx + i))) {
+			/* After the frames before it, as on the world queue. */
+			if (k)
+				worker_sandbox_run(w, o, run, data, len, at, k, done);
+			k = 0;
+			c = worker_funnel_jumbo(w, o, idx + i, n - i, &done[i]);
+			if (!c) {
+				xsk_ring_cons__cancel(&xp->rx, n - i);
+				n = i;
+				break;
+			}
+			i += c - 1;
+			continue;
+		}
+		p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
 		w->st.c[CVS_WC_SBX_RX_PKTS]++;
 		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
-		slot = worker_funnel_slot(w, &p, &l);
+		slot = worker_funnel_take(w, &p, &l);
 		if (slot == UINT32_MAX)
 			continue;
-		if (w->nworkers > 1) {
-			uint32_t to = worker_owner(w, DP_FROM_SANDBOX, slot, p, l);
-
-			if (to != w->id) {
-				struct rte_mbuf *m = worker_mbuf(w, p, l);
-
-				if (m)
-					worker_handoff(w, to, WH_FROM_SANDBOX, slot, m);
-				continue;
-			}
-		}
 		/* Frames of one sandbox come in runs: each run is one burst of the pipeline. */
 		if (k && slot != run) {
 			worker_sandbox_run(w, o, run, data, len, at, k, done);
@@ -660,11 +518,10 @@ worker_inbox(struct worker *w, struct worker_out *o)
 		return 0;
 	n = rte_ring_sc_dequeue_burst(w->inbox, (void **)m, WORLD_BURST, NULL);
 	for (i = 0; i < n; i++) {
-		uint8_t *data = rte_pktmbuf_mtod(m[i], uint8_t *);
-		uint32_t len = rte_pktmbuf_data_len(m[i]);
-		uint32_t slot = m[i]->hash.usr & ((1u << WH_SHIFT) - 1);
+		uint32_t len, slot = m[i]->hash.usr & ((1u << WH_SHIFT) - 1);
+		uint8_t *data = worker_mbuf_data(w, m[i], &len);
 
-		switch (m[i]->hash.usr >> WH_SHIFT) {
+		switch (data ? m[i]->hash.usr >> WH_SHIFT : 0) {
 		case WH_FROM_WORLD:
 			dp_world_rx(&w->ctx, data, len, &r);
 			worker_emit(w, o, &r, data, &o->world, -1);

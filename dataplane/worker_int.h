@@ -83,15 +83,39 @@ worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8
 	return to;
 }
 
-/* A fresh mbuf of pool mp holding a copy of the frame, or NULL (counted in w). */
-struct rte_mbuf *worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data,
-				uint32_t len);
+/* The slot is an interface sandbox, reached through the funnels. */
+static inline bool
+worker_xsk_on(struct worker *w, uint32_t slot)
+{
+	return atomic_load_explicit(&w->wp->xsk_on[slot], memory_order_acquire);
+}
+
+/* worker_tx.c: the frame out where r says ('back': the port it came from), in fragments when
+ * it must; what a world queue or cube-dev has queued goes out; a copy to a sandbox's port. */
+void worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		 const uint8_t *data, struct world_txq *back, int back_slot);
+void world_flush(struct worker *w, struct world_txq *q);
+void sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len);
+/* After fragmented datagrams: the fragments their first fragment released go out. */
+void worker_frags(struct worker *w, struct worker_out *o);
 /* Give a frame to worker 'to' with its kind and slot. */
 void worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
 		    struct rte_mbuf *m);
-/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
-void worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
-		 const uint8_t *data, struct world_txq *back, int back_slot);
+
+/* worker_jumbo.c. The worker's buffer for a frame longer than one UMEM frame or mbuf. */
+uint8_t *worker_jumbo_buf(void);
+/* A fresh mbuf of pool mp holding a copy of the frame, chained when long, or NULL (counted). */
+struct rte_mbuf *worker_mbuf_of(struct worker *w, struct rte_mempool *mp, const uint8_t *data,
+				uint32_t len);
+/* An mbuf's frame in one piece: its data, or a chain's copied into the jumbo buffer; NULL. */
+uint8_t *worker_mbuf_data(struct worker *w, struct rte_mbuf *m, uint32_t *len);
+
+static inline struct rte_mbuf *
+worker_mbuf(struct worker *w, const uint8_t *data, uint32_t len)
+{
+	return worker_mbuf_of(w, w->mp, data, len);
+}
+
 /* Hold a guest frame until its next hop is known. */
 void worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len);
 

@@ -74,16 +74,18 @@ xskport_umem(struct xskport *xp, const char *ifname, char *err, size_t errlen)
 	return 0;
 }
 
-struct xskport *
-xskport_create_opts(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
-		    uint32_t nframes, uint32_t fill, bool zerocopy, char *err, size_t errlen)
+static struct xskport *
+xskport_create_sg(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
+		  uint32_t nframes, uint32_t fill, bool zerocopy, bool sg, char *err,
+		  size_t errlen)
 {
 	struct xsk_socket_config scfg = {
 		.rx_size = nframes / 2,
 		.tx_size = nframes / 2,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.xdp_flags = 0,
-		.bind_flags = XDP_USE_NEED_WAKEUP | (zerocopy ? XDP_ZEROCOPY : 0),
+		.bind_flags = XDP_USE_NEED_WAKEUP | (zerocopy ? XDP_ZEROCOPY : 0) |
+			      (sg ? XDP_USE_SG : 0),
 	};
 	struct xskport *xp;
 	int ret;
@@ -104,6 +106,7 @@ xskport_create_opts(const char *ifname, int ifindex, uint32_t queue, uint32_t sl
 	xp->ifindex = ifindex;
 	xp->nframes = nframes;
 	xp->ring_size = nframes / 2;
+	xp->sg = sg;
 	ret = xskport_umem(xp, ifname, err, errlen);
 	if (ret)
 		goto out;
@@ -121,6 +124,23 @@ out:
 	xskport_destroy(xp);
 	errno = -ret;
 	return NULL;
+}
+
+/*
+ * Bound for multi-buffer where the kernel (6.6) and, in zero-copy mode, the driver can: then
+ * a socket carries jumbo frames. Elsewhere without, and one UMEM frame is a frame's limit.
+ */
+struct xskport *
+xskport_create_opts(const char *ifname, int ifindex, uint32_t queue, uint32_t slot,
+		    uint32_t nframes, uint32_t fill, bool zerocopy, char *err, size_t errlen)
+{
+	struct xskport *xp = xskport_create_sg(ifname, ifindex, queue, slot, nframes, fill,
+					       zerocopy, true, err, errlen);
+
+	if (xp || (errno != EINVAL && errno != EOPNOTSUPP))
+		return xp;
+	return xskport_create_sg(ifname, ifindex, queue, slot, nframes, fill, zerocopy, false,
+				 err, errlen);
 }
 
 struct xskport *
@@ -146,6 +166,8 @@ xskport_create_shared(struct xskport *owner, const char *ifname, int ifindex, ui
 	if (!xp)
 		return NULL;
 	xp->pool = owner;
+	/* A socket on a shared UMEM binds as its owner did, multi-buffer included. */
+	xp->sg = owner->sg;
 	xp->slot = slot;
 	xp->ifindex = ifindex;
 	xp->nframes = owner->nframes;

@@ -27,7 +27,23 @@
 #define XSKP_FRAME_SIZE		2048u
 #define XSKP_BURST		32u
 /* The IP MTU one frame holds after the kernel's XDP headroom and an Ethernet header. */
-#define XSKP_MTU_MAX		(XSKP_FRAME_SIZE - 256u - 14u)
+#define XSKP_MTU_ONE		(XSKP_FRAME_SIZE - 256u - 14u)
+/*
+ * The IP MTU a socket bound for multi-buffer carries (jumbo frames): a frame spread over
+ * several UMEM frames, each descriptor but the last marked XDP_PKT_CONTD (kernel 6.6).
+ */
+#define XSKP_MTU_MAX		9216u
+/* The longest frame: that MTU, an Ethernet header and the funnel's stamp (cvs_fun_hdr). */
+#define XSKP_JUMBO_MAX		(XSKP_MTU_MAX + 14u + 8u)
+#define XSKP_TX_SEGS		((XSKP_JUMBO_MAX + XSKP_FRAME_SIZE - 1) / XSKP_FRAME_SIZE)
+
+/* Not in Debian 12's kernel headers (6.1). */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG		(1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD		(1 << 0)
+#endif
 
 struct xskport {
 	struct xsk_ring_cons rx;
@@ -44,6 +60,7 @@ struct xskport {
 	uint32_t slot;		/* the funnel's worker, or the world queue */
 	uint32_t ring_size;	/* every ring: nframes / 2 */
 	uint32_t nframes;	/* fixed at creation */
+	bool sg;		/* bound for multi-buffer: frames longer than one UMEM frame */
 	int ifindex;
 	int fd;
 	uint64_t free[];	/* the owner's: nframes entries, room for any frame of the UMEM */
@@ -72,6 +89,44 @@ xskport_rx_frame(const struct xskport *xp, uint32_t idx, uint32_t *len, uint64_t
 	*addr = xsk_umem__extract_addr(d->addr);
 	*len = d->len;
 	return xsk_umem__get_data(xp->area, d->addr);
+}
+
+/* The received descriptor at idx is not a frame's last: the frame goes on in the next one. */
+static inline bool
+xskport_rx_contd(const struct xskport *xp, uint32_t idx)
+{
+	return xsk_ring_cons__rx_desc(&xp->rx, idx)->options & XDP_PKT_CONTD;
+}
+
+/*
+ * A frame the kernel spread over the descriptors from idx on (multi-buffer), copied whole into
+ * buf: the descriptors it took (each one's UMEM address in addrs[]), 0 when its last one is
+ * not among the 'avail' peeked. *len is its length, 0 when it is longer than cap.
+ */
+static inline uint32_t
+xskport_rx_gather(struct xskport *xp, uint32_t idx, uint32_t avail, uint8_t *buf, uint32_t cap,
+		  uint32_t *len, uint64_t *addrs)
+{
+	uint32_t i = 0, l = 0;
+	bool fits = true;
+
+	for (;;) {
+		const struct xdp_desc *d;
+
+		if (i == avail)
+			return 0;
+		d = xsk_ring_cons__rx_desc(&xp->rx, idx + i);
+		addrs[i++] = xsk_umem__extract_addr(d->addr);
+		if (fits && l + d->len <= cap)
+			memcpy(buf + l, xsk_umem__get_data(xp->area, d->addr), d->len);
+		else
+			fits = false;
+		l += d->len;
+		if (!(d->options & XDP_PKT_CONTD))
+			break;
+	}
+	*len = fits ? l : 0;
+	return i;
 }
 
 /* Done with n received descriptors (their frames go back with xskport_refill()). */
@@ -130,8 +185,41 @@ xskport_tx_submit(struct xskport *xp, uint32_t idx, uint64_t addr, uint32_t len)
 
 	d->addr = addr;
 	d->len = len;
+	/* The ring's slots are reused: one that last carried a piece of a frame says so. */
+	d->options = 0;
 	xsk_ring_prod__submit(&xp->tx, 1);
 	xp->tx_unsent++;
+}
+
+/*
+ * A copy of a frame longer than a UMEM frame, in as many frames as it takes, all reserved at
+ * once so that no half of it is ever queued; the slot stamped in the first when stamp is not
+ * NULL. 0, or -1 without multi-buffer, or when frames or slots run short.
+ */
+static inline int
+xskport_tx_segs(struct xskport *xp, const uint8_t *data, uint32_t len, const uint8_t *stamp)
+{
+	struct xskport *pl = xp->pool;
+	uint32_t nseg = (len + XSKP_FRAME_SIZE - 1) / XSKP_FRAME_SIZE, idx, i;
+
+	if (!xp->sg || nseg > XSKP_TX_SEGS || pl->nfree < nseg ||
+	    xsk_ring_prod__reserve(&xp->tx, nseg, &idx) != nseg)
+		return -1;
+	for (i = 0; i < nseg; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&xp->tx, idx + i);
+		uint32_t off = i * XSKP_FRAME_SIZE;
+		uint32_t l = len - off < XSKP_FRAME_SIZE ? len - off : XSKP_FRAME_SIZE;
+
+		d->addr = pl->free[--pl->nfree];
+		d->len = l;
+		d->options = i + 1 < nseg ? XDP_PKT_CONTD : 0;
+		memcpy(xp->area + d->addr, data + off, l);
+		if (!i && stamp)
+			memcpy(xp->area + d->addr, stamp, 6);
+	}
+	xsk_ring_prod__submit(&xp->tx, nseg);
+	xp->tx_unsent += nseg;
+	return 0;
 }
 
 /*
@@ -149,6 +237,8 @@ xskport_tx_stamped(struct xskport *xp, const void *data, uint32_t len, uint32_t 
 
 	if (len < sizeof(stamp))
 		return -1;
+	if (len > XSKP_FRAME_SIZE)
+		return xskport_tx_segs(xp, data, len, stamp);
 	addr = xskport_tx_take(xp, len, &idx);
 	if (addr == UINT64_MAX)
 		return -1;
@@ -163,13 +253,23 @@ static inline int
 xskport_tx(struct xskport *xp, const void *data, uint32_t len)
 {
 	uint32_t idx;
-	uint64_t addr = xskport_tx_take(xp, len, &idx);
+	uint64_t addr;
 
+	if (len > XSKP_FRAME_SIZE)
+		return xskport_tx_segs(xp, data, len, NULL);
+	addr = xskport_tx_take(xp, len, &idx);
 	if (addr == UINT64_MAX)
 		return -1;
 	memcpy(xp->area + addr, data, len);
 	xskport_tx_submit(xp, idx, addr, len);
 	return 0;
+}
+
+/* The IP MTU the socket carries: a jumbo frame with multi-buffer, one UMEM frame without. */
+static inline uint32_t
+xskport_mtu_max(const struct xskport *xp)
+{
+	return xp->sg ? XSKP_MTU_MAX : XSKP_MTU_ONE;
 }
 
 /*

@@ -149,11 +149,11 @@ struct cvs_xdp_cfg {
 	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped")
 
 /*
- * The longest frame a sandbox interface may hand the funnel: a 2 KiB UMEM frame less the
- * kernel's XDP headroom and our stamp (control/ports/funnel.h checks it is FUNNEL_SBX_MTU_MAX
- * and an Ethernet header).
+ * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's
+ * MTU (9,216) less our stamp, and its Ethernet header (control/ports/funnel.h checks it is
+ * FUNNEL_SBX_MTU_MAX and an Ethernet header). Longer is a TAP's TSO frame.
  */
-#define CVS_SBX_FRAME_MAX	(2048 - 256 - 8)
+#define CVS_SBX_FRAME_MAX	(9216 - 8 + 14)
 
 enum cvs_xdp_counter {
 #define CVS_XDP_ENUM(n, s, h) CVS_XDP_##n,

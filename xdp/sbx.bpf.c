@@ -103,7 +103,12 @@ cvs_mac_differs(const __u8 *a, const __u8 *b)
 	       (a[5] ^ b[5]);
 }
 
-SEC("xdp")
+/*
+ * xdp.frags, as cvs_fun_in and the steering program: a jumbo frame reaches the program in
+ * several buffers (only the first is data..data_end); without it the kernel refuses an
+ * interface's MTU above what one page holds.
+ */
+SEC("xdp.frags")
 int
 cvs_sbx_prog(struct xdp_md *ctx)
 {
@@ -119,7 +124,7 @@ cvs_sbx_prog(struct xdp_md *ctx)
 	 * A TAP hands over a VMM's TSO frame (vnet header) whole: the funnel would drop it
 	 * without a word. Dropped and counted here instead (docs/datapath.md, "Offloads").
 	 */
-	if (end - data > CVS_SBX_FRAME_MAX)
+	if (bpf_xdp_get_buff_len(ctx) > CVS_SBX_FRAME_MAX)
 		return cvs_verdict(CVS_XDP_SBX_TOO_BIG, XDP_DROP);
 	/* A runt goes on as it is: the worker's parser drops it and counts why. */
 	if (data + ETH_HLEN <= end && cvs_mac_differs((__u8 *)data + 6, sb->mac))
@@ -141,7 +146,7 @@ cvs_sbx_prog(struct xdp_md *ctx)
 			    CVS_XDP_GAP_DROP);
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int
 cvs_fun_in(struct xdp_md *ctx)
 {

@@ -173,7 +173,8 @@ steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct i
 	return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 }
 
-SEC("xdp")
+/* xdp.frags: a world interface at a jumbo MTU hands a long frame over in several buffers. */
+SEC("xdp.frags")
 int
 cvs_steer_prog(struct xdp_md *ctx)
 {

@@ -16,9 +16,11 @@
 #include "xskport.h"
 
 /*
- * The funnel veths' MTU: a frame and its headroom in one 2 KiB UMEM frame. What a sandbox
- * interface may carry is that less the stamp its program puts in front (FUNNEL_SBX_MTU_MAX):
- * the kernel drops longer frames on the funnel without a word (issue 33).
+ * The funnel veths' MTU: the longest jumbo frame our sockets carry in several UMEM frames
+ * (AF_XDP multi-buffer). What a sandbox interface may carry is that less the stamp its
+ * program puts in front (FUNNEL_SBX_MTU_MAX): the kernel drops longer frames on the funnel
+ * without a word (issue 33). A funnel socket without multi-buffer carries less:
+ * funnel_sbx_mtu_max().
  */
 #define FUNNEL_MTU		XSKP_MTU_MAX
 #define FUNNEL_SBX_MTU_MAX	(FUNNEL_MTU - (uint32_t)sizeof(struct cvs_fun_hdr))
@@ -46,6 +48,13 @@ int funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t n
 struct worker;
 int funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_t nframes,
 		      uint32_t fill, char *err, size_t errlen);
+/* The sandbox MTU the funnel's socket carries: FUNNEL_SBX_MTU_MAX with multi-buffer. */
+static inline uint32_t
+funnel_sbx_mtu_max(const struct funnel *f)
+{
+	return xskport_mtu_max(f->xp) - (uint32_t)sizeof(struct cvs_fun_hdr);
+}
+
 /* Close the socket; with 'remove' the pair goes too (its programs with it). */
 void funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove);
 

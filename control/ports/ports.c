@@ -62,9 +62,9 @@ ports_world_own(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, str
 			 strerror(-ret));
 	dpc->world_mtu = worldq_mtu(cfg->world_iface);
 	if (!ret && dpc->world_mtu > XSKP_MTU_MAX) {
-		snprintf(err, errlen, "%s has MTU %u; the world queues carry at most %u here (one "
-			 "2 KiB AF_XDP frame a packet, no multi-buffer yet): set its MTU to %u or "
-			 "less", cfg->world_iface, dpc->world_mtu, XSKP_MTU_MAX, XSKP_MTU_MAX);
+		snprintf(err, errlen, "%s has MTU %u; the world queues carry at most %u (a jumbo "
+			 "frame in AF_XDP multi-buffer): set its MTU to %u or less",
+			 cfg->world_iface, dpc->world_mtu, XSKP_MTU_MAX, XSKP_MTU_MAX);
 		return -EMSGSIZE;
 	}
 	return ret;

@@ -31,6 +31,7 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	p->sh = sh;
 	p->max_sandboxes = max_sandboxes;
 	p->sandbox_net = sandbox_net;
+	p->sbx_mtu_max = FUNNEL_SBX_MTU_MAX;
 	p->ifq_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	p->ifq_open = p->ifq_fd >= 0;
 	p->wp.xsk_on = calloc(max_sandboxes, sizeof(*p->wp.xsk_on));
@@ -278,11 +279,12 @@ publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", sb->iface);
 		if (!ioctl(p->ifq_fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
 			mtu = (uint32_t)ifr.ifr_mtu;
-		if (mtu > FUNNEL_SBX_MTU_MAX) {
+		if (mtu > p->sbx_mtu_max) {
 			snprintf(err, errlen, "%s has MTU %u; sandbox interfaces carry at most %u "
-				 "here (one 2 KiB AF_XDP frame each, no multi-buffer yet): set its "
-				 "MTU to %u or less", sb->iface, mtu, FUNNEL_SBX_MTU_MAX,
-				 FUNNEL_SBX_MTU_MAX);
+				 "here%s: set its MTU to %u or less", sb->iface, mtu, p->sbx_mtu_max,
+				 p->sbx_mtu_max < FUNNEL_SBX_MTU_MAX ? " (AF_XDP without "
+				 "multi-buffer: one 2 KiB frame a packet before kernel 6.6)" : "",
+				 p->sbx_mtu_max);
 			return -EMSGSIZE;
 		}
 	}
@@ -294,11 +296,12 @@ publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
 static void
 publish_op_mtu(void *ctx, struct sandbox *sb)
 {
+	struct publish *p = ctx;
 	char err[256];
 
-	if (sb->dp && publish_mtu(ctx, sb, err, sizeof(err)))
+	if (sb->dp && publish_mtu(p, sb, err, sizeof(err)))
 		CVS_LOG(WARNING, ctl, "sandbox %s: %s; frames larger than %u are answered with "
-			"fragmentation-needed", sb->id, err, FUNNEL_SBX_MTU_MAX);
+			"fragmentation-needed", sb->id, err, p->sbx_mtu_max);
 }
 
 /* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */

@@ -57,6 +57,7 @@ struct publish {
 	int world_ifindex;
 	const struct dp_cfg *dpc;	/* the node-wide guest addressing, a sandbox's default */
 	bool keep_sbx_xdp;		/* at exit: sandbox programs stay for the next process */
+	uint32_t sbx_mtu_max;		/* what every funnel carries (funnel_sbx_mtu_max()) */
 };
 
 /* Allocate the shared state for max_sandboxes slots of a /prefix sandbox CIDR. 0 or -ENOMEM. */

@@ -11,11 +11,22 @@
 #include "worldq.h"
 #include "xskport.h"
 
+/*
+ * Steered to once it carries the interface's MTU: a jumbo MTU needs multi-buffer, which a
+ * kernel before 6.6 or a zero-copy driver without it does not bind.
+ */
 static int
 worldq_map(struct worldq *q, uint32_t i, char *err, size_t errlen)
 {
+	uint32_t mtu = worldq_mtu(q->ifname), max = xskport_mtu_max(q->xp[i]);
 	int fd = q->xp[i]->fd;
 
+	if (mtu > max) {
+		snprintf(err, errlen, "%s has MTU %u; its queue %u carries at most %u here (AF_XDP "
+			 "without multi-buffer: it needs kernel 6.6, and in zero-copy mode a "
+			 "driver with it): set its MTU to %u or less", q->ifname, mtu, i, max, max);
+		return -EMSGSIZE;
+	}
 	if (!bpf_map_update_elem(q->xsks_fd, &i, &fd, BPF_ANY))
 		return 0;
 	snprintf(err, errlen, "cannot steer %s queue %u to its socket: %s", q->ifname, i,

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker's transmit side: a processed frame out where the pipeline said (the world queue,
+ * cube-dev, a sandbox behind the funnel or a vhost-user guest, another worker's inbox), in
+ * fragments when it is larger than its exit's MTU and may be split. Each leaves as a copy into
+ * the buffer of its port; worker.c sends a frame on by descriptor where it can instead.
+ * Worker lcore only.
+ */
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "mtu.h"
+#include "worker_int.h"
+
+/*
+ * Our world socket: what was queued goes out, what went out comes back. A shared queue's
+ * rings are looked at only under its lock: even a peek moves the ring's cached indexes.
+ */
+static void
+world_xsk_flush(struct world_txq *q)
+{
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
+	xskport_kick(q->xp);
+	xskport_complete(q->xp);
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
+}
+
+void
+world_flush(struct worker *w, struct world_txq *q)
+{
+	uint16_t sent, i;
+
+	if (q->xp) {
+		world_xsk_flush(q);
+		return;
+	}
+	if (!q->n)
+		return;
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
+	sent = rte_eth_tx_burst(q->port, q->queue, q->m, q->n);
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
+	for (i = sent; i < q->n; i++) {
+		w->st.drop[CVS_DROP_TX_FULL]++;
+		rte_pktmbuf_free(q->m[i]);
+	}
+	w->st.c[q->pkts] += sent;
+	q->n = 0;
+}
+
+/* A copy of the frame into a transmit frame of our world socket (under its lock if shared). */
+static void
+world_xsk_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+{
+	struct xskport *xp = q->xp;
+	int ret;
+
+	if (q->lock)
+		rte_spinlock_lock(q->lock);
+	if (unlikely(q->bad_every) && !(++q->bad_n % q->bad_every))
+		ret = xskport_tx_invalid(xp, len);
+	else if ((ret = xskport_tx(xp, data, len))) {
+		xskport_complete(xp);
+		ret = xskport_tx(xp, data, len);
+	}
+	if (q->lock)
+		rte_spinlock_unlock(q->lock);
+	if (unlikely(ret)) {
+		w->st.drop[len > XSKP_FRAME_SIZE && !xp->sg ? CVS_DROP_TOO_BIG :
+				   CVS_DROP_TX_FULL]++;
+		return;
+	}
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
+	w->st.c[q->pkts]++;
+	w->st.c[q->bytes] += len;
+}
+
+static void
+world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t len)
+{
+	struct rte_mbuf *m;
+
+	if (q->xp) {
+		world_xsk_send(w, q, data, len);
+		return;
+	}
+	m = worker_mbuf(w, data, len);
+
+	if (unlikely(!m))
+		return;
+	w->st.c[q->bytes] += len;
+	q->m[q->n++] = m;
+	if (q->n == WORLD_BURST)
+		world_flush(w, q);
+}
+
+/* Give a frame to worker 'to' with its kind and slot. */
+void
+worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
+	       struct rte_mbuf *m)
+{
+	m->hash.usr = ((uint32_t)kind << WH_SHIFT) | slot;
+	if (unlikely(rte_ring_mp_enqueue(w->all[to].inbox, m))) {
+		w->st.drop[CVS_DROP_HANDOFF_FULL]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->st.c[CVS_WC_HANDOFFS]++;
+}
+
+void
+sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
+{
+	struct xskport *xp;
+
+	if (unlikely(dp_slot_owner(slot, w->nworkers) != w->id)) {
+		/* Another worker owns that socket's rings: it transmits. */
+		struct rte_mbuf *m = worker_mbuf(w, data, len);
+
+		if (m)
+			worker_handoff(w, dp_slot_owner(slot, w->nworkers), WH_TO_SANDBOX, slot, m);
+		return;
+	}
+	xp = w->fun;
+	if (unlikely(!xp || !worker_xsk_on(w, slot))) {
+		struct vhport *vp = worker_vhport(w, slot);
+
+		if (vp)
+			vhost_send(w, vp, data, len);
+		else
+			w->st.drop[CVS_DROP_SANDBOX_GONE]++;
+		return;
+	}
+	if (unlikely(xskport_tx_stamped(xp, data, len, slot))) {
+		w->st.c[CVS_WC_SBX_TX_RING_FULL]++;
+		xskport_complete(xp);
+		if (xskport_tx_stamped(xp, data, len, slot)) {
+			w->st.drop[len > XSKP_FRAME_SIZE && !xp->sg ? CVS_DROP_TOO_BIG :
+				   CVS_DROP_TX_FULL]++;
+			return;
+		}
+	}
+	w->st.c[CVS_WC_SBX_TX_PKTS]++;
+	w->st.c[CVS_WC_SBX_TX_BYTES] += len;
+	w->st.c[CVS_WC_FRAMES_COPIED]++;
+	if (w->slot_st) {
+		w->slot_st[slot].c[CVS_PC_TX_PKTS]++;
+		w->slot_st[slot].c[CVS_PC_TX_BYTES] += len;
+	}
+}
+
+/* One frame out where r says, as it is. */
+static void
+worker_emit_one(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		const uint8_t *data, struct world_txq *back, int back_slot)
+{
+	switch (r->action) {
+	case DP_TO_WORLD:
+		world_send(w, &o->world, data, r->len);
+		break;
+	case DP_TO_HOST:
+		if (likely(o->host.port != UINT16_MAX))
+			world_send(w, &o->host, data, r->len);
+		break;
+	case DP_TO_SANDBOX:
+		sandbox_send(w, r->slot, data, r->len);
+		break;
+	case DP_BACK:
+		if (back)
+			world_send(w, back, data, r->len);
+		else
+			sandbox_send(w, (uint32_t)back_slot, data, r->len);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A datagram without DF larger than its exit's MTU leaves in fragments (RFC 791), each sent as
+ * its own frame; one that cannot be split (too many pieces for our buffers) is a too_big drop.
+ */
+#define EMIT_FRAGS_MAX	8
+
+static void
+worker_emit_frags(struct worker *w, struct worker_out *o, const struct dp_result *r,
+		  const uint8_t *data)
+{
+	static __thread uint8_t buf[EMIT_FRAGS_MAX][XSKP_JUMBO_MAX];
+	uint8_t *outs[EMIT_FRAGS_MAX];
+	uint32_t lens[EMIT_FRAGS_MAX], n, i;
+	struct dp_result f = *r;
+
+	for (i = 0; i < EMIT_FRAGS_MAX; i++)
+		outs[i] = buf[i];
+	n = mtu_fragment(data, r->len, r->mtu, outs, EMIT_FRAGS_MAX, XSKP_JUMBO_MAX, lens);
+	if (!n) {
+		w->st.drop[CVS_DROP_TOO_BIG]++;
+		return;
+	}
+	w->st.c[CVS_WC_FRAGMENTED]++;
+	f.mtu = 0;
+	for (i = 0; i < n; i++) {
+		f.len = lens[i];
+		worker_emit_one(w, o, &f, buf[i], NULL, -1);
+	}
+}
+
+/* Send a processed frame where the pipeline said; 'back' is the port it came from. */
+void
+worker_emit(struct worker *w, struct worker_out *o, const struct dp_result *r,
+	    const uint8_t *data, struct world_txq *back, int back_slot)
+{
+	if (unlikely(dp_result_split(r))) {
+		worker_emit_frags(w, o, r, data);
+		return;
+	}
+	worker_emit_one(w, o, r, data, back, back_slot);
+}
+
+/*
+ * After frames of fragmented datagrams: the fragments their first fragment released go out
+ * (their translation applied), and the fragment table's counters are copied into ours.
+ */
+void
+worker_frags(struct worker *w, struct worker_out *o)
+{
+	struct dp_result r;
+	uint8_t *frame;
+
+	while (w->ctx.frag_ready && dp_frag_release(&w->ctx, &frame, &r))
+		worker_emit(w, o, &r, frame, NULL, -1);
+	dp_frag_counters(&w->ctx);
+}
+
