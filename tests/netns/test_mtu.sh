@@ -117,7 +117,7 @@ case_jumbo() {
 	done
 	tb_sandbox_server 1 8080
 	tb_server "$NS_W" 8000 --name world
-	fp_start
+	fp_start "$@"
 	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	HP1=$(hostport_of s1 8080)
@@ -143,6 +143,14 @@ case_jumbo() {
 	check "20 MB hairpin the other way, sha256 matches" eq "$got" "$up"
 	check "no MSS was clamped: the whole path is 9000" eq "$(stat_of worker mss_clamped)" 0
 	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
+}
+
+# The same with two workers: the two sandboxes on different workers, so hairpin frames and
+# egress replies cross between workers in chained mbufs.
+case_jumbo2() {
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	case_jumbo --workers 2 --world-queues 1 --idle-sleep-us 20
+	check "frames were handed between workers" test "$(stat_of worker handoffs)" -gt 1000
 }
 
 # A VMM's TSO frame on a TAP with a vnet header (64 KiB at most) is dropped and counted: at the
