@@ -122,6 +122,8 @@ enum cvs_drop {
 	_(FRAG_HELD, "frag_held", "fragments held until their datagram's first fragment came") \
 	_(FRAG_RELEASED, "frag_released", "held fragments sent on once their first fragment came") \
 	_(FRAG_FORWARDED, "frag_forwarded", "fragments after the first translated as they came") \
+	_(FRAG_TO_KERNEL, "frag_to_kernel", \
+	  "world fragments held ahead of a first fragment that went to the kernel, given to it through cube-dev") \
 	_(CSUM_COMPLETED, "csum_completed", \
 	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \

@@ -85,6 +85,8 @@ dp_frag_later(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *
 		dp_frag_drop(r, why);
 		break;
 	}
+	/* A datagram that timed out on the way gave its copies back (frag_set_giveback). */
+	x->frag_ready |= frag_ready(x->frag);
 }
 
 bool
@@ -145,6 +147,7 @@ dp_frag_counters(struct dp_ctx *x)
 	x->st->c[CVS_WC_FRAG_HELD] = fs->held;
 	x->st->c[CVS_WC_FRAG_RELEASED] = fs->released;
 	x->st->c[CVS_WC_FRAG_FORWARDED] = fs->forwarded;
+	x->st->c[CVS_WC_FRAG_TO_KERNEL] = fs->given_back;
 	x->frag_busy = false;
 }
 

@@ -82,6 +82,8 @@ struct frag_table {
 	uint32_t lru_head, lru_tail;	/* every context in use, oldest last fragment first */
 	uint32_t rel_head, rel_tail;	/* released copies not taken yet */
 	uint32_t lent;		/* the copy frag_take() handed out last */
+	struct frag_xlat giveback;	/* where a world datagram's copies go if its first never comes */
+	bool have_giveback;
 	uint32_t in_use, held_in_use;
 	uint64_t seed;
 	void *mem;
@@ -376,9 +378,22 @@ frag_ctx_free(struct frag_table *t, struct frag_ctx *c, enum frag_reason why)
 	t->free_ctx = i;
 }
 
+static uint32_t frag_release(struct frag_table *t, struct frag_ctx *c, uint64_t *count);
+
 static uint32_t
 frag_expire_one(struct frag_table *t, struct frag_ctx *c)
 {
+	/*
+	 * A world datagram whose first fragment never came to us went to the kernel (the node's
+	 * own traffic, docs/datapath.md "Fragments"): its early fragments follow it there, as
+	 * they came. Anyone else's held copies are dropped.
+	 */
+	if (c->key.zone == 0 && c->state == FRAG_C_WAITING && c->nheld && t->have_giveback) {
+		c->x = t->giveback;
+		c->x.saddr = c->key.saddr;
+		c->x.daddr = c->key.daddr;
+		frag_release(t, c, &t->st.given_back);
+	}
 	frag_ctx_free(t, c, FRAG_R_EXPIRED);
 	t->st.expired++;
 	return 1;
@@ -612,9 +627,12 @@ frag_other(struct frag_table *t, const struct frag_key *k, const uint8_t *frame,
 	return FRAG_FORWARD;
 }
 
-/* Hand the context's copies to the released queue, each with the datagram's translation. */
+/*
+ * Hand the context's copies to the released queue, each with the datagram's translation,
+ * counted in *count.
+ */
 static uint32_t
-frag_release(struct frag_table *t, struct frag_ctx *c)
+frag_release(struct frag_table *t, struct frag_ctx *c, uint64_t *count)
 {
 	uint32_t n = c->nheld, i;
 
@@ -628,7 +646,7 @@ frag_release(struct frag_table *t, struct frag_ctx *c)
 		t->rel_head = c->held_head;
 	t->rel_tail = c->held_tail;
 	t->zone_held[c->zi] -= n;
-	t->st.released += n;
+	*count += n;
 	c->nheld = 0;
 	c->held_head = c->held_tail = FRAG_NIL;
 	return n;
@@ -688,7 +706,7 @@ frag_first(struct frag_table *t, const struct frag_key *k, const uint8_t *frame,
 	}
 	c->x = *x;
 	c->state = FRAG_C_XLATED;
-	n = frag_release(t, c);
+	n = frag_release(t, c, &t->st.released);
 	if (frag_piece_add(t, c, &f)) {
 		t->st.completed++;
 		frag_ctx_free(t, c, FRAG_R_MAX);
@@ -770,4 +788,17 @@ frag_flush(struct frag_table *t, uint16_t zone, uint8_t action, uint32_t slot)
 	}
 	frag_flush_released(t, action, slot);
 	return n;
+}
+
+void
+frag_set_giveback(struct frag_table *t, const struct frag_xlat *x)
+{
+	t->giveback = *x;
+	t->have_giveback = true;
+}
+
+bool
+frag_ready(const struct frag_table *t)
+{
+	return t->rel_head != FRAG_NIL;
 }

@@ -121,6 +121,7 @@ struct frag_stats {
 	uint64_t forwarded;	/* fragments after the first translated directly */
 	uint64_t completed;	/* datagrams forgotten at once, every byte seen */
 	uint64_t expired;	/* contexts freed by the timeout */
+	uint64_t given_back;	/* world copies handed to the kernel: their first never came */
 };
 
 struct frag_table;
@@ -197,9 +198,20 @@ bool frag_take(struct frag_table *t, uint8_t **frame, uint32_t *len, struct frag
 
 /*
  * Bounded expiry, as ct_expire(): at most 'budget' contexts looked at, oldest first; held
- * copies of those that timed out are dropped (EXPIRED, each). Returns the contexts freed.
+ * copies of those that timed out are dropped (EXPIRED, each), but a world datagram's (zone
+ * 0) with a give-back set: those are released as it says (given_back). Returns the contexts
+ * freed.
  */
 uint32_t frag_expire(struct frag_table *t, uint32_t now, uint32_t budget);
+
+/*
+ * Where the copies of a world datagram go when it expires without its first fragment: x with
+ * the datagram's own addresses (the kernel's side of cube-dev, for the node's own traffic
+ * whose first fragment the steering program passed to the kernel). Control thread, once.
+ */
+void frag_set_giveback(struct frag_table *t, const struct frag_xlat *x);
+/* Released copies wait for frag_take(). */
+bool frag_ready(const struct frag_table *t);
 
 /*
  * A sandbox goes: forget the datagrams seen in 'zone' and those translated towards

@@ -506,6 +506,24 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 	return n;
 }
 
+/*
+ * The world's fragments that came ahead of their first were held (the steering program sent
+ * them here); if the first went to the kernel instead, they go to the kernel through cube-dev
+ * as they came. Without cube-dev they expire.
+ */
+static void
+worker_frag_giveback(struct worker *w)
+{
+	const struct dp_cfg *c = w->ctx.cfg;
+	struct frag_xlat x = { .action = DP_TO_HOST };
+
+	if (!c->have_host)
+		return;
+	memcpy(x.dst_mac, c->host_peer_mac, 6);
+	memcpy(x.src_mac, c->host_mac, 6);
+	frag_set_giveback(w->ctx.frag, &x);
+}
+
 /* Frames other workers handed to us. */
 static uint32_t
 worker_inbox(struct worker *w, struct worker_out *o)
@@ -606,6 +624,8 @@ worker_main(void *arg)
 		if (!w->ctx.frag)
 			RTE_LOG(ERR, USER1, "worker %u: no memory for the fragment table: fragments "
 				"are dropped\n", w->id);
+		else
+			worker_frag_giveback(w);
 	}
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
@@ -651,6 +671,9 @@ worker_main(void *arg)
 			if (w->ctx.frag) {
 				frag_expire(w->ctx.frag, w->ctx.now, 4096);
 				dp_frag_counters(&w->ctx);
+				/* Copies given back (frag_set_giveback) go out on the next loop. */
+				if (frag_ready(w->ctx.frag))
+					w->ctx.frag_ready = w->ctx.frag_busy = true;
 			}
 		}
 		worker_mailbox(w);

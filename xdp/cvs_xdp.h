@@ -31,6 +31,9 @@
 #define CVS_XSKS_MAX		64	/* queues of the world interface */
 #define CVS_STEER_MAX		65536	/* one entry per (proto, host port) */
 #define CVS_FRAG_MAX		16384	/* datagrams whose later fragments follow their first */
+/* cvs_frag's values: where a datagram's first fragment went. */
+#define CVS_FRAG_OURS		1
+#define CVS_FRAG_KERNELS	2
 
 #define CVS_FUN_MAX		64	/* workers, each with one funnel */
 
@@ -129,7 +132,7 @@ struct cvs_xdp_cfg {
 	_(PASS_OTHER,		"pass_other",		"not for the fast path, to the kernel") \
 	_(PASS_NOT_NODE,	"pass_not_node",	"IPv4 not addressed to the node IP") \
 	_(PASS_FRAGMENT,	"pass_fragment", \
-	  "IPv4 fragment of a datagram whose first fragment was not ours (or not seen yet)") \
+	  "IPv4 fragment of a datagram whose first fragment was not ours") \
 	_(PASS_NO_SOCKET,	"pass_no_socket",	"steered, but no AF_XDP socket bound") \
 	_(REDIRECT_HOSTPORT,	"redirect_hostport",	"TCP to a registered host port") \
 	_(REDIRECT_SNAT,	"redirect_snat",	"TCP/UDP/ICMP reply into the SNAT range") \
@@ -146,7 +149,9 @@ struct cvs_xdp_cfg {
 	_(REDIRECT_FRAGMENT,	"redirect_fragment", \
 	  "IPv4 fragment of a datagram whose first fragment was steered to us") \
 	_(SBX_TOO_BIG,		"sbx_too_big", \
-	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped")
+	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped") \
+	_(REDIRECT_FRAGMENT_EARLY, "redirect_fragment_early", \
+	  "IPv4 fragment ahead of its datagram's first: to the worker, which holds it")
 
 /*
  * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's

@@ -52,9 +52,9 @@ struct {
 } cvs_cfg SEC(".maps");
 
 /*
- * Datagrams whose first fragment was steered to us: their later fragments carry no ports and
- * follow it here, to the same socket. One whose first fragment went to the kernel (the node's
- * own traffic) leaves no entry, and its later fragments go to the kernel too.
+ * Where each datagram's first fragment went: to us (its later fragments carry no ports and
+ * follow it here, to the same socket) or to the kernel (the node's own traffic: its later
+ * fragments go there too). A later fragment of a datagram not in it came ahead of its first.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -161,14 +161,24 @@ steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct i
 	       const __u16 *ports, void *end)
 {
 	struct cvs_frag_key fk = { .saddr = ip->saddr, .id = ip->id, .proto = ip->protocol };
-	__u8 one = 1;
+	__u8 ours = CVS_FRAG_OURS, kernels = CVS_FRAG_KERNELS, *seen;
 
 	if (ip->frag_off & bpf_htons(0x1fff)) {
-		if (bpf_map_lookup_elem(&cvs_frag, &fk))
+		seen = bpf_map_lookup_elem(&cvs_frag, &fk);
+		/*
+		 * Ahead of its first fragment, nobody knows whose it is: the worker holds it, and
+		 * gives it to the kernel (through cube-dev) if its first never comes to us.
+		 */
+		if (!seen)
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT_EARLY);
+		if (*seen == CVS_FRAG_OURS)
 			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
 	} else if ((void *)(ports + 4) <= end && steer_verdict(ip, ports, cfg)) {
-		bpf_map_update_elem(&cvs_frag, &fk, &one, BPF_ANY);
+		bpf_map_update_elem(&cvs_frag, &fk, &ours, BPF_ANY);
 		return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT);
+	} else {
+		/* The kernel's datagram: its later fragments follow it there. */
+		bpf_map_update_elem(&cvs_frag, &fk, &kernels, BPF_ANY);
 	}
 	return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 }

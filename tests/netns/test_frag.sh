@@ -54,6 +54,31 @@ case_egress() {
 		test "$(stat_of xdp redirect_fragment)" -ge 40
 }
 
+# The world's fragments out of order, the last first: a reply to a sandbox's request (ours:
+# held by the worker until the first fragment comes) and a datagram to a socket of the node's
+# own (the kernel's: its first fragment goes to the kernel, the early ones follow it through
+# cube-dev once they time out in the fragment table).
+case_early() {
+	bed "$@"
+	tb_bg ip netns exec "$NS_W" python3 "$UM" frag-server 7007 4000 reverse
+	sleep 0.3
+	check "a small request's 4,000-byte reply, its fragments in reverse order, arrives whole" \
+		eq "$(nss 1 python3 "$UM" ask $WORLD_IP 7007 20)" "4000 other"
+	check "the steering program sent the early fragments to the worker, which held them" \
+		test "$(stat_of xdp redirect_fragment_early)" -ge 3 -a \
+		"$(stat_of worker frag_released)" -ge 3
+	check "and passed none to the kernel" eq "$(stat_of xdp pass_fragment)" 0
+	nsn timeout 10 python3 "$UM" recv 7100 1 8 >"$TB_DIR/recv.node" &
+	local rcv=$!
+	sleep 0.3
+	nsw python3 "$UM" frags $NODE_IP 7100 5000 reverse >/dev/null
+	wait $rcv
+	check "a datagram to the node's own socket in reverse order arrives whole" \
+		eq "$(cat "$TB_DIR/recv.node")" 5000
+	check "its first fragment went to the kernel, the early ones after it through cube-dev" \
+		test "$(stat_of xdp pass_fragment)" -ge 1 -a "$(stat_of worker frag_to_kernel)" -ge 4
+}
+
 # The same on two workers, a world queue each: a datagram's later fragments reach the worker
 # that took its first one (worker_owner), whichever sandbox or flow it is.
 case_workers() {

@@ -14,6 +14,8 @@
       how many were sent
   udpmtu.py frags HOST PORT SIZE ORDER [ID]        send one datagram as IP fragments of 1,000
       bytes through a raw socket in ORDER: 'reverse', 'shuffle' or 'inorder'
+  udpmtu.py frag-server PORT SIZE ORDER            answer every datagram with SIZE bytes sent as
+      raw fragments in ORDER (a world host whose replies arrive out of order)
 """
 import random
 import socket
@@ -58,6 +60,22 @@ def recv(port, count, timeout):
         print(len(data), flush=True)
 
 
+def frag_server(port, size, order):
+    """Answer every datagram with SIZE bytes sent as raw fragments in ORDER."""
+    s = udp_sock()
+    s.bind(('0.0.0.0', port))
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    while True:
+        data, peer = s.recvfrom(65536)
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.connect(peer)
+        src = probe.getsockname()[0]
+        probe.close()
+        for p in build_frags(src, peer[0], port, peer[1], size, order,
+                             random.randrange(1, 65536)):
+            raw.sendto(p, (peer[0], 0))
+
+
 def echo_server(port, size=0):
     s = udp_sock()
     s.bind(('0.0.0.0', port))
@@ -88,11 +106,8 @@ def csum(b):
     return ~s & 0xffff
 
 
-def frags(host, port, size, order, ident=0x4242):
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.connect((host, port))
-    src = probe.getsockname()[0]
-    sport = 40000 + random.randrange(20000)
+def build_frags(src, host, sport, port, size, order, ident):
+    """One UDP datagram of SIZE bytes as IP fragments of 1,000 bytes, in ORDER."""
     payload = bytes((i * 13) & 0xff for i in range(size))
     saddr, daddr = socket.inet_aton(src), socket.inet_aton(host)
     ulen = 8 + size
@@ -114,6 +129,15 @@ def frags(host, port, size, order, ident=0x4242):
         random.shuffle(pieces)
         if len(pieces) > 1 and pieces[0][6:8] == b'\x20\x00':
             pieces.append(pieces.pop(0))  # never the first fragment first
+    return pieces
+
+
+def frags(host, port, size, order, ident=0x4242):
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((host, port))
+    src = probe.getsockname()[0]
+    sport = 40000 + random.randrange(20000)
+    pieces = build_frags(src, host, sport, port, size, order, ident)
     raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     for p in pieces:
         raw.sendto(p, (host, 0))
@@ -147,6 +171,8 @@ if __name__ == '__main__':
         echo_server(int(a[2]), int(a[3]) if len(a) > 3 else 0)
     elif a[1] == 'ask':
         ask(a[2], int(a[3]), int(a[4]), float(a[5]) if len(a) > 5 else 5.0)
+    elif a[1] == 'frag-server':
+        frag_server(int(a[2]), int(a[3]), a[4])
     elif a[1] == 'noise':
         noise(a[2], int(a[3]), float(a[4]))
     else:

@@ -35,7 +35,8 @@ struct fpg_cfg {
 	__u16 l4_check_off;		/* offset of the L4 checksum */
 	__u16 payload_off;		/* offset of the stamp, 0: no stamp */
 	__u8 proto;
-	__u8 pad[3];
+	__u8 partial;			/* the L4 checksum is the pseudo-header sum only */
+	__u8 pad[2];
 };
 
 /* Per-CPU state of the generator: the sequence number of the next frame. */

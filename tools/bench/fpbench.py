@@ -10,7 +10,8 @@ Topology, built fresh for every trial (names carry a per-run id):
 Paths: null (fpsink on W itself: the generator + veth cost), nft (nftables DNAT + conntrack),
 tc / tc-ct (fpdut TC DNAT + redirect, -ct with the CubeVS-shaped 1M hash session map),
 xdp / xdp-ct (same in XDP), testpmd (dpdk-testpmd io between net_af_xdp on W and S: the
-AF_XDP ceiling), cubevs (cubevs-fp with W as world interface and S as a sandbox).
+AF_XDP ceiling), cubevs (cubevs-fp with W as world interface and S as a sandbox), cubevs-pcsum
+(the same, its generator leaving L4 checksums partial as TX checksum offload does).
 
 Layouts: 2cpu (generator on CPU0; W's NAPI thread, the DPDK lcore, on CPU1) is the one all
 paths share; 1cpu (everything on CPU0, self-clocked, lossless) applies to kernel paths only.
@@ -45,9 +46,12 @@ HOSTPORT, SBX_PORT = 20000, 80
 GW_MAC = '20:90:6f:cf:cf:cf'     # cubevs-fp's default --gateway-mac
 API = '127.0.0.1:9180'
 KERNEL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct')
-DPDK_PATHS = ('testpmd', 'cubevs', 'cubevs-vhost')
-ALL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct', 'testpmd', 'cubevs', 'cubevs-vhost')
-CUBEVS_PATHS = ('cubevs', 'cubevs-vhost')
+DPDK_PATHS = ('testpmd', 'cubevs', 'cubevs-vhost', 'cubevs-pcsum')
+ALL_PATHS = ('null', 'nft', 'tc', 'tc-ct', 'xdp', 'xdp-ct', 'testpmd', 'cubevs', 'cubevs-vhost',
+             'cubevs-pcsum')
+# cubevs-pcsum: cubevs with the generator leaving L4 checksums partial (the pseudo-header sum),
+# as a sender with TX checksum offload on hands them over; cubevs-fp completes each one.
+CUBEVS_PATHS = ('cubevs', 'cubevs-vhost', 'cubevs-pcsum')
 # Names of namespaces, interfaces and DPDK file prefixes start with this (--tag).
 TAG = 'fpb'
 
@@ -281,6 +285,8 @@ class Bench:
                      '--flows', str(flows), '--ports-per-ip', str(ppi), '--proto', proto,
                      '--count', str(int(count)), '--seconds', '%.2f' % seconds, '--json',
                      *extra)
+        if getattr(self, 'partial', False):
+            cmd.append('--partial-csum')
         if cpu is not None:
             cmd += ['--cpu', str(cpu)]
         p = self.procs.start(cmd)
@@ -518,6 +524,7 @@ class Bench:
         bed = Bed(self.run_id)
         self.bed = bed
         res = {'scenario': scen, 'path': path, 'flows': flows, 'layout': layout}
+        self.partial = path == 'cubevs-pcsum'
         try:
             bed.up(second_sandbox=(scen == 'S5'))
             if layout == '2cpu' and path in KERNEL_PATHS:

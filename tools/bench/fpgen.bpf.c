@@ -68,7 +68,10 @@ fpg_prog(struct xdp_md *ctx)
 	if (c->l4_off != 34 || data + 34 + 20 > data_end)
 		return XDP_ABORTED;
 	l4ck = data + (c->proto == IPPROTO_TCP ? 34 + 16 : 34 + 6);
-	if (*l4ck) {
+	if (*l4ck && c->partial) {
+		/* A partial checksum covers the pseudo-header only: the address, uncomplemented. */
+		*l4ck = (__u16)~csum_fix4((__u16)~*l4ck, old_saddr, saddr);
+	} else if (*l4ck) {
 		__u16 v = csum_fix4(*l4ck, old_saddr, saddr);
 
 		v = csum_fix2(v, old_sport, sport);

@@ -48,6 +48,7 @@ struct gen_opts {
 	uint64_t count;
 	double seconds;
 	bool stamp;
+	bool partial;	/* L4 checksums left partial, as a sender with TX offload on */
 	uint64_t paced;		/* pps, 0 = live frames */
 	int cpu;
 	uint32_t batch;
@@ -74,7 +75,13 @@ sum16(const uint8_t *p, size_t n, uint32_t s)
 	return s;
 }
 
-/* Fill IP and L4 checksums of a frame built by build_template(). */
+/*
+ * Fill IP and L4 checksums of a frame built by build_template(); with 'partial' the L4 one
+ * holds the pseudo-header sum only, as a veth or a virtio guest with TX checksum offload on
+ * hands it over (CHECKSUM_PARTIAL), for cubevs-fp to complete.
+ */
+static bool partial;
+
 static void
 fix_checksums(uint8_t *f, uint32_t len, uint8_t proto)
 {
@@ -89,7 +96,7 @@ fix_checksums(uint8_t *f, uint32_t len, uint8_t proto)
 	ip[11] = (uint8_t)ck;
 	l4[off] = l4[off + 1] = 0;
 	s = sum16(ip + 12, 8, 0) + proto + l4len;
-	ck = (uint16_t)~fold(sum16(l4, l4len, s));
+	ck = partial ? fold(s) : (uint16_t)~fold(sum16(l4, l4len, s));
 	if (proto == IPPROTO_UDP && ck == 0)
 		ck = 0xffff;
 	l4[off] = (uint8_t)(ck >> 8);
@@ -181,6 +188,7 @@ run_live(const struct gen_opts *o)
 	cfg.l4_off = 34;
 	cfg.l4_check_off = o->proto == GP_UDP ? 40 : 50;
 	cfg.proto = o->proto == GP_UDP ? IPPROTO_UDP : IPPROTO_TCP;
+	cfg.partial = o->partial;
 
 	obj = fpb_bpf_open(fpb_bpf_fpgen, fpb_bpf_fpgen_len, "fpgen");
 	if (!obj)
@@ -324,7 +332,7 @@ usage(void)
 	printf("usage: fpgen --iface IF --dst-mac MAC --dst IP --dport PORT --count N --seconds S\n"
 	       "             [--proto udp|syn|ack] [--src IP] [--sport PORT] [--flows N]\n"
 	       "             [--ports-per-ip K] [--size BYTES] [--stamp] [--paced PPS]\n"
-	       "             [--cpu N] [--batch N] [--json]\n"
+	       "             [--cpu N] [--batch N] [--json] [--partial-csum]\n"
 	       "Sends frames out of IF (run it inside the generator's namespace). Addresses must\n"
 	       "be in 198.18.0.0/15. Both --count and --seconds bound the run; whichever ends\n"
 	       "first wins. Without --paced: XDP live frames (fastest, unpaced). With --paced:\n"
@@ -353,6 +361,7 @@ main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "partial-csum", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -436,6 +445,9 @@ main(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'q':
+			o.partial = partial = true;
 			break;
 		case 'h':
 			usage();
