@@ -295,6 +295,29 @@ worker_world_jumbo(struct worker *w, struct worker_out *o, uint32_t idx, uint32_
 }
 
 /*
+ * The frame in several descriptors at idx + *i of a peek of *n, run by 'jumbo' (the frames
+ * before it went through already); *i moves to its last descriptor. false when that is not
+ * peeked yet: the rest of the peek is given back (its last piece comes with the next one)
+ * and *n ends before it.
+ */
+static inline bool
+worker_rx_chain(struct worker *w, struct worker_out *o, struct xskport *xp, uint32_t idx,
+		uint32_t *i, uint32_t *n, uint64_t *done,
+		uint32_t (*jumbo)(struct worker *, struct worker_out *, uint32_t, uint32_t,
+				  uint64_t *))
+{
+	uint32_t c = jumbo(w, o, idx + *i, *n - *i, &done[*i]);
+
+	if (!c) {
+		xsk_ring_cons__cancel(&xp->rx, *n - *i);
+		*n = *i;
+		return false;
+	}
+	*i += c - 1;
+	return true;
+}
+
+/*
  * Receive on our socket of this worker's world queue: the pipeline runs on the frames where
  * the kernel put them, answers go back on our world transmit queue. A frame in several
  * descriptors goes through on its own, after the frames before it (a flow keeps its order).
@@ -312,20 +335,14 @@ worker_world_rx(struct worker *w, struct worker_out *o)
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		uint32_t l, c;
+		uint32_t l;
 		uint8_t *p;
 
 		if (unlikely(xskport_rx_contd(xp, idx + i))) {
 			worker_world_batch(w, o, data, len, at, k, done);
 			k = 0;
-			c = worker_world_jumbo(w, o, idx + i, n - i, &done[i]);
-			if (!c) {
-				/* Its last piece comes with the next peek. */
-				xsk_ring_cons__cancel(&xp->rx, n - i);
-				n = i;
+			if (!worker_rx_chain(w, o, xp, idx, &i, &n, done, worker_world_jumbo))
 				break;
-			}
-			i += c - 1;
 			continue;
 		}
 		p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
@@ -464,7 +481,7 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 		return 0;
 	worker_funnel_pressure(w, xsk_cons_nb_avail(&xp->rx, xp->ring_size) + n);
 	for (i = 0; i < n; i++) {
-		uint32_t l, slot, c;
+		uint32_t l, slot;
 		uint8_t *p;
 
 		if (unlikely(xskport_rx_contd(xp, idx + i))) {
@@ -472,13 +489,8 @@ worker_funnel_rx(struct worker *w, struct worker_out *o)
 			if (k)
 				worker_sandbox_run(w, o, run, data, len, at, k, done);
 			k = 0;
-			c = worker_funnel_jumbo(w, o, idx + i, n - i, &done[i]);
-			if (!c) {
-				xsk_ring_cons__cancel(&xp->rx, n - i);
-				n = i;
+			if (!worker_rx_chain(w, o, xp, idx, &i, &n, done, worker_funnel_jumbo))
 				break;
-			}
-			i += c - 1;
 			continue;
 		}
 		p = xskport_rx_frame(xp, idx + i, &l, &done[i]);
