@@ -133,6 +133,22 @@ void xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unatt
 int xdpctl_sbx_slot_of(const struct xdp_sbx *x, int ifindex);
 /* Whether program prog_id is our sandbox program (1), none (0, id 0) or another (-1, named). */
 int xdpctl_sbx_prog_owner(struct xdp_sbx *x, uint32_t prog_id, char *name, size_t namelen);
+/*
+ * A worker's funnel (xdpfun.c; control/ports/funnel.c makes the veth pair, cvsfunN and its
+ * near end cvsfunNp, and the socket). Whether the sandbox programs are loaded; the funnel's
+ * programs attached to the pair and its near end put into the devmap (0, or -errno with the
+ * reason in err); the worker's socket put into / taken out of the XSKMAP; the near end taken
+ * out of the devmap (x may be NULL: nothing to do); the worker's pressure word, cleared, or
+ * NULL without the mapping.
+ */
+bool xdpctl_fun_loaded(const struct xdp_sbx *x);
+int xdpctl_fun_attach(struct xdp_sbx *x, uint32_t worker, int ifindex, int peer_ifindex,
+		      char *err, size_t errlen);
+int xdpctl_fun_bind(struct xdp_sbx *x, uint32_t worker, int xsk_fd);
+void xdpctl_fun_unbind(struct xdp_sbx *x, uint32_t worker);
+void xdpctl_fun_forget(struct xdp_sbx *x, uint32_t worker);
+_Atomic uint64_t *xdpctl_fun_press(struct xdp_sbx *x, uint32_t worker);
+
 /* Frames of this slot the policer dropped (its excess while its funnel was under pressure). */
 uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
 /* Links of deleted sandboxes not ended yet (xdpend.c); 0 once the kernel has them all back. */

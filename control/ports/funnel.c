@@ -5,20 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/if_link.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "funnel.h"
 #include "worker.h"
 #include "rtnl.h"
 #include "xdpctl.h"
 #include "xskport.h"
-
-/*
- * Guest frames plus the funnel header must fit the socket's frames: in copy mode the kernel
- * keeps XDP_PACKET_HEADROOM of each for itself.
- */
 
 /* No addresses, no IPv6: the kernel must not send its own frames into a funnel. */
 static void
@@ -69,72 +61,32 @@ funnel_links(struct funnel *f, char *err, size_t errlen)
 	return ret;
 }
 
-/* The worker end's XDP program first: only then does the near end take devmap frames. */
-static int
-funnel_programs(struct funnel *f, struct xdp_sbx *x, char *err, size_t errlen)
-{
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->peer_ifindex,
-		    .attach_point = BPF_TC_INGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = 1, .priority = 1, .prog_fd = x->fun_out_fd,
-		    .flags = BPF_TC_F_REPLACE);
-	uint32_t key = f->worker, dev = (uint32_t)f->peer_ifindex;
-	int ret;
-
-	ret = bpf_xdp_attach(f->ifindex, x->fun_in_fd, XDP_FLAGS_DRV_MODE, NULL);
-	if (ret) {
-		snprintf(err, errlen, "cannot attach the funnel program to %s: %s", f->name,
-			 strerror(-ret));
-		return ret;
-	}
-	ret = bpf_tc_hook_create(&hook);
-	if (ret && ret != -EEXIST) {
-		snprintf(err, errlen, "cannot add a clsact qdisc to %s: %s", f->peer,
-			 strerror(-ret));
-		return ret;
-	}
-	ret = bpf_tc_attach(&hook, &tc);
-	if (ret) {
-		snprintf(err, errlen, "cannot attach the funnel's TC program to %s: %s", f->peer,
-			 strerror(-ret));
-		return ret;
-	}
-	if (bpf_map_update_elem(x->dev_fd, &key, &dev, BPF_ANY)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot add %s to the funnel devmap: %s", f->peer,
-			 strerror(-ret));
-	}
-	return ret;
-}
-
 int
 funnel_open(struct funnel *f, struct xdp_sbx *x, uint32_t worker, uint32_t nframes,
 	    uint32_t fill, char *err, size_t errlen)
 {
-	uint32_t key = worker;
-	int ret, fd;
+	int ret;
 
 	memset(f, 0, sizeof(*f));
 	f->worker = worker;
 	snprintf(f->name, sizeof(f->name), "cvsfun%u", worker);
 	snprintf(f->peer, sizeof(f->peer), "cvsfun%up", worker);
-	if (worker >= CVS_FUN_MAX || !x->obj) {
+	if (worker >= CVS_FUN_MAX || !xdpctl_fun_loaded(x)) {
 		snprintf(err, errlen, "no funnel for worker %u", worker);
 		return -EINVAL;
 	}
 	ret = funnel_links(f, err, errlen);
 	if (!ret)
-		ret = funnel_programs(f, x, err, errlen);
+		ret = xdpctl_fun_attach(x, worker, f->ifindex, f->peer_ifindex, err, errlen);
 	if (ret)
 		return ret;
-	if (x->press)
-		atomic_store(&x->press[worker], 0);
+	f->press = xdpctl_fun_press(x, worker);
 	f->xp = xskport_create_opts(f->name, f->ifindex, 0, worker, nframes, fill, false, err,
 				    errlen);
 	if (!f->xp)
 		return -errno;
-	fd = f->xp->fd;
-	if (bpf_map_update_elem(x->xsks_fd, &key, &fd, BPF_ANY)) {
-		ret = -errno;
+	ret = xdpctl_fun_bind(x, worker, f->xp->fd);
+	if (ret) {
 		snprintf(err, errlen, "cannot bind the socket of %s: %s", f->name, strerror(-ret));
 		funnel_close(f, x, false);
 		return ret;
@@ -151,22 +103,20 @@ funnel_for_worker(struct funnel *f, struct xdp_sbx *x, struct worker *w, uint32_
 	if (ret)
 		return ret;
 	w->fun = f->xp;
-	w->fun_press = x->press ? &x->press[w->id] : NULL;
+	w->fun_press = f->press;
 	return 0;
 }
 
 void
 funnel_close(struct funnel *f, struct xdp_sbx *x, bool remove)
 {
-	uint32_t key = f->worker;
-
 	if (f->xp) {
-		bpf_map_delete_elem(x->xsks_fd, &key);
+		xdpctl_fun_unbind(x, f->worker);
 		xskport_destroy(f->xp);
 		f->xp = NULL;
 	}
 	if (remove && f->ifindex) {
-		bpf_map_delete_elem(x->dev_fd, &key);
+		xdpctl_fun_forget(x, f->worker);
 		rtnl_link_del(f->ifindex);
 		f->ifindex = f->peer_ifindex = 0;
 	}
@@ -186,8 +136,7 @@ funnel_remove_from(struct xdp_sbx *x, uint32_t first)
 		ifindex = (int)if_nametoindex(name);
 		if (!ifindex)
 			continue;
-		if (x)
-			bpf_map_delete_elem(x->dev_fd, &w);
+		xdpctl_fun_forget(x, w);
 		n += !rtnl_link_del(ifindex);
 	}
 	return n;

@@ -36,6 +36,7 @@ struct funnel {
 	int peer_ifindex;
 	uint32_t worker;
 	struct xskport *xp;
+	_Atomic uint64_t *press;	/* the worker's pressure word (xdpctl_fun_press()) */
 };
 
 /*
