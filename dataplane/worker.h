@@ -173,6 +173,20 @@ struct worker_sum {
 /* Control side: add worker w's counters to 'sum' (torn reads of a running worker harmless). */
 void worker_sum_add(const struct worker *w, struct worker_sum *sum);
 
+/*
+ * Control side, what observability reads of one worker (relaxed: exact at rest): a drop
+ * count, the loops it has run (acquire: the watchdog), its sessions, the frames it holds
+ * until their next hop is known, its funnel socket (NULL without), the mbuf pool the workers
+ * share, and the per-slot port counters all workers write into (NULL in tests).
+ */
+uint64_t worker_drops(const struct worker *w, int reason);
+uint64_t worker_loops(const struct worker *w);
+uint32_t worker_sessions(const struct worker *w);
+uint32_t worker_parked(const struct worker *w);
+const struct xskport *worker_funnel(const struct worker *w);
+struct rte_mempool *worker_mbufs(const struct worker *w);
+const struct cvs_port_stats *worker_slot_stats(const struct worker *w, uint32_t slot);
+
 /* Control side: run a command on the worker and wait for it (up to timeout_ms). */
 int worker_call(struct worker *w, uint32_t cmd, uint32_t arg, uint32_t timeout_ms,
 		uint32_t *result);

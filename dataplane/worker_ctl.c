@@ -96,6 +96,48 @@ worker_sum_add(const struct worker *w, struct worker_sum *sum)
 	sum->loops += atomic_load(&w->loops);
 }
 
+uint64_t
+worker_drops(const struct worker *w, int reason)
+{
+	return w->st.drop[reason];
+}
+
+uint64_t
+worker_loops(const struct worker *w)
+{
+	return atomic_load_explicit(&w->loops, memory_order_acquire);
+}
+
+uint32_t
+worker_sessions(const struct worker *w)
+{
+	return atomic_load(&w->sessions);
+}
+
+uint32_t
+worker_parked(const struct worker *w)
+{
+	return __atomic_load_n(&w->nparked, __ATOMIC_RELAXED);
+}
+
+const struct xskport *
+worker_funnel(const struct worker *w)
+{
+	return w->fun;
+}
+
+struct rte_mempool *
+worker_mbufs(const struct worker *w)
+{
+	return w->mp;
+}
+
+const struct cvs_port_stats *
+worker_slot_stats(const struct worker *w, uint32_t slot)
+{
+	return w->slot_st ? &w->slot_st[slot] : NULL;
+}
+
 void
 worker_share_world(struct worker *w, struct xskport *xp)
 {

@@ -68,7 +68,7 @@ obs_drop_summary(struct obs *o)
 		uint32_t k;
 
 		for (k = 0; k < o->nw; k++)
-			now += o->w[k].st.drop[i];
+			now += worker_drops(&o->w[k], i);
 		d = now - o->drops_logged[i];
 
 		o->drops_logged[i] = now;
@@ -227,7 +227,7 @@ obs_tick(struct obs *o)
 
 	/* Every worker must be moving: readiness follows the one that moved last longest ago. */
 	for (k = 0; k < o->nw && k < OBS_MAX_WORKERS; k++) {
-		uint64_t loops = atomic_load_explicit(&o->w[k].loops, memory_order_acquire);
+		uint64_t loops = worker_loops(&o->w[k]);
 
 		if (loops != o->loops_seen[k]) {
 			o->loops_seen[k] = loops;
@@ -257,6 +257,7 @@ obs_sbx_one(void *arg, const struct sandbox *sb)
 {
 	struct obs_sbx_walk *v = arg;
 	struct obs_snap *s = v->s;
+	const struct cvs_port_stats *ps;
 	struct obs_sbx *e;
 
 	if (s->nsbx == v->cap) {
@@ -276,8 +277,9 @@ obs_sbx_one(void *arg, const struct sandbox *sb)
 		s->unattached++;
 		return;
 	}
-	if (v->o->w[0].slot_st)
-		memcpy(e->port, v->o->w[0].slot_st[sb->slot].c, sizeof(e->port));
+	ps = worker_slot_stats(&v->o->w[0], sb->slot);
+	if (ps)
+		memcpy(e->port, ps->c, sizeof(e->port));
 	/* The sandbox program counts this one, not a worker. */
 	if (!reg_is_vhost(sb) && v->o->sbx)
 		e->port[CVS_PC_POLICED] = xdpctl_sbx_policed(v->o->sbx, sb->slot);
@@ -315,12 +317,12 @@ obs_buffers(const struct obs *o, struct obs_snap *s)
 {
 	uint32_t k;
 
-	if (o->nw && o->w[0].mp)
-		s->mbufs_in_use = rte_mempool_in_use_count(o->w[0].mp);
+	if (o->nw && worker_mbufs(&o->w[0]))
+		s->mbufs_in_use = rte_mempool_in_use_count(worker_mbufs(&o->w[0]));
 	for (k = 0; k < o->nw; k++)
-		s->parked += __atomic_load_n(&o->w[k].nparked, __ATOMIC_RELAXED);
+		s->parked += worker_parked(&o->w[k]);
 	for (k = 0; k < o->nw; k++) {
-		const struct xskport *xp = o->w[k].fun;
+		const struct xskport *xp = worker_funnel(&o->w[k]);
 		struct xdp_statistics xs;
 		socklen_t len = sizeof(xs);
 
@@ -542,7 +544,7 @@ obs_sessions(struct obs *o, const char *sandbox, const char *proto, const char *
 	pthread_mutex_unlock(&o->dump_lock);
 	snprintf(next, sizeof(next), "%llu", (unsigned long long)wk << 32 | q.cursor);
 	for (i = 0; i < o->nw; i++)
-		total += atomic_load(&o->w[i].sessions);
+		total += worker_sessions(&o->w[i]);
 	*out = json_pack("{s:o,s:i,s:o,s:I}", "sessions", arr, "count", (json_int_t)got,
 			 "nextCursor", wk >= o->nw ? json_null() : json_string(next),
 			 "total", (json_int_t)total);
