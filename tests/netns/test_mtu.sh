@@ -145,6 +145,46 @@ case_jumbo() {
 	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
 }
 
+# Jumbo sandboxes behind a world of 1500, the usual cloud node: TCP has its MSS clamped both
+# ways, a non-DF datagram of 8,000 bytes leaves in fragments and arrives whole, a DF one gets
+# its frag-needed with the world's MTU, and a jumbo download through the host port is whole.
+case_jumbo1500() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	nsn ip link set sb1 mtu 9000
+	nss 1 ip link set eth0 mtu 9000
+	tb_sandbox_server 1 8080
+	tb_server "$NS_W" 8000 --name world
+	fp_start
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	HP1=$(hostport_of s1 8080)
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	local n=$((20 * 1024 * 1024)) want got out
+	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
+	got=$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	check "20 MB download from the 9000 sandbox through its host port at 1500, sha256 matches" \
+		eq "$got" "$want"
+	head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	got=$(nss 1 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$WORLD_IP:8000/sha")
+	check "20 MB from the sandbox to the world, sha256 matches" eq "$got" \
+		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+	check "the sandbox's SYN and SYN+ACK had their MSS of 8960 clamped to the world's" \
+		test "$(stat_of worker mss_clamped)" -ge 2
+	nsw python3 "$SRC_DIR/udpmtu.py" recv 9998 2 5 >"$TB_DIR/recv" &
+	local rcv=$!
+	sleep 0.3
+	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9998 8000 nodf 2 >/dev/null
+	wait $rcv
+	check "non-DF datagrams of 8,000 bytes arrive whole at the world host ($(tr '\n' ' ' <"$TB_DIR/recv"))" \
+		eq "$(tr '\n' ' ' <"$TB_DIR/recv")" "8000 8000 "
+	check "they left in fragments" test "$(stat_of worker fragmented)" -ge 2
+	out=$(nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9999 8000 df)
+	check "a DF datagram of 8,000 bytes gets its frag-needed: the guest's path MTU is 1500 ($out)" \
+		eq "$out" 1500
+	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
+}
+
 # The same with two workers: the two sandboxes on different workers, so hairpin frames and
 # egress replies cross between workers in chained mbufs.
 case_jumbo2() {
