@@ -15,6 +15,7 @@
 #define CFG_NOT_OBJECT "mcp config must be a JSON object keyed by server name"
 /* The per-server opt-out of isolation, for any kind of server. */
 #define CFG_RUN_AS "runAs"
+#define CFG_TOOL_RULES "toolRules"
 
 int
 config_parse_text(const char *text, json_t **out, char **err)
@@ -297,7 +298,7 @@ catalog_props(struct server_spec *s, const char *qname, json_t *val, json_t *pro
 	keys = keys_sorted(val, &nkeys);
 	for (i = 0; i < nkeys; i++)
 		if ((!json_is_object(props) || json_object_get(props, keys[i]) == NULL) &&
-		    strcmp(keys[i], CFG_RUN_AS) != 0)
+		    strcmp(keys[i], CFG_RUN_AS) != 0 && strcmp(keys[i], CFG_TOOL_RULES) != 0)
 			warn_add(out, qname, keys[i]);
 	free(keys);
 	return 0;
@@ -418,6 +419,74 @@ bad:
 		       qname);
 }
 
+/* One list of "toolRules": an array of tool names. */
+static int
+tool_names_parse(char ***out, const char *qname, const char *key, json_t *v, char **err)
+{
+	size_t i;
+	json_t *n;
+
+	if (!json_is_array(v))
+		goto bad;
+	json_array_foreach(v, i, n) {
+		if (!json_is_string(n) || !json_string_value(n)[0])
+			goto bad;
+		strv_push(out, json_string_value(n));
+	}
+	return 0;
+bad:
+	return err_set(err, -EINVAL, "mcp server %s: toolRules.%s must be an array of tool "
+		       "names", qname, key);
+}
+
+/*
+ * "toolRules": {"allow": [...], "deny": [...]}, both optional: which of the server's tools
+ * clients see and may call. A wrong shape is an error, not ignored: a rule that silently does
+ * nothing would leave a tool open that its operator meant to close.
+ */
+static int
+tool_rules_parse(struct server_spec *s, const char *qname, json_t *v, char **err)
+{
+	const char *k;
+	json_t *l;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return err_set(err, -EINVAL, "mcp server %s: toolRules must be an object with "
+			       "\"allow\" and/or \"deny\"", qname);
+	json_object_foreach(v, k, l) {
+		if (strcmp(k, "allow") == 0) {
+			s->tools_allow_set = true;
+			if (tool_names_parse(&s->tools_allow, qname, k, l, err))
+				return -EINVAL;
+		} else if (strcmp(k, "deny") == 0) {
+			if (tool_names_parse(&s->tools_deny, qname, k, l, err))
+				return -EINVAL;
+		} else {
+			return err_set(err, -EINVAL, "mcp server %s: toolRules has \"%s\"; it takes "
+				       "\"allow\" and \"deny\"", qname, k);
+		}
+	}
+	return 0;
+}
+
+bool
+server_tool_allowed(const struct server_spec *s, const char *name)
+{
+	char **p;
+
+	for (p = s->tools_deny; p && *p; p++)
+		if (strcmp(*p, name) == 0)
+			return false;
+	if (!s->tools_allow_set)
+		return true;
+	for (p = s->tools_allow; p && *p; p++)
+		if (strcmp(*p, name) == 0)
+			return true;
+	return false;
+}
+
 /* An unknown value is an error, never a silent default: the opt-out weakens isolation. */
 static int
 run_as_parse(struct server_spec *s, const char *qname, json_t *v, char **err)
@@ -456,7 +525,7 @@ resolve_command(struct server_spec *s, const char *qname, json_t *val,
 	for (i = 0; keys && i < n; i++)
 		if (strcmp(keys[i], "runCmd") && strcmp(keys[i], "installCmd") &&
 		    strcmp(keys[i], "envs") && strcmp(keys[i], CFG_RUN_AS) &&
-		    strcmp(keys[i], "paths"))
+		    strcmp(keys[i], "paths") && strcmp(keys[i], CFG_TOOL_RULES))
 			warn_add(out, qname, keys[i]);
 	free(keys);
 	if (paths_parse(s, qname, json_object_get(val, "paths"), err))
@@ -572,6 +641,8 @@ resolve_one(const char *name, json_t *val, json_t *catalog, const char *servers_
 		if (val == NULL)
 			val = empty;
 		rc = run_as_parse(s, qname, json_object_get(val, CFG_RUN_AS), err);
+		if (rc == 0)
+			rc = tool_rules_parse(s, qname, json_object_get(val, CFG_TOOL_RULES), err);
 		if (rc) {
 			json_decref(empty);
 			goto out;
@@ -614,6 +685,8 @@ spec_fini(struct server_spec *s)
 	free(s->dir);
 	free(s->repo);
 	strv_free(s->rw_paths);
+	strv_free(s->tools_allow);
+	strv_free(s->tools_deny);
 	free(s->home);
 	free(s->cgroup);
 	memset(s, 0, sizeof(*s));

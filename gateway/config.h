@@ -28,6 +28,10 @@ struct server_spec {
 	char *repo;		/* clone URL (GitHub servers) */
 	bool root;		/* "runAs": "root": the opt-out, runs unisolated */
 	char **rw_paths;	/* declared paths it may write ("paths", writable properties) */
+	/* "toolRules": which of its tools clients see and may call (server_tool_allowed()). */
+	char **tools_allow;	/* only these, when tools_allow_set (an empty list: none) */
+	char **tools_deny;	/* never these */
+	bool tools_allow_set;
 	/* Assigned by iso_setup() in serve. */
 	uid_t uid;
 	gid_t gid;
@@ -73,5 +77,7 @@ int config_servers(const struct config_sources *src, const char *text, json_t **
 int config_resolve(json_t *cfg, json_t *catalog, const char *servers_dir,
 		   const char *github_base, struct server_list *out, char **err);
 void server_list_free(struct server_list *l);
+/* Whether the server's "toolRules" let clients see and call its tool 'name' (exact names). */
+bool server_tool_allowed(const struct server_spec *s, const char *name);
 
 #endif /* GW_CONFIG_H */

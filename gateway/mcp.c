@@ -177,7 +177,18 @@ route_named(struct http_server *h, const struct tool_table *t, const char *what,
 	const struct tool_route *r = name ? routes_find(t, name) : NULL;
 	char fmt[64];
 
-	(void)h;
+	if (r == NULL && name && t == h->conf.tools) {
+		for (size_t i = 0; i < h->conf.nups; i++) {
+			if (upstream_tool_allowed(h->conf.ups[i], name))
+				continue;
+			char *m = str_printf("tool %s is not allowed by the toolRules of server %s",
+					     name, upstream_name(h->conf.ups[i]));
+
+			f->reply = rpc_error(id, RPC_INVALID_PARAMS, m ? m : "tool not allowed");
+			free(m);
+			return;
+		}
+	}
 	if (r == NULL) {
 		snprintf(fmt, sizeof(fmt), name ? "unknown %s %%s" : "missing %s name", what);
 		f->reply = rpc_errorf(id, RPC_INVALID_PARAMS, fmt, name);

@@ -30,6 +30,12 @@ upstream_name(const struct upstream *u)
 	return u->spec->name;
 }
 
+bool
+upstream_tool_allowed(const struct upstream *u, const char *name)
+{
+	return server_tool_allowed(u->spec, name);
+}
+
 struct upstream *
 upstream_new(const struct server_spec *spec, const char *version)
 {

@@ -75,6 +75,8 @@ void upstream_kill(struct upstream *u);
 void upstream_close(struct upstream *u);
 void upstream_free(struct upstream *u);
 const char *upstream_name(const struct upstream *u);
+/* Whether the server's toolRules let clients see and call its tool 'name'. */
+bool upstream_tool_allowed(const struct upstream *u, const char *name);
 /* The protocol versions the gateway speaks: whether v is one; v echoed, else the latest. */
 bool upstream_proto_supported(const char *v);
 const char *upstream_proto_negotiate(const char *requested);

@@ -69,6 +69,25 @@ list_swap(struct upstream *u, json_t **slot, json_t *arr)
 	json_decref(old);
 }
 
+/*
+ * The tools its toolRules hide leave the list here, at every fetch (a list_changed included):
+ * what no table routes, no client sees or calls, whatever the server lists later.
+ */
+static void
+tools_filter(struct upstream *u, json_t *arr)
+{
+	size_t i = 0;
+
+	while (i < json_array_size(arr)) {
+		const char *n = json_string_value(json_object_get(json_array_get(arr, i), "name"));
+
+		if (n && !server_tool_allowed(u->spec, n))
+			json_array_remove(arr, i);
+		else
+			i++;
+	}
+}
+
 static int
 tools_fetch(struct upstream *u, char **err)
 {
@@ -76,10 +95,12 @@ tools_fetch(struct upstream *u, char **err)
 	char *m = NULL;
 	int rc = arr ? list_fetch(u, "tools/list", "tools", arr, &m) : -ENOMEM;
 
-	if (rc)
+	if (rc) {
 		err_set(err, rc, "list tools: %s", m ? m : "failed");
-	else
+	} else {
+		tools_filter(u, arr);
 		list_swap(u, &u->tools, json_incref(arr));
+	}
 	json_decref(arr);
 	free(m);
 	return rc;
