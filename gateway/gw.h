@@ -28,6 +28,7 @@
 #define GW_TOKEN_FILE		"/etc/mcp-gateway/.token"
 #define GW_CATALOG_FILE		"/etc/mcp-gateway/catalog.json"
 #define GW_PID_FILE		"/run/mcp-gateway.pid"
+#define GW_AUDIT_FILE		"/var/log/mcp-gateway/audit.log"
 #define GW_LOG_FILE		"/var/log/mcp-gateway.log"
 #define GW_SERVERS_DIR		"/opt/mcp-gateway/servers"
 #define GW_GITHUB_BASE		"https://github.com"

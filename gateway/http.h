@@ -32,9 +32,11 @@ struct http_conf {
 	size_t max_body;
 	size_t max_sessions;
 	json_t *isolation;	/* what /health reports of the servers' isolation, or NULL */
+	struct audit *audit;	/* one line per tool call (audit.h), or NULL */
 };
 
 struct http_server;
+struct audit;
 
 /* The flags of conf.allowed_hosts and conf.allowed_origins (comma-separated), for flags.h. */
 #define HTTP_GUARD_FLAGS(hosts, origins) \

@@ -33,6 +33,7 @@ struct launch_opts {
 	char *token_file;
 	char *pid_file;
 	char *log_file;
+	char *audit_log;
 	struct config_sources src;
 	char *allowed_hosts;
 	char *allowed_origins;
@@ -113,7 +114,7 @@ serve_spawn(const struct launch_opts *o, char *argv0, int cfg_r, int ready_w, in
 		"--pid-file", o->pid_file, "--catalog-file", o->src.catalog_file,
 		"--servers-dir", o->src.servers_dir, "--github-base-url", o->src.github_base,
 		"--call-timeout", call_timeout, "--allowed-hosts", o->allowed_hosts,
-		"--allowed-origins", o->allowed_origins,
+		"--allowed-origins", o->allowed_origins, "--audit-log", o->audit_log,
 	};
 	char **env = env_build(NULL), **argv = NULL;
 	int rc = 0;
@@ -426,6 +427,9 @@ cmd_launch(int argc, char **argv)
 		 "(default " GW_PID_FILE ")", false},
 		{"log-file", FLAG_STRING, &o.log_file, "log file (default " GW_LOG_FILE ")",
 		 false},
+		{"audit-log", FLAG_STRING, &o.audit_log, "audit log of the background server, "
+		 "one line per tool call; \"none\" turns it off (default " GW_AUDIT_FILE ")",
+		 false},
 		CONFIG_SOURCE_FLAGS(o.src),
 		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		ISO_FLAGS(o.iso),
@@ -440,6 +444,7 @@ cmd_launch(int argc, char **argv)
 	o.token_file = strdup(GW_TOKEN_FILE);
 	o.pid_file = strdup(GW_PID_FILE);
 	o.log_file = strdup(GW_LOG_FILE);
+	o.audit_log = strdup(GW_AUDIT_FILE);
 	config_sources_init(&o.src);
 	o.allowed_hosts = strdup("");
 	o.allowed_origins = strdup("");
@@ -459,6 +464,7 @@ cmd_launch(int argc, char **argv)
 	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
+	free(o.audit_log);
 	iso_opts_fini(&o.iso);
 	return rc;
 }

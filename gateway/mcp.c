@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "http_int.h"
 
 #define CURSOR_PREFIX	"gwc1:"
@@ -183,7 +184,13 @@ route_named(struct http_server *h, const struct tool_table *t, const char *what,
 				continue;
 			char *m = str_printf("tool %s is not allowed by the toolRules of server %s",
 					     name, upstream_name(h->conf.ups[i]));
+			struct audit_call c = {
+				.server = upstream_name(h->conf.ups[i]), .tool = name,
+				.args = json_object_get(params, "arguments"), .status = "denied",
+				.code = RPC_INVALID_PARAMS,
+			};
 
+			audit_write(h->conf.audit, &c);
 			f->reply = rpc_error(id, RPC_INVALID_PARAMS, m ? m : "tool not allowed");
 			free(m);
 			return;

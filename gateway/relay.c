@@ -11,12 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "stream_int.h"
 
 static struct stream *
 link_stream(const struct up_link *l)
 {
 	return (struct stream *)((char *)l - offsetof(struct stream, link));
+}
+
+/* The audit line of a tools/call that ends with answer 'out' (or an error of ours). */
+static void
+relay_audit(struct stream *st, json_t *out)
+{
+	json_t *e = json_object_get(out, "error");
+	struct audit_call c = {
+		.server = st->u ? upstream_name(st->u) : "",
+		.tool = st->audit_tool,
+		.args = st->audit_args,
+		.status = e ? "error" : json_is_true(json_object_get(json_object_get(out,
+			  "result"), "isError")) ? "tool_error" : "ok",
+		.code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0,
+		.ns = time_mono_ns() - st->audit_t0,
+	};
+
+	if (st->audit_t0)
+		audit_write(st->h->conf.audit, &c);
 }
 
 static void
@@ -38,6 +58,7 @@ link_done(const struct up_link *l, json_t *msg, const char *err)
 	} else {
 		out = stream_error(st, err ? err : "no answer");
 	}
+	relay_audit(st, out);
 	if (st->stateless) {
 		tasks_result(st->h, st->u, out);
 		stateless_result(out, st->what);
@@ -117,6 +138,12 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 	st->timeout_ns = timeout_ns;
 	st->link.relay = link_relay;
 	st->link.done = link_done;
+	if (st->h->conf.audit && f->method && strcmp(f->method, "tools/call") == 0) {
+		snprintf(st->audit_tool, sizeof(st->audit_tool), "%s",
+			 json_string_value(json_object_get(f->params, "name")) ?: "");
+		st->audit_args = json_incref(json_object_get(f->params, "arguments"));
+		st->audit_t0 = time_mono_ns();
+	}
 	stream_ref(st);
 	st->linked = true;
 	rc = upstream_submit(f->u, f->method, f->params, &st->link, &st->upid, &err);
@@ -126,6 +153,7 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 		st->linked = false;
 		stream_unref(st);
 		e = stream_error(st, err ? err : "call failed");
+		relay_audit(st, e);
 		stream_finish(st, e);
 		json_decref(e);
 		st->u = NULL;

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "gw.h"
 #include "isolate.h"
 #include "cvs_version.h"
@@ -55,6 +56,9 @@ struct serve_opts {
 	int64_t resume_ns;
 	char *allowed_hosts;
 	char *allowed_origins;
+	char *audit_log;
+	long long audit_max_bytes;
+	long long audit_keep;
 	struct iso_opts iso;
 };
 
@@ -340,6 +344,7 @@ struct serve_state {
 	sigset_t sigs;
 	int lfd;
 	struct http_server *http;
+	struct audit *audit;
 };
 
 /* Everything that is checked before the upstreams start, and the port bound: it fails fast. */
@@ -363,7 +368,10 @@ serve_prepare(struct serve_opts *o, struct serve_state *s)
 		return rc;
 	s->isolation = iso_report(s->list.v, s->list.n);
 	s->lfd = listen_open((int)o->port, &s->err);
-	return s->lfd < 0 ? s->lfd : 0;
+	if (s->lfd < 0)
+		return s->lfd;
+	s->audit = audit_open(o->audit_log, o->audit_max_bytes, o->audit_keep, &s->err);
+	return s->audit == NULL && s->err ? -EIO : 0;
 }
 
 /* Every upstream started, with SIGTERM and SIGINT taken by a thread that can stop them. */
@@ -449,6 +457,7 @@ serve_http(struct serve_opts *o, struct serve_state *s)
 		.max_body = (size_t)o->max_body,
 		.max_sessions = 10000,
 		.isolation = s->isolation,
+		.audit = s->audit,
 	};
 	char *hb;
 
@@ -514,6 +523,7 @@ serve_state_free(struct serve_state *s)
 	strv_free(s->origins);
 	free(s->names);
 	json_decref(s->isolation);
+	audit_close(s->audit);
 	iso_cleanup(s->list.v, s->list.n);
 	server_list_free(&s->list);
 	json_decref(s->cfg);
@@ -582,6 +592,7 @@ cmd_serve(int argc, char **argv)
 		 "POST stream broke goes on for its client to resume it with Last-Event-ID, "
 		 "before it is cancelled at the server (default 30s)", false},
 		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
+		AUDIT_FLAGS(o.audit_log, o.audit_max_bytes, o.audit_keep),
 		ISO_FLAGS(o.iso),
 	};
 	size_t n = sizeof(fl) / sizeof(fl[0]);
@@ -590,6 +601,9 @@ cmd_serve(int argc, char **argv)
 	iso_self_protect();
 	iso_opts_init(&o.iso);
 	o.pid_file = strdup(GW_PID_FILE);
+	o.audit_log = strdup(GW_AUDIT_FILE);
+	o.audit_max_bytes = 10LL << 20;
+	o.audit_keep = 3;
 	config_sources_init(&o.src);
 	rc = flags_parse(fl, n, argc, argv, SERVE_SYNOPSIS, NULL);
 	if (rc)
@@ -613,6 +627,7 @@ out:
 	config_sources_fini(&o.src);
 	free(o.allowed_hosts);
 	free(o.allowed_origins);
+	free(o.audit_log);
 	iso_opts_fini(&o.iso);
 	return rc;
 }

@@ -181,6 +181,7 @@ stream_unref(struct stream *st)
 	json_decref(st->held);
 	json_decref(st->cid);
 	json_decref(st->token);
+	json_decref(st->audit_args);
 	free(st->idtext);
 	pthread_mutex_destroy(&st->lock);
 	free(st);

@@ -46,6 +46,10 @@ struct stream {
 	int64_t deadline;	/* monotonic ns; 0: none */
 	int64_t timeout_ns;
 	char what[48];
+	/* A tools/call for the audit log: when it left, the tool, its arguments. */
+	int64_t audit_t0;
+	char audit_tool[96];
+	json_t *audit_args;
 	struct up_link link;
 	/* A resumable POST stream (resume.c); no is 0 and hooks NULL when it is not one. */
 	const struct stream_hooks *hooks;

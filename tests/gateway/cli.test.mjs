@@ -227,7 +227,7 @@ test("7b: flags follow Go semantics", async () => {
 		`"futureOption":1}}`, "--port", String(port), `-token-file=${p.token}`,
 		"-pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
 		"--servers-dir", p.servers, "--servers-home", p.home,
-		"--server-read-paths", TEST_DIR],
+		"--server-read-paths", TEST_DIR, "--audit-log", p.audit],
 		{ env: { GATEWAY_ACCESS_TOKEN: "t7b" } });
 	try {
 		assert.equal(r.code, 0, r.stderr);

@@ -524,7 +524,8 @@ test("envs leave the launcher's command line within 100 ms; the log masks them",
 	const args = ["--config", JSON.stringify(cfg), "--port", String(port),
 		"--token-file", p.token,
 		"--pid-file", p.pid, "--log-file", p.log, "--catalog-file", p.catalog,
-		"--servers-dir", p.servers, "--servers-home", p.home, ...readPaths()];
+		"--servers-dir", p.servers, "--servers-home", p.home, "--audit-log", p.audit,
+		...readPaths()];
 	const t0 = Date.now();
 	const child = spawn(process.env.GW_BIN, args, { stdio: "ignore",
 		env: { ...process.env, GATEWAY_ACCESS_TOKEN: "cmd-token" } });

@@ -124,6 +124,7 @@ export function paths(dir) {
 		token: path.join(dir, "etc", ".token"),
 		pid: path.join(dir, "run", "mcp-gateway.pid"),
 		log: path.join(dir, "log", "mcp-gateway.log"),
+		audit: path.join(dir, "log", "audit.log"),
 		catalog: path.join(dir, "catalog.json"),
 		servers: path.join(dir, "servers"),
 		home: path.join(dir, "home"),
@@ -137,7 +138,7 @@ export function readPaths(...dirs) {
 
 // Servers' HOMEs in the test's dir; they may read the test scripts (Landlock).
 function isoArgs(p) {
-	return ["--servers-home", p.home, "--server-read-paths", TEST_DIR];
+	return ["--servers-home", p.home, "--server-read-paths", TEST_DIR, "--audit-log", p.audit];
 }
 
 function childEnv(extra) {

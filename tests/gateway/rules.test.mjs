@@ -1,12 +1,13 @@
-// Per-server tool rules (issue 37): "toolRules": {"allow": [...], "deny": [...]} in a server's
+// Per-server tool rules and the audit log (issue 37): "toolRules": {"allow": [...], "deny": [...]} in a server's
 // config decides which of its tools clients see in tools/list and may call; a denied call is
 // an MCP error that names the rule. A server that lists new tools later (list_changed) does
 // not get around an allow list, and a rule of the wrong shape stops the start with a reason.
 
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { after, before, describe, test } from "node:test";
 
-import { RawClient, fakeCmd, freePort, serve, sleep, tmpdir } from "./lib.mjs";
+import { RawClient, fakeCmd, freePort, paths, serve, sleep, tmpdir } from "./lib.mjs";
 
 describe("toolRules", () => {
 	let g, c;
@@ -71,5 +72,56 @@ describe("toolRules", () => {
 			assert.notEqual(code, "hung", JSON.stringify(rules));
 			assert.match(b.log(), why);
 		}
+	});
+});
+
+// The audit log: one JSON line per tools/call, the arguments' names and size but never their
+// values, the outcome and the duration; a denied call too; rotated by size, keeping --audit-keep.
+describe("audit log", () => {
+	let g, c, p;
+
+	before(async () => {
+		const port = await freePort(), dir = tmpdir("gw-audit");
+		p = paths(dir);
+		g = await serve({
+			alpha: { runCmd: fakeCmd("alpha"), toolRules: { deny: ["big"] } },
+		}, { dir, port, extra: ["--audit-max-bytes", "4000", "--audit-keep", "2"] });
+		c = new RawClient(g.url, "tok");
+		await c.initialize();
+	});
+	after(async () => {
+		await g?.stop();
+	});
+
+	const lines = (f) => fs.existsSync(f) ? fs.readFileSync(f, "utf8").trim().split("\n")
+		.filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+	test("a line per call: server, tool, the arguments' shape, status, duration", async () => {
+		assert.equal(await c.callText("echo", { text: "top-secret-value-4711" }),
+			"alpha:top-secret-value-4711");
+		await c.call("big", { n: 10 });
+		const l = lines(p.audit);
+		assert.equal(l.length, 2, JSON.stringify(l));
+		assert.equal(l[0].server, "alpha");
+		assert.equal(l[0].tool, "echo");
+		assert.deepEqual(l[0].args.keys, ["text"]);
+		assert.equal(l[0].args.bytes, JSON.stringify({ text: "top-secret-value-4711" }).length);
+		assert.equal(l[0].status, "ok");
+		assert.ok(l[0].ms >= 0 && /^\d{4}-\d\d-\d\dT/.test(l[0].time), JSON.stringify(l[0]));
+		assert.equal(l[1].tool, "big");
+		assert.equal(l[1].status, "denied");
+		assert.ok(!fs.readFileSync(p.audit, "utf8").includes("top-secret"), "no values");
+	});
+
+	test("rotated by size, two old files kept", async () => {
+		for (let i = 0; i < 60; i++)
+			await c.callText("echo", { text: `n${i}` });
+		const rotated = [1, 2, 3].map((k) => fs.existsSync(`${p.audit}.${k}`));
+		assert.deepEqual(rotated, [true, true, false]);
+		assert.ok(fs.statSync(p.audit).size < 4000 + 300);
+		const all = [...lines(`${p.audit}.2`), ...lines(`${p.audit}.1`), ...lines(p.audit)];
+		assert.ok(all.every((l) => l.server === "alpha"), "every line whole");
+		assert.equal(all[all.length - 1].args.bytes, JSON.stringify({ text: "n59" }).length);
+		assert.equal(fs.statSync(p.audit).mode & 0o777, 0o600);
 	});
 });
