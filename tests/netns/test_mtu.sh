@@ -23,6 +23,37 @@ bed() {
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 }
 
+# Sandbox 1's datagrams larger than the world's MTU: COUNT without DF leave in fragments and
+# arrive whole; one with DF gets its frag-needed, which teaches the guest the world's MTU.
+udp_oversize() { # size count world-mtu
+	local rcv got out
+	nsw python3 "$SRC_DIR/udpmtu.py" recv 9998 "$2" 5 >"$TB_DIR/recv" &
+	rcv=$!
+	sleep 0.3
+	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9998 "$1" nodf "$2" >/dev/null
+	wait $rcv
+	got=$(tr '\n' ' ' <"$TB_DIR/recv")
+	check "non-DF datagrams of $1 bytes arrive whole at the world host ($got)" \
+		eq "$got" "$(printf "$1 %.0s" $(seq "$2"))"
+	check "they left in fragments" test "$(stat_of worker fragmented)" -ge "$2"
+	out=$(nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9999 "$1" df)
+	check "a DF datagram of $1 bytes gets its frag-needed: the guest's path MTU is $3 ($out)" \
+		eq "$out" "$3"
+}
+
+# 20 MB each way between a client (a command prefix) and a server's URL, sha256 checked.
+both_ways() { # what url client-command...
+	local what=$1 url=$2 n=$((20 * 1024 * 1024)) got
+	shift 2
+	[ -f "$TB_DIR/up.bin" ] || head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	got=$("$@" curl -s -m 60 "$url/blob?n=$n" | sha256sum | cut -d' ' -f1)
+	check "20 MB $what, download, sha256 matches" eq "$got" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)"
+	got=$("$@" curl -s -m 60 -T "$TB_DIR/up.bin" "$url/sha")
+	check "20 MB $what, upload, sha256 matches" eq "$got" \
+		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+}
+
 mtu_of() { api_body GET "/sandboxes/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("mtu"))'; }
 
 case_world1400() {
@@ -30,34 +61,12 @@ case_world1400() {
 	local n=$((20 * 1024 * 1024)) want got out
 	check "GET shows the MTU each sandbox is served at" eq "$(mtu_of s1) $(mtu_of s2)" "1500 1500"
 	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
-	got=$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB download from the sandbox through its host port, sha256 matches" eq "$got" "$want"
-	head -c $n /dev/urandom >"$TB_DIR/up.bin"
-	got=$(nsc curl -s -m 60 -T "$TB_DIR/up.bin" "http://$NODE_IP:$HP1/sha")
-	check "20 MB upload into the sandbox, sha256 matches" eq "$got" \
-		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
-	got=$(nss 1 curl -s -m 60 "http://$WORLD_IP:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB from the world to the sandbox (egress), sha256 matches" eq "$got" "$want"
-	got=$(nss 1 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$WORLD_IP:8000/sha")
-	check "20 MB from the sandbox to the world (egress), sha256 matches" eq "$got" \
-		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+	both_ways "through the sandbox's host port" "http://$NODE_IP:$HP1" nsc
+	both_ways "between the sandbox and the world (egress)" "http://$WORLD_IP:8000" nss 1
 	check "the SYNs had their MSS clamped to the world's 1400" \
 		test "$(stat_of worker mss_clamped)" -ge 4
 
-	# One without DF is fragmented and arrives whole.
-	nsw python3 "$SRC_DIR/udpmtu.py" recv 9998 3 5 >"$TB_DIR/recv" &
-	local rcv=$!
-	sleep 0.3
-	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9998 1450 nodf 3 >/dev/null
-	wait $rcv
-	check "non-DF datagrams of 1450 bytes arrive whole at the world host ($(tr '\n' ' ' <"$TB_DIR/recv"))" \
-		eq "$(tr '\n' ' ' <"$TB_DIR/recv")" "1450 1450 1450 "
-	check "they left in fragments" test "$(stat_of worker fragmented)" -ge 3
-
-	# A DF datagram too large for the world: the sandbox learns the path MTU from our answer.
-	out=$(nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9999 1450 df)
-	check "a DF UDP datagram of 1450 bytes gets its frag-needed: the guest's path MTU is 1400 ($out)" \
-		eq "$out" 1400
+	udp_oversize 1450 3 1400
 	check "frag-needed answers counted" test "$(stat_of worker frag_needed_sent)" -ge 1
 	check "and counted for the sandbox that sent them" test "$(api_body GET /stats | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["sandboxPorts"]["s1"]["mtu_exceeded"])')" -ge 4
@@ -122,25 +131,12 @@ case_jumbo() {
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	HP1=$(hostport_of s1 8080)
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
-	local n=$((20 * 1024 * 1024)) want got
 	check "GET shows the sandboxes served at 9000" eq "$(mtu_of s1) $(mtu_of s2)" "9000 9000"
-	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
-	head -c $n /dev/urandom >"$TB_DIR/up.bin"
-	local up=$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)
-	got=$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB download from the sandbox through its host port, sha256 matches" eq "$got" "$want"
-	got=$(nsc curl -s -m 60 -T "$TB_DIR/up.bin" "http://$NODE_IP:$HP1/sha")
-	check "20 MB upload into the sandbox, sha256 matches" eq "$got" "$up"
+	both_ways "through sandbox 1's host port" "http://$NODE_IP:$HP1" nsc
 	check "the sandbox received jumbo frames (average $(rx_avg 1) bytes)" test "$(rx_avg 1)" -gt 4000
 	check "and sent them (average $(tx_avg 1) bytes)" test "$(tx_avg 1)" -gt 4000
-	got=$(nss 2 curl -s -m 60 "http://$WORLD_IP:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB from the world to a sandbox (egress), sha256 matches" eq "$got" "$want"
-	got=$(nss 2 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$WORLD_IP:8000/sha")
-	check "20 MB from the sandbox to the world (egress), sha256 matches" eq "$got" "$up"
-	got=$(nss 2 curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB hairpin, sandbox to sandbox by the host port, sha256 matches" eq "$got" "$want"
-	got=$(nss 2 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$NODE_IP:$HP1/sha")
-	check "20 MB hairpin the other way, sha256 matches" eq "$got" "$up"
+	both_ways "between sandbox 2 and the world (egress)" "http://$WORLD_IP:8000" nss 2
+	both_ways "hairpin, sandbox 2 to sandbox 1's host port" "http://$NODE_IP:$HP1" nss 2
 	check "no MSS was clamped: the whole path is 9000" eq "$(stat_of worker mss_clamped)" 0
 	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
 }
@@ -160,28 +156,11 @@ case_jumbo1500() {
 	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
 	HP1=$(hostport_of s1 8080)
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
-	local n=$((20 * 1024 * 1024)) want got out
-	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
-	got=$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)
-	check "20 MB download from the 9000 sandbox through its host port at 1500, sha256 matches" \
-		eq "$got" "$want"
-	head -c $n /dev/urandom >"$TB_DIR/up.bin"
-	got=$(nss 1 curl -s -m 60 -T "$TB_DIR/up.bin" "http://$WORLD_IP:8000/sha")
-	check "20 MB from the sandbox to the world, sha256 matches" eq "$got" \
-		"$(sha256sum "$TB_DIR/up.bin" | cut -d' ' -f1)"
+	both_ways "through the 9000 sandbox's host port at 1500" "http://$NODE_IP:$HP1" nsc
+	both_ways "between the 9000 sandbox and the world at 1500" "http://$WORLD_IP:8000" nss 1
 	check "the sandbox's SYN and SYN+ACK had their MSS of 8960 clamped to the world's" \
 		test "$(stat_of worker mss_clamped)" -ge 2
-	nsw python3 "$SRC_DIR/udpmtu.py" recv 9998 2 5 >"$TB_DIR/recv" &
-	local rcv=$!
-	sleep 0.3
-	nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9998 8000 nodf 2 >/dev/null
-	wait $rcv
-	check "non-DF datagrams of 8,000 bytes arrive whole at the world host ($(tr '\n' ' ' <"$TB_DIR/recv"))" \
-		eq "$(tr '\n' ' ' <"$TB_DIR/recv")" "8000 8000 "
-	check "they left in fragments" test "$(stat_of worker fragmented)" -ge 2
-	out=$(nss 1 python3 "$SRC_DIR/udpmtu.py" send $WORLD_IP 9999 8000 df)
-	check "a DF datagram of 8,000 bytes gets its frag-needed: the guest's path MTU is 1500 ($out)" \
-		eq "$out" 1500
+	udp_oversize 8000 2 1500
 	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
 }
 
