@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the registry's own files (registry.c, reg_state.c) share and nobody else calls: the
- * caller holds r->lock.
+ * What the registry's own files share and nobody else calls (registry.c and the five reg_*.c
+ * that serve it: reg_index.c, reg_link.c, reg_state.c, reg_guest.c, reg_ports.c): the caller
+ * holds r->lock.
  */
 #ifndef CVS_REGISTRY_INT_H
 #define CVS_REGISTRY_INT_H

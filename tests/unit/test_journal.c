@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The state journal (control/reg/journal.c) and the store on top of it (control/reg/store.c), without
+ * The state journal (control/reg/durable/journal.c) and the store on top of it
+ * (control/reg/durable/store.c), without
  * EAL or root: changes replayed over the snapshot as the next start reads them, a torn last
  * record left out, a bad record in the middle or a foreign journal refused with the files left
  * alone, compaction (and a crash between its two writes), sequence numbers across restarts,
@@ -21,6 +22,7 @@
 #include "registry.h"
 #include "state.h"
 #include "store.h"
+#include "store_ops.h"
 
 static struct fake_dp fdp = { .prefix = "tap" };
 static char dir[] = "/tmp/cvs-journal-XXXXXX";

@@ -23,6 +23,7 @@
 #include "reg_api.h"
 #include "state.h"
 #include "store.h"
+#include "store_ops.h"
 
 static struct fake_dp fdp = { .prefix = "tap" };
 static pthread_mutex_t rewrite_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -257,23 +257,6 @@ store_commit(struct store *s, char *err, size_t errlen)
 	return ret;
 }
 
-static void
-store_ops_change(void *ctx, const struct reg_change *c)
-{
-	store_change(ctx, c);
-}
-
-static int
-store_ops_commit(void *ctx, char *err, size_t errlen)
-{
-	return store_commit(ctx, err, errlen);
-}
-
-const struct reg_store_ops store_reg_ops = {
-	.change = store_ops_change,
-	.commit = store_ops_commit,
-};
-
 /* Under the registry lock, right after the snapshot's render: where the snapshot ends. */
 static void
 store_mark(void *arg)

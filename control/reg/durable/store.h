@@ -7,7 +7,7 @@
  * the control loop, off the requests' path. At start the snapshot is read and the journal's
  * later records are applied over it, before anything on the node changes.
  *
- * It implements the registry's reg_store_ops (registry.h); plain libc and jansson, so the unit
+ * It serves the registry's reg_store_ops (registry.h); plain libc and jansson, so the unit
  * tests run it against a registry of fakes.
  */
 #ifndef CVS_STORE_H
@@ -72,10 +72,12 @@ int store_open(struct store *s, const char *path, struct registry *reg, uint64_t
 /* A last compaction (the state file alone then holds everything), then the files closed. */
 void store_close(struct store *s);
 
-/* reg_store_ops: one journal record per change, and durable before the answer. */
+/*
+ * What the registry's reg_store_ops call (main.c's counts its writes around them): one
+ * journal record per change, and durable before the answer.
+ */
 void store_change(struct store *s, const struct reg_change *c);
 int store_commit(struct store *s, char *err, size_t errlen);
-extern const struct reg_store_ops store_reg_ops;
 
 /*
  * Snapshot and a fresh journal now; with upto != 0 only when the change 'upto' is not durable
