@@ -11,7 +11,8 @@
 
 #include "audit.h"
 #include "log.h"
-#include "util.h"
+#include "clock.h"
+#include "str.h"
 
 struct audit {
 	pthread_mutex_t lock;

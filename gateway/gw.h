@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: the constants every part shares and one include for each module's header
- * (util.h, frame.h, proc.h, log.h, flags.h, config.h, routes.h, upstream.h, http.h).
+ * (str.h, clock.h, files.h, frame.h, proc.h, log.h, flags.h, config.h, routes.h, upstream.h,
+ * http.h).
  *
  * Error convention (docs/mcp-gateway.md, "Errors"): functions return 0 or a negative errno,
  * constructors NULL. Where the caller needs a human-readable reason (every user-visible
@@ -36,7 +37,9 @@
 #define GW_CLIENT_NAME		"cube-mcp-gateway"
 #define GW_NAME_MAX		128
 
-#include "util.h"
+#include "str.h"
+#include "clock.h"
+#include "files.h"
 #include "frame.h"
 #include "proc.h"
 #include "log.h"
@@ -45,13 +48,6 @@
 #include "routes.h"
 #include "upstream.h"
 #include "http.h"
-
-/*
- * util.c: cvs_file_replace() (common/) with the gateway's parent-directory creation and its
- * error convention.
- */
-int file_write_atomic(const char *path, const void *data, size_t len, mode_t mode,
-		      mode_t dirmode, char **err);
 
 /* ---- commands ---------------------------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -279,4 +280,95 @@ proc_wait_timeout(pid_t pid, int *status, int timeout_ms)
 			return -ETIMEDOUT;
 		nanosleep(&ts, NULL);
 	}
+}
+
+extern char **environ;
+
+static bool
+env_has_key(char *const *extra, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	size_t i;
+
+	for (i = 0; extra && extra[i]; i++)
+		if (strncmp(extra[i], kv, klen) == 0 && extra[i][klen] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * The environment a child sees: ours minus the access token (absent, not empty), with the
+ * server's own variables replacing inherited ones of the same name.
+ */
+char **
+env_build(char *const *extra)
+{
+	static const char tok[] = GW_TOKEN_ENV "=";
+	char **env = NULL;
+	size_t i;
+
+	for (i = 0; environ && environ[i]; i++) {
+		if (strncmp(environ[i], tok, sizeof(tok) - 1) == 0)
+			continue;
+		if (env_has_key(extra, environ[i]))
+			continue;
+		if (strv_push(&env, environ[i]))
+			goto fail;
+	}
+	for (i = 0; extra && extra[i]; i++) {
+		if (strncmp(extra[i], tok, sizeof(tok) - 1) == 0)
+			continue;
+		if (strv_push(&env, extra[i]))
+			goto fail;
+	}
+	if (env == NULL)
+		env = calloc(1, sizeof(*env));
+	return env;
+fail:
+	strv_free(env);
+	return NULL;
+}
+
+/* PATH search in the parent, so the forked child only has to call execve(). */
+char *
+exec_lookup(const char *name, char *const *envp)
+{
+	const char *path = NULL;
+	char *dup, *dir, *save = NULL;
+	size_t i;
+
+	if (strchr(name, '/'))
+		return strdup(name);
+	for (i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], "PATH=", 5) == 0)
+			path = envp[i] + 5;
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	dup = strdup(path);
+	if (dup == NULL)
+		return NULL;
+	for (dir = strtok_r(dup, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char *cand = str_printf("%s/%s", *dir ? dir : ".", name);
+		struct stat st;
+
+		if (cand && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(cand, X_OK) == 0) {
+			free(dup);
+			return cand;
+		}
+		free(cand);
+	}
+	free(dup);
+	return NULL;
+}
+
+void
+status_format(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal: %s", strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "wait status %d", status);
 }

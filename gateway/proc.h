@@ -30,4 +30,11 @@ void pgrp_kill_all(void);
 void proc_set_cancelled(void);
 bool proc_cancelled(void);
 
+/* A child's environment: ours (the token removed) with extra "K=V" entries over it. */
+char **env_build(char *const *extra);
+/* name looked up in envp's PATH as execvp() would, or NULL. */
+char *exec_lookup(const char *name, char *const *envp);
+/* A wait status in words: "exit status N", "signal NAME". */
+void status_format(int status, char *buf, size_t len);
+
 #endif /* GW_PROC_H */
