@@ -55,6 +55,5 @@ int cmd_launch(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
-void die_msg(const char *msg);
 
 #endif /* GW_H */

@@ -307,3 +307,10 @@ pump_wait(struct pump *p, int timeout_ms)
 	pump_unref(p);
 	return rc;
 }
+
+/* A command's failure on stderr, before there is a log (the launcher, pull, catalog). */
+void
+die_msg(const char *msg)
+{
+	fprintf(stderr, "mcp-gateway: %s\n", msg);
+}

@@ -11,6 +11,8 @@ void log_write(const char *level, const char *msg, const char *kvfmt, ...)
 #define log_info(msg, ...)	log_write("INFO", msg, __VA_ARGS__)
 #define log_warn(msg, ...)	log_write("WARN", msg, __VA_ARGS__)
 #define log_error(msg, ...)	log_write("ERROR", msg, __VA_ARGS__)
+/* "mcp-gateway: msg" on stderr: a command's failure before there is a log. */
+void die_msg(const char *msg);
 
 /* Copies a child's output to a log fd, putting "[name] " at the start of every line. */
 struct prefixw {

@@ -15,12 +15,6 @@
 #include "isolate.h"
 #include "cvs_version.h"
 
-void
-die_msg(const char *msg)
-{
-	fprintf(stderr, "mcp-gateway: %s\n", msg);
-}
-
 /* Runs one install command with HOME set to the server's; 0 or the exit status to use. */
 static int
 pull_cmd(const char *name, json_t *cmd, const char *home)
