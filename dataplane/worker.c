@@ -87,7 +87,7 @@ worker_park(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 {
 	struct park_entry *e;
 
-	if (!w->park || w->nparked == PARK_MAX || len > XSKP_FRAME_SIZE)
+	if (!w->park || w->nparked == PARK_MAX || len > sizeof(w->park[0].data))
 		return;	/* stays counted as a no_neighbour drop */
 	w->st.drop[CVS_DROP_NO_NEIGHBOUR]--;
 	w->st.c[CVS_WC_NH_PARKED]++;
@@ -604,22 +604,10 @@ worker_mailbox(struct worker *w)
 	atomic_store_explicit(&w->done_seq, seq, memory_order_release);
 }
 
-int
-worker_main(void *arg)
+/* What the loop owns on this lcore, made before its first turn (no allocation after). */
+static void
+worker_start(struct worker *w)
 {
-	struct worker *w = arg;
-	struct worker_out o = {
-		.world = { .port = w->world_port, .queue = w->world_txq,
-			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES,
-			   .lock = w->world_txlock, .xp = w->wq_tx, .bad_every = w->test_bad_tx },
-		.host = { .port = w->host_port, .queue = w->host_queue,
-			  .pkts = CVS_WC_HOST_TX_PKTS, .bytes = CVS_WC_HOST_TX_BYTES },
-	};
-	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
-	uint64_t last_unpark = 0, ms = hz / 1000;
-	uint32_t last_now = UINT32_MAX, idle = 0;
-	uint64_t nloop = 0;
-
 	w->ctx.st = &w->st;
 	w->ctx.ct = w->ct;
 	w->ctx.nhreq = &w->nhreq;
@@ -639,6 +627,50 @@ worker_main(void *arg)
 		else
 			worker_frag_giveback(w);
 	}
+}
+
+static void
+worker_stop(struct worker *w)
+{
+	free(w->ctx.bucket);
+	w->ctx.bucket = NULL;
+	free(w->vh_idle);
+	w->vh_idle = NULL;
+	frag_destroy(w->ctx.frag);
+	w->ctx.frag = NULL;
+}
+
+/* Once a second: sessions and fragment datagrams past their time, bounded per call. */
+static void
+worker_expire(struct worker *w)
+{
+	w->st.c[CVS_WC_SESS_EXPIRED] += ct_expire(w->ct, w->ctx.now, 4096);
+	if (!w->ctx.frag)
+		return;
+	frag_expire(w->ctx.frag, w->ctx.now, 4096);
+	dp_frag_counters(&w->ctx);
+	/* Copies given back (frag_set_giveback) go out on the next loop. */
+	if (frag_ready(w->ctx.frag))
+		w->ctx.frag_ready = w->ctx.frag_busy = true;
+}
+
+int
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct worker_out o = {
+		.world = { .port = w->world_port, .queue = w->world_txq,
+			   .pkts = CVS_WC_WORLD_TX_PKTS, .bytes = CVS_WC_WORLD_TX_BYTES,
+			   .lock = w->world_txlock, .xp = w->wq_tx, .bad_every = w->test_bad_tx },
+		.host = { .port = w->host_port, .queue = w->host_queue,
+			  .pkts = CVS_WC_HOST_TX_PKTS, .bytes = CVS_WC_HOST_TX_BYTES },
+	};
+	uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
+	uint64_t last_unpark = 0, ms = hz / 1000;
+	uint32_t last_now = UINT32_MAX, idle = 0;
+	uint64_t nloop = 0;
+
+	worker_start(w);
 	while (!atomic_load_explicit(&w->quit, memory_order_relaxed)) {
 		uint32_t vh_hi = atomic_load_explicit(&w->wp->vh_hi, memory_order_acquire);
 		uint64_t start = rte_get_tsc_cycles();
@@ -676,17 +708,8 @@ worker_main(void *arg)
 		}
 		vhost_flush_all(w);
 		if (w->ctx.now != last_now) {
-			uint32_t n = ct_expire(w->ct, w->ctx.now, 4096);
-
-			w->st.c[CVS_WC_SESS_EXPIRED] += n;
 			last_now = w->ctx.now;
-			if (w->ctx.frag) {
-				frag_expire(w->ctx.frag, w->ctx.now, 4096);
-				dp_frag_counters(&w->ctx);
-				/* Copies given back (frag_set_giveback) go out on the next loop. */
-				if (frag_ready(w->ctx.frag))
-					w->ctx.frag_ready = w->ctx.frag_busy = true;
-			}
+			worker_expire(w);
 		}
 		worker_mailbox(w);
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
@@ -703,11 +726,6 @@ worker_main(void *arg)
 			rte_pause();
 		}
 	}
-	free(w->ctx.bucket);
-	w->ctx.bucket = NULL;
-	free(w->vh_idle);
-	w->vh_idle = NULL;
-	frag_destroy(w->ctx.frag);
-	w->ctx.frag = NULL;
+	worker_stop(w);
 	return 0;
 }

@@ -30,7 +30,7 @@ struct park_entry {
 	uint64_t since;		/* TSC */
 	uint32_t slot;
 	uint32_t len;
-	uint8_t data[XSKP_FRAME_SIZE];
+	uint8_t data[XSKP_JUMBO_MAX];	/* a jumbo frame too: 64 of them are 590 KiB a worker */
 };
 
 enum worker_cmd {
