@@ -80,10 +80,8 @@ sum16(const uint8_t *p, size_t n, uint32_t s)
  * holds the pseudo-header sum only, as a veth or a virtio guest with TX checksum offload on
  * hands it over (CHECKSUM_PARTIAL), for cubevs-fp to complete.
  */
-static bool partial;
-
 static void
-fix_checksums(uint8_t *f, uint32_t len, uint8_t proto)
+fix_checksums(uint8_t *f, uint32_t len, uint8_t proto, bool partial)
 {
 	uint8_t *ip = f + 14, *l4 = f + 34;
 	uint32_t l4len = len - 34, s;
@@ -147,7 +145,7 @@ build_template(const struct gen_opts *o, uint8_t *f, uint16_t *payload_off)
 			l4[8] = 0x20;	/* ack number */
 	}
 	*payload_off = o->stamp ? (uint16_t)(34 + l4len) : 0;
-	fix_checksums(f, len, ip[9]);
+	fix_checksums(f, len, ip[9], o->partial);
 	return len;
 }
 
@@ -249,7 +247,7 @@ paced_frame(const struct gen_opts *o, uint8_t *f, uint32_t len, uint16_t po, uin
 	memcpy(f + 34, &sp, 2);
 	st.ts_ns = fpb_now_ns();
 	memcpy(f + po, &st, sizeof(st));
-	fix_checksums(f, len, f[23]);
+	fix_checksums(f, len, f[23], o->partial);
 }
 
 static int
@@ -447,7 +445,7 @@ main(int argc, char **argv)
 			o.json = true;
 			break;
 		case 'q':
-			o.partial = partial = true;
+			o.partial = true;
 			break;
 		case 'h':
 			usage();
