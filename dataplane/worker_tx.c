@@ -14,6 +14,13 @@
 #include "mtu.h"
 #include "worker_int.h"
 
+/* Why a frame could not be queued on our socket: too long for it, or no frame or slot free. */
+static inline enum cvs_drop
+xsk_tx_drop(const struct xskport *xp, uint32_t len)
+{
+	return len > XSKP_FRAME_SIZE && !xp->sg ? CVS_DROP_TOO_BIG : CVS_DROP_TX_FULL;
+}
+
 /*
  * Our world socket: what was queued goes out, what went out comes back. A shared queue's
  * rings are looked at only under its lock: even a peek moves the ring's cached indexes.
@@ -71,8 +78,7 @@ world_xsk_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint3
 	if (q->lock)
 		rte_spinlock_unlock(q->lock);
 	if (unlikely(ret)) {
-		w->st.drop[len > XSKP_FRAME_SIZE && !xp->sg ? CVS_DROP_TOO_BIG :
-				   CVS_DROP_TX_FULL]++;
+		w->st.drop[xsk_tx_drop(xp, len)]++;
 		return;
 	}
 	w->st.c[CVS_WC_FRAMES_COPIED]++;
@@ -140,8 +146,7 @@ sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len)
 		w->st.c[CVS_WC_SBX_TX_RING_FULL]++;
 		xskport_complete(xp);
 		if (xskport_tx_stamped(xp, data, len, slot)) {
-			w->st.drop[len > XSKP_FRAME_SIZE && !xp->sg ? CVS_DROP_TOO_BIG :
-				   CVS_DROP_TX_FULL]++;
+			w->st.drop[xsk_tx_drop(xp, len)]++;
 			return;
 		}
 	}
