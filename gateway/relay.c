@@ -25,18 +25,17 @@ static void
 relay_audit(struct stream *st, json_t *out)
 {
 	json_t *e = json_object_get(out, "error");
-	struct audit_call c = {
-		.server = st->u ? upstream_name(st->u) : "",
-		.tool = st->audit_tool,
-		.args = st->audit_args,
-		.status = e ? "error" : json_is_true(json_object_get(json_object_get(out,
-			  "result"), "isError")) ? "tool_error" : "ok",
-		.code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0,
-		.ns = time_mono_ns() - st->audit_t0,
-	};
+	struct audit_call c = { .tool = st->audit_tool, .args = st->audit_args };
 
-	if (st->audit_t0)
-		audit_write(st->h->conf.audit, &c);
+	/* Only a tools/call with the log on has a start time (relay_forward). */
+	if (!st->audit_t0)
+		return;
+	c.server = st->u ? upstream_name(st->u) : "";
+	c.status = e ? "error" : json_is_true(json_object_get(json_object_get(out, "result"),
+		   "isError")) ? "tool_error" : "ok";
+	c.code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
+	c.ns = time_mono_ns() - st->audit_t0;
+	audit_write(st->h->conf.audit, &c);
 }
 
 static void
