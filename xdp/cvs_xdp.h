@@ -18,15 +18,18 @@
 #define CVS_MAP_SBX_IF		"cvs_sbx_if"
 #define CVS_MAP_SBX_OUT		"cvs_sbx_out"
 #define CVS_MAP_FUN_DEV		"cvs_fun_dev"
+#define CVS_MAP_FUN_IFX		"cvs_fun_ifx"
 #define CVS_MAP_FUN_XSKS	"cvs_fun_xsks"
 #define CVS_MAP_FUN_PRESS	"cvs_fun_press"
 #define CVS_MAP_SBX_POL		"cvs_sbx_pol"
+#define CVS_MAP_SBX_GSO		"cvs_gso_mtu"
 
 /* Program names: how a stale program of ours is recognised on an interface. */
 #define CVS_PROG_STEER		"cvs_steer_prog"
 #define CVS_PROG_SBX		"cvs_sbx_prog"
 #define CVS_PROG_FUN_IN		"cvs_fun_in"
 #define CVS_PROG_FUN_OUT	"cvs_fun_out"
+#define CVS_PROG_SBX_GSO	"cvs_sbx_gso"
 
 #define CVS_XSKS_MAX		64	/* queues of the world interface */
 #define CVS_STEER_MAX		65536	/* one entry per (proto, host port) */
@@ -151,7 +154,9 @@ struct cvs_xdp_cfg {
 	_(SBX_TOO_BIG,		"sbx_too_big", \
 	  "sandbox frame longer than the funnel carries (a TAP's TSO frame): dropped") \
 	_(REDIRECT_FRAGMENT_EARLY, "redirect_fragment_early", \
-	  "IPv4 fragment ahead of its datagram's first: to the worker, which holds it")
+	  "IPv4 fragment ahead of its datagram's first: to the worker, which holds it") \
+	_(SBX_GSO,		"sbx_gso", \
+	  "a TAP's TSO frame, to be segmented by the kernel on its way into the funnel")
 
 /*
  * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's

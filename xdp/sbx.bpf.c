@@ -6,6 +6,7 @@
  *   sandbox interface (veth/TAP)  --XDP cvs_sbx_prog-->  devmap: the funnel of the slot's worker
  *   funnel, worker end            --XDP cvs_fun_in--->   that worker's one AF_XDP socket
  *   funnel, near end              --TC  cvs_fun_out-->   redirect to the slot's interface
+ *   TAP, a TSO frame (XDP_PASS)   --TC  cvs_sbx_gso-->   the funnel's near end, segmented there
  *
  * So a registered sandbox costs map entries, never a socket or a frame pool of its own, and a
  * worker polls one socket however many sandboxes it serves. Without a worker socket (a restart)
@@ -53,12 +54,32 @@ struct {
 	__type(value, __u32);	/* ifindex of its funnel's near end */
 } cvs_fun_dev SEC(".maps");
 
+/* The same ifindex for cvs_sbx_gso: the kernel lets only XDP programs read a devmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CVS_FUN_MAX);
+	__type(key, __u32);	/* worker */
+	__type(value, __u32);	/* ifindex of its funnel's near end; 0: none */
+} cvs_fun_ifx SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
 	__uint(max_entries, CVS_FUN_MAX);
 	__type(key, __u32);	/* worker */
 	__type(value, __u32);
 } cvs_fun_xsks SEC(".maps");
+
+/*
+ * TAPs whose TSO frames cvs_sbx_gso takes (a TCX link of ours on the TAP): ifindex -> its MTU.
+ * Written after the link is attached and removed before it ends, so a frame is passed to the
+ * kernel only while our TC program is there to take it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CVS_SBX_MAX);
+	__type(key, __u32);	/* ifindex */
+	__type(value, __u32);	/* its MTU */
+} cvs_gso_mtu SEC(".maps");
 
 /* Written by each worker through an mmap: nonzero while its funnel ring fills up. */
 struct {
@@ -112,7 +133,7 @@ SEC("xdp.frags")
 int
 cvs_sbx_prog(struct xdp_md *ctx)
 {
-	__u32 ifindex = ctx->ingress_ifindex, slot, worker;
+	__u32 ifindex = ctx->ingress_ifindex, slot, worker, len;
 	struct cvs_sbx_if *sb = bpf_map_lookup_elem(&cvs_sbx_if, &ifindex);
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct cvs_fun_hdr *h;
@@ -120,11 +141,20 @@ cvs_sbx_prog(struct xdp_md *ctx)
 
 	if (!sb)
 		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
+	len = bpf_xdp_get_buff_len(ctx);
 	/*
-	 * A TAP hands over a VMM's TSO frame (vnet header) whole: the funnel would drop it
-	 * without a word. Dropped and counted here instead (docs/datapath.md, "Offloads").
+	 * A TAP hands over a VMM's TSO frame (vnet header) whole, longer than its MTU. XDP
+	 * cannot cut it in segments and loses its GSO metadata: it goes on to cvs_sbx_gso in
+	 * the kernel, which keeps both. Only the long frames look the TAP up.
 	 */
-	if (bpf_xdp_get_buff_len(ctx) > CVS_SBX_FRAME_MAX)
+	if (len > ETH_FRAME_LEN) {
+		__u32 *mtu = bpf_map_lookup_elem(&cvs_gso_mtu, &ifindex);
+
+		if (mtu && len > *mtu + ETH_HLEN)
+			return cvs_verdict(CVS_XDP_SBX_GSO, XDP_PASS);
+	}
+	/* Without our TC program the funnel would drop it without a word: counted here. */
+	if (len > CVS_SBX_FRAME_MAX)
 		return cvs_verdict(CVS_XDP_SBX_TOO_BIG, XDP_DROP);
 	/* A runt goes on as it is: the worker's parser drops it and counts why. */
 	if (data + ETH_HLEN <= end && cvs_mac_differs((__u8 *)data + 6, sb->mac))
@@ -186,6 +216,51 @@ cvs_fun_out(struct __sk_buff *skb)
 	__builtin_memcpy(d, out->mac, 6);
 	cvs_verdict(CVS_XDP_FUN_TO_SANDBOX, 0);
 	return bpf_redirect(out->ifindex, 0);
+}
+
+/*
+ * A TAP's TSO frame that cvs_sbx_prog passed: stamped like any guest frame and sent out of the
+ * near end of the worker's funnel. That veth has no segmentation offload (its peer runs XDP),
+ * so the kernel segments the frame there, by its GSO type and size (TCP, UDP), and each
+ * segment reaches cvs_fun_in with the stamp copied in front of its headers.
+ */
+SEC("tc")
+int
+cvs_sbx_gso(struct __sk_buff *skb)
+{
+	__u32 ifindex = skb->ingress_ifindex, slot, worker, *fun;
+	struct cvs_sbx_if *sb = bpf_map_lookup_elem(&cvs_sbx_if, &ifindex);
+	struct cvs_fun_hdr *h;
+	__u8 *d, flags = 0;
+
+	/* Nothing of a sandbox's reaches the host's stack untranslated. */
+	if (!sb)
+		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, TC_ACT_SHOT);
+	/* Not a GSO frame, only too long: no segment of it fits. */
+	if (!skb->gso_size || skb->len > 65535)
+		return cvs_verdict(CVS_XDP_SBX_TOO_BIG, TC_ACT_SHOT);
+	if (bpf_skb_pull_data(skb, ETH_HLEN))
+		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, TC_ACT_SHOT);
+	d = (void *)(long)skb->data;
+	if ((void *)(d + ETH_HLEN) > (void *)(long)skb->data_end)
+		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, TC_ACT_SHOT);
+	if (cvs_mac_differs(d + 6, sb->mac))
+		flags |= CVS_FUN_F_MAC_MISMATCH;
+	slot = sb->slot;
+	worker = sb->worker;
+	if (cvs_sbx_over(slot, worker))
+		return cvs_verdict(CVS_XDP_SBX_POLICED, TC_ACT_SHOT);
+	fun = bpf_map_lookup_elem(&cvs_fun_ifx, &worker);
+	if (!fun || !*fun || bpf_skb_change_head(skb, sizeof(*h), 0))
+		return cvs_verdict(CVS_XDP_GAP_DROP, TC_ACT_SHOT);
+	h = (void *)(long)skb->data;
+	if ((void *)(h + 1) > (void *)(long)skb->data_end)
+		return cvs_verdict(CVS_XDP_GAP_DROP, TC_ACT_SHOT);
+	h->magic = bpf_htons(CVS_FUN_MAGIC);
+	h->worker = (__u8)worker;
+	h->flags = flags;
+	h->slot = slot;
+	return bpf_redirect(*fun, 0);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -2,7 +2,7 @@
 /*
  * The BPF side of a worker's funnel (control/ports/funnel.h makes the veth pair and the
  * socket): its two programs attached, its near end in the devmap the sandbox program sends
- * into, its worker's socket in the funnel's XSKMAP, the pressure word the worker writes.
+ * into (and in cvs_fun_ifx, for a TAP's TSO frames), its worker's socket in the funnel's XSKMAP, the pressure word the worker writes.
  * Control thread.
  */
 #include <errno.h>
@@ -50,7 +50,8 @@ xdpctl_fun_attach(struct xdp_sbx *x, uint32_t worker, int ifindex, int peer_ifin
 			 worker, strerror(-ret));
 		return ret;
 	}
-	if (bpf_map_update_elem(x->dev_fd, &key, &dev, BPF_ANY)) {
+	if (bpf_map_update_elem(x->dev_fd, &key, &dev, BPF_ANY) ||
+	    bpf_map_update_elem(x->ifx_fd, &key, &dev, BPF_ANY)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot add cvsfun%up to the funnel devmap: %s", worker,
 			 strerror(-ret));
@@ -73,8 +74,12 @@ xdpctl_fun_unbind(struct xdp_sbx *x, uint32_t worker)
 void
 xdpctl_fun_forget(struct xdp_sbx *x, uint32_t worker)
 {
-	if (x)
-		bpf_map_delete_elem(x->dev_fd, &worker);
+	uint32_t none = 0;
+
+	if (!x)
+		return;
+	bpf_map_delete_elem(x->dev_fd, &worker);
+	bpf_map_update_elem(x->ifx_fd, &worker, &none, BPF_ANY);
 }
 
 _Atomic uint64_t *

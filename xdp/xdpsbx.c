@@ -30,6 +30,7 @@
 #include "rtnl.h"
 #include "xdpctl.h"
 #include "xdpend.h"
+#include "xdpgso.h"
 #include "xdppin.h"
 
 extern const unsigned char cvs_bpf_sbx[];
@@ -58,9 +59,12 @@ xdpsbx_fds(struct xdp_sbx *x)
 	x->out_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_OUT);
 	x->pol_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_POL);
 	x->dev_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_DEV);
+	x->ifx_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_IFX);
 	x->xsks_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_XSKS);
 	x->press_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_FUN_PRESS);
 	x->stats_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_STATS);
+	x->gso_prog_fd = bpf_program__fd(bpf_object__find_program_by_name(o, CVS_PROG_SBX_GSO));
+	x->gso_map_fd = bpf_object__find_map_fd_by_name(o, CVS_MAP_SBX_GSO);
 }
 
 static void
@@ -76,9 +80,11 @@ xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 	uint32_t i;
 
 	x->links = calloc(n, sizeof(*x->links));
-	if (!x->links || xdpend_init(x, n)) {
+	if (!x->links || xdpgso_init(x, n) || xdpend_init(x, n)) {
 		free(x->links);
+		free(x->gso);
 		x->links = NULL;
+		x->gso = NULL;
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++)
@@ -113,6 +119,7 @@ xdpctl_sbx_load(struct xdp_sbx *x, uint32_t max_sandboxes, const char *pin_dir, 
 	xdpsbx_size(x->obj, CVS_MAP_SBX_IF, max_sandboxes);
 	xdpsbx_size(x->obj, CVS_MAP_SBX_OUT, max_sandboxes);
 	xdpsbx_size(x->obj, CVS_MAP_SBX_POL, max_sandboxes);
+	xdpsbx_size(x->obj, CVS_MAP_SBX_GSO, max_sandboxes);
 	if (pin_dir && pin_dir[0])
 		x->reused = xdppin_reuse(x->obj, pin_dir, "sbx_", x->note, sizeof(x->note));
 	ret = bpf_object__load(x->obj);
@@ -568,6 +575,8 @@ xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
 {
 	uint32_t ifi = (uint32_t)ifindex;
 
+	/* Its entry first: the XDP program stops passing frames before the TC one goes. */
+	xdpctl_gso_detach(x, ifindex, slot);
 	if (unattach)
 		xdpsbx_unattach(x, ifindex, slot);
 	bpf_map_delete_elem(x->if_fd, &ifi);
@@ -714,6 +723,8 @@ xdpctl_sbx_links_release(const char *dir, struct xdpctl_release *r, char *err,
 	memset(r, 0, sizeof(*r));
 	if (!dh)
 		return errno == ENOENT ? 0 : -errno;
+	/* Before the XDP links: their program passes a TAP's TSO frame only while it has one. */
+	r->gso = xdpgso_release(dir);
 	while ((e = readdir(dh))) {
 		char path[PATH_MAX];
 		char tail;
@@ -733,7 +744,8 @@ xdpctl_sbx_prune(struct xdp_sbx *x)
 {
 	struct xdpctl_walk w = { .visit = xdpsbx_prune_visit, .drop = xdpsbx_prune_drop, .arg = x };
 
-	return xdpctl_map_walk(x->if_fd, sizeof(uint32_t), &w) + xdpsbx_links_sweep(x);
+	return xdpctl_map_walk(x->if_fd, sizeof(uint32_t), &w) + xdpsbx_links_sweep(x) +
+	       xdpgso_sweep(x->pin_dir, x->if_fd, x->gso_map_fd);
 }
 
 void
@@ -742,6 +754,7 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 	uint32_t i;
 
 	xdpend_fini(x);
+	xdpgso_unload(x);
 	/*
 	 * Their pins keep the links: the interfaces keep the program for the next process. A
 	 * link whose pin went with its bpffs (unmounted under us) would end with this process,

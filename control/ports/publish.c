@@ -293,6 +293,24 @@ publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A TAP's TSO frames to the kernel's segmentation (xdp/xdpgso.c), at its MTU. Without it
+ * (a kernel before 6.6) they are dropped and counted, as said once in the log.
+ */
+static void
+publish_gso(struct publish *p, const struct sandbox *sb)
+{
+	static bool said;
+	int ret = xdpctl_gso_attach(p->sbx, sb->ifindex, sb->iface, sb->slot, sb->mtu);
+
+	if (ret && !said) {
+		said = true;
+		CVS_LOG(WARNING, ctl, "sandbox %s: cannot attach the TC program that segments the "
+			"TSO frames of TAP %s: %s; such frames are dropped (sbx_too_big, too_big)",
+			sb->id, sb->iface, strerror(-ret));
+	}
+}
+
 static void
 publish_op_mtu(void *ctx, struct sandbox *sb)
 {
@@ -302,6 +320,8 @@ publish_op_mtu(void *ctx, struct sandbox *sb)
 	if (sb->dp && publish_mtu(p, sb, err, sizeof(err)))
 		CVS_LOG(WARNING, ctl, "sandbox %s: %s; frames larger than %u are answered with "
 			"fragmentation-needed", sb->id, err, p->sbx_mtu_max);
+	else if (sb->dp && !reg_is_vhost(sb))
+		publish_gso(p, sb);
 }
 
 /* A vhost-user port: no interface, no XDP program; the VMM comes and goes on its socket. */
@@ -382,6 +402,7 @@ publish_op_attach(void *ctx, struct sandbox *sb, char *err, size_t errlen)
 		xdpctl_sbx_detach(p->sbx, sb->ifindex, sb->slot);
 		return ret;
 	}
+	publish_gso(p, sb);
 	sb->dp = p;
 	CVS_LOG(INFO, ctl, "sandbox %s attached on %s (slot %u)", sb->id, sb->iface, sb->slot);
 	return 0;

@@ -23,7 +23,7 @@ bed() { # extra cubevs-fp options
 
 
 PINS=(cvs_steer cvs_cfg cvs_stats xsks_map sbx_cvs_sbx_if sbx_cvs_sbx_out sbx_cvs_fun_dev
-	sbx_cvs_fun_xsks sbx_cvs_fun_press sbx_cvs_stats)
+	sbx_cvs_fun_xsks sbx_cvs_fun_press sbx_cvs_stats sbx_cvs_fun_ifx sbx_cvs_gso_mtu)
 pins_there() { # what
 	local p
 	if [ "${FP_PIN[1]}" = none ]; then
@@ -66,7 +66,7 @@ case_flows() {
 	[ "${FP_PIN[1]}" = none ] ||
 		check "it loaded its programs onto the pinned maps" \
 			bash -c "grep -q 'steering maps reused from .*/nic0 (5 maps)' $TB_DIR/fp.log &&
-				 grep -q 'sandbox maps reused from .*/nic0 (7 maps)' $TB_DIR/fp.log"
+				 grep -q 'sandbox maps reused from .*/nic0 (9 maps)' $TB_DIR/fp.log"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
 	check "it adopted the sessions" test "$(region_stat adopted)" -ge 50
