@@ -9,10 +9,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "audit.h"
-#include "log.h"
-#include "clock.h"
-#include "str.h"
+#include "base/audit.h"
+#include "base/log.h"
+#include "base/str.h"
 
 struct audit {
 	pthread_mutex_t lock;

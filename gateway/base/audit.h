@@ -11,6 +11,10 @@
 
 #include <jansson.h>
 
+#include "base/flags.h"
+
+#define GW_AUDIT_FILE		"/var/log/mcp-gateway/audit.log"
+
 struct audit;
 
 /* serve's flags (launch hands --audit-log on), for a struct flag table (flags.h). */

@@ -8,9 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "str.h"
-#include "cvs_common.h"
+#include "base/clock.h"
 
 /* Go time.ParseDuration: "55s", "1m30s", "1.5s", "500ms"; a bare "0" is the only unitless value. */
 int

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
-#include "str.h"
+#include "base/files.h"
+#include "base/str.h"
 #include "cvs_common.h"
 
 int

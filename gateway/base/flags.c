@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "base/clock.h"
+#include "base/flags.h"
+#include "base/str.h"
 
 static struct flag *
 flag_find(struct flag *fl, size_t n, const char *name, size_t len)

@@ -8,7 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gw.h"
+#include "base/frame.h"
+#include "base/str.h"
 
 #define FRAMER_KEEP	(1u << 20)
 

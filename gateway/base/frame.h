@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "str.h"
+#include "base/str.h"
 
 #define GW_MAX_LINE	(32u << 20)	/* longest message line accepted from a server */
 #define GW_MAX_LINE_TEXT	"32 MiB"

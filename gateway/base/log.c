@@ -10,7 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gw.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "cvs_common.h"
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 /*

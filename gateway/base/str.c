@@ -10,8 +10,7 @@
 
 #include <jansson.h>
 
-#include "str.h"
-#include "cvs_common.h"
+#include "base/str.h"
 
 int
 sb_append(struct strbuf *sb, const void *p, size_t n)

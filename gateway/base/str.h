@@ -22,6 +22,13 @@ int sb_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(pr
 char *sb_steal(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
+/*
+ * The gateway's error convention (docs/mcp-gateway.md, "Errors"): functions return 0 or a
+ * negative errno, constructors NULL. Where the caller needs a human-readable reason (every
+ * user-visible failure does), the function also takes `char **err` and stores a malloc'd
+ * message there (err_set()); the caller frees it or wraps it with context. MCP clients get
+ * JSON-RPC error codes, listed in that section.
+ */
 int err_set(char **err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *str_quote(const char *s);

@@ -17,8 +17,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/audit.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "base/flags.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "cmd/cmd.h"
+#include "config/config.h"
+#include "cvs_common.h"
+#include "http/http.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
 
 #define LAUNCH_SYNOPSIS "mcp-gateway [--config JSON | --config-file PATH] [--port N] " \
 	"[--startup-timeout DUR] [flags]"

@@ -11,9 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/flags.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "cmd/cmd.h"
+#include "config/config.h"
 #include "cvs_version.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
 
 /* Runs one install command with HOME set to the server's; 0 or the exit status to use. */
 static int

@@ -17,10 +17,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "gw.h"
-#include "isolate.h"
+#include "base/audit.h"
+#include "base/files.h"
+#include "base/flags.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "cmd/cmd.h"
+#include "config/config.h"
 #include "cvs_version.h"
+#include "http/http.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
+#include "session/http_conf.h"
+#include "upstream/upstream.h"
 
 #define SERVE_SYNOPSIS "mcp-gateway serve [flags]"
 

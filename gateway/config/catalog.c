@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "base/files.h"
+#include "base/str.h"
+#include "config/config.h"
 
 /* Same format as the override file, so one parser validates both. */
 static const char catalog_builtin[] =

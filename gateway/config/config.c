@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "base/files.h"
+#include "base/str.h"
+#include "config/config.h"
 
 #define CFG_NOT_OBJECT "mcp config must be a JSON object keyed by server name"
 /* The per-server opt-out of isolation, for any kind of server. */

@@ -8,6 +8,13 @@
 
 #include <jansson.h>
 
+#include "base/flags.h"
+
+#define GW_CATALOG_FILE		"/etc/mcp-gateway/catalog.json"
+#define GW_SERVERS_DIR		"/opt/mcp-gateway/servers"
+#define GW_GITHUB_BASE		"https://github.com"
+#define GW_NAME_MAX		128
+
 int catalog_parse(const char *text, const char *origin, json_t **out, char **err);
 int catalog_load(const char *override_path, json_t **out, char **err);
 char *catalog_names(json_t *catalog);
@@ -52,7 +59,7 @@ struct config_sources {
 	char *github_base;
 };
 
-/* Their flags, for a struct flag table (flags.h), and their defaults (gw.h). */
+/* Their flags, for a struct flag table (flags.h), and their defaults (above). */
 #define CONFIG_SOURCE_FLAGS(src) \
 	{"catalog-file", FLAG_STRING, &(src).catalog_file, "catalog override file (default " \
 	 GW_CATALOG_FILE ")", false}, \

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http_int.h"
+#include "http/guard.h"
+#include "session/http_conf.h"
 
 bool
 guard_token_equal(const char *header, const char *token)

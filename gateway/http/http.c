@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: the HTTP side, the top of its layers (http_int.h). /mcp speaks MCP
+ * mcp-gateway: the HTTP side, the top of its layers (session/session.h). /mcp speaks MCP
  * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
  * answered on an SSE stream that also carries what the upstream sends for them, see
  * relay.c), GET opens the session's stream for notifications that belong to no request,
@@ -20,7 +20,15 @@
 
 #include <microhttpd.h>
 
-#include "http_int.h"
+#include "base/clock.h"
+#include "base/str.h"
+#include "http/guard.h"
+#include "http/http.h"
+#include "session/http_conf.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
 

@@ -16,8 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/files.h"
+#include "base/str.h"
+#include "isolate/isolate.h"
 
 static const char *const cg_ctrls[] = {"memory", "cpu", "pids", NULL};
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/str.h"
+#include "isolate/isolate.h"
 
 void
 iso_opts_init(struct iso_opts *o)

@@ -23,8 +23,12 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
 
 extern char **environ;
 

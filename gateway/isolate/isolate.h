@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "base/flags.h"
+
 struct server_spec;
 
 /* Defaults: between login.defs' UID_MAX (60000) and systemd's dynamic users (61184). */

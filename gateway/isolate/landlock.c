@@ -17,8 +17,8 @@
 
 #include <linux/landlock.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/str.h"
+#include "isolate/isolate.h"
 
 /* Newer than Debian 12's header; values are the kernel's ABI. */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE

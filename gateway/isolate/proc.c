@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gw.h"
-#include "isolate.h"
+#include "base/clock.h"
+#include "base/str.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
 
 #define PGRP_MAX 256
 

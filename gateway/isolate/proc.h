@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* The access token travels in it from the launcher to serve; no child ever sees it. */
+#define GW_TOKEN_ENV		"GATEWAY_ACCESS_TOKEN"
+
 struct iso_child;
 
 struct proc_opts {

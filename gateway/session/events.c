@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_int.h"
+#include "base/str.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
 
 /* Under h->lock (session_each): whether session s wants this event. */
 static bool

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "session/routes.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
 
 enum tab_kind {
 	TAB_TOOLS,

@@ -11,8 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "http_int.h"
+#include "base/audit.h"
+#include "base/str.h"
+#include "session/routes.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 #define CURSOR_PREFIX	"gwc1:"
 

@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_int.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 /*
  * The gateway's requestStates carry this prefix; a retry with any other requestState is

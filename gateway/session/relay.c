@@ -11,8 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
-#include "stream_int.h"
+#include "base/audit.h"
+#include "base/clock.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 static struct stream *
 link_stream(const struct up_link *l)

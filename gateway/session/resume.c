@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_int.h"
+#include "base/clock.h"
+#include "session/session.h"
+#include "session/stream_int.h"
 
 #define RESUME_RETRY_MS	1000
 

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gw.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "session/routes.h"
 
 char *
 routes_name_sanitise(const char *s)

@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream_int.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
 
 #define ROOTS_ASK_NS	(60LL * 1000000000LL)	/* a re-list this long after a change */
 

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "session/routes.h"
+#include "session/session.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
 
 static const char *const versions[] = {
 	MCP_2026_07_28, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", NULL,

@@ -17,7 +17,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "stream_int.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
 
 #define SSE_BLOCK	(64 * 1024)
 #define RESUME_KEEP	(8u << 20)	/* sent bytes kept for replay before they are let go */

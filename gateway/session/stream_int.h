@@ -9,7 +9,9 @@
 #ifndef GW_STREAM_INT_H
 #define GW_STREAM_INT_H
 
-#include "http_int.h"
+#include "base/str.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
 
 /* What a resumable stream tells resume.c; both run with no lock held. */
 struct stream_hooks {

@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "base/clock.h"
+#include "base/files.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 #define TASK_MAX	4096	/* mapped ids kept at once; the oldest goes first */
 #define TASK_TTL_MS	3600000LL	/* a task that names no ttlMs */

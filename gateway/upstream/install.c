@@ -14,8 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "upstream_int.h"
-#include "isolate.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
+#include "upstream/upstream_int.h"
 
 extern char **environ;
 

@@ -19,8 +19,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "upstream_int.h"
-#include "isolate.h"
+#include "base/clock.h"
+#include "base/frame.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "cvs_common.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
+#include "upstream/upstream.h"
+#include "upstream/upstream_int.h"
 
 #define UP_GRACE_MS	5000
 

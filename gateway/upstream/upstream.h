@@ -12,6 +12,9 @@
 
 #include <jansson.h>
 
+/* The name the gateway gives itself, to servers (clientInfo) and to clients (serverInfo). */
+#define GW_CLIENT_NAME		"cube-mcp-gateway"
+
 struct server_spec;
 struct upstream;
 

@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gw.h"
+#include <jansson.h>
+
+#include "upstream/upstream.h"
 
 struct pending {
 	int64_t id;

@@ -16,7 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "upstream_int.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "isolate/proc.h"
+#include "upstream/upstream.h"
+#include "upstream/upstream_int.h"
 
 
 static int ensure_running(struct upstream *u, char **err);

@@ -11,8 +11,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "upstream_int.h"
-#include "isolate.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "isolate/isolate.h"
+#include "upstream/upstream.h"
+#include "upstream/upstream_int.h"
 
 #define UP_MAX_PAGES	1000
 

@@ -9,7 +9,9 @@
 
 #include <microhttpd.h>
 
-#include "http_int.h"
+#include "base/str.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
 
 #define CORS_HEADERS	"Authorization, Content-Type, Accept, Mcp-Session-Id, " \
 			"Mcp-Protocol-Version, Last-Event-ID"

@@ -6,7 +6,10 @@
 
 #include <string.h>
 
-#include "http_int.h"
+#include <microhttpd.h>
+
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 static const char *const log_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: what the HTTP side's files share. They are layered: a file calls only the
- * files on the lines below its own, never one above.
+ * mcp-gateway: what the files of the session floor (session/) share. The HTTP side is three
+ * floors, and within this one too a file calls only the files on the lines below its own,
+ * never one above:
  *
- *   http.c        the daemon, POST/GET/DELETE /mcp, upstream events, the housekeeping tick
+ *   http/         the daemon (http.c): POST/GET/DELETE /mcp, upstream events, the
+ *                 housekeeping tick; guard.c: token, Host, Origin
  *   mcp.c         the MCP methods: the gateway's own answers, which upstream gets the rest
  *   relay.c       a request relayed to its upstream: the link that carries its traffic back
  *   stateless.c   2026-07-28 requests: headers, _meta, one-request sessions, result shapes
@@ -13,8 +15,10 @@
  *   resume.c      POST streams a client resumes with Last-Event-ID
  *   session.c     the core: the session table (the owner of h->lock)
  *   stream.c      the core: the stream object, with hooks for the files above
- *   reply.c       every HTTP answer, with its CORS headers
- *   rpc.c         JSON-RPC messages; guard.c: token, Host, Origin; routes.c: the tables
+ *   routes.c      the tables: items of all servers merged, renamed on clashes
+ *   wire/         every HTTP answer (reply.c), JSON-RPC messages (rpc.c)
+ *
+ * Below them all are upstream/ and the floors it stands on (docs/architecture.md).
  *
  * Locks: each has one owner, the only file that takes it. h->lock (session.c) guards the
  * session table and everything in the sessions; a stream's lock (stream.c) its queue; park.c,
@@ -22,8 +26,8 @@
  * its count of requests in flight. Order: an upstream's lock, then park.c's or h->lock, then
  * a stream's lock; nothing calls into an upstream while holding one of them.
  */
-#ifndef GW_HTTP_INT_H
-#define GW_HTTP_INT_H
+#ifndef GW_SESSION_H
+#define GW_SESSION_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,35 +36,17 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "gw.h"
+#include "base/clock.h"
+#include "session/http_conf.h"
 
 #define SESSION_ID_LEN	26
 #define SREQ_MAX	256	/* server requests awaiting a client's answer, per session */
 #define EVENT_KEEP	64	/* GET stream events kept for Last-Event-ID replay */
-/* The stateless revision: every request carries its version and capabilities in _meta. */
-#define MCP_2026_07_28	"2026-07-28"
-#define META_VERSION	"io.modelcontextprotocol/protocolVersion"
-#define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
-#define META_INFO	"io.modelcontextprotocol/clientInfo"
-#define META_LOG_LEVEL	"io.modelcontextprotocol/logLevel"
-#define RPC_HEADER_MISMATCH	(-32020)
-#define RPC_MISSING_CAPABILITY	(-32021)
-#define RPC_UNSUPPORTED_VERSION	(-32022)
-#define META_SERVER_INFO	"io.modelcontextprotocol/serverInfo"
-#define EXT_TASKS	"io.modelcontextprotocol/tasks"
-#define META_SUB_ID	"io.modelcontextprotocol/subscriptionId"
 #define LISTEN_TOOLS		1u
 #define LISTEN_PROMPTS		2u
 #define LISTEN_RESOURCES	4u
 #define LISTEN_ON		8u	/* set for every listener, whatever it asked for */
 
-enum rpc_code {
-	RPC_PARSE = -32700,
-	RPC_INVALID_REQUEST = -32600,
-	RPC_METHOD_NOT_FOUND = -32601,
-	RPC_INVALID_PARAMS = -32602,
-	RPC_INTERNAL = -32603,
-};
 
 struct stream;
 
@@ -132,46 +118,6 @@ struct http_server {
 	struct resumable *resumable;	/* resume.c: POST streams a client may resume */
 	struct task_map *tasks;	/* tasks.c: the client's task ids */
 };
-
-/* ---- bottom: replies, JSON-RPC messages, guards --------------------------------------------- */
-
-/* reply.c: every HTTP answer; CORS headers for the Origin of the request this thread serves. */
-void reply_origin_set(const char *origin);
-void reply_decorate(struct MHD_Response *r);
-enum MHD_Result reply_buffer(struct MHD_Connection *c, unsigned int status, const char *ctype,
-			     char *body, size_t len, bool owned, const char *hname,
-			     const char *hval);
-enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *text);
-enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned int status);
-/* A JSON-RPC message as a plain JSON body (msg is consumed). */
-enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, json_t *msg,
-			   const char *session_id);
-/* An HTTP-level refusal that JSON-RPC clients can still read: an error with a null id. */
-enum MHD_Result reply_rpc_error(struct MHD_Connection *c, unsigned int status, int code,
-				const char *msg);
-/* One message as a one-event SSE stream (msg is not consumed). */
-enum MHD_Result reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id);
-/* An event stream's answer: its headers, the session's id, CORS; r is consumed. */
-enum MHD_Result reply_sse_stream(struct MHD_Connection *c, struct MHD_Response *r,
-				 const char *session_id);
-enum MHD_Result reply_unauthorized(struct MHD_Connection *c);
-enum MHD_Result reply_preflight(struct MHD_Connection *c);
-
-/* rpc.c */
-json_t *rpc_error(json_t *id, int code, const char *msg);
-json_t *rpc_result(json_t *id, json_t *result);
-/* The HTTP status a 2026-07-28 answer goes out with: 404 and 400 for the refusals. */
-unsigned int rpc_status(json_t *msg);
-/* The syslog order of a level name (an index into the names), unknown ones the highest. */
-int rpc_log_level(const char *name);
-bool rpc_log_level_valid(const char *name);
-/* UP_CAP_* of a client's capabilities object. */
-unsigned rpc_client_caps(json_t *caps);
-
-/* guard.c */
-bool guard_token_equal(const char *header, const char *token);
-bool guard_host_allowed(const struct http_conf *conf, const char *hostport);
-bool guard_origin_allowed(const struct http_conf *conf, const char *origin);
 
 /* ---- the core: sessions (session.c, the owner of h->lock) ----------------------------------- */
 
@@ -325,4 +271,4 @@ void tasks_result(struct http_server *h, struct upstream *u, json_t *msg);
 void tasks_notify(struct http_server *h, struct upstream *u, json_t *msg);
 void tasks_free(struct http_server *h);
 
-#endif /* GW_HTTP_INT_H */
+#endif /* GW_SESSION_H */
