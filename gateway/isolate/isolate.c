@@ -28,7 +28,6 @@
 #include "base/str.h"
 #include "config/config.h"
 #include "isolate/isolate.h"
-#include "isolate/proc.h"
 
 extern char **environ;
 
@@ -425,6 +424,51 @@ iso_report(const struct server_spec *v, size_t n)
 }
 
 /* The variables a server may see of ours: nothing that describes the gateway or its caller. */
+static bool
+env_has_key(char *const *extra, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	size_t i;
+
+	for (i = 0; extra && extra[i]; i++)
+		if (strncmp(extra[i], kv, klen) == 0 && extra[i][klen] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * The environment a child sees: ours minus the access token (absent, not empty), with the
+ * server's own variables replacing inherited ones of the same name.
+ */
+char **
+env_build(char *const *extra)
+{
+	static const char tok[] = GW_TOKEN_ENV "=";
+	char **env = NULL;
+	size_t i;
+
+	for (i = 0; environ && environ[i]; i++) {
+		if (strncmp(environ[i], tok, sizeof(tok) - 1) == 0)
+			continue;
+		if (env_has_key(extra, environ[i]))
+			continue;
+		if (strv_push(&env, environ[i]))
+			goto fail;
+	}
+	for (i = 0; extra && extra[i]; i++) {
+		if (strncmp(extra[i], tok, sizeof(tok) - 1) == 0)
+			continue;
+		if (strv_push(&env, extra[i]))
+			goto fail;
+	}
+	if (env == NULL)
+		env = calloc(1, sizeof(*env));
+	return env;
+fail:
+	strv_free(env);
+	return NULL;
+}
+
 static bool
 env_passed(const char *kv)
 {

@@ -16,6 +16,9 @@
 
 #include "base/flags.h"
 
+/* The access token travels in it from the launcher to serve; no child ever sees it. */
+#define GW_TOKEN_ENV		"GATEWAY_ACCESS_TOKEN"
+
 struct server_spec;
 
 /* Defaults: between login.defs' UID_MAX (60000) and systemd's dynamic users (61184). */
@@ -90,6 +93,8 @@ int iso_cpus_parse(const char *s, long long *quota_us);
 
 /* Where it runs: its clone (GitHub), else its HOME; a root server runs in its "dir". */
 const char *iso_cwd(const struct server_spec *s);
+/* A child's environment: ours (the token removed) with extra "K=V" entries over it. */
+char **env_build(char *const *extra);
 /* The environment of a server or its install: a clean base plus its own envs. */
 char **iso_env(const struct server_spec *s);
 /* Values of its envs long enough to mask in the log (8 characters or more). */

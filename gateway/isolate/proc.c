@@ -284,53 +284,6 @@ proc_wait_timeout(pid_t pid, int *status, int timeout_ms)
 	}
 }
 
-extern char **environ;
-
-static bool
-env_has_key(char *const *extra, const char *kv)
-{
-	size_t klen = strcspn(kv, "=");
-	size_t i;
-
-	for (i = 0; extra && extra[i]; i++)
-		if (strncmp(extra[i], kv, klen) == 0 && extra[i][klen] == '=')
-			return true;
-	return false;
-}
-
-/*
- * The environment a child sees: ours minus the access token (absent, not empty), with the
- * server's own variables replacing inherited ones of the same name.
- */
-char **
-env_build(char *const *extra)
-{
-	static const char tok[] = GW_TOKEN_ENV "=";
-	char **env = NULL;
-	size_t i;
-
-	for (i = 0; environ && environ[i]; i++) {
-		if (strncmp(environ[i], tok, sizeof(tok) - 1) == 0)
-			continue;
-		if (env_has_key(extra, environ[i]))
-			continue;
-		if (strv_push(&env, environ[i]))
-			goto fail;
-	}
-	for (i = 0; extra && extra[i]; i++) {
-		if (strncmp(extra[i], tok, sizeof(tok) - 1) == 0)
-			continue;
-		if (strv_push(&env, extra[i]))
-			goto fail;
-	}
-	if (env == NULL)
-		env = calloc(1, sizeof(*env));
-	return env;
-fail:
-	strv_free(env);
-	return NULL;
-}
-
 /* PATH search in the parent, so the forked child only has to call execve(). */
 char *
 exec_lookup(const char *name, char *const *envp)

@@ -6,9 +6,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The access token travels in it from the launcher to serve; no child ever sees it. */
-#define GW_TOKEN_ENV		"GATEWAY_ACCESS_TOKEN"
-
 struct iso_child;
 
 struct proc_opts {
@@ -33,8 +30,6 @@ void pgrp_kill_all(void);
 void proc_set_cancelled(void);
 bool proc_cancelled(void);
 
-/* A child's environment: ours (the token removed) with extra "K=V" entries over it. */
-char **env_build(char *const *extra);
 /* name looked up in envp's PATH as execvp() would, or NULL. */
 char *exec_lookup(const char *name, char *const *envp);
 /* A wait status in words: "exit status N", "signal NAME". */
