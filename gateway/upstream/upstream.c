@@ -44,26 +44,13 @@ upstream_tool_allowed(const struct upstream *u, const char *name)
 	return server_tool_allowed(u->spec, name);
 }
 
-struct upstream *
-upstream_new(const struct server_spec *spec, const char *version)
+void
+up_child_init(struct up_child *c)
 {
-	struct upstream *u = calloc(1, sizeof(*u));
-
-	if (u == NULL)
-		return NULL;
-	u->spec = spec;
-	u->version = version;
-	u->in_fd = -1;
-	u->out_fd = -1;
-	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->cond, NULL);
-	pthread_mutex_init(&u->start_lock, NULL);
-	pthread_mutex_init(&u->wlock, NULL);
-	u->tools = json_array();
-	for (int i = 0; i < UP_LIST_COUNT; i++)
-		u->lists[i] = json_array();
-	u->caps = json_object();
-	return u;
+	c->in_fd = -1;
+	c->out_fd = -1;
+	pthread_mutex_init(&c->start_lock, NULL);
+	pthread_mutex_init(&c->wlock, NULL);
 }
 
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
@@ -78,9 +65,9 @@ upstream_send(struct upstream *u, json_t *msg)
 		return -ENOMEM;
 	len = strlen(s);
 	s[len] = '\n';
-	pthread_mutex_lock(&u->wlock);
-	rc = u->in_fd < 0 ? -EPIPE : cvs_write_all(u->in_fd, s, len + 1);
-	pthread_mutex_unlock(&u->wlock);
+	pthread_mutex_lock(&u->child.wlock);
+	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, s, len + 1);
+	pthread_mutex_unlock(&u->child.wlock);
 	free(s);
 	return rc;
 }
@@ -92,9 +79,9 @@ child_reap_poll(struct upstream *u, int *status)
 	bool done;
 
 	pthread_mutex_lock(&u->lock);
-	if (!u->reaped && waitpid(u->pid, status, WNOHANG) == u->pid)
-		u->reaped = true;
-	done = u->reaped;
+	if (!u->child.reaped && waitpid(u->child.pid, status, WNOHANG) == u->child.pid)
+		u->child.reaped = true;
+	done = u->child.reaped;
 	pthread_mutex_unlock(&u->lock);
 	return done;
 }
@@ -103,8 +90,8 @@ static void
 child_signal(struct upstream *u, int sig)
 {
 	pthread_mutex_lock(&u->lock);
-	if (u->state != UP_NONE && !u->reaped)
-		kill(u->pid, sig);
+	if (u->child.state != UP_NONE && !u->child.reaped)
+		kill(u->child.pid, sig);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -126,11 +113,11 @@ child_reap_wait(struct upstream *u, int *status, int timeout_ms)
 static void
 stdin_close(struct upstream *u)
 {
-	pthread_mutex_lock(&u->wlock);
-	if (u->in_fd >= 0)
-		close(u->in_fd);
-	u->in_fd = -1;
-	pthread_mutex_unlock(&u->wlock);
+	pthread_mutex_lock(&u->child.wlock);
+	if (u->child.in_fd >= 0)
+		close(u->child.in_fd);
+	u->child.in_fd = -1;
+	pthread_mutex_unlock(&u->child.wlock);
 }
 
 static void
@@ -138,7 +125,7 @@ line_handle(void *ctx, const char *line, size_t len)
 {
 	struct upstream *u = ctx;
 
-	u->reader_ops->line(u, line, len);
+	u->child.reader_ops->line(u, line, len);
 }
 
 /* Reads the child's output line by line until EOF; why it stopped. */
@@ -151,7 +138,7 @@ reader_loop(struct upstream *u)
 
 	framer_init(&fr, GW_MAX_LINE);
 	for (;;) {
-		ssize_t n = read(u->out_fd, buf, sizeof(buf));
+		ssize_t n = read(u->child.out_fd, buf, sizeof(buf));
 		int rc;
 
 		if (n < 0 && errno == EINTR)
@@ -205,31 +192,31 @@ reader_main(void *arg)
 	if (reaped)
 		status_format(status, sbuf, sizeof(sbuf));
 	pthread_mutex_lock(&u->lock);
-	u->state = UP_EXITING;
-	snprintf(u->gone, sizeof(u->gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
+	u->child.state = UP_EXITING;
+	snprintf(u->child.gone, sizeof(u->child.gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	/* No request is taken any more: the ones in flight hear why. */
-	u->reader_ops->eof(u);
+	u->child.reader_ops->eof(u);
 	if (reaped)
 		stdin_close(u);
 	else
 		child_shutdown(u, &status);
 	if (!reaped)
 		status_format(status, sbuf, sizeof(sbuf));
-	close(u->out_fd);
-	u->out_fd = -1;
-	pump_wait(u->errp, 1000);
-	u->errp = NULL;
+	close(u->child.out_fd);
+	u->child.out_fd = -1;
+	pump_wait(u->child.errp, 1000);
+	u->child.errp = NULL;
 	pthread_mutex_lock(&u->lock);
 	if (!reaped)
-		snprintf(u->gone, sizeof(u->gone), "%s: %s", why, sbuf);
-	if (!u->closing && u->was_ready)
+		snprintf(u->child.gone, sizeof(u->child.gone), "%s: %s", why, sbuf);
+	if (!u->child.closing && u->child.was_ready)
 		log_warn("mcp server exited; it will be restarted on the next call",
 			 "server=%s status=\"%s\"", u->spec->name, sbuf);
 	else
 		log_info("mcp server exited", "server=%s status=\"%s\"", u->spec->name, sbuf);
-	u->state = UP_EXITED;
+	u->child.state = UP_EXITED;
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
@@ -242,12 +229,12 @@ upstream_child_join(struct upstream *u)
 
 	/* Callers hold start_lock, so no spawn races with this. */
 	pthread_mutex_lock(&u->lock);
-	join = u->state != UP_NONE;
+	join = u->child.state != UP_NONE;
 	pthread_mutex_unlock(&u->lock);
 	if (join)
-		pthread_join(u->reader, NULL);
+		pthread_join(u->child.reader, NULL);
 	pthread_mutex_lock(&u->lock);
-	u->state = UP_NONE;
+	u->child.state = UP_NONE;
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -260,7 +247,7 @@ upstream_child_stop(struct upstream *u, bool graceful)
 	bool done;
 
 	pthread_mutex_lock(&u->lock);
-	done = u->state == UP_NONE || u->state == UP_EXITED;
+	done = u->child.state == UP_NONE || u->child.state == UP_EXITED;
 	pthread_mutex_unlock(&u->lock);
 	if (done)
 		goto join;
@@ -270,7 +257,7 @@ upstream_child_stop(struct upstream *u, bool graceful)
 	deadline = time_mono_ns() + (int64_t)UP_GRACE_MS * 1000000;
 	for (int phase = 0; ; ) {
 		pthread_mutex_lock(&u->lock);
-		done = u->state == UP_EXITED;
+		done = u->child.state == UP_EXITED;
 		pthread_mutex_unlock(&u->lock);
 		if (done)
 			break;
@@ -291,20 +278,20 @@ reader_start(struct upstream *u, pid_t pid, char **err)
 {
 	int status;
 
-	if (pthread_create(&u->reader, NULL, reader_main, u) == 0)
+	if (pthread_create(&u->child.reader, NULL, reader_main, u) == 0)
 		return 0;
 	pthread_mutex_lock(&u->lock);
-	u->state = UP_EXITED;
+	u->child.state = UP_EXITED;
 	pthread_mutex_unlock(&u->lock);
 	stdin_close(u);
-	close(u->out_fd);
-	u->out_fd = -1;
+	close(u->child.out_fd);
+	u->child.out_fd = -1;
 	kill(pid, SIGKILL);
 	proc_wait(pid, &status);
-	pump_wait(u->errp, 1000);
-	u->errp = NULL;
+	pump_wait(u->child.errp, 1000);
+	u->child.errp = NULL;
 	pthread_mutex_lock(&u->lock);
-	u->state = UP_NONE;
+	u->child.state = UP_NONE;
 	pthread_mutex_unlock(&u->lock);
 	return err_set(err, -EAGAIN, "cannot start reader thread");
 }
@@ -321,7 +308,7 @@ upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char *
 
 	if (env == NULL)
 		return err_set(err, -ENOMEM, "out of memory");
-	u->reader_ops = ops;
+	u->child.reader_ops = ops;
 	rc = iso_child_open(u->spec, &ic, err);
 	if (rc) {
 		strv_free_secure(env);
@@ -347,20 +334,20 @@ upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char *
 	close(errp[1]);
 	strv_free_secure(env);
 	pthread_mutex_lock(&u->lock);
-	u->pid = pid;
-	u->out_fd = out[0];
-	u->state = UP_RUNNING;
-	u->gone[0] = '\0';
-	u->reaped = false;
+	u->child.pid = pid;
+	u->child.out_fd = out[0];
+	u->child.state = UP_RUNNING;
+	u->child.gone[0] = '\0';
+	u->child.reaped = false;
 	secrets = iso_secrets(u->spec);
-	u->errp = pump_start_masked(errp[0], u->spec->name, 2, secrets);
+	u->child.errp = pump_start_masked(errp[0], u->spec->name, 2, secrets);
 	strv_free_secure(secrets);
-	if (u->errp == NULL)
+	if (u->child.errp == NULL)
 		close(errp[0]);
 	pthread_mutex_unlock(&u->lock);
-	pthread_mutex_lock(&u->wlock);
-	u->in_fd = in[1];
-	pthread_mutex_unlock(&u->wlock);
+	pthread_mutex_lock(&u->child.wlock);
+	u->child.in_fd = in[1];
+	pthread_mutex_unlock(&u->child.wlock);
 	rc = reader_start(u, pid, err);
 	if (rc)
 		return rc;
@@ -381,25 +368,12 @@ fail:
 	return rc;
 }
 
-json_t *
-upstream_caps(struct upstream *u)
-{
-	return u->caps;
-}
-
-void
-upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx)
-{
-	u->on_event = fn;
-	u->event_ctx = ctx;
-}
-
 /* Start-up was cancelled: nothing is worth waiting for. */
 void
 upstream_kill(struct upstream *u)
 {
 	pthread_mutex_lock(&u->lock);
-	u->closing = true;
+	u->child.closing = true;
 	pthread_mutex_unlock(&u->lock);
 	child_signal(u, SIGKILL);
 }
@@ -408,32 +382,23 @@ void
 upstream_close(struct upstream *u)
 {
 	pthread_mutex_lock(&u->lock);
-	u->closing = true;
+	u->child.closing = true;
 	pthread_mutex_unlock(&u->lock);
 	/*
 	 * A (re)start in flight holds start_lock and may wait on a handshake forever; kill its
 	 * child so it fails, and since closing is set it will not spawn another.
 	 */
-	if (pthread_mutex_trylock(&u->start_lock) != 0) {
+	if (pthread_mutex_trylock(&u->child.start_lock) != 0) {
 		child_signal(u, SIGKILL);
-		pthread_mutex_lock(&u->start_lock);
+		pthread_mutex_lock(&u->child.start_lock);
 	}
 	upstream_child_stop(u, true);
-	pthread_mutex_unlock(&u->start_lock);
+	pthread_mutex_unlock(&u->child.start_lock);
 }
 
 void
-upstream_free(struct upstream *u)
+up_child_fini(struct up_child *c)
 {
-	if (u == NULL)
-		return;
-	json_decref(u->tools);
-	for (int i = 0; i < UP_LIST_COUNT; i++)
-		json_decref(u->lists[i]);
-	json_decref(u->caps);
-	pthread_mutex_destroy(&u->lock);
-	pthread_cond_destroy(&u->cond);
-	pthread_mutex_destroy(&u->start_lock);
-	pthread_mutex_destroy(&u->wlock);
-	free(u);
+	pthread_mutex_destroy(&c->start_lock);
+	pthread_mutex_destroy(&c->wlock);
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: the inside of one upstream, shared by its files, each calling only those
- * below it: upstream_start.c (install, start-up, the lists), upstream_rpc.c (the messages:
- * the handshake, requests in flight, relaying, server requests and notifications; the
- * reader calls it back through struct up_reader_ops), upstream.c (the child process: spawn,
- * reader thread, shutdown), install.c (install commands and clones).
+ * below it: upstream_start.c (an upstream made and freed, install, start-up, the lists),
+ * upstream_rpc.c (the messages: the handshake, requests in flight, relaying, server
+ * requests and notifications; the reader calls it back through struct up_reader_ops),
+ * upstream.c (the child process: spawn, reader thread, shutdown), install.c (install
+ * commands and clones). struct upstream holds two parts, each made and freed by its file:
+ * struct up_child (upstream.c) and struct up_proto (upstream_rpc.c).
  */
 #ifndef GW_UPSTREAM_INT_H
 #define GW_UPSTREAM_INT_H
@@ -46,13 +48,11 @@ struct up_reader_ops {
 	void (*eof)(struct upstream *u);
 };
 
-struct upstream {
-	const struct server_spec *spec;
-	const char *version;
-	pthread_mutex_t lock;		/* everything below except in_fd */
-	pthread_cond_t cond;
+/* The child process, upstream.c's: spawn, the reader thread, shutdown, restarts. */
+struct up_child {
 	pthread_mutex_t start_lock;	/* one (re)start at a time */
 	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
+	/* Under the upstream's lock, except in_fd. */
 	enum up_state state;
 	char gone[128];			/* why the reader stopped, with the exit status */
 	/* Not states of the child: facts about its process and the gateway around it. */
@@ -64,7 +64,15 @@ struct upstream {
 	int out_fd;
 	pthread_t reader;
 	const struct up_reader_ops *reader_ops;
-	struct pump *errp;
+	struct pump *errp;		/* the child's stderr into the log */
+};
+
+/*
+ * The protocol, upstream_rpc.c's (upstream_start.c fills the lists): requests in flight,
+ * what initialize and the lists said, where messages of no request go. Under the
+ * upstream's lock.
+ */
+struct up_proto {
 	int64_t next_id;
 	struct pending *pending;
 	json_t *tools;
@@ -75,11 +83,23 @@ struct upstream {
 	void *event_ctx;
 };
 
+struct upstream {
+	const struct server_spec *spec;
+	const char *version;
+	pthread_mutex_t lock;		/* child and proto, as each says */
+	pthread_cond_t cond;
+	struct up_child child;
+	struct up_proto proto;
+};
+
 /* install.c: a command with its output in the log; the clone of a GitHub server. */
 int install_run_logged(struct upstream *u, char *const *argv, const char *cwd, char **err);
 int install_repo_clone(struct upstream *u, char **err);
 
 /* upstream_rpc.c: the messages. */
+/* Empty lists and capabilities before the first start; freed with the upstream. */
+void up_proto_init(struct up_proto *p);
+void up_proto_fini(struct up_proto *p);
 /* A request of the gateway's own: waits for the answer (a message with result or error). */
 int upstream_request(struct upstream *u, const char *method, json_t *params, json_t **msg,
 		     char **err);
@@ -87,6 +107,9 @@ int upstream_request(struct upstream *u, const char *method, json_t *params, jso
 int upstream_connect(struct upstream *u, char **err);
 
 /* upstream.c: the child. */
+/* No child yet (fds -1), its locks made; fini destroys the locks. */
+void up_child_init(struct up_child *c);
+void up_child_fini(struct up_child *c);
 /* Writes one message as one line on the child's stdin. */
 int upstream_send(struct upstream *u, json_t *msg);
 /* Spawns the child with its reader thread (state UP_RUNNING). Callers hold start_lock. */

@@ -24,6 +24,37 @@
 #include "upstream/upstream.h"
 #include "upstream/upstream_int.h"
 
+void
+up_proto_init(struct up_proto *p)
+{
+	p->tools = json_array();
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		p->lists[i] = json_array();
+	p->caps = json_object();
+}
+
+void
+up_proto_fini(struct up_proto *p)
+{
+	json_decref(p->tools);
+	for (int i = 0; i < UP_LIST_COUNT; i++)
+		json_decref(p->lists[i]);
+	json_decref(p->caps);
+}
+
+json_t *
+upstream_caps(struct upstream *u)
+{
+	return u->proto.caps;
+}
+
+void
+upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx)
+{
+	u->proto.on_event = fn;
+	u->proto.event_ctx = ctx;
+}
+
 
 static int ensure_running(struct upstream *u, char **err);
 
@@ -93,7 +124,7 @@ pending_sole(struct upstream *u, unsigned cap, int *total, int *able)
 
 	*total = 0;
 	*able = 0;
-	for (p = u->pending; p; p = p->next) {
+	for (p = u->proto.pending; p; p = p->next) {
 		if (p->link == NULL)
 			continue;
 		(*total)++;
@@ -122,7 +153,7 @@ server_request(struct upstream *u, json_t *req, const char *method)
 	if (bit) {
 		pthread_mutex_lock(&u->lock);
 		if (bit == UP_CAP_ROOTS)
-			u->roots_asked = true;
+			u->proto.roots_asked = true;
 		p = pending_sole(u, bit, &total, &able);
 		if (p)
 			reply = p->link->relay(p->link, req);
@@ -139,7 +170,7 @@ server_request(struct upstream *u, json_t *req, const char *method)
 		/* Between calls: a client that said its roots changed may answer, else none. */
 		json_t *r;
 
-		if (u->on_event && u->on_event(u->event_ctx, u, req))
+		if (u->proto.on_event && u->proto.on_event(u->proto.event_ctx, u, req))
 			return;
 		r = json_pack("{s:[]}", "roots");
 
@@ -177,7 +208,7 @@ server_notification(struct upstream *u, json_t *msg, const char *method)
 		if (!json_is_integer(tok))
 			return;
 		pthread_mutex_lock(&u->lock);
-		for (p = u->pending; p; p = p->next)
+		for (p = u->proto.pending; p; p = p->next)
 			if (p->link && p->id == json_integer_value(tok))
 				break;
 		if (p)
@@ -196,8 +227,8 @@ server_notification(struct upstream *u, json_t *msg, const char *method)
 		if (p)
 			return;
 	}
-	if (u->on_event)
-		u->on_event(u->event_ctx, u, msg);
+	if (u->proto.on_event)
+		u->proto.on_event(u->proto.event_ctx, u, msg);
 }
 
 /* A relayed request is answered: it leaves the table here and its link gets the answer. */
@@ -207,7 +238,7 @@ response_match(struct upstream *u, int64_t id, json_t *msg)
 	struct pending *p, **pp, *relayed = NULL;
 
 	pthread_mutex_lock(&u->lock);
-	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
+	for (pp = &u->proto.pending; *pp; pp = &(*pp)->next) {
 		p = *pp;
 		if (p->id != id || p->done)
 			continue;
@@ -261,7 +292,7 @@ upstream_roots_changed(struct upstream *u)
 	bool asked;
 
 	pthread_mutex_lock(&u->lock);
-	asked = u->roots_asked && u->state == UP_RUNNING;
+	asked = u->proto.roots_asked && u->child.state == UP_RUNNING;
 	pthread_mutex_unlock(&u->lock);
 	if (!asked)
 		return;
@@ -290,7 +321,7 @@ pending_unlink(struct upstream *u, struct pending *p)
 {
 	struct pending **pp;
 
-	for (pp = &u->pending; *pp; pp = &(*pp)->next) {
+	for (pp = &u->proto.pending; *pp; pp = &(*pp)->next) {
 		if (*pp == p) {
 			*pp = p->next;
 			return;
@@ -303,7 +334,7 @@ pending_listed(struct upstream *u, struct pending *p)
 {
 	struct pending *q;
 
-	for (q = u->pending; q; q = q->next)
+	for (q = u->proto.pending; q; q = q->next)
 		if (q == p)
 			return true;
 	return false;
@@ -315,9 +346,9 @@ pending_add(struct upstream *u, const struct up_link *link, char **err)
 {
 	struct pending *p;
 
-	if (u->state != UP_RUNNING) {
+	if (u->child.state != UP_RUNNING) {
 		/* A child that died before we asked says why, as it does to calls in flight. */
-		err_set(err, -EPIPE, "%s", u->gone[0] ? u->gone : "server is not running");
+		err_set(err, -EPIPE, "%s", u->child.gone[0] ? u->child.gone : "server is not running");
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -325,10 +356,10 @@ pending_add(struct upstream *u, const struct up_link *link, char **err)
 		err_set(err, -ENOMEM, "out of memory");
 		return NULL;
 	}
-	p->id = ++u->next_id;
+	p->id = ++u->proto.next_id;
 	p->link = link;
-	p->next = u->pending;
-	u->pending = p;
+	p->next = u->proto.pending;
+	u->proto.pending = p;
 	return p;
 }
 
@@ -353,7 +384,7 @@ gone_wait(struct upstream *u)
 	struct timespec ts;
 
 	time_deadline(&ts, 1000000000LL);
-	while (u->state == UP_RUNNING && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
+	while (u->child.state == UP_RUNNING && pthread_cond_timedwait(&u->cond, &u->lock, &ts) == 0)
 		;
 }
 
@@ -386,7 +417,7 @@ upstream_request(struct upstream *u, const char *method, json_t *params, json_t 
 	if (p->err)
 		rc = err_set(err, -EPIPE, "%s", p->err);
 	else if (rc)
-		err_set(err, rc, "%s", u->gone[0] ? u->gone : strerror(-rc));
+		err_set(err, rc, "%s", u->child.gone[0] ? u->child.gone : strerror(-rc));
 	else
 		*msg = p->msg;
 	if (rc)
@@ -456,7 +487,7 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 	if (!mine)
 		return 0;
 	free(p);
-	return err_set(err, rc, "%s", u->gone[0] ? u->gone : strerror(-rc));
+	return err_set(err, rc, "%s", u->child.gone[0] ? u->child.gone : strerror(-rc));
 }
 
 bool
@@ -465,7 +496,7 @@ upstream_cancel(struct upstream *u, int64_t id, const char *reason)
 	struct pending *p;
 
 	pthread_mutex_lock(&u->lock);
-	for (p = u->pending; p; p = p->next)
+	for (p = u->proto.pending; p; p = p->next)
 		if (p->link && p->id == id)
 			break;
 	if (p)
@@ -486,10 +517,10 @@ static void
 pending_fail(struct upstream *u)
 {
 	struct pending *p, **pp, *relayed = NULL;
-	char gone[sizeof(u->gone)];
+	char gone[sizeof(u->child.gone)];
 
 	pthread_mutex_lock(&u->lock);
-	for (pp = &u->pending; (p = *pp) != NULL; ) {
+	for (pp = &u->proto.pending; (p = *pp) != NULL; ) {
 		if (p->link) {
 			*pp = p->next;
 			p->next = relayed;
@@ -497,12 +528,12 @@ pending_fail(struct upstream *u)
 			continue;
 		}
 		if (!p->done) {
-			p->err = str_printf("%s", u->gone);
+			p->err = str_printf("%s", u->child.gone);
 			p->done = true;
 		}
 		pp = &p->next;
 	}
-	snprintf(gone, sizeof(gone), "%s", u->gone);
+	snprintf(gone, sizeof(gone), "%s", u->child.gone);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	while ((p = relayed) != NULL) {
@@ -580,10 +611,10 @@ handshake(struct upstream *u, char **err)
 		return rc;
 	}
 	/* Kept from the first start: readers hold the object without a lock. */
-	if (!u->was_ready && json_is_object(json_object_get(res, "capabilities"))) {
+	if (!u->child.was_ready && json_is_object(json_object_get(res, "capabilities"))) {
 		pthread_mutex_lock(&u->lock);
-		json_decref(u->caps);
-		u->caps = json_deep_copy(json_object_get(res, "capabilities"));
+		json_decref(u->proto.caps);
+		u->proto.caps = json_deep_copy(json_object_get(res, "capabilities"));
 		pthread_mutex_unlock(&u->lock);
 	}
 	json_decref(msg);
@@ -601,7 +632,7 @@ upstream_connect(struct upstream *u, char **err)
 	int rc;
 
 	pthread_mutex_lock(&u->lock);
-	rc = u->closing ? -ECANCELED : 0;
+	rc = u->child.closing ? -ECANCELED : 0;
 	pthread_mutex_unlock(&u->lock);
 	if (rc == 0 && proc_cancelled())
 		rc = -ECANCELED;
@@ -629,9 +660,9 @@ ensure_running(struct upstream *u, char **err)
 	bool alive, restarted = false;
 	int rc = 0;
 
-	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->child.start_lock);
 	pthread_mutex_lock(&u->lock);
-	alive = u->state == UP_RUNNING;
+	alive = u->child.state == UP_RUNNING;
 	pthread_mutex_unlock(&u->lock);
 	if (!alive) {
 		upstream_child_join(u);
@@ -641,17 +672,17 @@ ensure_running(struct upstream *u, char **err)
 			restarted = true;
 		}
 	}
-	pthread_mutex_unlock(&u->start_lock);
+	pthread_mutex_unlock(&u->child.start_lock);
 	/*
 	 * A new process may list other tools: the event hook has them listed again, as if
 	 * the server had said so itself.
 	 */
-	if (restarted && u->on_event) {
+	if (restarted && u->proto.on_event) {
 		json_t *n = json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
 				      "notifications/tools/list_changed");
 
 		if (n)
-			u->on_event(u->event_ctx, u, n);
+			u->proto.on_event(u->proto.event_ctx, u, n);
 		json_decref(n);
 	}
 	return rc;

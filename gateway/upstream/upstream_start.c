@@ -18,6 +18,35 @@
 #include "upstream/upstream.h"
 #include "upstream/upstream_int.h"
 
+/* The upstream's parts are made and freed by their files: the child's and the protocol's. */
+struct upstream *
+upstream_new(const struct server_spec *spec, const char *version)
+{
+	struct upstream *u = calloc(1, sizeof(*u));
+
+	if (u == NULL)
+		return NULL;
+	u->spec = spec;
+	u->version = version;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	up_child_init(&u->child);
+	up_proto_init(&u->proto);
+	return u;
+}
+
+void
+upstream_free(struct upstream *u)
+{
+	if (u == NULL)
+		return;
+	up_proto_fini(&u->proto);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
+	up_child_fini(&u->child);
+	free(u);
+}
+
 #define UP_MAX_PAGES	1000
 
 /* Follows the pagination of one list method into arr (cleared first). */
@@ -103,7 +132,7 @@ tools_fetch(struct upstream *u, char **err)
 		err_set(err, rc, "list tools: %s", m ? m : "failed");
 	} else {
 		tools_filter(u, arr);
-		list_swap(u, &u->tools, json_incref(arr));
+		list_swap(u, &u->proto.tools, json_incref(arr));
 	}
 	json_decref(arr);
 	free(m);
@@ -133,13 +162,13 @@ lists_fetch(struct upstream *u)
 
 		json_t *arr;
 
-		if (json_object_get(u->caps, l[i].cap) == NULL)
+		if (json_object_get(u->proto.caps, l[i].cap) == NULL)
 			continue;
 		arr = json_array();
 		if (arr && list_fetch(u, l[i].method, l[i].key, arr, &err))
 			log_warn("cannot list, serving none", "server=%s method=%s error=\"%s\"",
 				 u->spec->name, l[i].method, err ? err : "");
-		list_swap(u, &u->lists[i], arr);
+		list_swap(u, &u->proto.lists[i], arr);
 		free(err);
 	}
 }
@@ -150,7 +179,7 @@ upstream_snapshot(struct upstream *u, int which)
 	json_t *copy;
 
 	pthread_mutex_lock(&u->lock);
-	copy = json_deep_copy(which < 0 ? u->tools : u->lists[which]);
+	copy = json_deep_copy(which < 0 ? u->proto.tools : u->proto.lists[which]);
 	pthread_mutex_unlock(&u->lock);
 	return copy;
 }
@@ -160,9 +189,9 @@ upstream_refresh(struct upstream *u, char **err)
 {
 	int rc = -ESRCH;
 
-	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->child.start_lock);
 	pthread_mutex_lock(&u->lock);
-	if (u->state == UP_RUNNING)
+	if (u->child.state == UP_RUNNING)
 		rc = 0;
 	pthread_mutex_unlock(&u->lock);
 	if (rc == 0)
@@ -171,7 +200,7 @@ upstream_refresh(struct upstream *u, char **err)
 		err_set(err, rc, "server is not running");
 	if (rc == 0)
 		lists_fetch(u);
-	pthread_mutex_unlock(&u->start_lock);
+	pthread_mutex_unlock(&u->child.start_lock);
 	return rc;
 }
 
@@ -181,7 +210,7 @@ upstream_start(struct upstream *u, char **err)
 	char *msg = NULL;
 	int rc;
 
-	pthread_mutex_lock(&u->start_lock);
+	pthread_mutex_lock(&u->child.start_lock);
 	if (u->spec->repo) {
 		rc = install_repo_clone(u, err);
 		if (rc)
@@ -205,12 +234,12 @@ upstream_start(struct upstream *u, char **err)
 	}
 	lists_fetch(u);
 	pthread_mutex_lock(&u->lock);
-	u->was_ready = true;
+	u->child.was_ready = true;
 	pthread_mutex_unlock(&u->lock);
 	log_info("mcp server ready", "server=%s tools=%zu", u->spec->name,
-		 json_array_size(u->tools));
+		 json_array_size(u->proto.tools));
 out:
-	pthread_mutex_unlock(&u->start_lock);
+	pthread_mutex_unlock(&u->child.start_lock);
 	free(msg);
 	return rc;
 }
