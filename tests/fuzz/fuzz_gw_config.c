@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fail.h"
-#include "gw.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "fail.h"
-#include "gw.h"
+#include "base/frame.h"
+#include "config/config.h"
+#include "upstream/upstream.h"
 
 #define FUZZ_LINE_MAX	512
 

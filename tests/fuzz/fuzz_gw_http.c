@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "fail.h"
-#include "gw.h"
+#include "http/http.h"
+#include "session/http_conf.h"
+#include "session/routes.h"
 
 #define FUZZ_TOKEN	"fuzz-token"
 

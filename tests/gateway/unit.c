@@ -12,9 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gw.h"
-#include "http_int.h"
-#include "isolate.h"
+#include "base/clock.h"
+#include "base/frame.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "http/guard.h"
+#include "isolate/isolate.h"
+#include "session/http_conf.h"
+#include "session/routes.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
 
 static int failures;
 static int checks;

@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: the HTTP side, the top of its layers (session/session.h). /mcp speaks MCP
+ * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
+ * answered on an SSE stream that also carries what the upstream sends for them, see
+ * relay.c), GET opens the session's stream for notifications that belong to no request,
+ * DELETE ends a session. /health is a public summary. One thread per connection, so a long
+ * tool call simply blocks its thread. Also here: what upstreams send outside any call, and
+ * the housekeeping tick.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/clock.h"
+#include "base/str.h"
+#include "http/guard.h"
+#include "http/http.h"
+#include "session/http_conf.h"
+#include "session/session.h"
+#include "upstream/upstream.h"
+#include "wire/reply.h"
+#include "wire/rpc.h"
+
+#define DRAIN_FACTOR	4ULL
+
+struct req_ctx {
+	struct strbuf body;
+	uint64_t seen;
+	bool mcp_post;
+	bool too_big;
+};
+
+/* ---- POST /mcp ---------------------------------------------------------------------------- */
+
+struct accept_scan {
+	bool json;
+	bool sse;
+};
+
+static enum MHD_Result
+accept_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct accept_scan *a = cls;
+	char *dup, *tok, *save = NULL;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) != 0 || value == NULL)
+		return MHD_YES;
+	dup = strdup(value);
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *semi = strchr(tok, ';'), *t;
+
+		if (semi)
+			*semi = '\0';
+		t = str_trim_dup(tok, strlen(tok));
+		if (t == NULL)
+			continue;
+		if (!strcasecmp(t, "*/*") || !strcasecmp(t, "application/*") ||
+		    !strcasecmp(t, "application/json"))
+			a->json = true;
+		if (!strcasecmp(t, "*/*") || !strcasecmp(t, "text/*") ||
+		    !strcasecmp(t, "text/event-stream"))
+			a->sse = true;
+		free(t);
+	}
+	free(dup);
+	return MHD_YES;
+}
+
+static bool
+ctype_is_json(const char *ct)
+{
+	size_t len;
+	char *t;
+	bool ok;
+
+	if (ct == NULL)
+		return false;
+	len = strcspn(ct, ";");
+	t = str_trim_dup(ct, len);
+	ok = t && strcasecmp(t, "application/json") == 0;
+	free(t);
+	return ok;
+}
+
+static bool
+id_valid(json_t *id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
+static int
+conn_fd(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci ? ci->connect_fd : -1;
+}
+
+/* What one POST carries, checked once: how answers go back and which session it is for. */
+struct post {
+	struct MHD_Connection *c;
+	struct session *s;
+	bool fresh;		/* s is new: only an initialize may create one */
+	bool json_only;		/* the client accepts application/json, not SSE */
+	bool stateless;		/* MCP-Protocol-Version 2026-07-28 */
+};
+
+/* A response or a notification from the client: nothing goes back but 202. */
+static enum MHD_Result
+post_no_reply(struct http_server *h, struct post *p, json_t *msg)
+{
+	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (method == NULL)
+		session_sreq_answer(h, p->s, msg);
+	else if (strcmp(method, "notifications/cancelled") == 0)
+		session_cancel(h, p->s, json_object_get(msg, "params"));
+	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->stateless)
+		events_roots_changed(h, p->s);
+	return reply_empty(p->c, MHD_HTTP_ACCEPTED);
+}
+
+static enum MHD_Result
+post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
+{
+	const char *sid = NULL;
+
+	if (p->fresh) {
+		bool init = strcmp(json_string_value(json_object_get(msg, "method")),
+				   "initialize") == 0;
+
+		if (init && json_object_get(resp, "result")) {
+			if (session_insert(h, p->s) < 0) {
+				json_decref(resp);
+				resp = rpc_error(json_object_get(msg, "id"), RPC_INTERNAL,
+						 "too many sessions");
+			} else {
+				sid = p->s->id;
+			}
+		}
+	}
+	if (p->json_only || (p->s->stateless && rpc_status(resp) != MHD_HTTP_OK))
+		return reply_json(p->c, p->s->stateless ? rpc_status(resp) : MHD_HTTP_OK, resp,
+				  sid);
+	{
+		enum MHD_Result ret = reply_sse(p->c, resp, sid);
+
+		json_decref(resp);
+		return ret;
+	}
+}
+
+/* One JSON-RPC message that is not part of a batch. */
+static enum MHD_Result
+post_message(struct http_server *h, struct post *p, json_t *msg)
+{
+	json_t *id = json_object_get(msg, "id");
+	struct forward f;
+	struct stream *st;
+	enum MHD_Result ret;
+	char *idtext;
+
+	if (!json_is_string(json_object_get(msg, "method"))) {
+		if (json_object_get(msg, "result") || json_object_get(msg, "error"))
+			return post_no_reply(h, p, msg);
+		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: missing method");
+	}
+	if (id == NULL)
+		return post_no_reply(h, p, msg);
+	if (!id_valid(id))
+		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: invalid request id");
+	idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (idtext == NULL || !session_id_claim(h, p->s, idtext)) {
+		free(idtext);
+		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
+				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
+	}
+	if (p->s->stateless && strcmp(json_string_value(json_object_get(msg, "method")),
+				   "subscriptions/listen") == 0) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		if (p->json_only)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
+					  "subscriptions/listen needs text/event-stream"), NULL);
+		return events_listen(h, p->c, p->s, msg, conn_fd(p->c));
+	}
+	/* Other requestStates are a server's own: they go to it untouched with the retry. */
+	if (p->s->stateless && park_owns(json_object_get(json_object_get(msg, "params"),
+						      "requestState"))) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		st = park_resume(h, json_object_get(msg, "params"), id, conn_fd(p->c),
+				 !p->json_only);
+		if (st == NULL)
+			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
+					  "unknown or expired requestState"), NULL);
+		return stream_reply(p->c, st, NULL);
+	}
+	mcp_route(h, p->s, msg, &f);
+	if (f.reply) {
+		session_id_release(h, p->s, idtext);
+		free(idtext);
+		if (p->s->stateless)
+			stateless_result(f.reply, json_string_value(json_object_get(msg, "method")));
+		ret = post_own_reply(h, p, msg, json_incref(f.reply));
+		mcp_forward_fini(&f);
+		return ret;
+	}
+	free(idtext);
+	st = session_stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
+	if (st == NULL) {
+		mcp_forward_fini(&f);
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	/* 2026-07-28 requests have no session to resume on. */
+	if (!p->json_only && !p->s->stateless)
+		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
+	relay_forward(st, &f, h->conf.call_timeout_ns);
+	mcp_forward_fini(&f);
+	return stream_reply(p->c, st, NULL);
+}
+
+static bool
+batch_allowed(const char *version)
+{
+	/* JSON-RPC batches came with 2025-03-26 and left with 2025-06-18. */
+	return strcmp(version, "2025-03-26") == 0 || strcmp(version, "2024-11-05") == 0;
+}
+
+/* A batch: every request runs at once, the answers come back together as one JSON array. */
+static enum MHD_Result
+post_batch(struct http_server *h, struct post *p, json_t *batch)
+{
+	size_t i, n = json_array_size(batch);
+	struct stream **sts = calloc(n + 1, sizeof(*sts));
+	json_t *out = json_array(), *msg, *id;
+
+	if (sts == NULL || out == NULL) {
+		free(sts);
+		json_decref(out);
+		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	json_array_foreach(batch, i, msg) {
+		const char *method = json_string_value(json_object_get(msg, "method"));
+		struct forward f;
+
+		id = json_object_get(msg, "id");
+		if (!json_is_object(msg)) {
+			json_array_append_new(out, rpc_error(NULL, RPC_INVALID_REQUEST,
+							     "Invalid Request"));
+			continue;
+		}
+		if (method == NULL || id == NULL) {
+			if (method == NULL)
+				session_sreq_answer(h, p->s, msg);
+			else if (strcmp(method, "notifications/cancelled") == 0)
+				session_cancel(h, p->s, json_object_get(msg, "params"));
+			continue;
+		}
+		if (!id_valid(id) || strcmp(method, "initialize") == 0) {
+			json_array_append_new(out, rpc_error(id_valid(id) ? id : NULL,
+				RPC_INVALID_REQUEST, "Invalid Request"));
+			continue;
+		}
+		mcp_route(h, p->s, msg, &f);
+		if (f.reply) {
+			json_array_append(out, f.reply);
+		} else {
+			sts[i] = session_stream_new(h, p->s, NULL, false, conn_fd(p->c));
+			if (sts[i]) {
+				stream_set_id(sts[i], id);
+				relay_forward(sts[i], &f, h->conf.call_timeout_ns);
+			}
+		}
+		mcp_forward_fini(&f);
+	}
+	for (i = 0; i < n; i++) {
+		if (sts[i] == NULL)
+			continue;
+		msg = stream_wait_final(sts[i], NULL);
+		if (msg)
+			json_array_append_new(out, msg);
+	}
+	free(sts);
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return reply_empty(p->c, MHD_HTTP_ACCEPTED);
+	}
+	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
+}
+
+/*
+ * A 2026-07-28 request: no session, its version and capabilities in _meta, its method (and
+ * name) repeated in headers. Returns MHD_YES with p->s set to a one-request session, or the
+ * refusal already queued.
+ */
+static enum MHD_Result
+post_stateless(struct http_server *h, struct post *p, json_t *msg, bool *refused)
+{
+	enum MHD_Result ret = MHD_YES;
+
+	p->s = stateless_session(h, p->c, msg, &ret);
+	p->fresh = p->s != NULL;
+	*refused = p->s == NULL;
+	return ret;
+}
+
+static enum MHD_Result
+post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq,
+	     struct post *p)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	json_error_t jerr;
+	json_t *body;
+	enum MHD_Result ret;
+	bool init;
+
+	body = rq->body.len ? json_loadb(rq->body.buf, rq->body.len, 0, &jerr) : NULL;
+	if (body == NULL) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "Parse error: %s", rq->body.len ? jerr.text :
+			 "empty body");
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE, msg);
+	}
+	if (!json_is_object(body) && !json_is_array(body)) {
+		json_decref(body);
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+				       "Invalid Request: not a JSON-RPC message");
+	}
+	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
+	       strcmp(json_string_value(json_object_get(body, "method")), "initialize") == 0;
+	if (p->stateless) {
+		bool refused;
+
+		ret = post_stateless(h, p, body, &refused);
+		if (refused) {
+			json_decref(body);
+			return ret;
+		}
+	} else if (sid) {
+		p->s = session_get(h, sid);
+		if (p->s == NULL) {
+			json_decref(body);
+			return reply_rpc_error(c, MHD_HTTP_NOT_FOUND, -32001,
+					       "Session not found");
+		}
+	} else if (init) {
+		p->s = session_new();
+		if (p->s == NULL) {
+			json_decref(body);
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		}
+		p->fresh = true;
+	} else {
+		json_decref(body);
+		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, -32000,
+				       "Bad Request: Mcp-Session-Id header is required");
+	}
+	if (json_is_array(body)) {
+		if (!batch_allowed(p->s->version) || json_array_size(body) == 0)
+			ret = reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+					      "Invalid Request: batches need protocol version "
+					      "2025-03-26 or older");
+		else
+			ret = post_batch(h, p, body);
+	} else {
+		ret = post_message(h, p, body);
+	}
+	json_decref(body);
+	/* Streams that outlive this POST count themselves. */
+	session_put(h, p->s);
+	return ret;
+}
+
+static enum MHD_Result
+mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
+{
+	const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Protocol-Version");
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	struct accept_scan acc = {false, false};
+	struct post p = { .c = c };
+
+	p.stateless = pv && strcmp(pv, MCP_2026_07_28) == 0;
+	if (pv && !p.stateless && !upstream_proto_supported(pv))
+		return stateless_bad_version(c, rq->body.buf, rq->body.len, pv);
+	if (!ctype_is_json(ct))
+		return reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+				       "Unsupported Media Type: Content-Type must be "
+				       "application/json\n");
+	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
+	if (!acc.json)
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				       "contain 'application/json' (and 'text/event-stream' for "
+				       "streamed answers)\n");
+	p.json_only = !acc.sse;
+	if (rq->too_big)
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+	return post_checked(h, c, rq, &p);
+}
+
+static enum MHD_Result
+mcp_delete(struct http_server *h, struct MHD_Connection *c)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+
+	if (sid == NULL)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+	if (!session_remove(h, sid))
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+	return reply_empty(c, MHD_HTTP_NO_CONTENT);
+}
+
+static enum MHD_Result
+mcp_get(struct http_server *h, struct MHD_Connection *c)
+{
+	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	struct accept_scan acc = {false, false};
+	struct session *s;
+	enum MHD_Result ret;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
+	if (!acc.sse)
+		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+				       "contain 'text/event-stream'\n");
+	if (sid == NULL)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+	s = session_get(h, sid);
+	if (s == NULL)
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
+	ret = events_get(h, c, s, last, conn_fd(c));
+	session_put(h, s);
+	return ret;
+}
+
+/* ---- MHD glue ----------------------------------------------------------------------------- */
+
+/* DNS rebinding protection: a page cannot name our host or send its own Origin. */
+static enum MHD_Result
+mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+	*refused = true;
+	reply_origin_set(NULL);
+	if (!guard_host_allowed(&h->conf, host))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
+	if (origin && !guard_origin_allowed(&h->conf, origin))
+		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+	reply_origin_set(origin);
+	*refused = false;
+	return MHD_YES;
+}
+
+static enum MHD_Result
+http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, bool mcp,
+	   const char *method)
+{
+	const char *cl;
+	bool refused = false;
+	enum MHD_Result ret;
+
+	if (mcp) {
+		ret = mcp_guard(h, c, &refused);
+		if (refused)
+			return ret;
+		if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
+			return reply_preflight(c);
+	}
+	/* The token check comes next, and an unauthorised body is never buffered. */
+	if (mcp && !guard_token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION),
+				h->conf.token))
+		return reply_unauthorized(c);
+	rq->mcp_post = mcp && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	/*
+	 * A client still sending when we answer and close sees a reset instead of the 413,
+	 * so moderately oversized bodies are read and dropped; absurd ones are not.
+	 */
+	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
+		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+	return MHD_YES;
+}
+
+static enum MHD_Result
+http_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+	    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct http_server *h = cls;
+	struct req_ctx *rq = *con_cls;
+	bool mcp = strcmp(url, "/mcp") == 0;
+
+	(void)version;
+	if (rq == NULL) {
+		rq = calloc(1, sizeof(*rq));
+		if (rq == NULL)
+			return MHD_NO;
+		*con_cls = rq;
+		pthread_mutex_lock(&h->active_lock);
+		h->active++;
+		pthread_mutex_unlock(&h->active_lock);
+		return http_first(h, c, rq, mcp, method);
+	}
+	if (*upload_size) {
+		rq->seen += *upload_size;
+		if (rq->mcp_post && !rq->too_big) {
+			if (rq->body.len + *upload_size > h->conf.max_body) {
+				rq->too_big = true;
+				sb_free(&rq->body);
+			} else if (sb_append(&rq->body, upload, *upload_size)) {
+				return MHD_NO;
+			}
+		}
+		*upload_size = 0;
+		if (rq->seen > DRAIN_FACTOR * h->conf.max_body)
+			return MHD_NO;
+		return MHD_YES;
+	}
+	if (strcmp(url, "/health") == 0) {
+		char *body = lists_health(h);
+
+		if (body == NULL)
+			return MHD_NO;
+		return reply_buffer(c, MHD_HTTP_OK, "application/json", body, strlen(body), true,
+				    NULL, NULL);
+	}
+	if (!mcp)
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+		return mcp_post(h, c, rq);
+	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
+		return mcp_delete(h, c);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) == 0)
+		return mcp_get(h, c);
+	return reply_buffer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			    "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
+			    "GET, POST, DELETE");
+}
+
+static void
+http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+	       enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *h = cls;
+	struct req_ctx *rq = *con_cls;
+
+	(void)c;
+	(void)toe;
+	if (rq == NULL)
+		return;
+	sb_free(&rq->body);
+	free(rq);
+	*con_cls = NULL;
+	pthread_mutex_lock(&h->active_lock);
+	h->active--;
+	pthread_cond_broadcast(&h->active_cond);
+	pthread_mutex_unlock(&h->active_lock);
+}
+
+/*
+ * What upstreams send outside any call (up_event_fn): list changes mark the server stale,
+ * task status goes to the tasks extension, the rest to every session that listens.
+ */
+static bool
+upstream_event(void *ctx, struct upstream *u, json_t *msg)
+{
+	struct http_server *h = ctx;
+	const char *method = json_string_value(json_object_get(msg, "method"));
+
+	if (method == NULL)
+		return false;
+	if (json_object_get(msg, "id"))
+		return strcmp(method, "roots/list") == 0 && session_roots_ask(h, u, msg);
+	/* The merged lists change, not the server's: the gateway lists it and tells. */
+	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
+	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
+	    strcmp(method, "notifications/resources/list_changed") == 0) {
+		lists_stale(h, u);
+		return false;
+	}
+	if (strcmp(method, "notifications/tasks/status") == 0)
+		tasks_notify(h, u, msg);
+	else
+		events_broadcast(h, msg);
+	return false;
+}
+
+/* ---- the server and its housekeeping tick ------------------------------------------------ */
+
+/*
+ * The tick: servers whose lists went stale are listed again, and POST streams nobody
+ * resumed within --resume-window are cancelled. It sleeps until lists.c or resume.c rings.
+ */
+static void *
+tick_main(void *arg)
+{
+	struct http_server *h = arg;
+
+	for (;;) {
+		if (lists_refresh(h))
+			continue;
+		if (bell_stopped(&h->tick))
+			break;
+		bell_wait(&h->tick, resume_sweep(h));
+	}
+	return NULL;
+}
+
+static void
+tick_stop(struct http_server *h)
+{
+	if (!h->ticker_on)
+		return;
+	bell_stop(&h->tick);
+	pthread_join(h->ticker, NULL);
+	h->ticker_on = false;
+}
+
+static void
+server_free(struct http_server *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->conf.nups; i++)
+		upstream_set_events(h->conf.ups[i], NULL, NULL);
+	tick_stop(h);
+	park_free_all(h);
+	tasks_free(h);
+	resume_free_all(h);
+	session_free_all(h);
+	lists_stop(h);
+	bell_fini(&h->tick);
+	pthread_mutex_destroy(&h->active_lock);
+	pthread_cond_destroy(&h->active_cond);
+	free(h);
+}
+
+/* Everything but the daemon: the lists built, the tick running, the upstreams' events ours. */
+static struct http_server *
+server_new(const struct http_conf *conf, char **err)
+{
+	struct http_server *h = calloc(1, sizeof(*h));
+	size_t i;
+
+	if (h == NULL) {
+		err_set(err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	h->conf = *conf;
+	if (h->conf.port == 0)
+		h->conf.port = GW_DEFAULT_PORT;
+	session_init(h);
+	pthread_mutex_init(&h->active_lock, NULL);
+	pthread_cond_init(&h->active_cond, NULL);
+	bell_init(&h->tick);
+	if (lists_start(h)) {
+		err_set(err, -ENOMEM, "build the aggregated lists: out of memory");
+		server_free(h);
+		return NULL;
+	}
+	if (park_init(h) || resume_init(h) || tasks_init(h)) {
+		err_set(err, -ENOMEM, "out of memory");
+		server_free(h);
+		return NULL;
+	}
+	if (pthread_create(&h->ticker, NULL, tick_main, h)) {
+		err_set(err, -EAGAIN, "cannot start the housekeeping thread");
+		server_free(h);
+		return NULL;
+	}
+	h->ticker_on = true;
+	for (i = 0; i < h->conf.nups; i++)
+		upstream_set_events(h->conf.ups[i], upstream_event, h);
+	return h;
+}
+
+struct http_server *
+http_start(const struct http_conf *conf, int listen_fd, char **err)
+{
+	struct http_server *h = server_new(conf, err);
+
+	if (h == NULL)
+		return NULL;
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				MHD_USE_ITC | MHD_USE_POLL, 0, NULL, NULL, http_access, h,
+				MHD_OPTION_LISTEN_SOCKET, listen_fd,
+				MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
+				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
+				MHD_OPTION_END);
+	if (h->d == NULL) {
+		err_set(err, -EIO, "start HTTP server failed");
+		server_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+char *
+http_health(struct http_server *h)
+{
+	return lists_health(h);
+}
+
+/* Stop accepting and let requests in flight finish, for at most grace_ms. */
+void
+http_quiesce(struct http_server *h, int grace_ms)
+{
+	int64_t deadline = time_mono_ns() + (int64_t)grace_ms * 1000000;
+	MHD_socket fd;
+
+	if (h == NULL)
+		return;
+	fd = MHD_quiesce_daemon(h->d);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	/* GET and listen streams never end by themselves. */
+	events_close_all(h);
+	pthread_mutex_lock(&h->active_lock);
+	while (h->active > 0 && time_mono_ns() < deadline) {
+		struct timespec ts;
+
+		time_deadline(&ts, 50 * 1000000);
+		pthread_cond_timedwait(&h->active_cond, &h->active_lock, &ts);
+	}
+	pthread_mutex_unlock(&h->active_lock);
+}
+
+void
+http_stop(struct http_server *h)
+{
+	if (h == NULL)
+		return;
+	MHD_stop_daemon(h->d);
+	server_free(h);
+}

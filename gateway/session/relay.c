@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: client requests relayed to upstreams. The request's stream is the link the
+ * upstream's reader thread hands everything to that the server sends for it: progress under
+ * the client's token, log messages at the session's level, the server's own requests under
+ * an id of the session's (or parked, for a 2026-07-28 client), finally the answer.
+ */
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/audit.h"
+#include "base/clock.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
+
+static struct stream *
+link_stream(const struct up_link *l)
+{
+	return (struct stream *)((char *)l - offsetof(struct stream, link));
+}
+
+/* The audit line of a tools/call that ends with answer 'out' (or an error of ours). */
+static void
+relay_audit(struct stream *st, json_t *out)
+{
+	json_t *e = json_object_get(out, "error");
+	struct audit_call c = { .tool = st->audit_tool, .args = st->audit_args };
+
+	/* Only a tools/call with the log on has a start time (relay_forward). */
+	if (!st->audit_t0)
+		return;
+	c.server = st->u ? upstream_name(st->u) : "";
+	c.status = e ? "error" : json_is_true(json_object_get(json_object_get(out, "result"),
+		   "isError")) ? "tool_error" : "ok";
+	c.code = e ? (int)json_integer_value(json_object_get(e, "code")) : 0;
+	c.ns = time_mono_ns() - st->audit_t0;
+	audit_write(st->h->conf.audit, &c);
+}
+
+static void
+link_done(const struct up_link *l, json_t *msg, const char *err)
+{
+	struct stream *st = link_stream(l);
+	json_t *out, *v;
+
+	if (msg) {
+		out = json_pack("{s:s,s:O}", "jsonrpc", "2.0", "id", st->cid);
+		v = json_object_get(msg, "error");
+		if (json_is_object(v))
+			json_object_set(out, "error", v);
+		else if ((v = json_object_get(msg, "result")) != NULL)
+			json_object_set(out, "result", v);
+		else
+			json_object_set_new(out, "error", json_pack("{s:i,s:s}", "code",
+				RPC_INTERNAL, "message", "malformed response from server"));
+	} else {
+		out = stream_error(st, err ? err : "no answer");
+	}
+	relay_audit(st, out);
+	if (st->stateless) {
+		tasks_result(st->h, st->u, out);
+		stateless_result(out, st->what);
+	}
+	stream_unlink(st);
+	stream_keep_answer(st, out);
+	stream_finish(st, out);
+	json_decref(out);
+	stream_unref(st);
+}
+
+/* A server request for this client: it gets an id of the session's, the answer goes back. */
+static json_t *
+relay_request(struct stream *st, json_t *msg)
+{
+	json_t *id = json_object_get(msg, "id"), *out;
+	json_int_t cid;
+
+	if (!st->sse)
+		return rpc_error(id, RPC_METHOD_NOT_FOUND, "mcp-gateway: the calling client "
+				 "accepts only application/json responses, which cannot carry "
+				 "server requests");
+	if (st->stateless)
+		return park_request(st, msg);
+	cid = session_sreq_add(st->h, st->s, st->u, id);
+	if (cid == 0)
+		return rpc_error(id, RPC_METHOD_NOT_FOUND, "mcp-gateway: too many unanswered "
+				 "server requests for this client");
+	out = json_copy(msg);
+	json_object_set_new(out, "id", json_integer(cid));
+	stream_push(st, out, NULL);
+	json_decref(out);
+	return NULL;
+}
+
+static json_t *
+link_relay(const struct up_link *l, json_t *msg)
+{
+	struct stream *st = link_stream(l);
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *params = json_object_get(msg, "params"), *out, *p;
+
+	if (json_object_get(msg, "id"))
+		return relay_request(st, msg);
+	if (strcmp(method, "notifications/progress") == 0) {
+		/* Back to the token the client chose. */
+		if (st->token == NULL)
+			return NULL;
+		out = json_copy(msg);
+		p = json_copy(params);
+		json_object_set(p, "progressToken", st->token);
+		json_object_set_new(out, "params", p);
+		stream_push(st, out, NULL);
+		json_decref(out);
+		return NULL;
+	}
+	if (strcmp(method, "notifications/message") == 0) {
+		int lvl = rpc_log_level(json_string_value(json_object_get(params, "level")));
+
+		if (lvl < session_log_level(st->h, st->s))
+			return NULL;
+	}
+	stream_push(st, msg, NULL);
+	return NULL;
+}
+
+void
+relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
+{
+	json_t *meta = json_object_get(f->params, "_meta");
+	char *err = NULL;
+	int rc;
+
+	st->u = f->u;
+	snprintf(st->what, sizeof(st->what), "%s", f->what ? f->what : f->method);
+	st->token = json_incref(json_object_get(meta, "progressToken"));
+	st->timeout_ns = timeout_ns;
+	st->link.relay = link_relay;
+	st->link.done = link_done;
+	if (st->h->conf.audit && f->method && strcmp(f->method, "tools/call") == 0) {
+		snprintf(st->audit_tool, sizeof(st->audit_tool), "%s",
+			 json_string_value(json_object_get(f->params, "name")) ?: "");
+		st->audit_args = json_incref(json_object_get(f->params, "arguments"));
+		st->audit_t0 = time_mono_ns();
+	}
+	stream_ref(st);
+	st->linked = true;
+	rc = upstream_submit(f->u, f->method, f->params, &st->link, &st->upid, &err);
+	if (rc) {
+		json_t *e;
+
+		st->linked = false;
+		stream_unref(st);
+		e = stream_error(st, err ? err : "call failed");
+		relay_audit(st, e);
+		stream_finish(st, e);
+		json_decref(e);
+		st->u = NULL;
+	} else if (timeout_ns > 0) {
+		st->deadline = time_mono_ns() + timeout_ns;
+	}
+	free(err);
+}

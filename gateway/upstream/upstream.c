@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: one stdio MCP server's process. It is spawned isolated (isolate.h) with a reader
+ * thread that owns its stdout and hands every line to the messages side (upstream_rpc.c,
+ * through struct up_reader_ops), and on EOF tells that side, then reaps the child. The
+ * messages side drives this file, never the other way round: it starts the child, writes
+ * to it (upstream_send) and stops it.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/frame.h"
+#include "base/log.h"
+#include "base/str.h"
+#include "config/config.h"
+#include "cvs_common.h"
+#include "isolate/isolate.h"
+#include "isolate/proc.h"
+#include "upstream/upstream.h"
+#include "upstream/upstream_int.h"
+
+#define UP_GRACE_MS	5000
+
+const char *
+upstream_name(const struct upstream *u)
+{
+	return u->spec->name;
+}
+
+bool
+upstream_tool_allowed(const struct upstream *u, const char *name)
+{
+	return server_tool_allowed(u->spec, name);
+}
+
+void
+up_child_init(struct up_child *c)
+{
+	c->in_fd = -1;
+	c->out_fd = -1;
+	pthread_mutex_init(&c->start_lock, NULL);
+	pthread_mutex_init(&c->wlock, NULL);
+}
+
+/* Compact JSON never contains a raw newline, which is what makes line framing safe. */
+int
+upstream_send(struct upstream *u, json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	size_t len;
+	int rc;
+
+	if (s == NULL)
+		return -ENOMEM;
+	len = strlen(s);
+	s[len] = '\n';
+	pthread_mutex_lock(&u->child.wlock);
+	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, s, len + 1);
+	pthread_mutex_unlock(&u->child.wlock);
+	free(s);
+	return rc;
+}
+
+/* Returns true once reaped; signals are only sent to a pid we have not reaped yet. */
+static bool
+child_reap_poll(struct upstream *u, int *status)
+{
+	bool done;
+
+	pthread_mutex_lock(&u->lock);
+	if (!u->child.reaped && waitpid(u->child.pid, status, WNOHANG) == u->child.pid)
+		u->child.reaped = true;
+	done = u->child.reaped;
+	pthread_mutex_unlock(&u->lock);
+	return done;
+}
+
+static void
+child_signal(struct upstream *u, int sig)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->child.state != UP_NONE && !u->child.reaped)
+		kill(u->child.pid, sig);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static bool
+child_reap_wait(struct upstream *u, int *status, int timeout_ms)
+{
+	int64_t deadline = time_mono_ns() + (int64_t)timeout_ms * 1000000;
+	struct timespec ts = {0, 20 * 1000000};
+
+	for (;;) {
+		if (child_reap_poll(u, status))
+			return true;
+		if (timeout_ms >= 0 && time_mono_ns() >= deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void
+stdin_close(struct upstream *u)
+{
+	pthread_mutex_lock(&u->child.wlock);
+	if (u->child.in_fd >= 0)
+		close(u->child.in_fd);
+	u->child.in_fd = -1;
+	pthread_mutex_unlock(&u->child.wlock);
+}
+
+static void
+line_handle(void *ctx, const char *line, size_t len)
+{
+	struct upstream *u = ctx;
+
+	u->child.reader_ops->line(u, line, len);
+}
+
+/* Reads the child's output line by line until EOF; why it stopped. */
+static const char *
+reader_loop(struct upstream *u)
+{
+	struct line_framer fr;
+	char buf[65536];
+	const char *why = "server closed the connection";
+
+	framer_init(&fr, GW_MAX_LINE);
+	for (;;) {
+		ssize_t n = read(u->child.out_fd, buf, sizeof(buf));
+		int rc;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		rc = framer_feed(&fr, buf, (size_t)n, line_handle, u);
+		if (rc > 0) {
+			/*
+			 * Whatever the line answered is lost, so its caller would wait forever:
+			 * treat the server as broken, fail the calls, let the next one restart it.
+			 */
+			log_warn("server sent a line longer than the limit; stopping it",
+				 "server=%s limit=%u", u->spec->name, GW_MAX_LINE);
+			why = "server sent a line longer than " GW_MAX_LINE_TEXT;
+			child_signal(u, SIGKILL);
+			break;
+		}
+		if (rc < 0)
+			break;
+	}
+	framer_fini(&fr);
+	return why;
+}
+
+/* MCP stdio shutdown of a child whose output ended: stdin closed, then SIGTERM, SIGKILL. */
+static void
+child_shutdown(struct upstream *u, int *status)
+{
+	stdin_close(u);
+	if (child_reap_wait(u, status, UP_GRACE_MS))
+		return;
+	child_signal(u, SIGTERM);
+	if (!child_reap_wait(u, status, UP_GRACE_MS)) {
+		child_signal(u, SIGKILL);
+		child_reap_wait(u, status, -1);
+	}
+}
+
+static void *
+reader_main(void *arg)
+{
+	struct upstream *u = arg;
+	const char *why = reader_loop(u);
+	char sbuf[64] = "";
+	int status = 0;
+	bool reaped;
+
+	/* Give a crashing child a moment so callers see its exit status. */
+	reaped = child_reap_wait(u, &status, 200);
+	if (reaped)
+		status_format(status, sbuf, sizeof(sbuf));
+	pthread_mutex_lock(&u->lock);
+	u->child.state = UP_EXITING;
+	snprintf(u->child.gone, sizeof(u->child.gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	/* No request is taken any more: the ones in flight hear why. */
+	u->child.reader_ops->eof(u);
+	if (reaped)
+		stdin_close(u);
+	else
+		child_shutdown(u, &status);
+	if (!reaped)
+		status_format(status, sbuf, sizeof(sbuf));
+	close(u->child.out_fd);
+	u->child.out_fd = -1;
+	pump_wait(u->child.errp, 1000);
+	u->child.errp = NULL;
+	pthread_mutex_lock(&u->lock);
+	if (!reaped)
+		snprintf(u->child.gone, sizeof(u->child.gone), "%s: %s", why, sbuf);
+	if (!u->child.closing && u->child.was_ready)
+		log_warn("mcp server exited; it will be restarted on the next call",
+			 "server=%s status=\"%s\"", u->spec->name, sbuf);
+	else
+		log_info("mcp server exited", "server=%s status=\"%s\"", u->spec->name, sbuf);
+	u->child.state = UP_EXITED;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+void
+upstream_child_join(struct upstream *u)
+{
+	bool join;
+
+	/* Callers hold start_lock, so no spawn races with this. */
+	pthread_mutex_lock(&u->lock);
+	join = u->child.state != UP_NONE;
+	pthread_mutex_unlock(&u->lock);
+	if (join)
+		pthread_join(u->child.reader, NULL);
+	pthread_mutex_lock(&u->lock);
+	u->child.state = UP_NONE;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Stops the current child; graceful follows the stdio shutdown sequence, else SIGKILL. */
+void
+upstream_child_stop(struct upstream *u, bool graceful)
+{
+	int64_t deadline;
+	struct timespec ts = {0, 20 * 1000000};
+	bool done;
+
+	pthread_mutex_lock(&u->lock);
+	done = u->child.state == UP_NONE || u->child.state == UP_EXITED;
+	pthread_mutex_unlock(&u->lock);
+	if (done)
+		goto join;
+	stdin_close(u);
+	if (!graceful)
+		child_signal(u, SIGKILL);
+	deadline = time_mono_ns() + (int64_t)UP_GRACE_MS * 1000000;
+	for (int phase = 0; ; ) {
+		pthread_mutex_lock(&u->lock);
+		done = u->child.state == UP_EXITED;
+		pthread_mutex_unlock(&u->lock);
+		if (done)
+			break;
+		if (time_mono_ns() >= deadline && phase < 2) {
+			child_signal(u, phase == 0 ? SIGTERM : SIGKILL);
+			phase++;
+			deadline = time_mono_ns() + (int64_t)UP_GRACE_MS * 1000000;
+		}
+		nanosleep(&ts, NULL);
+	}
+join:
+	upstream_child_join(u);
+}
+
+/* The reader thread of a child just spawned; on failure the child is killed and reaped. */
+static int
+reader_start(struct upstream *u, pid_t pid, char **err)
+{
+	int status;
+
+	if (pthread_create(&u->child.reader, NULL, reader_main, u) == 0)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	u->child.state = UP_EXITED;
+	pthread_mutex_unlock(&u->lock);
+	stdin_close(u);
+	close(u->child.out_fd);
+	u->child.out_fd = -1;
+	kill(pid, SIGKILL);
+	proc_wait(pid, &status);
+	pump_wait(u->child.errp, 1000);
+	u->child.errp = NULL;
+	pthread_mutex_lock(&u->lock);
+	u->child.state = UP_NONE;
+	pthread_mutex_unlock(&u->lock);
+	return err_set(err, -EAGAIN, "cannot start reader thread");
+}
+
+int
+upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char **err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct proc_opts o = {0};
+	char **env = iso_env(u->spec), **secrets;
+	struct iso_child ic;
+	pid_t pid;
+	int rc;
+
+	if (env == NULL)
+		return err_set(err, -ENOMEM, "out of memory");
+	u->child.reader_ops = ops;
+	rc = iso_child_open(u->spec, &ic, err);
+	if (rc) {
+		strv_free_secure(env);
+		return rc;
+	}
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		rc = err_set(err, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	o.argv = u->spec->argv;
+	o.envp = env;
+	o.cwd = iso_cwd(u->spec);
+	o.stdin_fd = in[0];
+	o.stdout_fd = out[1];
+	o.stderr_fd = errp[1];
+	o.iso = &ic;
+	rc = proc_spawn(&o, &pid, err);
+	if (rc)
+		goto fail;
+	iso_child_close(&ic);
+	close(in[0]);
+	close(out[1]);
+	close(errp[1]);
+	strv_free_secure(env);
+	pthread_mutex_lock(&u->lock);
+	u->child.pid = pid;
+	u->child.out_fd = out[0];
+	u->child.state = UP_RUNNING;
+	u->child.gone[0] = '\0';
+	u->child.reaped = false;
+	secrets = iso_secrets(u->spec);
+	u->child.errp = pump_start_masked(errp[0], u->spec->name, 2, secrets);
+	strv_free_secure(secrets);
+	if (u->child.errp == NULL)
+		close(errp[0]);
+	pthread_mutex_unlock(&u->lock);
+	pthread_mutex_lock(&u->child.wlock);
+	u->child.in_fd = in[1];
+	pthread_mutex_unlock(&u->child.wlock);
+	rc = reader_start(u, pid, err);
+	if (rc)
+		return rc;
+	if (proc_cancelled())
+		child_signal(u, SIGKILL);
+	return 0;
+fail:
+	iso_child_close(&ic);
+	strv_free_secure(env);
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	return rc;
+}
+
+/* Start-up was cancelled: nothing is worth waiting for. */
+void
+upstream_kill(struct upstream *u)
+{
+	pthread_mutex_lock(&u->lock);
+	u->child.closing = true;
+	pthread_mutex_unlock(&u->lock);
+	child_signal(u, SIGKILL);
+}
+
+void
+upstream_close(struct upstream *u)
+{
+	pthread_mutex_lock(&u->lock);
+	u->child.closing = true;
+	pthread_mutex_unlock(&u->lock);
+	/*
+	 * A (re)start in flight holds start_lock and may wait on a handshake forever; kill its
+	 * child so it fails, and since closing is set it will not spawn another.
+	 */
+	if (pthread_mutex_trylock(&u->child.start_lock) != 0) {
+		child_signal(u, SIGKILL);
+		pthread_mutex_lock(&u->child.start_lock);
+	}
+	upstream_child_stop(u, true);
+	pthread_mutex_unlock(&u->child.start_lock);
+}
+
+void
+up_child_fini(struct up_child *c)
+{
+	pthread_mutex_destroy(&c->start_lock);
+	pthread_mutex_destroy(&c->wlock);
+}

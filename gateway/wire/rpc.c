@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: JSON-RPC messages of the gateway's own, the HTTP status they go out with, and
+ * what two of MCP's fields mean: log level names and a client's capabilities.
+ */
+
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "upstream/upstream.h"
+#include "wire/rpc.h"
+
+static const char *const log_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", NULL,
+};
+
+json_t *
+rpc_error(json_t *id, int code, const char *msg)
+{
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+			 "error", "code", code, "message", msg);
+}
+
+json_t *
+rpc_result(json_t *id, json_t *result)
+{
+	return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+/* 2026-07-28 answers an unknown method with 404 and a malformed request with 400. */
+unsigned int
+rpc_status(json_t *msg)
+{
+	json_int_t code = json_integer_value(json_object_get(json_object_get(msg, "error"),
+							     "code"));
+
+	if (code == RPC_METHOD_NOT_FOUND)
+		return MHD_HTTP_NOT_FOUND;
+	if (code == RPC_HEADER_MISMATCH || code == RPC_MISSING_CAPABILITY ||
+	    code == RPC_UNSUPPORTED_VERSION)
+		return MHD_HTTP_BAD_REQUEST;
+	return MHD_HTTP_OK;
+}
+
+/* The syslog order of a level name; unknown names count as the most severe (always kept). */
+int
+rpc_log_level(const char *name)
+{
+	int i;
+
+	for (i = 0; name && log_levels[i]; i++)
+		if (strcmp(name, log_levels[i]) == 0)
+			return i;
+	return name ? 7 : 0;
+}
+
+bool
+rpc_log_level_valid(const char *name)
+{
+	for (int i = 0; log_levels[i]; i++)
+		if (strcmp(name, log_levels[i]) == 0)
+			return true;
+	return false;
+}
+
+unsigned
+rpc_client_caps(json_t *caps)
+{
+	unsigned bits = 0;
+
+	if (json_object_get(caps, "roots"))
+		bits |= UP_CAP_ROOTS;
+	if (json_object_get(caps, "sampling"))
+		bits |= UP_CAP_SAMPLING;
+	if (json_object_get(caps, "elicitation"))
+		bits |= UP_CAP_ELICITATION;
+	return bits;
+}
