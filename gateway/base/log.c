@@ -129,6 +129,7 @@ struct pump {
 	pthread_cond_t cond;
 	bool done;
 	int refs;
+	char denied[256];	/* the first path the child said it was denied, "" for none */
 };
 
 static void
@@ -210,6 +211,40 @@ prefixw_write_masked(struct prefixw *w, char *const *secrets, struct strbuf *hel
 	return rc;
 }
 
+/*
+ * The path of the first "permission denied" the child printed, in any runtime's words:
+ * Node's "EACCES: permission denied, open '/p'", Python's "[Errno 13] Permission denied:
+ * '/p'", sh's "/p: Permission denied". A start that fails on it can then name it.
+ */
+static void
+pump_note_denied(struct pump *p, const char *buf, size_t n)
+{
+	const char *end = buf + n, *line, *eol, *s;
+
+	if (p->denied[0])
+		return;
+	for (line = buf; line < end; line = eol + 1) {
+		eol = memchr(line, '\n', (size_t)(end - line));
+		if (eol == NULL)
+			eol = end;
+		if (!memmem(line, (size_t)(eol - line), "ermission denied", 16))
+			continue;
+		for (s = line; s < eol; s++) {
+			size_t len;
+
+			if (*s != '/' || (s > line && !strchr("'\" ", s[-1])))
+				continue;
+			len = strcspn(s, "'\" ,:\n");
+			if (s + len > eol)
+				len = (size_t)(eol - s);
+			pthread_mutex_lock(&p->lock);
+			snprintf(p->denied, sizeof(p->denied), "%.*s", (int)len, s);
+			pthread_mutex_unlock(&p->lock);
+			return;
+		}
+	}
+}
+
 static void *
 pump_main(void *arg)
 {
@@ -223,6 +258,7 @@ pump_main(void *arg)
 			continue;
 		if (n <= 0)
 			break;
+		pump_note_denied(p, buf, (size_t)n);
 		if (p->secrets)
 			prefixw_write_masked(&p->pw, p->secrets, &p->held, buf, (size_t)n);
 		else
@@ -288,9 +324,9 @@ pump_start_masked(int fd, const char *name, int logfd, char *const *secrets)
 	return p;
 }
 
-/* Waits for EOF (timeout_ms < 0: forever) and drops the caller's reference. */
+/* Waits for EOF (timeout_ms < 0: forever); -ETIMEDOUT. */
 int
-pump_wait(struct pump *p, int timeout_ms)
+pump_settle(struct pump *p, int timeout_ms)
 {
 	struct timespec ts;
 	int rc = 0;
@@ -307,8 +343,29 @@ pump_wait(struct pump *p, int timeout_ms)
 			rc = pthread_cond_timedwait(&p->cond, &p->lock, &ts) ? -ETIMEDOUT : 0;
 	}
 	pthread_mutex_unlock(&p->lock);
-	pump_unref(p);
 	return rc;
+}
+
+/* Waits for EOF as pump_settle() does and drops the caller's reference. */
+int
+pump_wait(struct pump *p, int timeout_ms)
+{
+	int rc = pump_settle(p, timeout_ms);
+
+	if (p)
+		pump_unref(p);
+	return rc;
+}
+
+bool
+pump_denied(struct pump *p, char *out, size_t len)
+{
+	if (p == NULL)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	snprintf(out, len, "%s", p->denied);
+	pthread_mutex_unlock(&p->lock);
+	return out[0] != '\0';
 }
 
 /* A command's failure on stderr, before there is a log (the launcher, pull, catalog). */

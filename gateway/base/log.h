@@ -36,5 +36,9 @@ struct pump *pump_start(int fd, const char *name, int logfd);
 /* The same, with the values of secrets masked (the server's own envs). */
 struct pump *pump_start_masked(int fd, const char *name, int logfd, char *const *secrets);
 int pump_wait(struct pump *p, int timeout_ms);
+/* Waits for EOF and keeps the reference. */
+int pump_settle(struct pump *p, int timeout_ms);
+/* The first path the child said it was denied ("permission denied"); false when none. */
+bool pump_denied(struct pump *p, char *out, size_t len);
 
 #endif /* GW_LOG_H */

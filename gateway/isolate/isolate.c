@@ -540,9 +540,39 @@ iso_secrets(const struct server_spec *s)
 	return v;
 }
 
+/* The Landlock ruleset of server s: the system, the read paths, its view, what it may write. */
+static int
+iso_child_ruleset(const struct server_spec *s, struct iso_child *c, char **err)
+{
+	char **rw = NULL, **ro = strv_dup(iso.ro_paths), **env = iso_env(s), *parent = NULL;
+	int rc = 0;
+
+	strv_push(&rw, s->home);
+	/* A clone is made in "<dir>.partial" next to it, then renamed into place. */
+	if (s->repo && (parent = strdup(s->dir)) && strrchr(parent, '/')) {
+		*strrchr(parent, '/') = '\0';
+		strv_push(&rw, parent);
+	}
+	for (size_t i = 0; s->rw_paths && s->rw_paths[i]; i++)
+		strv_push(&rw, s->rw_paths[i]);
+	rc = view_plan(&c->view, s, env, iso.ro_paths, &ro, &rw, err);
+	if (!rc && iso.ll_abi > 0) {
+		rc = landlock_ruleset(iso.ll_abi, ro, rw, err);
+		c->ruleset_fd = rc < 0 ? -1 : rc;
+		rc = rc < 0 ? rc : 0;
+	}
+	strv_free(rw);
+	strv_free(ro);
+	strv_free_secure(env);
+	free(parent);
+	return rc;
+}
+
 int
 iso_child_open(const struct server_spec *s, struct iso_child *c, char **err)
 {
+	int rc;
+
 	memset(c, 0, sizeof(*c));
 	c->ruleset_fd = -1;
 	c->cgroup_fd = -1;
@@ -551,32 +581,18 @@ iso_child_open(const struct server_spec *s, struct iso_child *c, char **err)
 	c->active = true;
 	c->uid = s->uid;
 	c->gid = s->gid;
-	if (iso.ll_abi > 0) {
-		char **rw = NULL, *parent = s->repo ? strdup(s->dir) : NULL;
-		int fd;
-
-		strv_push(&rw, s->home);
-		/* A clone is made in "<dir>.partial" next to it, then renamed into place. */
-		if (parent && strrchr(parent, '/'))
-			*strrchr(parent, '/') = '\0';
-		if (parent)
-			strv_push(&rw, parent);
-		for (size_t i = 0; s->rw_paths && s->rw_paths[i]; i++)
-			strv_push(&rw, s->rw_paths[i]);
-		fd = landlock_ruleset(iso.ll_abi, iso.ro_paths, rw, err);
-		strv_free(rw);
-		free(parent);
-		if (fd < 0)
-			return fd;
-		c->ruleset_fd = fd;
+	rc = iso_child_ruleset(s, c, err);
+	if (rc) {
+		iso_child_close(c);
+		return rc;
 	}
 	if (s->cgroup) {
 		char *p = str_printf("%s/cgroup.procs", s->cgroup);
 
 		c->cgroup_fd = p ? open(p, O_WRONLY | O_CLOEXEC) : -1;
 		if (c->cgroup_fd < 0) {
-			int rc = err_set(err, -errno, "open %s: %s", p ? p : "cgroup",
-					 strerror(errno));
+			rc = err_set(err, -errno, "open %s: %s", p ? p : "cgroup",
+				     strerror(errno));
 
 			free(p);
 			iso_child_close(c);
@@ -596,6 +612,7 @@ iso_child_close(struct iso_child *c)
 		close(c->cgroup_fd);
 	c->ruleset_fd = -1;
 	c->cgroup_fd = -1;
+	view_free(&c->view);
 }
 
 /* Drops every capability from the bounding and ambient sets while we still may. */
@@ -632,6 +649,11 @@ iso_child_apply(const struct iso_child *c, int *stage)
 	*stage = ISO_STAGE_CGROUP;
 	if (c->cgroup_fd >= 0 && write(c->cgroup_fd, "0", 1) != 1)
 		return errno;
+	/* Mounts need the capabilities the next steps drop. */
+	*stage = ISO_STAGE_VIEW;
+	e = view_apply(&c->view);
+	if (e)
+		return e;
 	*stage = ISO_STAGE_GROUPS;
 	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) < 0)
@@ -665,6 +687,8 @@ iso_stage_name(int stage)
 	switch (stage) {
 	case ISO_STAGE_CGROUP:
 		return "join its cgroup";
+	case ISO_STAGE_VIEW:
+		return "make its view of closed directories (a mount namespace)";
 	case ISO_STAGE_GROUPS:
 		return "set its groups";
 	case ISO_STAGE_CAPS:

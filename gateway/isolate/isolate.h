@@ -100,6 +100,36 @@ char **iso_env(const struct server_spec *s);
 /* Values of its envs long enough to mask in the log (8 characters or more). */
 char **iso_secrets(const struct server_spec *s);
 
+/*
+ * A server's mount namespace (view.c): each directory closed to its user on the way to a path
+ * its command names is covered by a tmpfs holding only the entries bound into it.
+ */
+#define VIEW_MAX	16
+struct view_bind {
+	char *target;		/* the entry's path, the same inside the view */
+	bool rw, file;
+};
+struct iso_view {
+	unsigned n, ncover;
+	struct view_bind b[VIEW_MAX];
+	char *cover[VIEW_MAX];
+};
+
+/*
+ * Parent: the view of server s from its command line (resolved with env), read_paths and its
+ * declared paths; each entry bound is appended to ro or rw (its Landlock rules).
+ */
+int view_plan(struct iso_view *v, const struct server_spec *s, char *const *env,
+	      char *const *read_paths, char ***ro, char ***rw, char **err);
+/* Child, as root still: 0 or an errno value. Nothing for an empty view. */
+int view_apply(const struct iso_view *v);
+void view_free(struct iso_view *v);
+/*
+ * What lets server s read path, which it said it was denied: "; it could not read P ...",
+ * for the reason its start failed.
+ */
+void iso_denied_hint(const struct server_spec *s, const char *path, char *out, size_t len);
+
 /* What a child applies to itself between fork and exec; prepared by the parent. */
 struct iso_child {
 	bool active;
@@ -107,11 +137,13 @@ struct iso_child {
 	gid_t gid;
 	int ruleset_fd;		/* Landlock ruleset, -1 without */
 	int cgroup_fd;		/* the server cgroup's cgroup.procs, -1 without */
+	struct iso_view view;
 };
 
 /* Steps of iso_child_apply, for the error the parent reports. */
 enum iso_stage {
 	ISO_STAGE_CGROUP = 1,
+	ISO_STAGE_VIEW,
 	ISO_STAGE_GROUPS,
 	ISO_STAGE_CAPS,
 	ISO_STAGE_UID,

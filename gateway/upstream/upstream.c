@@ -178,12 +178,32 @@ child_shutdown(struct upstream *u, int *status)
 	}
 }
 
+/*
+ * A server that never got ready and said it was denied a path: which path, and what lets it
+ * read it (isolate/view.c). Its stderr is given a moment to arrive first.
+ */
+static void
+reader_denied(struct upstream *u, bool reaped, char *hint, size_t len)
+{
+	char path[256];
+	bool ready;
+
+	pthread_mutex_lock(&u->lock);
+	ready = u->child.was_ready;
+	pthread_mutex_unlock(&u->lock);
+	if (!reaped || ready || u->spec->root)
+		return;
+	pump_settle(u->child.errp, 200);
+	if (pump_denied(u->child.errp, path, sizeof(path)))
+		iso_denied_hint(u->spec, path, hint, len);
+}
+
 static void *
 reader_main(void *arg)
 {
 	struct upstream *u = arg;
 	const char *why = reader_loop(u);
-	char sbuf[64] = "";
+	char sbuf[64] = "", hint[400] = "";
 	int status = 0;
 	bool reaped;
 
@@ -191,9 +211,11 @@ reader_main(void *arg)
 	reaped = child_reap_wait(u, &status, 200);
 	if (reaped)
 		status_format(status, sbuf, sizeof(sbuf));
+	reader_denied(u, reaped, hint, sizeof(hint));
 	pthread_mutex_lock(&u->lock);
 	u->child.state = UP_EXITING;
-	snprintf(u->child.gone, sizeof(u->child.gone), "%s%s%s", why, reaped ? ": " : "", sbuf);
+	snprintf(u->child.gone, sizeof(u->child.gone), "%s%s%s%s", why, reaped ? ": " : "", sbuf,
+		 hint);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
 	/* No request is taken any more: the ones in flight hear why. */
@@ -210,7 +232,7 @@ reader_main(void *arg)
 	u->child.errp = NULL;
 	pthread_mutex_lock(&u->lock);
 	if (!reaped)
-		snprintf(u->child.gone, sizeof(u->child.gone), "%s: %s", why, sbuf);
+		snprintf(u->child.gone, sizeof(u->child.gone), "%s: %s%s", why, sbuf, hint);
 	if (!u->child.closing && u->child.was_ready)
 		log_warn("mcp server exited; it will be restarted on the next call",
 			 "server=%s status=\"%s\"", u->spec->name, sbuf);

@@ -54,7 +54,7 @@ struct up_child {
 	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
 	/* Under the upstream's lock, except in_fd. */
 	enum up_state state;
-	char gone[128];			/* why the reader stopped, with the exit status */
+	char gone[512];			/* why the reader stopped, with the exit status */
 	/* Not states of the child: facts about its process and the gateway around it. */
 	bool reaped;			/* waitpid() has collected the current child */
 	bool closing;			/* shutting down: never start another child */

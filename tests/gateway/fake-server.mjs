@@ -6,7 +6,8 @@
 // test helpers big (a large text result), sleep (answers after ms), roundtrip (asks the
 // client for ping and roots/list before answering), steps (progress n times, ms apart).
 // FAKE_PROTOCOL overrides the protocolVersion it answers; FAKE_TOOLS_PAGE=n paginates
-// tools/list; FAKE_BANNER=1 writes to stderr at start.
+// tools/list; FAKE_BANNER=1 writes to stderr at start; FAKE_READ=1 adds read (a file's
+// length, or the error code reading it gives).
 
 import fs from "node:fs";
 import { createInterface } from "node:readline";
@@ -29,6 +30,9 @@ const tools = [
 		inputSchema: { type: "object", properties: { n: { type: "number" },
 			ms: { type: "number" } } } },
 ];
+if (process.env.FAKE_READ)
+	tools.push({ name: "read", description: "read a file", inputSchema: { type: "object",
+		properties: { path: { type: "string" } } } });
 // FAKE_GEN_FILE: each start counts up a number in that file and lists a tool gen<number>, so
 // a restarted server has another tool list; grow adds a tool and says its list changed.
 if (process.env.FAKE_GEN_FILE) {
@@ -81,6 +85,12 @@ async function callTool(p) {
 		return text(`${name}:steps:${args.n}`);
 	case "echo":
 		return text(`${name}:${args.text}`);
+	case "read":
+		try {
+			return text(`ok:${fs.readFileSync(String(args.path)).length}`);
+		} catch (e) {
+			return text(`err:${e.code}`);
+		}
 	case `${name}_env`:
 		return text(`secret=${process.env.FAKE_SECRET || ""} token=` +
 			`${"GATEWAY_ACCESS_TOKEN" in process.env}`);

@@ -136,9 +136,11 @@ export function readPaths(...dirs) {
 	return ["--server-read-paths", [TEST_DIR, ...dirs].join(",")];
 }
 
-// Servers' HOMEs in the test's dir; they may read the test scripts (Landlock).
-function isoArgs(p) {
-	return ["--servers-home", p.home, "--server-read-paths", TEST_DIR, "--audit-log", p.audit];
+// Servers' HOMEs in the test's dir; they may read the test scripts (Landlock) unless the
+// test is about what a server reads without that flag (testReads false).
+function isoArgs(p, testReads = true) {
+	return ["--servers-home", p.home, ...(testReads ? ["--server-read-paths", TEST_DIR] : []),
+		"--audit-log", p.audit];
 }
 
 function childEnv(extra) {
@@ -217,12 +219,13 @@ export async function stop(pid) {
 
 // serve in the foreground (own process group so cleanup reaches the servers it spawned).
 export async function serve(config, { dir, port, token = "tok", extra = [], env = {},
-	wait = true } = {}) {
+	wait = true, testReads = true } = {}) {
 	const p = paths(dir);
 	const logFd = fs.openSync(path.join(dir, "serve.log"), "w");
 	const args = ["serve", "--config", typeof config === "string" ? config :
 		JSON.stringify(config), "--port", String(port), "--pid-file", "",
-		"--catalog-file", p.catalog, "--servers-dir", p.servers, ...isoArgs(p), ...extra];
+		"--catalog-file", p.catalog, "--servers-dir", p.servers, ...isoArgs(p, testReads),
+		...extra];
 	const proc = spawn(GW, args, { env: childEnv({ ...env, GATEWAY_ACCESS_TOKEN: token }),
 		stdio: ["ignore", logFd, logFd], detached: true });
 	fs.closeSync(logFd);
