@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -15,20 +16,22 @@
 #include "mbufpool.h"
 #include "ports.h"
 #include "umem.h"
+#include "worldq.h"
 #include "xdpctl.h"
 #include "xskport.h"
 
 #define NB_MBUF		8191
 
-/* Configure nq rx and tx queues on a port and start it. */
+/* Configure nq rx and tx queues on a port at MTU mtu (0: the driver's default), start it. */
 static int
-ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp)
+ports_queues(uint16_t pid, uint32_t nq, uint16_t desc, struct rte_mempool *mp, uint16_t mtu)
 {
 	struct rte_eth_conf conf;
 	uint16_t q;
 	int ret;
 
 	memset(&conf, 0, sizeof(conf));
+	conf.rxmode.mtu = mtu;
 	ret = rte_eth_dev_configure(pid, (uint16_t)nq, (uint16_t)nq, &conf);
 	for (q = 0; !ret && q < nq; q++) {
 		ret = rte_eth_rx_queue_setup(pid, q, desc, rte_eth_dev_socket_id(pid), NULL, mp);
@@ -106,6 +109,34 @@ ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_ste
 	return ret;
 }
 
+/*
+ * The MTU of an EAL world port: its kernel interface's when it has one (a net_af_xdp port:
+ * DPDK starts every port at 1500 whatever its link carries, and a frame sent longer than the
+ * link is lost), else DPDK's. A frame is one mbuf here (no scatter), so a larger MTU fails the
+ * start with the largest that works; --world-iface carries jumbo frames.
+ */
+static int
+ports_world_eal_mtu(uint16_t pid, const struct rte_eth_dev_info *info, uint16_t *mtu,
+		    char *err, size_t errlen)
+{
+	uint32_t room = RTE_MBUF_DEFAULT_BUF_SIZE - RTE_PKTMBUF_HEADROOM - RTE_ETHER_HDR_LEN;
+	uint32_t max = info->max_mtu && info->max_mtu < room ? info->max_mtu : room;
+	char ifname[IF_NAMESIZE] = "";
+
+	*mtu = 0;
+	if (info->if_index && if_indextoname(info->if_index, ifname))
+		*mtu = worldq_mtu(ifname);
+	if (!*mtu && rte_eth_dev_get_mtu(pid, mtu))
+		*mtu = RTE_ETHER_MTU;
+	if (*mtu <= max)
+		return 0;
+	snprintf(err, errlen, "the world port%s%s has MTU %u; an EAL world port carries at most %u "
+		 "(one mbuf a frame, driver %s): set its MTU to %u or less, or give the interface "
+		 "with --world-iface, which carries jumbo frames", ifname[0] ? " " : "", ifname,
+		 *mtu, max, info->driver_name ? info->driver_name : "?", max);
+	return -EMSGSIZE;
+}
+
 /* An EAL port: a PCI NIC, or a net_af_xdp port the operator gave with its own xdp_prog=. */
 static int
 ports_world_eal(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, struct dp_cfg *dpc,
@@ -135,16 +166,16 @@ ports_world_eal(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, str
 			 cfg->world_queues);
 		return -EINVAL;
 	}
+	if (!ret && ports_world_eal_mtu(found, &info, &dpc->world_mtu, err, errlen))
+		return -EMSGSIZE;
 	if (!ret)
-		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp);
+		ret = ports_queues(found, cfg->world_queues, 1024, pt->mp, dpc->world_mtu);
 	if (ret) {
 		snprintf(err, errlen, "cannot start the world port: %s", strerror(-ret));
 		return ret;
 	}
 	rte_eth_macaddr_get(found, &mac);
 	memcpy(dpc->world_mac, mac.addr_bytes, 6);
-	if (rte_eth_dev_get_mtu(found, &dpc->world_mtu))
-		dpc->world_mtu = 0;
 	pt->world_ifindex = (int)info.if_index;
 	return 0;
 }
@@ -183,7 +214,7 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 	uint16_t pid = pt->host;
 	int ret;
 
-	ret = ports_queues(pid, nw, 512, pt->mp);
+	ret = ports_queues(pid, nw, 512, pt->mp, 0);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", cfg->host_iface, strerror(-ret));
 		return ret;

@@ -211,8 +211,11 @@ fp_start() { # extra options
 	# Each bed keeps its own state file; FP_EAL_ARGS adds EAL options (--file-prefix...).
 	# Empty the log first: a restart must not find the previous instance's "ready:".
 	: >"$TB_DIR/fp.log"
+	# FP_EAL_WORLD=1: the world port is an EAL port FP_EAL_ARGS gives (--vdev net_af_xdp0...).
+	local world=(--world-iface nic0)
+	[ -z "${FP_EAL_WORLD:-}" ] || world=()
 	ip netns exec "$NS_N" "$CUBEVS_FP" ${FP_EAL:--l 0-1} --no-huge -m 512 --no-shconf --no-pci \
-		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- --world-iface nic0 \
+		--log-level=pmd.net.af_xdp:warning "${FP_EAL_ARGS[@]}" -- "${world[@]}" \
 		--state-file "$TB_DIR/state.json" --runtime-dir "$TB_DIR/run" "${FP_PIN[@]}" "$@" \
 		>"$TB_DIR/fp.log" 2>&1 &
 	FP_PID=$!

@@ -269,6 +269,33 @@ case_taptso() {
 	fi
 }
 
+# The world port given to EAL (net_af_xdp on nic0) on a world network of MTU 1400: the port
+# takes the link's MTU, not DPDK's 1500, so oversize datagrams get their frag-needed or are
+# fragmented and SYNs clamped, as with --world-iface. One larger than an mbuf fails the start.
+case_eal1400() {
+	FP_EAL_WORLD=1
+	FP_EAL_ARGS+=(--vdev "net_af_xdp0,iface=nic0,xdp_prog=$STEER_OBJ")
+	bed
+	local n=$((20 * 1024 * 1024)) want rc=0
+	want=$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)
+	check "20 MB download through the sandbox's host port, sha256 matches" \
+		eq "$(nsc curl -s -m 60 "http://$NODE_IP:$HP1/blob?n=$n" | sha256sum | cut -d' ' -f1)" \
+		"$want"
+	check "the sandbox's SYN-ACK had its MSS clamped to the world's 1400" \
+		test "$(stat_of worker mss_clamped)" -ge 1
+	udp_oversize 1450 3 1400
+	fp_stop
+	nsc ip link set cl0 mtu 9000
+	nsn ip link set nic0 mtu 9000
+	timeout 20 ip netns exec "$NS_N" "$CUBEVS_FP" -l 0-1 --no-huge -m 512 --no-shconf \
+		--no-pci "${FP_EAL_ARGS[@]}" -- --state-file "$TB_DIR/state.json" \
+		--runtime-dir "$TB_DIR/run" "${FP_PIN[@]}" >"$TB_DIR/fp.log" 2>&1 || rc=$?
+	check "at MTU 9000 the start fails (exit $rc) and says why: $(grep -m1 -o \
+		'the world port nic0 has MTU 9000.*' "$TB_DIR/fp.log")" \
+		grep -q "the world port nic0 has MTU 9000; an EAL world port carries at most" \
+		"$TB_DIR/fp.log"
+}
+
 # A world link larger than the longest jumbo frame the world queues carry: the start fails and
 # says why.
 case_world9000() {
