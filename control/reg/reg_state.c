@@ -16,7 +16,8 @@
 #include "registry.h"
 #include "registry_int.h"
 
-json_t *
+/* One registration as the state file keeps it. */
+static json_t *
 reg_state_record(const struct sandbox *sb)
 {
 	char ip[INET_ADDRSTRLEN];
