@@ -6,8 +6,9 @@
  * the attachment follows what the kernel did. Nothing here waits for the agent: the name it
  * registered is attached again as soon as an interface of that name exists.
  *
- * Every attach goes through reg_attach_one() here, a PUT's and the timer's too (registry.c):
- * the link events attach again, and with it here they call nothing of registry.c.
+ * Attaching a registered sandbox that is not attached (reg_attach_one()) is here, for a PUT
+ * and the timer (registry.c) too: the link events attach again through it, and with it here
+ * they call nothing of registry.c. Only a new registration's first attach is registry.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
