@@ -5,6 +5,10 @@
  * program: what the node agent registered stays (id, address, host ports, sessions), and only
  * the attachment follows what the kernel did. Nothing here waits for the agent: the name it
  * registered is attached again as soon as an interface of that name exists.
+ *
+ * Attaching a registered sandbox that is not attached (reg_attach_one()) is here, for a PUT
+ * and the timer (registry.c) too: the link events attach again through it, and with it here
+ * they call nothing of registry.c. Only a new registration's first attach is registry.c's.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,18 +18,6 @@
 
 #include "registry.h"
 #include "registry_int.h"
-
-json_t *
-reg_time_json(int64_t t)
-{
-	struct tm tm;
-	time_t tt = (time_t)t;
-	char buf[32];
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return json_string(buf);
-}
 
 static void __attribute__((format(printf, 3, 4)))
 reg_note(struct registry *r, bool warn, const char *fmt, ...)
@@ -41,7 +33,8 @@ reg_note(struct registry *r, bool warn, const char *fmt, ...)
 	r->ops->note(r->ctx, warn, msg);
 }
 
-void
+/* Take an attached interface sandbox off its interface, keeping the rest. */
+static void __attribute__((format(printf, 4, 5)))
 reg_suspend(struct registry *r, struct sandbox *sb, bool unattach, const char *fmt, ...)
 {
 	char why[sizeof(sb->why)];
@@ -63,6 +56,38 @@ reg_suspend(struct registry *r, struct sandbox *sb, bool unattach, const char *f
 	sb->why_at = (int64_t)time(NULL);
 	r->unattached++;
 	r->links_lost++;
+}
+
+/* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
+int
+reg_attach_one(struct registry *r, struct sandbox *sb)
+{
+	char err[sizeof(sb->why)];
+	uint32_t i;
+	int ret;
+
+	sb->ifindex = reg_is_vhost(sb) ? 0 : r->ops->ifindex(r->ctx, sb->iface);
+	if (!sb->ifindex && !reg_is_vhost(sb)) {
+		/* A retry keeps the reason the kernel's event gave (reg_suspend()). */
+		if (!sb->why_at)
+			snprintf(sb->why, sizeof(sb->why), "interface %s does not exist",
+				 sb->iface);
+		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
+		return -ENODEV;
+	}
+	reg_limits_apply(r, sb);
+	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
+	if (ret) {
+		snprintf(sb->why, sizeof(sb->why), "%s", err);
+		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
+		return ret;
+	}
+	r->unattached--;
+	sb->why[0] = '\0';
+	sb->why_at = 0;
+	for (i = 0; i < sb->nports; i++)
+		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
+	return 0;
 }
 
 /* Attach it again, and count it when it worked. */

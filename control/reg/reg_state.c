@@ -16,7 +16,8 @@
 #include "registry.h"
 #include "registry_int.h"
 
-json_t *
+/* One registration as the state file keeps it. */
+static json_t *
 reg_state_record(const struct sandbox *sb)
 {
 	char ip[INET_ADDRSTRLEN];
@@ -145,95 +146,130 @@ reg_restore_ports(struct registry *r, struct sandbox *sb, const json_t *ports, c
 	return 0;
 }
 
-/* One record → an unattached sandbox holding its slot, address and host ports. */
-static int
-reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
-{
-	const char *id = NULL, *iface = NULL, *ip = NULL, *vpath = NULL, *vmode = NULL;
-	const char *gip = NULL, *gw = NULL;
-	json_t *ports = NULL, *pol = NULL, *mac = NULL, *vh = NULL, *lim = NULL, *gwmac = NULL;
-	json_int_t slot = -1;
-	struct sandbox *sb;
-	uint32_t addr, k;
-	char why[160];
-	int ret;
+/* The fields of one state-file record, as json_unpack() leaves them (absent: NULL, -1). */
+struct reg_rec {
+	const char *id, *iface, *ip, *vpath, *vmode, *gip, *gw;
+	json_t *ports, *pol, *mac, *vh, *lim, *gwmac;
+	json_int_t slot;
+};
 
+/* A record's shape, and an id and port no earlier record has; nothing taken yet. */
+static int
+reg_rec_unpack(struct registry *r, const json_t *rec, struct reg_rec *f, char *err,
+	       size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	f->slot = -1;
 	if (json_unpack((json_t *)rec, "{s:s,s?s,s?o,s:s,s:o,s?o,s?o,s?I,s?o,s?s,s?s,s?o!}",
-			"sandboxID", &id, "iface", &iface, "vhostUser", &vh, "sandboxIP", &ip,
-			"exposedPorts", &ports, "policy", &pol, "guestMAC", &mac, "slot", &slot,
-			"limits", &lim, "guestIP", &gip, "gatewayIP", &gw, "gatewayMAC", &gwmac) ||
-	    !iface == !vh ||
-	    (vh && json_unpack(vh, "{s:s,s:s!}", "socket", &vpath, "mode", &vmode))) {
+			"sandboxID", &f->id, "iface", &f->iface, "vhostUser", &f->vh,
+			"sandboxIP", &f->ip, "exposedPorts", &f->ports, "policy", &f->pol,
+			"guestMAC", &f->mac, "slot", &f->slot, "limits", &f->lim,
+			"guestIP", &f->gip, "gatewayIP", &f->gw, "gatewayMAC", &f->gwmac) ||
+	    !f->iface == !f->vh ||
+	    (f->vh && json_unpack(f->vh, "{s:s,s:s!}", "socket", &f->vpath, "mode", &f->vmode))) {
 		snprintf(err, errlen, "a record must have sandboxID, iface or vhostUser (socket, "
 			 "mode), sandboxIP, exposedPorts and optionally policy, guestMAC, slot, "
 			 "limits, guestIP, gatewayIP and gatewayMAC, nothing else");
 		return -EINVAL;
 	}
-	if (!reg_id_valid(id) || reg_find(r, id)) {
-		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", id);
+	if (!reg_id_valid(f->id) || reg_find(r, f->id)) {
+		snprintf(err, errlen, "sandbox id '%.64s' is invalid or used twice", f->id);
 		return -EINVAL;
 	}
-	if (iface && (!*iface || strlen(iface) >= IF_NAMESIZE || reg_find_iface(r, iface))) {
-		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice", id,
-			 iface);
+	if (f->iface && (!*f->iface || strlen(f->iface) >= IF_NAMESIZE ||
+			 reg_find_iface(r, f->iface))) {
+		snprintf(err, errlen, "sandbox %s: interface '%.32s' is invalid or used twice",
+			 f->id, f->iface);
 		return -EINVAL;
 	}
-	if (vh && (vpath[0] != '/' || strlen(vpath) >= CVS_VHOST_PATH_MAX ||
-		   reg_find_vhost(r, vpath) ||
-		   (strcmp(vmode, "server") && strcmp(vmode, "client")))) {
+	if (f->vh && (f->vpath[0] != '/' || strlen(f->vpath) >= CVS_VHOST_PATH_MAX ||
+		      reg_find_vhost(r, f->vpath) ||
+		      (strcmp(f->vmode, "server") && strcmp(f->vmode, "client")))) {
 		snprintf(err, errlen, "sandbox %s: vhost-user socket '%.120s' (mode %.16s) is "
-			 "invalid or used twice", id, vpath, vmode);
+			 "invalid or used twice", f->id, f->vpath, f->vmode);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * The rest of a record onto sb, which holds its slot and address: host ports, policy, limits,
+ * the guest's addressing and MAC. On failure the host ports it took stay in sb for the caller
+ * to give back.
+ */
+static int
+reg_rec_apply(struct registry *r, struct sandbox *sb, const struct reg_rec *f, char *why,
+	      size_t len)
+{
+	int ret;
+
+	ret = reg_restore_ports(r, sb, f->ports, why, len);
+	if (!ret && f->pol)
+		ret = policy_parse(f->pol, &sb->policy, why, len);
+	if (!ret && f->lim)
+		ret = reg_limits_parse(f->lim, &sb->limits, why, len) ? -EINVAL : 0;
+	if (!ret)
+		ret = reg_guest_parse(f->gip, f->gw, f->gwmac, &sb->guest, why, len);
+	if (!ret && reg_guest_claim(r, NULL, &sb->guest, why, len))
+		ret = -EINVAL;
+	/* Shown while it waits for its interface; attaching computes them again. */
+	reg_limits_apply(r, sb);
+	memcpy(sb->guest_mac, r->default_mac, 6);
+	if (!ret && f->mac) {
+		sb->guest_mac_set = true;
+		if (reg_mac_parse(f->mac, sb->guest_mac)) {
+			snprintf(why, len, "guestMAC is not a unicast MAC");
+			ret = -EINVAL;
+		}
+	}
+	return ret;
+}
+
+/* One record → an unattached sandbox holding its slot, address and host ports. */
+static int
+reg_restore_one(struct registry *r, const json_t *rec, char *err, size_t errlen)
+{
+	struct reg_rec f;
+	struct sandbox *sb;
+	uint32_t addr, k;
+	char why[160];
+	int ret;
+
+	ret = reg_rec_unpack(r, rec, &f, err, errlen);
+	if (ret)
+		return ret;
 	sb = calloc(1, sizeof(*sb));
 	if (!sb) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	snprintf(sb->id, sizeof(sb->id), "%s", id);
-	snprintf(sb->iface, sizeof(sb->iface), "%s", iface ? iface : "");
-	snprintf(sb->vhost, sizeof(sb->vhost), "%s", vpath ? vpath : "");
-	sb->vhost_client = vmode && !strcmp(vmode, "client");
-	if (cvs_parse_ipv4(ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
+	snprintf(sb->id, sizeof(sb->id), "%s", f.id);
+	snprintf(sb->iface, sizeof(sb->iface), "%s", f.iface ? f.iface : "");
+	snprintf(sb->vhost, sizeof(sb->vhost), "%s", f.vpath ? f.vpath : "");
+	sb->vhost_client = f.vmode && !strcmp(f.vmode, "client");
+	if (cvs_parse_ipv4(f.ip, &sb->ip) || portalloc_take(&r->ips, ntohl(sb->ip))) {
 		snprintf(err, errlen, "sandbox %s: sandboxIP '%.32s' is invalid, outside "
-			 "--sandbox-cidr or used twice", id, ip);
+			 "--sandbox-cidr or used twice", f.id, f.ip);
 		free(sb);
 		return -EINVAL;
 	}
 	addr = ntohl(sb->ip);
 	/*
 	 * The same slot as before when it is free: the zone of the sessions a restarted node
-	 * adopted (control/restart/region.h). A file without slots, or a slot beyond --max-sandboxes,
-	 * takes the next free one.
+	 * adopted (control/restart/region.h). A file without slots, or a slot beyond
+	 * --max-sandboxes, takes the next free one.
 	 */
-	if (slot >= 0 && slot < r->max_sandboxes && !portalloc_take(&r->slots, (uint32_t)slot))
-		sb->slot = (uint32_t)slot;
+	if (f.slot >= 0 && f.slot < r->max_sandboxes &&
+	    !portalloc_take(&r->slots, (uint32_t)f.slot))
+		sb->slot = (uint32_t)f.slot;
 	else if (portalloc_get(&r->slots, &sb->slot)) {
 		snprintf(err, errlen, "more sandboxes than --max-sandboxes %u", r->max_sandboxes);
 		ret = -EINVAL;
 		goto put_ip;
 	}
-	ret = reg_restore_ports(r, sb, ports, why, sizeof(why));
-	if (!ret && pol)
-		ret = policy_parse(pol, &sb->policy, why, sizeof(why));
-	if (!ret && lim)
-		ret = reg_limits_parse(lim, &sb->limits, why, sizeof(why)) ? -EINVAL : 0;
-	if (!ret)
-		ret = reg_guest_parse(gip, gw, gwmac, &sb->guest, why, sizeof(why));
-	if (!ret && reg_guest_claim(r, NULL, &sb->guest, why, sizeof(why)))
-		ret = -EINVAL;
-	/* Shown while it waits for its interface; attaching computes them again. */
-	reg_limits_apply(r, sb);
-	memcpy(sb->guest_mac, r->default_mac, 6);
-	if (!ret && mac) {
-		sb->guest_mac_set = true;
-		if (reg_mac_parse(mac, sb->guest_mac)) {
-			snprintf(why, sizeof(why), "guestMAC is not a unicast MAC");
-			ret = -EINVAL;
-		}
-	}
+	ret = reg_rec_apply(r, sb, &f, why, sizeof(why));
 	if (ret) {
-		snprintf(err, errlen, "sandbox %s: %s", id, why);
+		snprintf(err, errlen, "sandbox %s: %s", f.id, why);
 		for (k = 0; k < sb->nports; k++)
 			hostports_unget(&r->hostports, sb->ports[k].hport);
 		portalloc_put(&r->slots, sb->slot);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,18 +11,6 @@
 #include "registry_int.h"
 
 #define REG_RETRY_MS	2000u
-
-/* Fill err and return the status: the registry's one way to refuse. */
-int
-reg_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return status;
-}
 
 int
 reg_init(struct registry *r, uint32_t max_sandboxes, uint16_t hp_lo, uint16_t hp_hi,
@@ -72,33 +59,8 @@ reg_fini(struct registry *r)
 	fifo_lock_destroy(&r->lock);
 }
 
-bool
-reg_id_valid(const char *id)
-{
-	size_t n = strlen(id), i;
-
-	if (n == 0 || n > CVS_ID_MAX || !strcmp(id, ".") || !strcmp(id, ".."))
-		return false;
-	for (i = 0; i < n; i++) {
-		char c = id[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '_' || c == '.'))
-			return false;
-	}
-	return true;
-}
-
-int
-reg_id_check(const char *id, char *err, size_t errlen)
-{
-	if (reg_id_valid(id))
-		return REG_OK;
-	return reg_fail(err, errlen, REG_E_INVALID,
-			"invalid sandbox id: 1-%d characters of A-Z a-z 0-9 . _ -", CVS_ID_MAX);
-}
-
-const char *
+/* The port of a registration or request for messages: "interface X" or "vhost-user socket X". */
+static const char *
 reg_port_name(const char *iface, const char *vhost, char *buf, size_t len)
 {
 	if (vhost[0])
@@ -106,13 +68,6 @@ reg_port_name(const char *iface, const char *vhost, char *buf, size_t len)
 	else
 		snprintf(buf, len, "interface %s", iface);
 	return buf;
-}
-
-json_t *
-reg_vhost_json(const struct sandbox *sb)
-{
-	return json_pack("{s:s,s:s}", "socket", sb->vhost, "mode",
-			 sb->vhost_client ? "client" : "server");
 }
 
 /* The answer's object: the registration plus the VMM's connection (not in the state file). */
@@ -130,32 +85,6 @@ reg_vhost_render(const struct registry *r, const struct sandbox *sb)
 		json_object_set_new(j, "features", json_string(hex));
 	}
 	return j;
-}
-
-void
-reg_ip_str(uint32_t ip, char *buf)
-{
-	inet_ntop(AF_INET, &ip, buf, INET_ADDRSTRLEN);
-}
-
-json_t *
-reg_mac_json(const uint8_t mac[6])
-{
-	char s[18];
-
-	snprintf(s, sizeof(s), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
-		 mac[4], mac[5]);
-	return json_string(s);
-}
-
-int
-reg_mac_parse(const json_t *v, uint8_t mac[6])
-{
-	/* A guest's own address: unicast and not all zero, or frames to it never arrive. */
-	if (!json_is_string(v) || cvs_parse_mac(json_string_value(v), mac) || (mac[0] & 1) ||
-	    !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
-		return -EINVAL;
-	return 0;
 }
 
 static json_t *
@@ -611,38 +540,6 @@ int
 reg_persist(struct registry *r, char *err, size_t errlen)
 {
 	return r->store ? r->store->commit(r->store_ctx, err, errlen) : 0;
-}
-
-/* Attach an unattached sandbox and program its host ports; remembers why when it cannot. */
-int
-reg_attach_one(struct registry *r, struct sandbox *sb)
-{
-	char err[sizeof(sb->why)];
-	uint32_t i;
-	int ret;
-
-	sb->ifindex = reg_is_vhost(sb) ? 0 : r->ops->ifindex(r->ctx, sb->iface);
-	if (!sb->ifindex && !reg_is_vhost(sb)) {
-		/* A retry keeps the reason the kernel's event gave (reg_link.c). */
-		if (!sb->why_at)
-			snprintf(sb->why, sizeof(sb->why), "interface %s does not exist",
-				 sb->iface);
-		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
-		return -ENODEV;
-	}
-	reg_limits_apply(r, sb);
-	ret = r->ops->attach(r->ctx, sb, err, sizeof(err));
-	if (ret) {
-		snprintf(sb->why, sizeof(sb->why), "%s", err);
-		sb->why_at = sb->why_at ? sb->why_at : (int64_t)time(NULL);
-		return ret;
-	}
-	r->unattached--;
-	sb->why[0] = '\0';
-	sb->why_at = 0;
-	for (i = 0; i < sb->nports; i++)
-		r->ops->hostport(r->ctx, sb, &sb->ports[i], true);
-	return 0;
 }
 
 uint32_t

@@ -69,7 +69,6 @@ rollback_state(const struct cvs_config *cfg, FILE *out, char *err, size_t errlen
 {
 	struct store_loaded li;
 	json_t *sbx = NULL, *holds = NULL;
-	char jpath[600];
 	int ret;
 
 	if (!cfg->state_file[0]) {
@@ -80,14 +79,7 @@ rollback_state(const struct cvs_config *cfg, FILE *out, char *err, size_t errlen
 	if (!ret)
 		ret = rollback_state_fits(sbx, err, errlen);
 	if (!ret)
-		ret = state_save(cfg->state_file, sbx, holds, err, errlen);
-	if (!ret) {
-		store_journal_path(cfg->state_file, jpath, sizeof(jpath));
-		if (unlink(jpath) && errno != ENOENT) {
-			snprintf(err, errlen, "cannot remove %.300s: %s", jpath, strerror(errno));
-			ret = -errno;
-		}
-	}
+		ret = store_fold(cfg->state_file, sbx, holds, err, errlen);
 	if (!ret)
 		fprintf(out, "state: %s: %zu sandboxes, %u journal records folded in, written "
 			"without journalSeq and writtenBy; journal removed\n", cfg->state_file,

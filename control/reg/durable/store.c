@@ -210,6 +210,24 @@ store_load(const char *path, json_t **sandboxes, json_t **holds, struct store_lo
 	return 0;
 }
 
+/* Here rather than in the rollback: the journal's file is this module's alone. */
+int
+store_fold(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen)
+{
+	char jpath[600];
+	int ret;
+
+	ret = state_save(path, sandboxes, holds, err, errlen);
+	if (ret)
+		return ret;
+	store_journal_path(path, jpath, sizeof(jpath));
+	if (unlink(jpath) && errno != ENOENT) {
+		snprintf(err, errlen, "cannot remove %.300s: %s", jpath, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 /* ---- writing: a record per change, durable before the answer ---- */
 
 /*

@@ -63,6 +63,12 @@ int store_load(const char *path, json_t **sandboxes, json_t **holds, struct stor
 	       char *err, size_t errlen);
 
 /*
+ * What store_load() gave, written for a release without the journal (--rollback-to): one
+ * snapshot without journalSeq, and the journal removed. Returns 0 or -errno with err.
+ */
+int store_fold(const char *path, json_t *sandboxes, json_t *holds, char *err, size_t errlen);
+
+/*
  * Take over the state file for the restored registry: write the snapshot at 'seq' (from
  * store_loaded.last) and start an empty journal after it. This also proves the directory
  * writable before the first change needs it. Returns 0 or -errno with err.
