@@ -461,7 +461,7 @@ test("a HOME taken over from another owner: no link leads the chown out of it", 
 	}
 });
 
-// gateway/isolate.c's pick: FNV-1a of the name into the range, then the next free uid.
+// gateway/isolate/isolate.c's pick: FNV-1a of the name into the range, then the next free uid.
 function fnvSlot(name, span) {
 	let h = 2166136261;
 	for (const b of Buffer.from(name))
