@@ -54,9 +54,11 @@ done
 case ,$ONLY, in *,ours,*) [ -x "$GW_BIN" ] || { echo "gwbench: no $GW_BIN" >&2; exit 1; } ;; esac
 
 # The peers come from the registry at the versions of package-lock.json, once.
+# (npm's own node_modules/.package-lock.json is not a copy of it, so a stamp of ours says so.)
 if [ "$ONLY" != ours ] && ! cmp -s "$HERE/package-lock.json" \
-	"$HERE/node_modules/.package-lock.json" 2>/dev/null; then
+	"$HERE/node_modules/.gwbench-lock" 2>/dev/null; then
 	npm ci --prefix "$HERE" --no-audit --no-fund >&2 || { echo "gwbench: npm ci failed" >&2; exit 1; }
+	cp "$HERE/package-lock.json" "$HERE/node_modules/.gwbench-lock"
 fi
 
 TMP=$(mktemp -d /tmp/gwbench-XXXXXX)
