@@ -196,12 +196,8 @@ node_preflight(struct node *n)
 			node_pins_release(n);
 		}
 	}
-	/*
-	 * A link fd per sandbox and a second one for a TAP (its TC link for TSO frames, held so
-	 * that it never ends while its XDP program may pass it a frame), a socket per API
-	 * connection, and the rest (ports...).
-	 */
-	want = 2u * n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u;
+	/* A link fd per sandbox, a socket per API connection, and the rest (ports, TAPs...). */
+	want = n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u;
 	if (cvs_fd_room(want) < want)
 		fprintf(stderr, "cubevs-fp: the open-files limit (RLIMIT_NOFILE, hard) is under "
 			"the %u that --max-sandboxes %u may need: sandboxes past it are attached "

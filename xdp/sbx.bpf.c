@@ -70,9 +70,9 @@ struct {
 } cvs_fun_xsks SEC(".maps");
 
 /*
- * TAPs whose TSO frames cvs_sbx_gso takes (a TCX link of ours on the TAP): ifindex -> its MTU.
- * Written after the link is attached and removed before it ends, so a frame is passed to the
- * kernel only while our TC program is there to take it.
+ * TAPs whose TSO frames cvs_sbx_gso takes (a TC filter of ours on the TAP): ifindex -> its
+ * MTU. Written after the filter is attached and removed before it goes, so a frame is passed
+ * to the kernel only while our TC program is there to take it.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -150,7 +150,8 @@ cvs_sbx_prog(struct xdp_md *ctx)
 	if (len > ETH_FRAME_LEN) {
 		__u32 *mtu = bpf_map_lookup_elem(&cvs_gso_mtu, &ifindex);
 
-		if (mtu && len > *mtu + ETH_HLEN)
+		/* The low 16 bits: above them xdp/xdpgso.c notes whose qdisc it is. */
+		if (mtu && len > (*mtu & 0xffff) + ETH_HLEN)
 			return cvs_verdict(CVS_XDP_SBX_GSO, XDP_PASS);
 	}
 	/* Without our TC program the funnel would drop it without a word: counted here. */

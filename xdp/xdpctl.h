@@ -59,10 +59,9 @@ struct xdp_sbx {
 	char note[600];		/* what the pinning had to say, for the log; "" when nothing */
 	char pin_dir[300];	/* where the maps and the interfaces' links are pinned; "" = none */
 	struct { int fd; int ifindex; } *links;	/* by slot: the link this process holds */
-	/* A TAP's TSO frames (xdpgso.c): the TC program, its map, the TCX links by slot. */
+	/* A TAP's TSO frames (xdpgso.c): the TC program and its map. */
 	int gso_prog_fd;
 	int gso_map_fd;
-	struct { int fd; int ifindex; } *gso;
 	uint32_t nlinks;
 	/*
 	 * Links taken off their slot by xdpctl_sbx_detach_later(), ended by the ender thread
@@ -156,13 +155,12 @@ _Atomic uint64_t *xdpctl_fun_press(struct xdp_sbx *x, uint32_t worker);
 
 /* Frames of this slot the policer dropped (its excess while its funnel was under pressure). */
 /*
- * A TAP's TSO frames segmented by the kernel (xdpgso.c): our TC program on ifname when it is a
+ * A TAP's TSO frames segmented by the kernel (xdpgso.c): our TC filter on ifname when it is a
  * TAP, and its MTU for cvs_sbx_prog; again when the MTU changes. Nothing for other interfaces.
- * -errno when the kernel has no TCX links (before 6.6): those frames stay dropped and counted.
+ * -EBUSY when another program holds our filter's place: those frames stay dropped, counted.
  */
-int xdpctl_gso_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t slot,
-		      uint32_t mtu);
-void xdpctl_gso_detach(struct xdp_sbx *x, int ifindex, uint32_t slot);
+int xdpctl_gso_attach(struct xdp_sbx *x, int ifindex, const char *ifname, uint32_t mtu);
+void xdpctl_gso_detach(struct xdp_sbx *x, int ifindex);
 
 uint64_t xdpctl_sbx_policed(const struct xdp_sbx *x, uint32_t slot);
 /* Links of deleted sandboxes not ended yet (xdpend.c); 0 once the kernel has them all back. */
@@ -179,7 +177,7 @@ struct xdpctl_release {
 	uint32_t moved;		/* links become rtnetlink attachments of the same program */
 	uint32_t ended;		/* links of interfaces gone or moved away: pin removed */
 	uint32_t failed;	/* rtnetlink refused: the interface has no program now (err) */
-	uint32_t gso;		/* TC links of TAPs ended (xdpgso.c): 0.1.0 has none */
+	uint32_t gso;		/* TC filters of TAPs removed (xdpgso.c): 0.1.0 has none */
 };
 
 /*

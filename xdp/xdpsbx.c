@@ -80,11 +80,9 @@ xdpsbx_links_init(struct xdp_sbx *x, uint32_t n)
 	uint32_t i;
 
 	x->links = calloc(n, sizeof(*x->links));
-	if (!x->links || xdpgso_init(x, n) || xdpend_init(x, n)) {
+	if (!x->links || xdpend_init(x, n)) {
 		free(x->links);
-		free(x->gso);
 		x->links = NULL;
-		x->gso = NULL;
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++)
@@ -576,7 +574,7 @@ xdpctl_sbx_forget(struct xdp_sbx *x, int ifindex, uint32_t slot, bool unattach)
 	uint32_t ifi = (uint32_t)ifindex;
 
 	/* Its entry first: the XDP program stops passing frames before the TC one goes. */
-	xdpctl_gso_detach(x, ifindex, slot);
+	xdpctl_gso_detach(x, ifindex);
 	if (unattach)
 		xdpsbx_unattach(x, ifindex, slot);
 	bpf_map_delete_elem(x->if_fd, &ifi);
@@ -723,7 +721,7 @@ xdpctl_sbx_links_release(const char *dir, struct xdpctl_release *r, char *err,
 	memset(r, 0, sizeof(*r));
 	if (!dh)
 		return errno == ENOENT ? 0 : -errno;
-	/* Before the XDP links: their program passes a TAP's TSO frame only while it has one. */
+	/* Before the XDP links: their program passes a TAP's TSO frame only while it has a filter. */
 	r->gso = xdpgso_release(dir);
 	while ((e = readdir(dh))) {
 		char path[PATH_MAX];
@@ -745,7 +743,7 @@ xdpctl_sbx_prune(struct xdp_sbx *x)
 	struct xdpctl_walk w = { .visit = xdpsbx_prune_visit, .drop = xdpsbx_prune_drop, .arg = x };
 
 	return xdpctl_map_walk(x->if_fd, sizeof(uint32_t), &w) + xdpsbx_links_sweep(x) +
-	       xdpgso_sweep(x->pin_dir, x->if_fd, x->gso_map_fd);
+	       xdpgso_sweep(x->gso_map_fd, x->if_fd);
 }
 
 void
@@ -754,7 +752,6 @@ xdpctl_sbx_unload(struct xdp_sbx *x)
 	uint32_t i;
 
 	xdpend_fini(x);
-	xdpgso_unload(x);
 	/*
 	 * Their pins keep the links: the interfaces keep the program for the next process. A
 	 * link whose pin went with its bpffs (unmounted under us) would end with this process,

@@ -295,20 +295,19 @@ publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
 
 /*
  * A TAP's TSO frames to the kernel's segmentation (xdp/xdpgso.c), at its MTU. Without it
- * (a kernel before 6.6) they are dropped and counted, as said once in the log.
+ * (another program in our filter's place) they are dropped and counted, as the log says.
  */
 static void
 publish_gso(struct publish *p, const struct sandbox *sb)
 {
-	static bool said;
-	int ret = xdpctl_gso_attach(p->sbx, sb->ifindex, sb->iface, sb->slot, sb->mtu);
+	int ret = xdpctl_gso_attach(p->sbx, sb->ifindex, sb->iface, sb->mtu);
 
-	if (ret && !said) {
-		said = true;
-		CVS_LOG(WARNING, ctl, "sandbox %s: cannot attach the TC program that segments the "
-			"TSO frames of TAP %s: %s; such frames are dropped (sbx_too_big, too_big)",
-			sb->id, sb->iface, strerror(-ret));
-	}
+	/* ENODEV: the interface went meanwhile; linkwatch says so. */
+	if (ret && ret != -ENODEV)
+		CVS_LOG(WARNING, ctl, "sandbox %s: cannot attach the TC filter that segments the "
+			"TSO frames of TAP %s: %s%s; such frames are dropped (sbx_too_big, too_big)",
+			sb->id, sb->iface, strerror(-ret), ret == -EBUSY ? " (another program "
+			"holds ingress filter handle 0xcf5b, priority 0xcf5b)" : "");
 }
 
 static void

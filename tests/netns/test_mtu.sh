@@ -259,14 +259,40 @@ case_taptso() {
 	check "a frame longer than the MTU without a GSO type is dropped, counted (rx, sbx_too_big)" \
 		eq "$(tap_frame 16000 nogso)" "0 1"
 	tap_tcp 64000 term
-	check "across a SIGTERM restart the TAP's TC program stays and is taken over (64,000 bytes)" \
+	check "across a SIGTERM restart the TAP's TC filter stays and is taken over (64,000 bytes)" \
 		eq "$TCP_OUT" "64000 same 64000"
 	tap_tcp 64000 kill
 	check "and across kill -9" eq "$TCP_OUT" "64000 same 64000"
-	if [ "${FP_PIN[1]}" != none ]; then
-		check "no TC link of ours is left pinned once the TAPs are deleted" \
-			eq "$(ls "${FP_PIN[1]}/nic0" | grep -c '^gso_if')" 0
-	fi
+	tap_filters
+}
+
+# Our TC filter is on a TAP only while it is a sandbox, and the clsact qdisc only if we made
+# it; someone else's qdisc and filters stay, and one in our filter's place is never replaced.
+tap_filters() {
+	local ours='pref 53083 bpf.*cvs_sbx_gso'
+	nsn ip tuntap add dev vt8 mode tap
+	nsn ip link set vt8 up
+	register t8 vt8 '[]' >/dev/null
+	check "a registered TAP has our filter" bash -c \
+		"ip netns exec $NS_N tc filter show dev vt8 ingress | grep -q '$ours'"
+	api DELETE /sandboxes/t8 >/dev/null
+	check "deleted: neither our filter nor the clsact qdisc we made is left" bash -c \
+		"! ip netns exec $NS_N tc qdisc show dev vt8 | grep -q clsact"
+	nsn tc qdisc add dev vt8 clsact
+	nsn tc filter add dev vt8 ingress prio 7 bpf bytecode "1,6 0 0 4294967295,"
+	register t8 vt8 '[]' >/dev/null
+	api DELETE /sandboxes/t8 >/dev/null
+	check "someone else's clsact and filter stay over our attach and detach" bash -c \
+		"ip netns exec $NS_N tc filter show dev vt8 ingress | grep -q 'pref 7 bpf' &&
+		 ! ip netns exec $NS_N tc filter show dev vt8 ingress | grep -q cvs_sbx_gso"
+	nsn tc filter add dev vt8 ingress prio 53083 handle 0xcf5b bpf bytecode "1,6 0 0 0,"
+	check "a filter in our place: the PUT still attaches the sandbox" \
+		contains "$(register t8 vt8 '[]' | tail -n1)" 20
+	check "and the filter is left as it was, said in the log" bash -c \
+		"ip netns exec $NS_N tc filter show dev vt8 ingress | grep -q \"handle 0xcf5b.*bytecode '1,6 0 0 0'\" &&
+		 grep -q 'another program holds ingress filter handle 0xcf5b' $TB_DIR/fp.log"
+	api DELETE /sandboxes/t8 >/dev/null
+	nsn ip link del vt8
 }
 
 # The world port given to EAL (net_af_xdp on nic0) on a world network of MTU 1400: the port
