@@ -58,7 +58,7 @@ xdpgso_is_tap(const char *ifname)
 
 /*
  * The program of the filter at our handle and priority: 1 ours, -1 someone else's, 0 none
- * that libbpf can read (nothing, or a classic BPF filter: the attach tells them apart).
+ * that libbpf can read (nothing, or a classic BPF filter).
  */
 static int
 xdpgso_filter(int ifindex)
@@ -81,9 +81,10 @@ xdpgso_filter(int ifindex)
 }
 
 /*
- * Our filter on ifindex (the clsact qdisc made when it has none): ours of another process is
- * replaced in one step; anything else in its place stays (-EBUSY), which an exclusive attach
- * finds out for what the query cannot read.
+ * Our filter on ifindex (the clsact qdisc made when it has none). An exclusive attach first:
+ * on a new TAP it is all there is to do (two netlink requests). A filter in its place is
+ * ours of another process (a restart), replaced in one step, or anything else, which stays
+ * (-EBUSY).
  */
 static int
 xdpgso_filter_add(const struct xdp_sbx *x, int ifindex, bool *own_qdisc)
@@ -91,23 +92,25 @@ xdpgso_filter_add(const struct xdp_sbx *x, int ifindex, bool *own_qdisc)
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = CVS_GSO_HANDLE, .priority = CVS_GSO_PRIO,
 		    .prog_fd = x->gso_prog_fd);
-	int ret, there = xdpgso_filter(ifindex);
-	bool made;
+	int ret = bpf_tc_hook_create(&hook);
+	bool made = !ret;
 
-	if (there < 0)
-		return -EBUSY;
-	ret = bpf_tc_hook_create(&hook);
 	if (ret && ret != -EEXIST)
 		return ret;
-	made = !ret;
-	tc.flags = there > 0 ? BPF_TC_F_REPLACE : 0;
 	ret = bpf_tc_attach(&hook, &tc);
+	if (ret == -EEXIST) {
+		if (xdpgso_filter(ifindex) <= 0)
+			return -EBUSY;
+		tc.flags = BPF_TC_F_REPLACE;
+		tc.prog_id = 0;
+		ret = bpf_tc_attach(&hook, &tc);
+	}
 	if (ret && made) {
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 		bpf_tc_hook_destroy(&hook);
 	}
 	*own_qdisc |= made && !ret;
-	return ret == -EEXIST ? -EBUSY : ret;
+	return ret;
 }
 
 /* Our filter off ifindex, and the clsact qdisc when we made it. */
