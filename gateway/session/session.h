@@ -4,8 +4,8 @@
  * floors, and within this one too a file calls only the files on the lines below its own,
  * never one above:
  *
- *   http/         the daemon (http.c): POST/GET/DELETE /mcp, upstream events, the
- *                 housekeeping tick; guard.c: token, Host, Origin
+ *   http/         the daemon (http.c): POST/GET/DELETE /mcp; server.c: its state, upstream
+ *                 events, the housekeeping tick; guard.c: token, Host, Origin
  *   mcp.c         the MCP methods: the gateway's own answers, which upstream gets the rest
  *   relay.c       a request relayed to its upstream: the link that carries its traffic back
  *   stateless.c   2026-07-28 requests: headers, _meta, one-request sessions, result shapes
