@@ -259,7 +259,7 @@ batch_allowed(const char *version)
 }
 
 static void
-batch_free(struct batch *b)
+batch_free(struct batch *b, struct MHD_Connection *c)
 {
 	size_t i;
 
@@ -267,7 +267,7 @@ batch_free(struct batch *b)
 		return;
 	for (i = 0; i < b->n; i++)
 		if (b->sts[i])
-			stream_drop(b->sts[i]);
+			stream_drop(b->sts[i], c);
 	free(b->sts);
 	json_decref(b->out);
 	free(b);
@@ -290,7 +290,7 @@ batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
 		if (w == SW_ASLEEP)
 			return MHD_YES;
 		if (w == SW_GONE) {
-			batch_free(b);
+			batch_free(b, c);
 			rq->batch = NULL;
 			return MHD_NO;
 		}
@@ -301,7 +301,7 @@ batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
 	}
 	out = b->out;
 	b->out = NULL;
-	batch_free(b);
+	batch_free(b, c);
 	rq->batch = NULL;
 	if (json_array_size(out) == 0) {
 		json_decref(out);
@@ -323,7 +323,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 	if (b)
 		b->out = json_array();
 	if (b == NULL || b->sts == NULL || b->out == NULL) {
-		batch_free(b);
+		batch_free(b, p->c);
 		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	b->n = n;
@@ -634,14 +634,13 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct http_server *h = cls;
 	struct req_ctx *rq = *con_cls;
 
-	(void)c;
 	(void)toe;
 	if (rq == NULL)
 		return;
 	/* A request that ended asleep (the gateway stops, the connection broke). */
 	if (rq->again)
-		stream_drop(rq->again);
-	batch_free(rq->batch);
+		stream_drop(rq->again, c);
+	batch_free(rq->batch, c);
 	sb_free(&rq->body);
 	free(rq);
 	*con_cls = NULL;

@@ -186,8 +186,8 @@ enum stream_wait stream_final(struct stream *st, struct MHD_Connection *c, json_
  */
 enum MHD_Result stream_reply(struct MHD_Connection *c, struct stream *st,
 			     struct stream **again);
-/* A request that will not hand st out after all lets go of it (the call is abandoned). */
-void stream_drop(struct stream *st);
+/* A request on c that will not hand st out after all lets go of it (the call is abandoned). */
+void stream_drop(struct stream *st, struct MHD_Connection *c);
 /* A client's notifications/cancelled for one of its requests. */
 void stream_cancel(struct stream *st, const char *reason);
 

@@ -487,6 +487,7 @@ stream_free_cb(void *cls)
 	struct stream *st = rd->st;
 	bool current, unsent;
 
+	waiter_forget(st->h->waiter, &st->sleep, rd->c);
 	pthread_mutex_lock(&st->lock);
 	current = rd->gen == st->gen;
 	unsent = !st->done || st->off < st->out.len;
@@ -502,8 +503,9 @@ stream_free_cb(void *cls)
 }
 
 void
-stream_drop(struct stream *st)
+stream_drop(struct stream *st, struct MHD_Connection *c)
 {
+	waiter_forget(st->h->waiter, &st->sleep, c);
 	stream_left(st);
 	stream_unref(st);
 }

@@ -81,6 +81,8 @@ bool waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c
 		  int64_t deadline);
 /* The connection asleep on sl, if any, resumes. */
 void waiter_wake(struct waiter *w, struct sleeper *sl);
+/* c, closed by libmicrohttpd, sleeps on sl no more (if it did); it is not resumed. */
+void waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c);
 
 /* A stream with no owner yet: the caller sets release, s and the link before it is shared. */
 struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, bool sse,

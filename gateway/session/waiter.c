@@ -58,19 +58,28 @@ ring(struct waiter *w)
 	(void)n;
 }
 
-/* With w->lock held: sl leaves the set and its connection resumes. */
-static void
-wake_locked(struct waiter *w, struct sleeper *sl)
+/* With w->lock held: sl leaves the set; its connection is returned, still suspended. */
+static struct MHD_Connection *
+unlink_locked(struct waiter *w, struct sleeper *sl)
 {
+	struct MHD_Connection *c = sl->c;
+
 	*sl->prev = sl->next;
 	if (sl->next)
 		sl->next->prev = sl->prev;
 	if (sl->fd >= 0)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, sl->fd, NULL);
-	MHD_resume_connection(sl->c);
 	sl->c = NULL;
 	sl->prev = NULL;
 	sl->next = NULL;
+	return c;
+}
+
+/* With w->lock held: sl leaves the set and its connection resumes. */
+static void
+wake_locked(struct waiter *w, struct sleeper *sl)
+{
+	MHD_resume_connection(unlink_locked(w, sl));
 }
 
 bool
@@ -118,6 +127,22 @@ waiter_wake(struct waiter *w, struct sleeper *sl)
 	pthread_mutex_lock(&w->lock);
 	if (sl->c)
 		wake_locked(w, sl);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * libmicrohttpd may close a suspended connection itself (an error on its socket reported
+ * before it was suspended): then the connection's sleep ends without a resume, as it is
+ * about to be freed.
+ */
+void
+waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (sl->c == c)
+		unlink_locked(w, sl);
 	pthread_mutex_unlock(&w->lock);
 }
 
