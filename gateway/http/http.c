@@ -4,9 +4,10 @@
  * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
  * answered on an SSE stream that also carries what the upstream sends for them, see
  * relay.c), GET opens the session's stream for notifications that belong to no request,
- * DELETE ends a session. /health is a public summary. One thread per connection, so a long
- * tool call simply blocks its thread. Also here: what upstreams send outside any call, and
- * the housekeeping tick.
+ * DELETE ends a session. /health is a public summary. A small pool of daemon threads serves
+ * every connection (epoll): nothing here blocks, a request whose answer is not there yet
+ * suspends its connection (session/waiter.c) and is called again once it resumes. Also
+ * here: what upstreams send outside any call, and the housekeeping tick.
  */
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "base/str.h"
 #include "http/guard.h"
 #include "http/http.h"
+#include "http/server.h"
 #include "session/http_conf.h"
 #include "session/session.h"
 #include "upstream/upstream.h"
@@ -31,12 +34,26 @@
 #include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
+#define POOL_MAX	4	/* daemon threads, one per core up to this */
+#define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
+#define CONN_MAX	8192
+
+/* A batch whose answers are not all in: what is collected, the streams still waited for. */
+struct batch {
+	struct stream **sts;
+	size_t n;
+	json_t *out;
+};
 
 struct req_ctx {
 	struct strbuf body;
 	uint64_t seen;
 	bool mcp_post;
 	bool too_big;
+	const char *origin;	/* the allowed Origin, for CORS on every answer */
+	/* A suspended request waits for one of these (stream_reply, or a batch's answers). */
+	struct stream *again;
+	struct batch *batch;
 };
 
 /* ---- POST /mcp ---------------------------------------------------------------------------- */
@@ -110,6 +127,7 @@ conn_fd(struct MHD_Connection *c)
 /* What one POST carries, checked once: how answers go back and which session it is for. */
 struct post {
 	struct MHD_Connection *c;
+	struct req_ctx *rq;
 	struct session *s;
 	bool fresh;		/* s is new: only an initialize may create one */
 	bool json_only;		/* the client accepts application/json, not SSE */
@@ -207,7 +225,7 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		if (st == NULL)
 			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
 					  "unknown or expired requestState"), NULL);
-		return stream_reply(p->c, st, NULL);
+		return stream_reply(p->c, st, &p->rq->again);
 	}
 	mcp_route(h, p->s, msg, &f);
 	if (f.reply) {
@@ -230,7 +248,7 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		resume_start(h, st, strcmp(p->s->version, "2025-11-25") >= 0);
 	relay_forward(st, &f, h->conf.call_timeout_ns);
 	mcp_forward_fini(&f);
-	return stream_reply(p->c, st, NULL);
+	return stream_reply(p->c, st, &p->rq->again);
 }
 
 static bool
@@ -240,27 +258,83 @@ batch_allowed(const char *version)
 	return strcmp(version, "2025-03-26") == 0 || strcmp(version, "2024-11-05") == 0;
 }
 
+static void
+batch_free(struct batch *b, struct MHD_Connection *c)
+{
+	size_t i;
+
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->n; i++)
+		if (b->sts[i])
+			stream_drop(b->sts[i], c);
+	free(b->sts);
+	json_decref(b->out);
+	free(b);
+}
+
+/* The answers of a batch as they come in; the connection sleeps while one is missing. */
+static enum MHD_Result
+batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
+{
+	struct batch *b = rq->batch;
+	json_t *out, *msg;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		enum stream_wait w;
+
+		if (b->sts[i] == NULL)
+			continue;
+		w = stream_final(b->sts[i], c, &msg);
+		if (w == SW_ASLEEP)
+			return MHD_YES;
+		if (w == SW_GONE) {
+			batch_free(b, c);
+			rq->batch = NULL;
+			return MHD_NO;
+		}
+		stream_unref(b->sts[i]);
+		b->sts[i] = NULL;
+		if (msg)
+			json_array_append_new(b->out, msg);
+	}
+	out = b->out;
+	b->out = NULL;
+	batch_free(b, c);
+	rq->batch = NULL;
+	if (json_array_size(out) == 0) {
+		json_decref(out);
+		return reply_empty(c, MHD_HTTP_ACCEPTED);
+	}
+	return reply_json(c, MHD_HTTP_OK, out, NULL);
+}
+
 /* A batch: every request runs at once, the answers come back together as one JSON array. */
 static enum MHD_Result
 post_batch(struct http_server *h, struct post *p, json_t *batch)
 {
 	size_t i, n = json_array_size(batch);
-	struct stream **sts = calloc(n + 1, sizeof(*sts));
-	json_t *out = json_array(), *msg, *id;
+	struct batch *b = calloc(1, sizeof(*b));
+	json_t *msg, *id;
 
-	if (sts == NULL || out == NULL) {
-		free(sts);
-		json_decref(out);
+	if (b)
+		b->sts = calloc(n + 1, sizeof(*b->sts));
+	if (b)
+		b->out = json_array();
+	if (b == NULL || b->sts == NULL || b->out == NULL) {
+		batch_free(b, p->c);
 		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
+	b->n = n;
 	json_array_foreach(batch, i, msg) {
 		const char *method = json_string_value(json_object_get(msg, "method"));
 		struct forward f;
 
 		id = json_object_get(msg, "id");
 		if (!json_is_object(msg)) {
-			json_array_append_new(out, rpc_error(NULL, RPC_INVALID_REQUEST,
-							     "Invalid Request"));
+			json_array_append_new(b->out, rpc_error(NULL, RPC_INVALID_REQUEST,
+								"Invalid Request"));
 			continue;
 		}
 		if (method == NULL || id == NULL) {
@@ -271,35 +345,24 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 			continue;
 		}
 		if (!id_valid(id) || strcmp(method, "initialize") == 0) {
-			json_array_append_new(out, rpc_error(id_valid(id) ? id : NULL,
+			json_array_append_new(b->out, rpc_error(id_valid(id) ? id : NULL,
 				RPC_INVALID_REQUEST, "Invalid Request"));
 			continue;
 		}
 		mcp_route(h, p->s, msg, &f);
 		if (f.reply) {
-			json_array_append(out, f.reply);
+			json_array_append(b->out, f.reply);
 		} else {
-			sts[i] = session_stream_new(h, p->s, NULL, false, conn_fd(p->c));
-			if (sts[i]) {
-				stream_set_id(sts[i], id);
-				relay_forward(sts[i], &f, h->conf.call_timeout_ns);
+			b->sts[i] = session_stream_new(h, p->s, NULL, false, conn_fd(p->c));
+			if (b->sts[i]) {
+				stream_set_id(b->sts[i], id);
+				relay_forward(b->sts[i], &f, h->conf.call_timeout_ns);
 			}
 		}
 		mcp_forward_fini(&f);
 	}
-	for (i = 0; i < n; i++) {
-		if (sts[i] == NULL)
-			continue;
-		msg = stream_wait_final(sts[i], NULL);
-		if (msg)
-			json_array_append_new(out, msg);
-	}
-	free(sts);
-	if (json_array_size(out) == 0) {
-		json_decref(out);
-		return reply_empty(p->c, MHD_HTTP_ACCEPTED);
-	}
-	return reply_json(p->c, MHD_HTTP_OK, out, NULL);
+	p->rq->batch = b;
+	return batch_collect(p->c, p->rq);
 }
 
 /*
@@ -393,7 +456,7 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     MHD_HTTP_HEADER_CONTENT_TYPE);
 	struct accept_scan acc = {false, false};
-	struct post p = { .c = c };
+	struct post p = { .c = c, .rq = rq };
 
 	p.stateless = pv && strcmp(pv, MCP_2026_07_28) == 0;
 	if (pv && !p.stateless && !upstream_proto_supported(pv))
@@ -452,7 +515,7 @@ mcp_get(struct http_server *h, struct MHD_Connection *c)
 
 /* DNS rebinding protection: a page cannot name our host or send its own Origin. */
 static enum MHD_Result
-mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
+mcp_guard(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, bool *refused)
 {
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
@@ -463,6 +526,7 @@ mcp_guard(struct http_server *h, struct MHD_Connection *c, bool *refused)
 		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
 	if (origin && !guard_origin_allowed(&h->conf, origin))
 		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+	rq->origin = origin;
 	reply_origin_set(origin);
 	*refused = false;
 	return MHD_YES;
@@ -477,7 +541,7 @@ http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, 
 	enum MHD_Result ret;
 
 	if (mcp) {
-		ret = mcp_guard(h, c, &refused);
+		ret = mcp_guard(h, c, rq, &refused);
 		if (refused)
 			return ret;
 		if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
@@ -518,6 +582,15 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 		pthread_mutex_unlock(&h->active_lock);
 		return http_first(h, c, rq, mcp, method);
 	}
+	/* Other connections' requests ran on this thread since its last callback. */
+	reply_origin_set(rq->origin);
+	if (rq->again) {
+		struct stream *st = rq->again;
+
+		return stream_reply(c, st, &rq->again);
+	}
+	if (rq->batch)
+		return batch_collect(c, rq);
 	if (*upload_size) {
 		rq->seen += *upload_size;
 		if (rq->mcp_post && !rq->too_big) {
@@ -561,10 +634,13 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct http_server *h = cls;
 	struct req_ctx *rq = *con_cls;
 
-	(void)c;
 	(void)toe;
 	if (rq == NULL)
 		return;
+	/* A request that ended asleep (the gateway stops, the connection broke). */
+	if (rq->again)
+		stream_drop(rq->again, c);
+	batch_free(rq->batch, c);
 	sb_free(&rq->body);
 	free(rq);
 	*con_cls = NULL;
@@ -574,121 +650,27 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&h->active_lock);
 }
 
-/*
- * What upstreams send outside any call (up_event_fn): list changes mark the server stale,
- * task status goes to the tasks extension, the rest to every session that listens.
- */
-static bool
-upstream_event(void *ctx, struct upstream *u, json_t *msg)
-{
-	struct http_server *h = ctx;
-	const char *method = json_string_value(json_object_get(msg, "method"));
+/* ---- the daemon -------------------------------------------------------------------------- */
 
-	if (method == NULL)
-		return false;
-	if (json_object_get(msg, "id"))
-		return strcmp(method, "roots/list") == 0 && session_roots_ask(h, u, msg);
-	/* The merged lists change, not the server's: the gateway lists it and tells. */
-	if (strcmp(method, "notifications/tools/list_changed") == 0 ||
-	    strcmp(method, "notifications/prompts/list_changed") == 0 ||
-	    strcmp(method, "notifications/resources/list_changed") == 0) {
-		lists_stale(h, u);
-		return false;
-	}
-	if (strcmp(method, "notifications/tasks/status") == 0)
-		tasks_notify(h, u, msg);
-	else
-		events_broadcast(h, msg);
-	return false;
+/* One daemon thread per core, at least two so that one slow callback stalls no one. */
+static unsigned int
+pool_size(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 2 ? 2 : n > POOL_MAX ? POOL_MAX : (unsigned int)n;
 }
 
-/* ---- the server and its housekeeping tick ------------------------------------------------ */
-
-/*
- * The tick: servers whose lists went stale are listed again, and POST streams nobody
- * resumed within --resume-window are cancelled. It sleeps until lists.c or resume.c rings.
- */
-static void *
-tick_main(void *arg)
+/* Connections are cheap now; the file limit (sockets, pipes, a few to spare) is the bound. */
+static unsigned int
+conn_limit(void)
 {
-	struct http_server *h = arg;
+	struct rlimit rl;
 
-	for (;;) {
-		if (lists_refresh(h))
-			continue;
-		if (bell_stopped(&h->tick))
-			break;
-		bell_wait(&h->tick, resume_sweep(h));
-	}
-	return NULL;
-}
-
-static void
-tick_stop(struct http_server *h)
-{
-	if (!h->ticker_on)
-		return;
-	bell_stop(&h->tick);
-	pthread_join(h->ticker, NULL);
-	h->ticker_on = false;
-}
-
-static void
-server_free(struct http_server *h)
-{
-	size_t i;
-
-	for (i = 0; i < h->conf.nups; i++)
-		upstream_set_events(h->conf.ups[i], NULL, NULL);
-	tick_stop(h);
-	park_free_all(h);
-	tasks_free(h);
-	resume_free_all(h);
-	session_free_all(h);
-	lists_stop(h);
-	bell_fini(&h->tick);
-	pthread_mutex_destroy(&h->active_lock);
-	pthread_cond_destroy(&h->active_cond);
-	free(h);
-}
-
-/* Everything but the daemon: the lists built, the tick running, the upstreams' events ours. */
-static struct http_server *
-server_new(const struct http_conf *conf, char **err)
-{
-	struct http_server *h = calloc(1, sizeof(*h));
-	size_t i;
-
-	if (h == NULL) {
-		err_set(err, -ENOMEM, "out of memory");
-		return NULL;
-	}
-	h->conf = *conf;
-	if (h->conf.port == 0)
-		h->conf.port = GW_DEFAULT_PORT;
-	session_init(h);
-	pthread_mutex_init(&h->active_lock, NULL);
-	pthread_cond_init(&h->active_cond, NULL);
-	bell_init(&h->tick);
-	if (lists_start(h)) {
-		err_set(err, -ENOMEM, "build the aggregated lists: out of memory");
-		server_free(h);
-		return NULL;
-	}
-	if (park_init(h) || resume_init(h) || tasks_init(h)) {
-		err_set(err, -ENOMEM, "out of memory");
-		server_free(h);
-		return NULL;
-	}
-	if (pthread_create(&h->ticker, NULL, tick_main, h)) {
-		err_set(err, -EAGAIN, "cannot start the housekeeping thread");
-		server_free(h);
-		return NULL;
-	}
-	h->ticker_on = true;
-	for (i = 0; i < h->conf.nups; i++)
-		upstream_set_events(h->conf.ups[i], upstream_event, h);
-	return h;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return CONN_MAX;
+	return rl.rlim_cur < 256 ? 64 : rl.rlim_cur - 128 > CONN_MAX ? CONN_MAX :
+	       (unsigned int)(rl.rlim_cur - 128);
 }
 
 struct http_server *
@@ -698,13 +680,19 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 
 	if (h == NULL)
 		return NULL;
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				MHD_USE_ITC | MHD_USE_POLL, 0, NULL, NULL, http_access, h,
+	/*
+	 * Event-driven: a few threads, each with its epoll set, serve every connection; a
+	 * request that waits suspends its connection. The per-connection memory is small, as
+	 * libmicrohttpd clears all of it for every request.
+	 */
+	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, http_access, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
+				MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+				MHD_OPTION_CONNECTION_LIMIT, conn_limit(),
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-				MHD_OPTION_THREAD_STACK_SIZE, (size_t)(512 * 1024),
 				MHD_OPTION_END);
 	if (h->d == NULL) {
 		err_set(err, -EIO, "start HTTP server failed");
@@ -749,6 +737,8 @@ http_stop(struct http_server *h)
 {
 	if (h == NULL)
 		return;
+	/* libmicrohttpd refuses to stop with a connection suspended. */
+	waiter_stop(h);
 	MHD_stop_daemon(h->d);
 	server_free(h);
 }

@@ -4,8 +4,8 @@
  * floors, and within this one too a file calls only the files on the lines below its own,
  * never one above:
  *
- *   http/         the daemon (http.c): POST/GET/DELETE /mcp, upstream events, the
- *                 housekeeping tick; guard.c: token, Host, Origin
+ *   http/         the daemon (http.c): POST/GET/DELETE /mcp; server.c: its state, upstream
+ *                 events, the housekeeping tick; guard.c: token, Host, Origin
  *   mcp.c         the MCP methods: the gateway's own answers, which upstream gets the rest
  *   relay.c       a request relayed to its upstream: the link that carries its traffic back
  *   stateless.c   2026-07-28 requests: headers, _meta, one-request sessions, result shapes
@@ -15,6 +15,7 @@
  *   resume.c      POST streams a client resumes with Last-Event-ID
  *   session.c     the core: the session table (the owner of h->lock)
  *   stream.c      the core: the stream object, with hooks for the files above
+ *   waiter.c      the core: connections suspended until their stream wakes them
  *   routes.c      the tables: items of all servers merged, renamed on clashes
  *   wire/         every HTTP answer (reply.c), JSON-RPC messages (rpc.c)
  *
@@ -24,7 +25,8 @@
  * session table and everything in the sessions; a stream's lock (stream.c) its queue; park.c,
  * resume.c, tasks.c and lists.c each keep their state behind a lock of their own, and http.c
  * its count of requests in flight. Order: an upstream's lock, then park.c's or h->lock, then
- * a stream's lock; nothing calls into an upstream while holding one of them.
+ * a stream's lock, then the waiter's (waiter.c); nothing calls into an upstream while
+ * holding one of them.
  */
 #ifndef GW_SESSION_H
 #define GW_SESSION_H
@@ -97,6 +99,7 @@ struct lists;
 struct parks;
 struct resumable;
 struct task_map;
+struct waiter;
 
 struct http_server {
 	struct http_conf conf;	/* conf.tools .. conf.templates point into lists.c's tables */
@@ -117,6 +120,7 @@ struct http_server {
 	struct parks *parks;	/* park.c: 2026-07-28 requests waiting for input */
 	struct resumable *resumable;	/* resume.c: POST streams a client may resume */
 	struct task_map *tasks;	/* tasks.c: the client's task ids */
+	struct waiter *waiter;	/* waiter.c: connections suspended on a stream */
 };
 
 /* ---- the core: sessions (session.c, the owner of h->lock) ----------------------------------- */
@@ -167,13 +171,30 @@ void stream_finish(struct stream *st, json_t *final);
 void stream_end(struct stream *st);
 /* The id an answer carries, for a stream that claims none on the session (batches). */
 void stream_set_id(struct stream *st, json_t *id);
-/* JSON-only clients and batches: waits for the answer; drops the caller's reference. */
-json_t *stream_wait_final(struct stream *st, bool *gone);
-/* Queues the response that hands the stream out; the reference passes to it. */
+enum stream_wait {
+	SW_READY,	/* what was waited for is there */
+	SW_ASLEEP,	/* c is suspended: ask again once it resumes */
+	SW_GONE,	/* the client left (or the gateway stops): no answer will go */
+};
+/* Batches: *final, the answer (NULL when cancelled), once st is done; keeps the reference. */
+enum stream_wait stream_final(struct stream *st, struct MHD_Connection *c, json_t **final);
+/*
+ * Queues the response that hands the stream out; the reference passes to it. Where an
+ * answer is worth waiting for (JSON-only clients, 2026-07-28 statuses, a call likely to
+ * answer at once, so that it leaves in one piece) and again is given, c may be suspended
+ * instead: *again is st, and the caller calls stream_reply again once c resumes.
+ */
 enum MHD_Result stream_reply(struct MHD_Connection *c, struct stream *st,
-			     const char *session_id);
+			     struct stream **again);
+/* A request on c that will not hand st out after all lets go of it (the call is abandoned). */
+void stream_drop(struct stream *st, struct MHD_Connection *c);
 /* A client's notifications/cancelled for one of its requests. */
 void stream_cancel(struct stream *st, const char *reason);
+
+/* waiter.c: its thread; stopped before the daemon, freed after every stream. */
+int waiter_init(struct http_server *h);
+void waiter_stop(struct http_server *h);
+void waiter_free(struct http_server *h);
 
 /* ---- above the core ------------------------------------------------------------------------- */
 

@@ -2,10 +2,11 @@
 /*
  * mcp-gateway: the stream object (stream_int.h). The upstream's reader thread, or a
  * broadcast, queues what a request's answer carries (progress, log messages, the server's
- * own requests, finally the answer) and the client's connection thread hands that out as
- * SSE events, or, for a client that accepts only JSON, waits for the answer alone. The
- * connection thread also notices a client that goes away and a call that outlives
- * --call-timeout, and tells the server to cancel. Its lock is taken here only.
+ * own requests, finally the answer) and the client's connection hands that out as SSE
+ * events, or, for a client that accepts only JSON, the answer alone. A connection with
+ * nothing to hand out is suspended (waiter.c) and woken by what is queued, so a few daemon
+ * threads serve every connection. It also notices a client that goes away and a call that
+ * outlives --call-timeout, and tells the server to cancel. Its lock is taken here only.
  */
 
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -26,14 +26,8 @@
 #include "wire/reply.h"
 #include "wire/rpc.h"
 
-#define SSE_BLOCK	(64 * 1024)
+#define SSE_BLOCK	(16 * 1024)
 #define RESUME_KEEP	(8u << 20)	/* sent bytes kept for replay before they are let go */
-
-enum wait_result {
-	WAIT_READY,
-	WAIT_GONE,
-	WAIT_TIMEOUT,
-};
 
 struct stream *
 stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int fd)
@@ -42,11 +36,7 @@ stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int f
 
 	if (st == NULL)
 		return NULL;
-	st->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (st->efd < 0) {
-		free(st);
-		return NULL;
-	}
+	st->sleep.fd = -1;
 	pthread_mutex_init(&st->lock, NULL);
 	st->refs = 1;
 	st->fd = fd;
@@ -57,13 +47,11 @@ stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int f
 	return st;
 }
 
+/* The connection asleep on the stream, if any, looks at it again. */
 void
 stream_wake(struct stream *st)
 {
-	uint64_t one = 1;
-	ssize_t n = write(st->efd, &one, sizeof(one));
-
-	(void)n;
+	waiter_wake(st->h->waiter, &st->sleep);
 }
 
 /* With st->lock held: an event ended at out.len; the next one gets seq + 1. */
@@ -181,7 +169,6 @@ stream_unref(struct stream *st)
 		return;
 	if (st->release)
 		st->release(st);
-	close(st->efd);
 	free(st->ends);
 	sb_free(&st->out);
 	json_decref(st->final);
@@ -326,48 +313,31 @@ keep_locked(struct stream *st)
 	return false;
 }
 
-/* ---- the client's side (its connection thread) ---------------------------------------------- */
 
-/* Waits until something is queued, the client hangs up or deadline (0: none) passes. */
-static enum wait_result
-stream_wait_until(struct stream *st, int64_t deadline)
+/* ---- the client's side (its connection, in a daemon thread) -------------------------------- */
+
+/*
+ * How long a relayed call's SSE answer may hold its status line back, so that an answer that
+ * comes at once leaves with its headers as one response of known length (no chunks). A call
+ * that is still quiet by then is streamed; its priming event, if any, goes out then.
+ */
+#define HOLD_NS		(20LL * 1000000LL)
+/*
+ * 2026-07-28 refuses with HTTP statuses (400, 404) that an SSE stream cannot take back once
+ * its 200 is out, so the status line waits for the first event: an answer that comes first
+ * and is such a refusal goes out as JSON with its status. Refusals come at once; a call
+ * that is still quiet after STATUS_WAIT_NS is streamed, so that no client's wait for
+ * headers runs out on a long call.
+ */
+#define STATUS_WAIT_NS	(2LL * 1000000000LL)
+
+/* Whether the client on fd hung up; one that sends more (pipelining) did not. */
+static bool
+client_gone(int fd)
 {
-	struct pollfd pfd[2] = {
-		{ .fd = st->efd, .events = POLLIN },
-		{ .fd = st->fd, .events = POLLRDHUP },
-	};
-	uint64_t v;
-	int timeout = -1, n;
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
 
-	if (deadline) {
-		int64_t left = deadline - time_mono_ns();
-
-		if (left <= 0)
-			return WAIT_TIMEOUT;
-		timeout = (int)((left + 999999) / 1000000);
-	}
-	n = poll(pfd, st->fd >= 0 ? 2 : 1, timeout);
-	if (n == 0)
-		return WAIT_TIMEOUT;
-	if (n < 0)
-		return WAIT_READY;
-	if (pfd[0].revents & POLLIN) {
-		ssize_t r = read(st->efd, &v, sizeof(v));
-
-		(void)r;
-	}
-	if (st->fd >= 0 && (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
-		return WAIT_GONE;
-	/* More bytes from the client (pipelining): not a hang-up; stop watching. */
-	if (st->fd >= 0 && (pfd[1].revents & POLLIN))
-		st->fd = -1;
-	return WAIT_READY;
-}
-
-static enum wait_result
-stream_wait(struct stream *st)
-{
-	return stream_wait_until(st, st->deadline);
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 /* No answer will be waited for: tell the server, if it still has the request. */
@@ -378,6 +348,16 @@ stream_abandon(struct stream *st, const char *reason)
 		return;
 	if (stream_unlink(st))
 		stream_unref(st);
+}
+
+/* The client left: a resumable stream waits for it to come back, any other is abandoned. */
+static void
+stream_left(struct stream *st)
+{
+	if (st->hooks)
+		st->hooks->detached(st, stream_gen(st));
+	else
+		stream_abandon(st, "the client closed the connection");
 }
 
 void
@@ -416,6 +396,7 @@ stream_timeout(struct stream *st)
 /* One connection handing a stream out; a resumed stream gets a new one, the old one ends. */
 struct reader {
 	struct stream *st;
+	struct MHD_Connection *c;
 	int gen;
 };
 
@@ -435,21 +416,23 @@ stream_take_locked(struct stream *st, char *buf, size_t max)
 	return n;
 }
 
+/*
+ * The content reader of an SSE stream. It never blocks its daemon thread: with nothing to
+ * hand out it suspends the connection and returns 0, which libmicrohttpd allows only for a
+ * suspended connection; what is queued next, a hang-up or the call's deadline resumes it.
+ */
 static ssize_t
 stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct reader *rd = cls;
 	struct stream *st = rd->st;
+	bool idle, slept = false;
 
 	(void)pos;
 	for (;;) {
-		enum wait_result w;
-
 		pthread_mutex_lock(&st->lock);
 		if (rd->gen != st->gen) {
 			pthread_mutex_unlock(&st->lock);
-			/* A wake-up this reader took may have been the new reader's. */
-			stream_wake(st);
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		if (st->off < st->out.len) {
@@ -473,15 +456,27 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		pthread_mutex_unlock(&st->lock);
-		w = stream_wait(st);
-		if (w == WAIT_GONE) {
+		if (client_gone(st->fd)) {
 			/* A resumable stream waits for its client instead (stream_free_cb). */
 			if (!st->hooks)
 				stream_abandon(st, "the client closed the connection");
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
-		if (w == WAIT_TIMEOUT)
+		if (st->deadline && time_mono_ns() >= st->deadline) {
 			stream_timeout(st);
+			continue;
+		}
+		/* Checked again under the lock: whatever is queued after it wakes the sleeper. */
+		pthread_mutex_lock(&st->lock);
+		idle = rd->gen == st->gen && st->off >= st->out.len && !st->done;
+		if (idle)
+			slept = waiter_sleep(st->h->waiter, &st->sleep, rd->c, st->fd,
+					     st->deadline);
+		pthread_mutex_unlock(&st->lock);
+		if (slept)
+			return 0;
+		if (idle)
+			return MHD_CONTENT_READER_END_WITH_ERROR;	/* the gateway stops */
 	}
 }
 
@@ -492,6 +487,7 @@ stream_free_cb(void *cls)
 	struct stream *st = rd->st;
 	bool current, unsent;
 
+	waiter_forget(st->h->waiter, &st->sleep, rd->c);
 	pthread_mutex_lock(&st->lock);
 	current = rd->gen == st->gen;
 	unsent = !st->done || st->off < st->out.len;
@@ -506,119 +502,129 @@ stream_free_cb(void *cls)
 	stream_unref(st);
 }
 
-/*
- * JSON-only clients and batches: the connection thread waits for the answer itself. Returns
- * it (NULL when cancelled or the client went away) and drops the caller's reference.
- */
-json_t *
-stream_wait_final(struct stream *st, bool *gone)
+void
+stream_drop(struct stream *st, struct MHD_Connection *c)
 {
-	json_t *final = NULL;
-	bool done;
-
-	if (gone)
-		*gone = false;
-	for (;;) {
-		enum wait_result w;
-
-		pthread_mutex_lock(&st->lock);
-		done = st->done;
-		if (done)
-			final = json_incref(st->final);
-		pthread_mutex_unlock(&st->lock);
-		if (done)
-			break;
-		w = stream_wait(st);
-		if (w == WAIT_GONE) {
-			stream_abandon(st, "the client closed the connection");
-			if (gone)
-				*gone = true;
-			break;
-		}
-		if (w == WAIT_TIMEOUT)
-			stream_timeout(st);
-	}
+	waiter_forget(st->h->waiter, &st->sleep, c);
+	stream_left(st);
 	stream_unref(st);
-	return final;
 }
 
-static enum MHD_Result
-reply_json_final(struct MHD_Connection *c, struct stream *st, const char *session_id)
+/* With st->lock held: the end is there, or with any, something to hand out. */
+static bool
+ready_locked(struct stream *st, bool any)
 {
-	bool stateless = st->stateless, gone;
-	json_t *final = stream_wait_final(st, &gone);
-	char *js = final ? json_dumps(final, JSON_COMPACT) : NULL;
-	unsigned int status = !js ? MHD_HTTP_ACCEPTED : stateless ? rpc_status(final) :
-			      MHD_HTTP_OK;
-
-	json_decref(final);
-	if (gone) {
-		free(js);
-		return MHD_NO;
-	}
-	return reply_buffer(c, status, js ? "application/json" : NULL, js ? js : "",
-			    js ? strlen(js) : 0, js != NULL, session_id ? "Mcp-Session-Id" : NULL,
-			    session_id);
+	return st->done || (any && st->out.len > st->off);
 }
 
 /*
- * 2026-07-28 refuses with HTTP statuses (400, 404) that an SSE stream cannot take back once
- * its 200 is out, so the status line waits for the first event: an answer that comes first
- * and is such a refusal goes out as JSON with its status. Refusals come at once; a call
- * that is still quiet after STATUS_WAIT_NS is streamed, so that no client's wait for
- * headers runs out on a long call. *gone: the client left meanwhile.
+ * A request handler's wait for its stream (see ready_locked) that ends by until (0: never)
+ * at the latest. SW_READY also when until passed; SW_ASLEEP: c is suspended until the stream
+ * wakes it. Without c nothing is waited for. The call's deadline is dealt with here.
  */
-#define STATUS_WAIT_NS	(2LL * 1000000000LL)
-
-static bool
-stream_refused(struct stream *st, bool *gone)
+static enum stream_wait
+stream_await(struct stream *st, struct MHD_Connection *c, bool any, int64_t until)
 {
-	int64_t until = time_mono_ns() + STATUS_WAIT_NS;
-
-	*gone = false;
 	for (;;) {
-		bool ready, refused;
-		enum wait_result w;
+		int64_t now, wake;
+		bool ready, slept = false;
 
 		pthread_mutex_lock(&st->lock);
-		ready = st->done || st->out.len > st->off;
-		refused = st->done && st->final && rpc_status(st->final) != MHD_HTTP_OK;
+		ready = ready_locked(st, any);
 		pthread_mutex_unlock(&st->lock);
-		if (ready) {
-			/* The wait took the wake-up the SSE reader would have had. */
-			stream_wake(st);
-			return refused;
-		}
-		w = stream_wait_until(st, st->deadline && st->deadline < until ? st->deadline :
-				      until);
-		if (w == WAIT_GONE) {
-			stream_abandon(st, "the client closed the connection");
-			*gone = true;
-			return false;
-		}
-		if (w != WAIT_TIMEOUT)
+		if (ready || c == NULL)
+			return SW_READY;
+		if (client_gone(st->fd))
+			return SW_GONE;
+		now = time_mono_ns();
+		if (st->deadline && now >= st->deadline) {
+			stream_timeout(st);
 			continue;
-		if (!st->deadline || time_mono_ns() < st->deadline)
-			return false;
-		stream_timeout(st);
+		}
+		if (until && now >= until)
+			return SW_READY;
+		wake = st->deadline && (!until || st->deadline < until) ? st->deadline : until;
+		pthread_mutex_lock(&st->lock);
+		ready = ready_locked(st, any);
+		if (!ready)
+			slept = waiter_sleep(st->h->waiter, &st->sleep, c, st->fd, wake);
+		pthread_mutex_unlock(&st->lock);
+		if (slept)
+			return SW_ASLEEP;
+		if (!ready)
+			return SW_GONE;	/* the gateway stops */
 	}
 }
 
-/* Queues the response that hands the stream out; the reference passes to it. */
-enum MHD_Result
-stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id)
+enum stream_wait
+stream_final(struct stream *st, struct MHD_Connection *c, json_t **final)
+{
+	enum stream_wait w = stream_await(st, c, false, 0);
+
+	*final = NULL;
+	if (w == SW_GONE) {
+		stream_abandon(st, "the client closed the connection");
+	} else if (w == SW_READY) {
+		pthread_mutex_lock(&st->lock);
+		*final = json_incref(st->final);
+		pthread_mutex_unlock(&st->lock);
+	}
+	return w;
+}
+
+/* The answer alone, as JSON (202 and no body for a cancelled request). */
+static enum MHD_Result
+reply_json_final(struct MHD_Connection *c, struct stream *st)
+{
+	json_t *final;
+	char *js;
+	unsigned int status;
+
+	pthread_mutex_lock(&st->lock);
+	final = json_incref(st->final);
+	pthread_mutex_unlock(&st->lock);
+	js = final ? json_dumps(final, JSON_COMPACT) : NULL;
+	status = !js ? MHD_HTTP_ACCEPTED : st->stateless ? rpc_status(final) : MHD_HTTP_OK;
+	json_decref(final);
+	stream_unref(st);
+	return reply_buffer(c, status, js ? "application/json" : NULL, js ? js : "",
+			    js ? strlen(js) : 0, js != NULL, NULL, NULL);
+}
+
+/* A finished stream: all its events in one response of known length, with the headers. */
+static enum MHD_Result
+reply_sse_whole(struct MHD_Connection *c, struct stream *st)
 {
 	struct MHD_Response *r;
-	struct reader *rd;
-	bool gone = false;
+	size_t len;
+	char *body;
 
-	if (!st->sse || (st->stateless && stream_refused(st, &gone)))
-		return reply_json_final(c, st, session_id);
-	if (gone) {
-		stream_unref(st);
+	pthread_mutex_lock(&st->lock);
+	len = st->out.len - st->off;
+	body = malloc(len + 1);
+	if (body) {
+		memcpy(body, st->out.buf + st->off, len);
+		st->off = st->out.len;
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (body && st->hooks)
+		st->hooks->drained(st);
+	stream_unref(st);
+	r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE) : NULL;
+	if (r == NULL) {
+		free(body);
 		return MHD_NO;
 	}
-	rd = malloc(sizeof(*rd));
+	return reply_sse_stream(c, r, NULL);
+}
+
+/* A stream still going: a content reader hands it out as it comes. */
+static enum MHD_Result
+reply_sse_reader(struct MHD_Connection *c, struct stream *st)
+{
+	struct MHD_Response *r;
+	struct reader *rd = malloc(sizeof(*rd));
+
 	r = rd ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, stream_read,
 						   rd, stream_free_cb) : NULL;
 	if (r == NULL) {
@@ -628,8 +634,44 @@ stream_reply(struct MHD_Connection *c, struct stream *st, const char *session_id
 		return MHD_NO;
 	}
 	rd->st = st;
+	rd->c = c;
 	pthread_mutex_lock(&st->lock);
 	rd->gen = st->gen;
 	pthread_mutex_unlock(&st->lock);
-	return reply_sse_stream(c, r, session_id);
+	return reply_sse_stream(c, r, NULL);
+}
+
+enum MHD_Result
+stream_reply(struct MHD_Connection *c, struct stream *st, struct stream **again)
+{
+	enum stream_wait w = SW_READY;
+	bool done, refused;
+
+	if (again)
+		*again = NULL;
+	if (!st->sse) {
+		w = stream_await(st, again ? c : NULL, false, 0);
+	} else if (again && !st->get) {
+		/* Each HTTP request that hands the stream out holds its own status line. */
+		if (!st->hold)
+			st->hold = time_mono_ns() + (st->stateless ? STATUS_WAIT_NS : HOLD_NS);
+		w = stream_await(st, c, st->stateless, st->hold);
+	}
+	if (w == SW_ASLEEP) {
+		*again = st;
+		return MHD_YES;
+	}
+	st->hold = 0;
+	if (w == SW_GONE) {
+		stream_left(st);
+		stream_unref(st);
+		return MHD_NO;
+	}
+	pthread_mutex_lock(&st->lock);
+	done = st->done;
+	refused = done && st->final && rpc_status(st->final) != MHD_HTTP_OK;
+	pthread_mutex_unlock(&st->lock);
+	if (!st->sse || (st->stateless && refused))
+		return reply_json_final(c, st);
+	return done ? reply_sse_whole(c, st) : reply_sse_reader(c, st);
 }

@@ -2,9 +2,10 @@
 /*
  * mcp-gateway: the stream object (stream.c), the core of every answer that is relayed or
  * streamed: a queue of SSE text that the upstream's reader thread (or a broadcast) fills and
- * the client's connection thread hands out, or the one final answer a JSON-only client waits
- * for. Its lock is stream.c's alone. The files above it hook in: session.c is told when the
- * last reference goes, relay.c is the upstream's link, resume.c keeps the queue for replay.
+ * the client's connection hands out, or the one final answer a JSON-only client waits for.
+ * Its lock is stream.c's alone. A connection with nothing to do sleeps on the stream
+ * (waiter.c) until it is woken. The files above it hook in: session.c is told when the last
+ * reference goes, relay.c is the upstream's link, resume.c keeps the queue for replay.
  */
 #ifndef GW_STREAM_INT_H
 #define GW_STREAM_INT_H
@@ -21,11 +22,21 @@ struct stream_hooks {
 	void (*detached)(struct stream *st, int gen);
 };
 
+/* A connection suspended until its stream wakes it; all of it under the waiter's lock. */
+struct sleeper {
+	struct MHD_Connection *c;	/* suspended on it; NULL: none */
+	uint64_t token;		/* names this sleep in the epoll set */
+	int fd;			/* the client's socket, watched for a hang-up; -1: not */
+	int64_t deadline;	/* monotonic ns it wakes at; 0: none */
+	struct sleeper *next, **prev;
+};
+
 struct stream {
 	pthread_mutex_t lock;	/* refs and everything below that is not set before use */
 	int refs;
-	int efd;		/* readable while something waits in out, or once done */
+	struct sleeper sleep;	/* the waiter's, under its lock */
 	int fd;			/* the client's socket, watched for hang-ups; -1 stops that */
+	int64_t hold;		/* stream_reply's: until when its status line may wait */
 	struct strbuf out;	/* SSE text not handed out yet */
 	size_t off;
 	bool done;		/* nothing more will be queued */
@@ -63,6 +74,15 @@ struct stream {
 	int64_t detached;	/* resume.c's, under its lock: when its reader left */
 	struct stream *rnext, **rprev;	/* resume.c's list, under its lock */
 };
+
+/* waiter.c: c (in one of its callbacks) is suspended until waiter_wake(sl), a hang-up on fd
+ * (-1: none) or deadline (0: none); false when the gateway is stopping and c must not wait. */
+bool waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
+		  int64_t deadline);
+/* The connection asleep on sl, if any, resumes. */
+void waiter_wake(struct waiter *w, struct sleeper *sl);
+/* c, closed by libmicrohttpd, sleeps on sl no more (if it did); it is not resumed. */
+void waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c);
 
 /* A stream with no owner yet: the caller sets release, s and the link before it is shared. */
 struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, bool sse,

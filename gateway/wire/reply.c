@@ -17,8 +17,9 @@
 			"Mcp-Protocol-Version, Last-Event-ID"
 
 /*
- * The allowed Origin of the request this connection thread serves: every response to it
- * names that origin for CORS. One thread per connection makes this per request.
+ * The allowed Origin of the request this daemon thread serves right now: every response to
+ * it names that origin for CORS. A thread serves many connections in turn, so http.c sets
+ * it again at every callback of a request.
  */
 static __thread const char *tl_origin;
 

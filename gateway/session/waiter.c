@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: connections that wait (stream_int.h). A few daemon threads serve every
+ * connection, so a connection whose stream has nothing to hand out yet is suspended
+ * (MHD_suspend_connection) instead of blocking its thread, and resumed by whoever gives it
+ * something to do: the stream's wake-up (an answer, an event, the end), the client hanging
+ * up, or a deadline (a call timeout, the wait for a 2026-07-28 status). libmicrohttpd watches
+ * no suspended socket, so one thread here does: an epoll set of the clients' sockets, for
+ * hang-ups only, and the earliest deadline as its timeout.
+ *
+ * A sleeper is registered exactly while its connection is suspended, under the waiter's
+ * lock (this file's alone); whoever unregisters it resumes the connection, so each
+ * suspension ends once. While registered, the connection keeps the stream, and so the
+ * sleeper, alive. Lock order: a stream's lock, then this one; libmicrohttpd's own mutex is
+ * taken inside suspend and resume and never held while it calls us.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/clock.h"
+#include "session/session.h"
+#include "session/stream_int.h"
+
+/*
+ * With a deadline pending, the thread looks at least this often, so that a sleeper whose
+ * deadline is later than the next look needs no wake-up of the thread to register.
+ */
+#define LOOK_NS		(1000LL * 1000000LL)
+#define NEVER		INT64_MAX
+#define EVENTS_MAX	64
+
+struct waiter {
+	pthread_mutex_t lock;
+	int epfd;
+	int evfd;		/* rung to make the thread look again (token 0) */
+	struct sleeper *list;
+	uint64_t next_token;
+	int64_t next_look;	/* when the thread looks next, NEVER: only when rung */
+	bool stopping;
+	pthread_t thread;
+	bool thread_on;
+};
+
+static void
+ring(struct waiter *w)
+{
+	uint64_t one = 1;
+	ssize_t n = write(w->evfd, &one, sizeof(one));
+
+	(void)n;
+}
+
+/* With w->lock held: sl leaves the set; its connection is returned, still suspended. */
+static struct MHD_Connection *
+unlink_locked(struct waiter *w, struct sleeper *sl)
+{
+	struct MHD_Connection *c = sl->c;
+
+	*sl->prev = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+	if (sl->fd >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, sl->fd, NULL);
+	sl->c = NULL;
+	sl->prev = NULL;
+	sl->next = NULL;
+	return c;
+}
+
+/* With w->lock held: sl leaves the set and its connection resumes. */
+static void
+wake_locked(struct waiter *w, struct sleeper *sl)
+{
+	MHD_resume_connection(unlink_locked(w, sl));
+}
+
+bool
+waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
+	     int64_t deadline)
+{
+	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT };
+	bool slept = false;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->stopping)
+		goto out;
+	/* Another connection still asleep on it (a reader that a resume replaced) goes on. */
+	if (sl->c)
+		wake_locked(w, sl);
+	sl->token = ++w->next_token;
+	sl->fd = fd;
+	ev.data.u64 = sl->token;
+	if (fd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) &&
+	    (errno != EEXIST || epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev)))
+		sl->fd = -1;	/* Not watched: the deadline or the stream still wakes it. */
+	sl->c = c;
+	sl->deadline = deadline;
+	sl->next = w->list;
+	if (sl->next)
+		sl->next->prev = &sl->next;
+	sl->prev = &w->list;
+	w->list = sl;
+	MHD_suspend_connection(c);
+	if (deadline && deadline < w->next_look) {
+		w->next_look = deadline;
+		ring(w);
+	}
+	slept = true;
+out:
+	pthread_mutex_unlock(&w->lock);
+	return slept;
+}
+
+void
+waiter_wake(struct waiter *w, struct sleeper *sl)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (sl->c)
+		wake_locked(w, sl);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/*
+ * libmicrohttpd may close a suspended connection itself (an error on its socket reported
+ * before it was suspended): then the connection's sleep ends without a resume, as it is
+ * about to be freed.
+ */
+void
+waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c)
+{
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->lock);
+	if (sl->c == c)
+		unlink_locked(w, sl);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* With w->lock held: the sleepers due wake; returns when the thread should look next. */
+static int64_t
+due_locked(struct waiter *w)
+{
+	int64_t now = time_mono_ns(), next = NEVER;
+	struct sleeper *sl, *n;
+
+	for (sl = w->list; sl; sl = n) {
+		n = sl->next;
+		if (!sl->deadline)
+			continue;
+		if (sl->deadline <= now)
+			wake_locked(w, sl);
+		else if (sl->deadline < next)
+			next = sl->deadline;
+	}
+	if (next != NEVER && next > now + LOOK_NS)
+		next = now + LOOK_NS;
+	return next;
+}
+
+/* With w->lock held: the sleeper an epoll event names, if it is still registered. */
+static void
+hangup_locked(struct waiter *w, uint64_t token)
+{
+	struct sleeper *sl;
+
+	/* Hang-ups are rare: a walk is cheaper than keeping an index. */
+	for (sl = w->list; sl; sl = sl->next) {
+		if (sl->token == token) {
+			wake_locked(w, sl);
+			return;
+		}
+	}
+}
+
+static void *
+waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct epoll_event evs[EVENTS_MAX];
+	int64_t look = NEVER;
+
+	for (;;) {
+		int timeout = -1, n, i;
+
+		if (look != NEVER) {
+			int64_t left = look - time_mono_ns();
+
+			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+		}
+		n = epoll_wait(w->epfd, evs, EVENTS_MAX, timeout);
+		pthread_mutex_lock(&w->lock);
+		if (w->stopping) {
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.u64 == 0) {
+				uint64_t v;
+				ssize_t r = read(w->evfd, &v, sizeof(v));
+
+				(void)r;
+			} else {
+				hangup_locked(w, evs[i].data.u64);
+			}
+		}
+		look = due_locked(w);
+		w->next_look = look;
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+int
+waiter_init(struct http_server *h)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+
+	if (w == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&w->lock, NULL);
+	w->next_look = NEVER;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->waiter = w;
+	if (w->epfd < 0 || w->evfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->evfd, &ev))
+		return -errno;
+	if (pthread_create(&w->thread, NULL, waiter_main, w))
+		return -EAGAIN;
+	w->thread_on = true;
+	return 0;
+}
+
+/* Before the daemon stops: every sleeper resumes, and no connection suspends again. */
+void
+waiter_stop(struct http_server *h)
+{
+	struct waiter *w = h->waiter;
+
+	if (w == NULL)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	while (w->list)
+		wake_locked(w, w->list);
+	ring(w);
+	pthread_mutex_unlock(&w->lock);
+	if (w->thread_on)
+		pthread_join(w->thread, NULL);
+	w->thread_on = false;
+}
+
+/* Last of all, after the daemon and every stream that could wake a sleeper. */
+void
+waiter_free(struct http_server *h)
+{
+	struct waiter *w = h->waiter;
+
+	if (w == NULL)
+		return;
+	waiter_stop(h);
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->evfd >= 0)
+		close(w->evfd);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	h->waiter = NULL;
+}
