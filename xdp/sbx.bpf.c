@@ -117,6 +117,16 @@ cvs_sbx_over(__u32 slot, __u32 worker)
 	return 0;
 }
 
+/* Both ways into a funnel stamp a guest frame alike: cvs_fun_in and the worker read it. */
+static __always_inline void
+cvs_fun_stamp(struct cvs_fun_hdr *h, __u32 worker, __u8 flags, __u32 slot)
+{
+	h->magic = bpf_htons(CVS_FUN_MAGIC);
+	h->worker = (__u8)worker;
+	h->flags = flags;
+	h->slot = slot;
+}
+
 static __always_inline int
 cvs_mac_differs(const __u8 *a, const __u8 *b)
 {
@@ -169,10 +179,7 @@ cvs_sbx_prog(struct xdp_md *ctx)
 	h = (void *)(long)ctx->data;
 	if ((void *)(h + 1) > (void *)(long)ctx->data_end)
 		return cvs_verdict(CVS_XDP_SBX_NO_SOCKET, XDP_DROP);
-	h->magic = bpf_htons(CVS_FUN_MAGIC);
-	h->worker = (__u8)worker;
-	h->flags = flags;
-	h->slot = slot;
+	cvs_fun_stamp(h, worker, flags, slot);
 	return cvs_redirect(&cvs_fun_dev, worker, XDP_DROP, CVS_XDP_SBX_REDIRECT,
 			    CVS_XDP_GAP_DROP);
 }
@@ -257,10 +264,7 @@ cvs_sbx_gso(struct __sk_buff *skb)
 	h = (void *)(long)skb->data;
 	if ((void *)(h + 1) > (void *)(long)skb->data_end)
 		return cvs_verdict(CVS_XDP_GAP_DROP, TC_ACT_SHOT);
-	h->magic = bpf_htons(CVS_FUN_MAGIC);
-	h->worker = (__u8)worker;
-	h->flags = flags;
-	h->slot = slot;
+	cvs_fun_stamp(h, worker, flags, slot);
 	return bpf_redirect(*fun, 0);
 }
 
