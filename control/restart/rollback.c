@@ -103,7 +103,7 @@ rollback_bpf(const struct cvs_config *cfg, const struct rollback_target *t, FILE
 		snprintf(dir, sizeof(dir), "%s/%s", cfg->bpf_pin_dir, cfg->world_iface);
 		ret = xdpctl_sbx_links_release(dir, &r, err, errlen);
 		fprintf(out, "links: %u sandbox interfaces now attached through rtnetlink, %u "
-			"links of interfaces gone ended, %u failed, %u TC links of TAPs ended\n",
+			"links of interfaces gone ended, %u failed, %u TC filters of TAPs removed\n",
 			r.moved, r.ended, r.failed, r.gso);
 		n = xdppin_keep_only(dir, t->pins, removed, sizeof(removed));
 		fprintf(out, "pins: %u that %s does not know removed%s%s\n", n, t->release,

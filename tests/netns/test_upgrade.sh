@@ -166,6 +166,13 @@ case_rollback() {
 	[ "${FP_PIN[1]}" = none ] ||
 		check "its interface is held by a pinned link" \
 			test -e "$TB_DIR/bpf/cubevs-fp/nic0/link_if$(nsn cat /sys/class/net/sb3/ifindex)"
+	# A TAP: this build puts a TC filter of its own on it (TSO frames), which 0.1.0 has not.
+	nsn ip tuntap add dev vt7 mode tap
+	nsn ip link set vt7 up
+	check "a TAP registered under this build → 201, with our TC filter on it" bash -c "
+		test \"\$(ip netns exec $NS_N curl -s -o /dev/null -w '%{http_code}' -X PUT \
+			-d '{\"iface\":\"vt7\",\"exposedPorts\":[]}' http://$API/sandboxes/t7)\" = 201 &&
+		ip netns exec $NS_N tc filter show dev vt7 ingress | grep -q cvs_sbx_gso"
 	check "--rollback-to while cubevs-fp runs: exit 1, refused, the node still serving" bash -c "
 		ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 \
 			--state-file $TB_DIR/state.json --runtime-dir $TB_DIR/run ${FP_PIN[*]} \
@@ -176,7 +183,7 @@ case_rollback() {
 		ip netns exec $NS_N $CUBEVS_FP -- --world-iface nic0 --rollback-to 0.0.9 2>&1 |
 			grep -q 'knows the way back to 0.1.0 only'"
 	before=$(registrations)
-	# Killed: the registration is in the journal only, which the rollback folds in.
+	# Killed: the registrations are in the journal only, which the rollback folds in.
 	fp_kill9
 	# The previous release refuses this build's state as it is (journalSeq, writtenBy).
 	check "--rollback-to 0.1.0 with the flags the previous release runs with → exit 0" \
@@ -184,14 +191,19 @@ case_rollback() {
 			--state-file $TB_DIR/state.json --runtime-dir $TB_DIR/run ${FP_PIN[*]} \
 			--rollback-to 0.1.0 >$TB_DIR/rollback.txt 2>&1"
 	sed 's/^/# rollback: /' "$TB_DIR/rollback.txt"
-	check "the journal's record of the registration was folded in" \
-		grep -q ' 1 journal records folded in' "$TB_DIR/rollback.txt"
+	check "the journal's records of the two registrations were folded in" \
+		grep -q ' 2 journal records folded in' "$TB_DIR/rollback.txt"
 	check "the state file has neither journalSeq nor writtenBy, and no journal is left" \
 		bash -c "! grep -q 'journalSeq\|writtenBy' $TB_DIR/state.json &&
 			 test ! -e $TB_DIR/state.json.journal"
 	check "the region was carried to 0.1.0's 4,096 sandboxes" \
 		grep -q 'carried to 4096 sandboxes (0 dropped)' "$TB_DIR/rollback.txt"
 	check "no funnel interface is left" bash -c "! ip netns exec $NS_N ip -o link | grep -q cvsfun"
+	if [ "${FP_PIN[1]}" != none ]; then
+		check "the TAP's TC filter and the clsact qdisc made for it are gone" bash -c "
+			grep -q ', 1 TC filters of TAPs removed' $TB_DIR/rollback.txt &&
+			! ip netns exec $NS_N tc qdisc show dev vt7 | grep -q clsact"
+	fi
 	if [ "${FP_PIN[1]}" != none ]; then
 		pins_left=$(ls "$TB_DIR/bpf/cubevs-fp/nic0" | sort | tr '\n' ' ')
 		check "only pins 0.1.0 knows are left ($pins_left)" \
