@@ -15,11 +15,26 @@
 #include "xdppin.h"
 
 int
-xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
+xdpctl_prog_name(uint32_t id, char *name, size_t namelen)
 {
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
-	int fd, ret;
+	int fd = bpf_prog_get_fd_by_id(id), ret;
+
+	if (fd < 0)
+		return -errno;
+	memset(&info, 0, sizeof(info));
+	ret = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (!ret)
+		snprintf(name, namelen, "%s", info.name);
+	return ret;
+}
+
+int
+xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
+{
+	int ret;
 
 	*id = 0;
 	if (name && namelen)
@@ -29,16 +44,7 @@ xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen)
 		return ret;
 	if (!*id || !name)
 		return 0;
-	fd = bpf_prog_get_fd_by_id(*id);
-	if (fd < 0)
-		return -errno;
-	memset(&info, 0, sizeof(info));
-	ret = bpf_obj_get_info_by_fd(fd, &info, &len);
-	close(fd);
-	if (ret)
-		return -errno;
-	snprintf(name, namelen, "%s", info.name);
-	return 0;
+	return xdpctl_prog_name(*id, name, namelen);
 }
 
 uint32_t

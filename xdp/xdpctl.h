@@ -82,6 +82,8 @@ struct xdp_sbx {
 
 /* Name and id of the program attached to ifindex; returns 0 with *id = 0 when none. */
 int xdpctl_prog_info(int ifindex, uint32_t *id, char *name, size_t namelen);
+/* The name of program id into name; 0 or -errno (gone, not ours to see). */
+int xdpctl_prog_name(uint32_t id, char *name, size_t namelen);
 /*
  * Whether ifindex runs our steering program (1), none (0), or someone else's (-EBUSY, named
  * in err, which we never replace). Asked before anything on the node changes.

@@ -65,19 +65,12 @@ xdpgso_filter(int ifindex)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = CVS_GSO_HANDLE, .priority = CVS_GSO_PRIO);
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-	int fd, ours;
+	char name[BPF_OBJ_NAME_LEN];
 
 	if (bpf_tc_query(&hook, &tc) || !tc.prog_id)
 		return 0;
-	fd = bpf_prog_get_fd_by_id(tc.prog_id);
-	memset(&info, 0, sizeof(info));
-	ours = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	       !strcmp(info.name, CVS_PROG_SBX_GSO);
-	if (fd >= 0)
-		close(fd);
-	return ours ? 1 : -1;
+	return !xdpctl_prog_name(tc.prog_id, name, sizeof(name)) &&
+	       !strcmp(name, CVS_PROG_SBX_GSO) ? 1 : -1;
 }
 
 /*

@@ -599,22 +599,12 @@ xdpctl_sbx_slot_of(const struct xdp_sbx *x, int ifindex)
 int
 xdpctl_sbx_prog_owner(struct xdp_sbx *x, uint32_t prog_id, char *name, size_t namelen)
 {
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-	int fd;
-
 	if (!prog_id)
 		return 0;
 	if (xdpsbx_ours(x, prog_id))
 		return 1;
-	fd = bpf_prog_get_fd_by_id(prog_id);
-	memset(&info, 0, sizeof(info));
-	if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-		snprintf(name, namelen, "%s", info.name);
-	else
+	if (xdpctl_prog_name(prog_id, name, namelen))
 		snprintf(name, namelen, "?");
-	if (fd >= 0)
-		close(fd);
 	/* Our program of another build is still ours: an attach replaces it. */
 	return strcmp(name, CVS_PROG_SBX) ? -1 : 1;
 }

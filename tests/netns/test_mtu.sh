@@ -177,13 +177,19 @@ case_jumbo2() {
 # jumbo frame the funnel carries but longer than the TAP's MTU; never lost without a word. A
 # frame of one MSS from the same TAP, its checksum partial, goes through. Segmenting the TSO
 # frame instead is not built (docs/datapath.md, "Offloads").
-tap_frame() { # size [nogso]: the worker's sandbox_rx_packets and the verdict's count after one frame
-	local p v line
-	coproc VMM { ip netns exec "$NS_N" python3 "$SRC_DIR/tapvmm.py" vt9 "$1" "${2:-frame}"; }
+# tapvmm.py as the VMM of TAP vt9 (coproc VMM), the TAP registered as sandbox t<size>.
+tap_vmm() { # size mode
+	local line
+	coproc VMM { ip netns exec "$NS_N" python3 "$SRC_DIR/tapvmm.py" vt9 "$1" "$2"; }
 	TB_PIDS+=($VMM_PID)
 	read -r line <&"${VMM[0]}"
 	nsn ip link set vt9 up
 	contains "$(register "t$1" vt9 '[]' | tail -n1)" 20 >/dev/null || echo "register failed"
+}
+
+tap_frame() { # size [nogso]: the worker's sandbox_rx_packets and the verdict's count after one frame
+	local p v line
+	tap_vmm "$1" "${2:-frame}"
 	p=$(stat_of worker sandbox_rx_packets)
 	v=$(stat_of xdp sbx_too_big)
 	echo go >&"${VMM[1]}"
@@ -221,11 +227,7 @@ print(len(b), "same" if b == bytes(i % 251 for i in range(n)) else "differ", flu
 		"$1" >"$TB_DIR/srv" &
 	local srv=$!
 	sleep 0.3
-	coproc VMM { ip netns exec "$NS_N" python3 "$SRC_DIR/tapvmm.py" vt9 "$1" tcp; }
-	TB_PIDS+=($VMM_PID)
-	read -r line <&"${VMM[0]}"
-	nsn ip link set vt9 up
-	contains "$(register "t$1" vt9 '[]' | tail -n1)" 20 >/dev/null || echo "register failed"
+	tap_vmm "$1" tcp
 	if [ -n "${2:-}" ]; then
 		fp_end "$2"
 		fp_start >/dev/null
