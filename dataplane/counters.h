@@ -124,6 +124,8 @@ enum cvs_drop {
 	_(FRAG_FORWARDED, "frag_forwarded", "fragments after the first translated as they came") \
 	_(FRAG_TO_KERNEL, "frag_to_kernel", \
 	  "world fragments held ahead of a first fragment that went to the kernel, given to it through cube-dev") \
+	_(FRAG_HANDED_OVER, "frag_handed_over", \
+	  "fragments held ahead of a first fragment that went to another worker, sent after it there") \
 	_(CSUM_COMPLETED, "csum_completed", \
 	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \

@@ -148,6 +148,7 @@ dp_frag_counters(struct dp_ctx *x)
 	x->st->c[CVS_WC_FRAG_RELEASED] = fs->released;
 	x->st->c[CVS_WC_FRAG_FORWARDED] = fs->forwarded;
 	x->st->c[CVS_WC_FRAG_TO_KERNEL] = fs->given_back;
+	x->st->c[CVS_WC_FRAG_HANDED_OVER] = fs->handed_over;
 	x->frag_busy = false;
 }
 

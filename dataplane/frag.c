@@ -17,79 +17,8 @@
 #include <arpa/inet.h>
 
 #include "dp.h"
-#include "frag.h"
+#include "frag_int.h"
 #include "pkt.h"
-
-#define FRAG_NIL	UINT32_MAX
-#define FRAG_MF		0x2000
-#define FRAG_OFFMASK	0x1fff
-#define FRAG_IP_MAX	65535u
-/* Contexts a new datagram may reclaim from the timed-out head of the list, at most. */
-#define FRAG_RECLAIM	4
-
-
-enum {
-	FRAG_C_FREE = 0,
-	FRAG_C_WAITING,		/* no first fragment yet: later ones are held */
-	FRAG_C_XLATED,		/* first translated: later ones leave as x */
-	FRAG_C_REFUSED,		/* cannot complete: later ones dropped with 'why' */
-};
-
-/* Bytes [start, end) of the datagram's data; end is at most 65,535. */
-struct frag_range {
-	uint16_t start;
-	uint16_t end;
-};
-
-struct frag_ctx {
-	struct frag_key key;
-	uint32_t hnext;		/* hash chain */
-	uint32_t prev;		/* expiry list */
-	uint32_t next;		/* expiry list, or free list */
-	uint32_t last_seen;
-	uint32_t held_head;	/* copies, in arrival order */
-	uint32_t held_tail;
-	struct frag_xlat x;
-	uint32_t covered;	/* bytes of data seen */
-	uint32_t zi;		/* zone index of the counts */
-	uint16_t nranges;
-	uint16_t end;		/* the datagram's data length, once the last fragment came */
-	uint16_t maxend;	/* the furthest byte seen */
-	uint16_t nheld;
-	uint8_t state;
-	uint8_t last;		/* the fragment with MF clear came */
-	uint8_t why;		/* FRAG_C_REFUSED: the reason later fragments count as */
-};
-
-struct frag_hold {
-	uint32_t next;		/* the context's copies, the released queue, or the free stack */
-	uint32_t len;
-	struct frag_xlat x;	/* set on release */
-};
-
-struct frag_table {
-	struct frag_cfg cfg;
-	uint32_t max_zones;
-	uint32_t nzi;		/* zone indexes: 0 world, 1..max_zones, then the host and others */
-	uint32_t hmask;
-	uint32_t *heads;
-	struct frag_ctx *ctx;
-	struct frag_range *range;
-	struct frag_hold *hold;
-	uint8_t *buf;
-	uint32_t *zone_ctx, *zone_held;	/* per zone index: contexts, copies held */
-	uint32_t free_ctx, free_hold;
-	uint32_t lru_head, lru_tail;	/* every context in use, oldest last fragment first */
-	uint32_t rel_head, rel_tail;	/* released copies not taken yet */
-	uint32_t lent;		/* the copy frag_take() handed out last */
-	struct frag_xlat giveback;	/* where a world datagram's copies go if its first never comes */
-	bool have_giveback;
-	uint32_t in_use, held_in_use;
-	uint64_t seed;
-	void *mem;
-	size_t bytes;
-	struct frag_stats st;
-};
 
 /* A fragment's place in its datagram. */
 struct frag_piece {
@@ -97,6 +26,9 @@ struct frag_piece {
 	uint32_t end;
 	bool mf;
 };
+
+/* Arrays in the mapping: contexts, ranges, heads, zone counts, then frag_hold_sizes()'. */
+#define FRAG_ARRAYS	7
 
 static size_t
 frag_align(size_t n)
@@ -120,11 +52,13 @@ frag_cfg_fill(struct frag_cfg *c, const struct frag_cfg *in)
 	c->contexts = c->contexts ? c->contexts : FRAG_DEF_CONTEXTS;
 	c->max_frags = c->max_frags ? c->max_frags : FRAG_DEF_MAX_FRAGS;
 	c->held = c->held ? c->held : FRAG_DEF_HELD;
+	c->held_jumbo = c->held_jumbo ? c->held_jumbo : c->held / 16 > 4 ? c->held / 16 : 4;
 	c->timeout = c->timeout ? c->timeout : FRAG_DEF_TIMEOUT;
 	c->zone_share = c->zone_share ? c->zone_share : frag_share(c->contexts);
 	c->held_share = c->held_share ? c->held_share : frag_share(c->held);
 	/* A share given must fit in its pool. */
-	if (c->contexts > 1u << 24 || c->held > 1u << 24 || c->max_frags < 2 ||
+	if (c->contexts > 1u << 24 || c->held > 1u << 24 || c->held_jumbo > 1u << 16 ||
+	    c->max_frags < 2 ||
 	    c->max_frags > FRAG_MAX_FRAGS_LIMIT || c->zone_share > c->contexts ||
 	    c->held_share > c->held)
 		return -EINVAL;
@@ -133,20 +67,19 @@ frag_cfg_fill(struct frag_cfg *c, const struct frag_cfg *in)
 
 /* The offsets of each array in the one mapping; returns its size. */
 static size_t
-frag_layout(struct frag_table *t, size_t off[6])
+frag_layout(struct frag_table *t, size_t off[FRAG_ARRAYS])
 {
 	const struct frag_cfg *c = &t->cfg;
-	size_t sz[6] = {
+	size_t sz[FRAG_ARRAYS] = {
 		(size_t)c->contexts * sizeof(struct frag_ctx),
 		(size_t)c->contexts * c->max_frags * sizeof(struct frag_range),
 		(size_t)(t->hmask + 1) * sizeof(uint32_t),
-		(size_t)c->held * sizeof(struct frag_hold),
-		(size_t)c->held * FRAG_HOLD_ROOM,
 		(size_t)t->nzi * 2 * sizeof(uint32_t),
 	};
 	size_t n = 0;
 
-	for (int i = 0; i < 6; i++) {
+	frag_hold_sizes(c, sz + 4);
+	for (int i = 0; i < FRAG_ARRAYS; i++) {
 		off[i] = n;
 		n += frag_align(sz[i]);
 	}
@@ -157,7 +90,7 @@ struct frag_table *
 frag_create(const struct frag_cfg *cfg, uint32_t max_zones)
 {
 	struct frag_table *t;
-	size_t off[6];
+	size_t off[FRAG_ARRAYS];
 	uint8_t *m;
 	uint32_t i;
 
@@ -188,17 +121,17 @@ frag_create(const struct frag_cfg *cfg, uint32_t max_zones)
 	t->ctx = (struct frag_ctx *)(m + off[0]);
 	t->range = (struct frag_range *)(m + off[1]);
 	t->heads = (uint32_t *)(m + off[2]);
-	t->hold = (struct frag_hold *)(m + off[3]);
-	t->buf = m + off[4];
-	t->zone_ctx = (uint32_t *)(m + off[5]);
+	t->zone_ctx = (uint32_t *)(m + off[3]);
+	t->hold = (struct frag_hold *)(m + off[4]);
+	t->buf = m + off[5];
+	t->jbuf = m + off[6];
 	t->zone_held = t->zone_ctx + t->nzi;
 	for (i = 0; i <= t->hmask; i++)
 		t->heads[i] = FRAG_NIL;
 	for (i = 0; i < t->cfg.contexts; i++)
 		t->ctx[i].next = i + 1 < t->cfg.contexts ? i + 1 : FRAG_NIL;
-	for (i = 0; i < t->cfg.held; i++)
-		t->hold[i].next = i + 1 < t->cfg.held ? i + 1 : FRAG_NIL;
-	t->free_ctx = t->free_hold = 0;
+	frag_hold_init(t);
+	t->free_ctx = 0;
 	t->lru_head = t->lru_tail = t->rel_head = t->rel_tail = t->lent = FRAG_NIL;
 	/* A random seed: a sender cannot aim its datagrams at one chain. */
 	if (getrandom(&t->seed, sizeof(t->seed), 0) != sizeof(t->seed))
@@ -245,12 +178,6 @@ frag_zone_in_use(const struct frag_table *t, uint16_t zone)
 	return t->zone_ctx[frag_zone_index(t, zone)];
 }
 
-uint32_t
-frag_held_in_use(const struct frag_table *t)
-{
-	return t->held_in_use;
-}
-
 size_t
 frag_memory(const struct frag_table *t)
 {
@@ -288,39 +215,6 @@ frag_timed_out(const struct frag_table *t, const struct frag_ctx *c, uint32_t no
 {
 	/* Strictly past: a context lives at least 'timeout' seconds after its last fragment. */
 	return now - c->last_seen > t->cfg.timeout;
-}
-
-static uint8_t *
-frag_buf_at(const struct frag_table *t, uint32_t i)
-{
-	return t->buf + (size_t)i * FRAG_HOLD_ROOM;
-}
-
-static void
-frag_hold_put(struct frag_table *t, uint32_t i)
-{
-	t->hold[i].next = t->free_hold;
-	t->free_hold = i;
-	t->held_in_use--;
-}
-
-/* Drop the copies a context holds, counted as 'why'. */
-static void
-frag_drop_held(struct frag_table *t, struct frag_ctx *c, enum frag_reason why)
-{
-	uint32_t i = c->held_head, next;
-
-	if (!c->nheld)
-		return;
-	while (i != FRAG_NIL) {
-		next = t->hold[i].next;
-		frag_hold_put(t, i);
-		i = next;
-	}
-	t->st.drop[why] += c->nheld;
-	t->zone_held[c->zi] -= c->nheld;
-	c->nheld = 0;
-	c->held_head = c->held_tail = FRAG_NIL;
 }
 
 static void
@@ -377,8 +271,6 @@ frag_ctx_free(struct frag_table *t, struct frag_ctx *c, enum frag_reason why)
 	c->next = t->free_ctx;
 	t->free_ctx = i;
 }
-
-static uint32_t frag_release(struct frag_table *t, struct frag_ctx *c, uint64_t *count);
 
 static uint32_t
 frag_expire_one(struct frag_table *t, struct frag_ctx *c)
@@ -554,31 +446,6 @@ frag_piece_add(struct frag_table *t, struct frag_ctx *c, const struct frag_piece
 	return c->last && c->covered == c->end;
 }
 
-static enum frag_reason
-frag_hold_copy(struct frag_table *t, struct frag_ctx *c, const uint8_t *frame, uint32_t len)
-{
-	uint32_t i = t->free_hold;
-
-	if (t->zone_held[c->zi] >= t->cfg.held_share)
-		return FRAG_R_HOLD_SHARE;
-	if (i == FRAG_NIL || len > FRAG_HOLD_ROOM)
-		return FRAG_R_NO_HOLD;
-	t->free_hold = t->hold[i].next;
-	t->held_in_use++;
-	memcpy(frag_buf_at(t, i), frame, len);
-	t->hold[i].len = len;
-	t->hold[i].next = FRAG_NIL;
-	if (c->held_tail != FRAG_NIL)
-		t->hold[c->held_tail].next = i;
-	else
-		c->held_head = i;
-	c->held_tail = i;
-	c->nheld++;
-	t->zone_held[c->zi]++;
-	t->st.held++;
-	return FRAG_R_MAX;
-}
-
 static enum frag_verdict
 frag_drop(struct frag_table *t, enum frag_reason r, enum frag_reason *why)
 {
@@ -625,40 +492,6 @@ frag_other(struct frag_table *t, const struct frag_key *k, const uint8_t *frame,
 		frag_ctx_free(t, c, FRAG_R_MAX);
 	}
 	return FRAG_FORWARD;
-}
-
-/*
- * Hand the context's copies to the released queue, each with the datagram's translation,
- * counted in *count.
- */
-static uint32_t
-frag_release(struct frag_table *t, struct frag_ctx *c, uint64_t *count)
-{
-	uint32_t n = c->nheld, i;
-
-	if (!n)
-		return 0;
-	for (i = c->held_head; i != FRAG_NIL; i = t->hold[i].next)
-		t->hold[i].x = c->x;
-	if (t->rel_tail != FRAG_NIL)
-		t->hold[t->rel_tail].next = c->held_head;
-	else
-		t->rel_head = c->held_head;
-	t->rel_tail = c->held_tail;
-	t->zone_held[c->zi] -= n;
-	*count += n;
-	c->nheld = 0;
-	c->held_head = c->held_tail = FRAG_NIL;
-	return n;
-}
-
-static void
-frag_end_loan(struct frag_table *t)
-{
-	if (t->lent != FRAG_NIL) {
-		frag_hold_put(t, t->lent);
-		t->lent = FRAG_NIL;
-	}
 }
 
 static uint32_t
@@ -727,49 +560,6 @@ frag_refuse(struct frag_table *t, const struct frag_key *k, uint32_t now)
 	frag_ctx_refuse(t, c, FRAG_R_BAD_FIRST);
 }
 
-bool
-frag_take(struct frag_table *t, uint8_t **frame, uint32_t *len, struct frag_xlat *x)
-{
-	uint32_t i = t->rel_head;
-
-	frag_end_loan(t);
-	if (i == FRAG_NIL)
-		return false;
-	t->rel_head = t->hold[i].next;
-	if (t->rel_head == FRAG_NIL)
-		t->rel_tail = FRAG_NIL;
-	t->lent = i;
-	*frame = frag_buf_at(t, i);
-	*len = t->hold[i].len;
-	*x = t->hold[i].x;
-	return true;
-}
-
-static bool
-frag_goes_to(const struct frag_xlat *x, uint8_t action, uint32_t slot)
-{
-	return x->action == action && x->slot == slot;
-}
-
-/* Released copies not taken yet towards ('action', 'slot') go too. */
-static void
-frag_flush_released(struct frag_table *t, uint8_t action, uint32_t slot)
-{
-	uint32_t *p = &t->rel_head, i;
-
-	t->rel_tail = FRAG_NIL;
-	while ((i = *p) != FRAG_NIL) {
-		if (frag_goes_to(&t->hold[i].x, action, slot)) {
-			*p = t->hold[i].next;
-			frag_hold_put(t, i);
-			t->st.drop[FRAG_R_FLUSHED]++;
-			continue;
-		}
-		t->rel_tail = i;
-		p = &t->hold[i].next;
-	}
-}
-
 uint32_t
 frag_flush(struct frag_table *t, uint16_t zone, uint8_t action, uint32_t slot)
 {
@@ -790,6 +580,20 @@ frag_flush(struct frag_table *t, uint16_t zone, uint8_t action, uint32_t slot)
 	return n;
 }
 
+uint32_t
+frag_handover(struct frag_table *t, const struct frag_key *k, uint32_t now,
+	      frag_send_fn *send, void *arg)
+{
+	struct frag_ctx *c = frag_lookup(t, k, now);
+	uint32_t n;
+
+	if (!c || c->state != FRAG_C_WAITING)
+		return 0;
+	n = frag_give_held(t, c, send, arg);
+	frag_ctx_free(t, c, FRAG_R_MAX);
+	return n;
+}
+
 void
 frag_set_giveback(struct frag_table *t, const struct frag_xlat *x)
 {
@@ -797,8 +601,3 @@ frag_set_giveback(struct frag_table *t, const struct frag_xlat *x)
 	t->have_giveback = true;
 }
 
-bool
-frag_ready(const struct frag_table *t)
-{
-	return t->rel_head != FRAG_NIL;
-}

@@ -27,8 +27,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Room of one held copy: a fragment frame larger than that is not held (FRAG_R_NO_HOLD). */
+/*
+ * Room of one held copy. Most fragments fit the small one; a jumbo network's (up to an IP MTU
+ * of 9,216 with its Ethernet header) takes one of the few large ones; a frame larger than
+ * that is not held (FRAG_R_NO_HOLD).
+ */
 #define FRAG_HOLD_ROOM	2048u
+#define FRAG_JUMBO_ROOM	9240u
 
 /* 0 in a field of struct frag_cfg takes its default. */
 #define FRAG_DEF_CONTEXTS	4096u
@@ -42,6 +47,7 @@ struct frag_cfg {
 	uint32_t contexts;	/* datagrams tracked at once per worker (default 4096) */
 	uint32_t max_frags;	/* fragments of one datagram (default 64; 65,535 bytes at MTU 1500 is 45) */
 	uint32_t held;		/* copies held before their first fragment, per worker (default 1024) */
+	uint32_t held_jumbo;	/* and beside them, of FRAG_JUMBO_ROOM (default held / 16, at least 4) */
 	uint32_t timeout;	/* seconds a datagram's context lives after its last fragment (default 2) */
 	uint32_t zone_share;	/* contexts one zone may hold (default contexts / 8, at least 16) */
 	uint32_t held_share;	/* copies one zone may hold (default held / 8, at least 16) */
@@ -122,6 +128,7 @@ struct frag_stats {
 	uint64_t completed;	/* datagrams forgotten at once, every byte seen */
 	uint64_t expired;	/* contexts freed by the timeout */
 	uint64_t given_back;	/* world copies handed to the kernel: their first never came */
+	uint64_t handed_over;	/* copies sent after their first fragment to another worker */
 };
 
 struct frag_table;
@@ -210,6 +217,14 @@ uint32_t frag_expire(struct frag_table *t, uint32_t now, uint32_t budget);
  * whose first fragment the steering program passed to the kernel). Control thread, once.
  */
 void frag_set_giveback(struct frag_table *t, const struct frag_xlat *x);
+/*
+ * Datagram 'k''s first fragment went to another worker, its flow's owner: each copy held here
+ * is given to send() (which copies it on its way there) in the order it came, and the
+ * datagram is forgotten here; its later fragments follow the first. Returns the copies given.
+ */
+typedef void frag_send_fn(void *arg, const uint8_t *frame, uint32_t len);
+uint32_t frag_handover(struct frag_table *t, const struct frag_key *k, uint32_t now,
+		       frag_send_fn *send, void *arg);
 /* Released copies wait for frag_take(). */
 bool frag_ready(const struct frag_table *t);
 

@@ -12,6 +12,7 @@
 
 #include "counters.h"
 #include "dp.h"
+#include "frag.h"
 #include "owner.h"
 #include "vhport.h"
 #include "xskport.h"
@@ -72,9 +73,25 @@ struct worker_fown {
 	uint8_t worker;
 };
 
+/*
+ * A first fragment handed to another worker in this loop: the fragments of its datagram held
+ * here follow it once the loop's bursts are through (worker_frags()), those of its own burst
+ * included. More in one loop than this are sent on at once.
+ */
+#define WORKER_HANDOVERS	32
+
+struct worker_handover {
+	struct frag_key k;
+	uint32_t to;
+	uint32_t kind;		/* enum worker_handoff */
+	uint32_t slot;
+};
+
 struct worker {
 	struct dp_ctx ctx;
 	struct worker_fown fown[WORKER_FOWN_SIZE];
+	struct worker_handover hand[WORKER_HANDOVERS];
+	uint32_t nhand;
 	struct cvs_stats st;
 	struct ct_table *ct;
 	struct rte_mempool *mp;

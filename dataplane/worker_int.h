@@ -58,7 +58,8 @@ vhport_ready(struct vhport *vp)
  * dp_owner() for a frame this worker received, when there are several. A later fragment has
  * no ports to tell its flow by: it goes to the worker its datagram's first fragment went to,
  * remembered here (this worker receives all of a datagram's fragments: a NIC spreads
- * fragments over its queues by addresses alone), else to its own worker.
+ * fragments over its queues by addresses alone). One whose first has not come stays here,
+ * held, and follows its first when that goes to another worker (worker_handoff()).
  */
 static inline uint32_t
 worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8_t *p,
@@ -75,7 +76,7 @@ worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8
 		     WORKER_FOWN_SIZE];
 	if (ip->frag_off & htons(0x1fff))
 		return e->saddr == ip->saddr && e->id == ip->id && e->proto == ip->proto &&
-		       e->worker < w->nworkers ? e->worker : to;
+		       e->worker < w->nworkers ? e->worker : w->id;
 	e->saddr = ip->saddr;
 	e->id = ip->id;
 	e->proto = ip->proto;
@@ -96,8 +97,10 @@ void worker_emit(struct worker *w, struct worker_out *o, const struct dp_result 
 		 const uint8_t *data, struct world_txq *back, int back_slot);
 void world_flush(struct worker *w, struct world_txq *q);
 void sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len);
-/* After fragmented datagrams: the fragments their first fragment released go out. */
+/* After fragmented datagrams: the fragments their first fragment released go out, and those
+ * held for a first fragment handed to another worker follow it (worker_handovers()). */
 void worker_frags(struct worker *w, struct worker_out *o);
+void worker_handovers(struct worker *w);
 /* Give a frame to worker 'to' with its kind and slot. */
 void worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
 		    struct rte_mbuf *m);

@@ -11,6 +11,7 @@
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 
+#include "frag.h"
 #include "mtu.h"
 #include "worker_int.h"
 
@@ -105,9 +106,8 @@ world_send(struct worker *w, struct world_txq *q, const uint8_t *data, uint32_t 
 		world_flush(w, q);
 }
 
-/* Give a frame to worker 'to' with its kind and slot. */
-void
-worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
+static void
+worker_enqueue(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
 	       struct rte_mbuf *m)
 {
 	m->hash.usr = ((uint32_t)kind << WH_SHIFT) | slot;
@@ -117,6 +117,85 @@ worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t
 		return;
 	}
 	w->st.c[CVS_WC_HANDOFFS]++;
+}
+
+/* Where frag_handover()'s copies go: an mbuf each, into the inbox behind their first. */
+struct worker_dest {
+	struct worker *w;
+	const struct worker_handover *h;
+};
+
+static void
+worker_send_held(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct worker_dest *d = arg;
+	struct rte_mbuf *m = worker_mbuf(d->w, frame, len);
+
+	if (m)
+		worker_enqueue(d->w, d->h->to, (enum worker_handoff)d->h->kind, d->h->slot, m);
+}
+
+/* The fragments held for the datagrams whose first fragment went to another worker. */
+void
+worker_handovers(struct worker *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nhand; i++) {
+		struct worker_dest d = { w, &w->hand[i] };
+
+		frag_handover(w->ctx.frag, &w->hand[i].k, w->ctx.now, worker_send_held, &d);
+	}
+	w->nhand = 0;
+}
+
+/*
+ * Whether m is a first fragment (offset 0, MF), and its datagram's key. Read before m is
+ * queued: the other worker may free it at once.
+ */
+static bool
+worker_first_frag(struct worker *w, enum worker_handoff kind, uint32_t slot,
+		  const struct rte_mbuf *m, struct frag_key *k)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct ip4_hdr *ip = (const struct ip4_hdr *)(p + ETH_HLEN_);
+
+	if (!w->ctx.frag || kind == WH_TO_SANDBOX ||
+	    rte_pktmbuf_data_len(m) < ETH_HLEN_ + sizeof(*ip) ||
+	    ((const struct eth_hdr *)p)->type != htons(ETHTYPE_IPV4) ||
+	    (ip->frag_off & htons(0x3fff)) != htons(0x2000))
+		return false;
+	memset(k, 0, sizeof(*k));
+	k->saddr = ip->saddr;
+	k->daddr = ip->daddr;
+	k->id = ip->id;
+	k->proto = ip->proto;
+	k->zone = kind == WH_FROM_WORLD ? 0 : kind == WH_FROM_HOST ? CVS_ZONE_HOST :
+		  (uint16_t)(slot + 1);
+	return true;
+}
+
+/*
+ * Give a frame to worker 'to' with its kind and slot. A first fragment is followed by the
+ * fragments of its datagram that came here ahead of it (worker_owner() keeps a later fragment
+ * of a datagram it does not know where it arrived) once this loop's bursts are through, for
+ * some of them may be behind it in its own burst, not held yet: worker_frags() sends them,
+ * into the same inbox behind it, so they find their datagram opened there.
+ */
+void
+worker_handoff(struct worker *w, uint32_t to, enum worker_handoff kind, uint32_t slot,
+	       struct rte_mbuf *m)
+{
+	struct worker_handover h = { .to = to, .kind = kind, .slot = slot };
+	bool first = worker_first_frag(w, kind, slot, m, &h.k);
+
+	worker_enqueue(w, to, kind, slot, m);
+	if (!first)
+		return;
+	if (w->nhand == WORKER_HANDOVERS)
+		worker_handovers(w);
+	w->hand[w->nhand++] = h;
+	w->ctx.frag_busy = true;
 }
 
 void
@@ -238,6 +317,8 @@ worker_frags(struct worker *w, struct worker_out *o)
 	struct dp_result r;
 	uint8_t *frame;
 
+	if (w->nhand)
+		worker_handovers(w);
 	while (w->ctx.frag_ready && dp_frag_release(&w->ctx, &frame, &r))
 		worker_emit(w, o, &r, frame, NULL, -1);
 	dp_frag_counters(&w->ctx);

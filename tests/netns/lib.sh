@@ -175,6 +175,19 @@ tb_server() { # ns port args...
 	die "server on port $port in $ns did not start"
 }
 
+# Start a UDP test server (udpmtu.py echo-server|frag-server PORT ...) in namespace NS and wait
+# until PORT is bound: a request sent before would meet a port unreachable.
+tb_udp_server() { # ns kind port args...
+	local ns=$1 port=$3 n
+	shift
+	tb_bg ip netns exec "$ns" python3 "$SRC_DIR/udpmtu.py" "$@"
+	for n in $(seq 100); do
+		[ -n "$(ip netns exec "$ns" ss -Hlun "sport = :$port")" ] && return 0
+		sleep 0.1
+	done
+	die "UDP server on port $port in $ns did not start"
+}
+
 tb_world_server() { # port [name]
 	tb_server "$NS_W" "$1" --name "${2:-world}"
 }

@@ -10,8 +10,8 @@ bed() {
 	tb_add_world
 	tb_add_sandbox 1
 	tb_add_sandbox 2
-	tb_bg ip netns exec "$NS_W" python3 "$UM" echo-server 7001
-	tb_bg ip netns exec "$NS_W" python3 "$UM" echo-server 7002 4000
+	tb_udp_server "$NS_W" echo-server 7001
+	tb_udp_server "$NS_W" echo-server 7002 4000
 	fp_start "$@"
 	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
@@ -60,8 +60,7 @@ case_egress() {
 # cube-dev once they time out in the fragment table).
 case_early() {
 	bed "$@"
-	tb_bg ip netns exec "$NS_W" python3 "$UM" frag-server 7007 4000 reverse
-	sleep 0.3
+	tb_udp_server "$NS_W" frag-server 7007 4000 reverse
 	check "a small request's 4,000-byte reply, its fragments in reverse order, arrives whole" \
 		eq "$(nss 1 python3 "$UM" ask $WORLD_IP 7007 20)" "4000 other"
 	check "the steering program sent the early fragments to the worker, which held them" \
@@ -80,11 +79,23 @@ case_early() {
 }
 
 # The same on two workers, a world queue each: a datagram's later fragments reach the worker
-# that took its first one (worker_owner), whichever sandbox or flow it is.
+# that took its first one (worker_owner), whichever sandbox or flow it is. Replies whose
+# fragments come last first: both sandboxes' replies reach the node from the same address, so
+# one worker receives them and one of the two belongs to the other worker; its early
+# fragments, held where they came, follow their first there.
 case_workers() {
 	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
 	case_egress --workers 2 --world-queues 2 --idle-sleep-us 20
 	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
+	tb_udp_server "$NS_W" frag-server 7007 4000 reverse
+	local s
+	for s in 1 2; do
+		check "sandbox $s: a 4,000-byte reply, its fragments in reverse order, arrives whole" \
+			eq "$(nss $s python3 "$UM" ask $WORLD_IP 7007 20)" "4000 other"
+	done
+	check "the early fragments of one followed its first to the other worker" \
+		test "$(stat_of worker frag_handed_over)" -ge 4
+	check "none expired" eq "$(stat_of drops frag_expired)" 0
 }
 
 # A sandbox that sends endless fragment sets without a first fragment holds its share of the

@@ -139,6 +139,14 @@ case_jumbo() {
 	both_ways "hairpin, sandbox 2 to sandbox 1's host port" "http://$NODE_IP:$HP1" nss 2
 	check "no MSS was clamped: the whole path is 9000" eq "$(stat_of worker mss_clamped)" 0
 	check "no frame dropped as too big" eq "$(stat_of drops too_big)" 0
+	# A jumbo network's fragments out of order: the later ones, 8,000 bytes each, are held in
+	# jumbo copies until their first comes.
+	tb_udp_server "$NS_W" frag-server 7009 20000 reverse 8000
+	local held=$(stat_of worker frag_held)
+	check "a 20,000-byte reply in 8,000-byte fragments, last first, arrives whole" \
+		eq "$(nss 2 python3 "$SRC_DIR/udpmtu.py" ask $WORLD_IP 7009 20)" "20000 other"
+	check "its two later fragments were held" test $(( $(stat_of worker frag_held) - held )) -ge 2
+	check "no fragment was refused a copy" eq "$(stat_of drops frag_no_hold)" 0
 }
 
 # Jumbo sandboxes behind a world of 1500, the usual cloud node: TCP has its MSS clamped both

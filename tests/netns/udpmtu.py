@@ -14,8 +14,9 @@
       how many were sent
   udpmtu.py frags HOST PORT SIZE ORDER [ID]        send one datagram as IP fragments of 1,000
       bytes through a raw socket in ORDER: 'reverse', 'shuffle' or 'inorder'
-  udpmtu.py frag-server PORT SIZE ORDER            answer every datagram with SIZE bytes sent as
-      raw fragments in ORDER (a world host whose replies arrive out of order)
+  udpmtu.py frag-server PORT SIZE ORDER [PIECE]    answer every datagram with SIZE bytes sent as
+      raw fragments of PIECE bytes (1,000) in ORDER (a world host whose replies arrive out
+      of order)
 """
 import random
 import socket
@@ -60,8 +61,8 @@ def recv(port, count, timeout):
         print(len(data), flush=True)
 
 
-def frag_server(port, size, order):
-    """Answer every datagram with SIZE bytes sent as raw fragments in ORDER."""
+def frag_server(port, size, order, piece=1000):
+    """Answer every datagram with SIZE bytes sent as raw fragments of PIECE bytes in ORDER."""
     s = udp_sock()
     s.bind(('0.0.0.0', port))
     raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
@@ -72,7 +73,7 @@ def frag_server(port, size, order):
         src = probe.getsockname()[0]
         probe.close()
         for p in build_frags(src, peer[0], port, peer[1], size, order,
-                             random.randrange(1, 65536)):
+                             random.randrange(1, 65536), piece):
             raw.sendto(p, (peer[0], 0))
 
 
@@ -106,8 +107,8 @@ def csum(b):
     return ~s & 0xffff
 
 
-def build_frags(src, host, sport, port, size, order, ident):
-    """One UDP datagram of SIZE bytes as IP fragments of 1,000 bytes, in ORDER."""
+def build_frags(src, host, sport, port, size, order, ident, piece=1000):
+    """One UDP datagram of SIZE bytes as IP fragments of PIECE bytes, in ORDER."""
     payload = bytes((i * 13) & 0xff for i in range(size))
     saddr, daddr = socket.inet_aton(src), socket.inet_aton(host)
     ulen = 8 + size
@@ -116,9 +117,9 @@ def build_frags(src, host, sport, port, size, order, ident):
     c = csum(pseudo + udp) or 0xffff
     udp = udp[:6] + struct.pack('!H', c) + udp[8:]
     pieces = []
-    for off in range(0, len(udp), 1000):
-        part = udp[off:off + 1000]
-        mf = 0x2000 if off + 1000 < len(udp) else 0
+    for off in range(0, len(udp), piece):
+        part = udp[off:off + piece]
+        mf = 0x2000 if off + piece < len(udp) else 0
         hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(part), ident, mf | (off // 8), 64,
                           17, 0, saddr, daddr)
         hdr = hdr[:10] + struct.pack('!H', csum(hdr)) + hdr[12:]
@@ -172,7 +173,7 @@ if __name__ == '__main__':
     elif a[1] == 'ask':
         ask(a[2], int(a[3]), int(a[4]), float(a[5]) if len(a) > 5 else 5.0)
     elif a[1] == 'frag-server':
-        frag_server(int(a[2]), int(a[3]), a[4])
+        frag_server(int(a[2]), int(a[3]), a[4], int(a[5]) if len(a) > 5 else 1000)
     elif a[1] == 'noise':
         noise(a[2], int(a[3]), float(a[4]))
     else:

@@ -21,7 +21,7 @@ static uint8_t dg[DG_MAX];
 static uint8_t bufs[NOUT][ROOM];
 static uint8_t *outs[NOUT];
 static uint32_t lens[NOUT];
-static uint8_t big[2200];
+static uint8_t big[9400];
 
 /* A datagram of 'paylen' UDP data bytes from 'saddr' with 'id', split at 'mtu' into bufs. */
 static uint32_t
@@ -647,9 +647,28 @@ test_held_out(void)
 		OTHER(t, bufs[1], lens[1], 1, 1, id < 8 ? FRAG_HELD : FRAG_DROP, FRAG_R_HOLD_SHARE);
 	}
 	OTHER(t, bufs[1], lens[1], 2, 1, FRAG_HELD, 0);
+	/*
+	 * A jumbo network's fragment takes a large copy (a share counts it as any); one larger
+	 * than a large copy is not held, nor one when the few large copies are taken.
+	 */
 	l = mkfrag(big, s, 100, 1480, 2072, true);
 	CHECK(l > FRAG_HOLD_ROOM);
+	OTHER(t, big, l, 4, 1, FRAG_HELD, 0);
+	l = mkfrag(big, s, 100, 0, 1480, true);
+	CHECK_EQ(first(t, big, l, 4, 1, &x, &v, &why), 1);
+	CHECK(frag_take(t, &f, &l, &got) && l == 34 + 2072 && f[34] == (uint8_t)(1480 + 100));
+	CHECK(!frag_take(t, &f, &l, &got));
+	l = mkfrag(big, s, 102, 8, 9216, true);
+	CHECK(l > FRAG_JUMBO_ROOM);
 	OTHER(t, big, l, 4, 1, FRAG_DROP, FRAG_R_NO_HOLD);
+	CHECK_EQ(frag_config(t)->held_jumbo, 4u);
+	for (id = 0; id < 5; id++) {
+		l = mkfrag(big, s, (uint16_t)(200 + id), 8960, 8960, true);
+		OTHER(t, big, l, (uint16_t)(5 + id), 1, id < 4 ? FRAG_HELD : FRAG_DROP,
+		      FRAG_R_NO_HOLD);
+	}
+	split(s, 300, 3000, 1500);
+	OTHER(t, bufs[1], lens[1], 10, 1, FRAG_HELD, 0);
 	/* Once its first is known it needs no copy: it is forwarded. */
 	l = mkfrag(big, s, 101, 0, 1480, true);
 	CHECK_EQ(first(t, big, l, 4, 1, &x, &v, &why), 0);
@@ -658,6 +677,64 @@ test_held_out(void)
 	frag_destroy(t);
 	cfg.held_share = 65;
 	CHECK(frag_create(&cfg, 16) == NULL);
+}
+
+/* What frag_handover() gave, in order. */
+struct given {
+	uint32_t n;
+	uint32_t len[8];
+	uint8_t frame[8][ROOM];
+};
+
+static void
+give(void *arg, const uint8_t *frame, uint32_t len)
+{
+	struct given *g = arg;
+
+	if (g->n < 8 && len <= ROOM) {
+		memcpy(g->frame[g->n], frame, len);
+		g->len[g->n] = len;
+	}
+	g->n++;
+}
+
+/*
+ * A datagram's first fragment went to another worker: what was held here goes there in the
+ * order it came, and the datagram is forgotten here. A datagram whose first was translated
+ * here, or one unknown, has nothing to give.
+ */
+static void
+test_handover(void)
+{
+	struct frag_table *t = frag_create(NULL, 16);
+	static struct given g;
+	struct frag_xlat x = xl_of(3);
+	struct frag_key k;
+	enum frag_verdict v;
+	enum frag_reason why;
+	uint32_t s = ip4("10.1.0.12");
+
+	CHECK_EQ(split(s, 7, 5000, 1500), 4u);
+	OTHER(t, bufs[3], lens[3], 2, 1, FRAG_HELD, 0);
+	OTHER(t, bufs[1], lens[1], 2, 1, FRAG_HELD, 0);
+	k = key_of(bufs[0], 2);
+	CHECK_EQ(frag_handover(t, &k, 1, give, &g), 2u);
+	CHECK_EQ(g.n, 2u);
+	CHECK(g.len[0] == lens[3] && !memcmp(g.frame[0], bufs[3], lens[3]));
+	CHECK(g.len[1] == lens[1] && !memcmp(g.frame[1], bufs[1], lens[1]));
+	CHECK_EQ(frag_in_use(t), 0u);
+	CHECK_EQ(frag_held_in_use(t), 0u);
+	CHECK_EQ(frag_zone_in_use(t, 2), 0u);
+	CHECK_EQ(frag_stats(t)->handed_over, 2u);
+	CHECK_EQ(frag_handover(t, &k, 1, give, &g), 0u);
+	/* Translated here: it stays, and its later fragments are forwarded. */
+	CHECK_EQ(split(s, 8, 3000, 1500), 3u);
+	CHECK_EQ(first(t, bufs[0], lens[0], 2, 1, &x, &v, &why), 0u);
+	k = key_of(bufs[0], 2);
+	CHECK_EQ(frag_handover(t, &k, 1, give, &g), 0u);
+	OTHER(t, bufs[1], lens[1], 2, 1, FRAG_FORWARD, 0);
+	CHECK_EQ(g.n, 2u);
+	frag_destroy(t);
 }
 
 static void
@@ -827,6 +904,7 @@ main(void)
 	test_zone_share();
 	test_table_full();
 	test_held_out();
+	test_handover();
 	test_flush();
 	test_random();
 	return t_done("unit-frag");
