@@ -55,6 +55,7 @@ struct vhport {
 	bool registered;		/* the library knows the path */
 	bool dev;			/* a device exists for this port (vid is its id) */
 	uint64_t features;		/* negotiated by the running device */
+	uint16_t mtu;			/* the MTU its VMM gave the guest (VIRTIO_NET_F_MTU), or 0 */
 	struct vhport *next;		/* every port, for the callbacks' lookups */
 	_Atomic uint64_t *running;	/* the word of the workers' bitmap with our bit */
 	uint64_t running_bit;

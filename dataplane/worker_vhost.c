@@ -77,6 +77,58 @@ vhost_flush_all(struct worker *w)
 	}
 }
 
+/* k frames of a guest through the pipeline, out, and their mbufs freed. */
+static void
+vhost_rx_batch(struct worker *w, struct vhport *vp, struct worker_out *o,
+	       struct rte_mbuf **keep, uint8_t **data, uint32_t *len, uint32_t k)
+{
+	struct dp_result res[VHP_BURST];
+	uint64_t t = rte_rdtsc();
+	uint32_t i;
+
+	if (!k)
+		return;
+	dp_sandbox_rx_burst(&w->ctx, vp->slot, data, len, k, res);
+	worker_pipe_account(w, t, k);
+	for (i = 0; i < k; i++) {
+		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, vp->slot, data[i], len[i]);
+		else
+			worker_emit(w, o, &res[i], data[i], NULL, (int)vp->slot);
+		rte_pktmbuf_free(keep[i]);
+	}
+}
+
+/*
+ * A frame longer than one mbuf (a guest whose VMM gave it a jumbo MTU; no segmentation
+ * offload is negotiated, so at most that MTU): the library chained it; it goes through the
+ * pipeline on its own from the jumbo buffer, or to its owner as the chain it is.
+ */
+static void
+vhost_rx_chain(struct worker *w, struct vhport *vp, struct worker_out *o, struct rte_mbuf *m)
+{
+	struct dp_result r;
+	uint32_t l;
+	uint8_t *p = worker_mbuf_data(w, m, &l);
+
+	if (p && w->nworkers > 1) {
+		uint32_t to = worker_owner(w, DP_FROM_SANDBOX, vp->slot, p, l);
+
+		if (to != w->id) {
+			worker_handoff(w, to, WH_FROM_SANDBOX, vp->slot, m);
+			return;
+		}
+	}
+	if (p) {
+		dp_sandbox_rx(&w->ctx, vp->slot, p, l, &r);
+		if (unlikely(r.action == DP_DROP && r.drop == CVS_DROP_NO_NEIGHBOUR))
+			worker_park(w, vp->slot, p, l);
+		else
+			worker_emit(w, o, &r, p, NULL, (int)vp->slot);
+	}
+	rte_pktmbuf_free(m);
+}
+
 /* Frames the guest of a vhost-user port sent: the same pipeline as an AF_XDP sandbox's. */
 static uint32_t
 worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
@@ -84,7 +136,6 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 	struct rte_mbuf *m[VHP_BURST], *keep[VHP_BURST];
 	uint8_t *data[VHP_BURST];
 	uint32_t len[VHP_BURST];
-	struct dp_result res[VHP_BURST];
 	uint16_t n, i, k = 0;
 	uint64_t bytes = 0;
 
@@ -99,9 +150,10 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 		w->st.c[CVS_WC_SBX_RX_BYTES] += l;
 		bytes += l;
 		if (unlikely(m[i]->nb_segs > 1)) {
-			/* Beyond one mbuf: no offload was negotiated, so no frame we forward. */
-			w->st.drop[CVS_DROP_TOO_BIG]++;
-			rte_pktmbuf_free(m[i]);
+			/* After the frames before it: a flow keeps its order. */
+			vhost_rx_batch(w, vp, o, keep, data, len, k);
+			k = 0;
+			vhost_rx_chain(w, vp, o, m[i]);
 			continue;
 		}
 		if (w->nworkers > 1) {
@@ -116,19 +168,7 @@ worker_vhost_rx(struct worker *w, struct vhport *vp, struct worker_out *o)
 		data[k] = p;
 		len[k++] = l;
 	}
-	if (k) {
-		uint64_t t = rte_rdtsc();
-
-		dp_sandbox_rx_burst(&w->ctx, vp->slot, data, len, k, res);
-		worker_pipe_account(w, t, k);
-	}
-	for (i = 0; i < k; i++) {
-		if (unlikely(res[i].action == DP_DROP && res[i].drop == CVS_DROP_NO_NEIGHBOUR))
-			worker_park(w, vp->slot, data[i], len[i]);
-		else
-			worker_emit(w, o, &res[i], data[i], NULL, (int)vp->slot);
-		rte_pktmbuf_free(keep[i]);
-	}
+	vhost_rx_batch(w, vp, o, keep, data, len, k);
 	if (w->slot_st) {
 		w->slot_st[vp->slot].c[CVS_PC_RX_PKTS] += n;
 		w->slot_st[vp->slot].c[CVS_PC_RX_BYTES] += bytes;

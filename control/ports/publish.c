@@ -22,6 +22,7 @@
 #define PUBLISH_CLOCK_MS	1000u
 
 static void publish_vhost_sync(void *ctx);
+static void publish_vhost_mtu(void *ctx, uint32_t slot, uint16_t mtu);
 
 int
 publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, uint8_t prefix)
@@ -40,7 +41,8 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	p->wp.vh_running = calloc((max_sandboxes + 63) / 64, sizeof(*p->wp.vh_running));
 	if (!sh || !p->wp.vh || !p->wp.vh_running)
 		return -ENOMEM;
-	vhostctl_set_sync(publish_vhost_sync, p);
+	vhostctl_set_hooks(&(struct vhostctl_hooks){ .sync = publish_vhost_sync,
+						     .mtu = publish_vhost_mtu, .ctx = p });
 	sh->slot_alive = calloc(max_sandboxes, 1);
 	sh->policy = calloc(max_sandboxes, sizeof(*sh->policy));
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
@@ -198,6 +200,35 @@ publish_vhost_sync(void *ctx)
 		CVS_LOG(ERR, ctl, "worker did not answer while a vhost-user device stopped");
 }
 
+/*
+ * The MTU a vhost-user guest is served at: what its VMM gave it (VIRTIO_NET_F_MTU), else
+ * virtio's 1500. Its frames come as mbuf chains, so the limit is the funnel's, whatever the
+ * AF_XDP sockets carry.
+ */
+static uint16_t
+publish_vhost_served(uint16_t vmm)
+{
+	if (!vmm)
+		return 1500;
+	return vmm > FUNNEL_SBX_MTU_MAX ? (uint16_t)FUNNEL_SBX_MTU_MAX : vmm;
+}
+
+/* vhostctl's hook: a device starts, at the MTU its VMM gave the guest. */
+static void
+publish_vhost_mtu(void *ctx, uint32_t slot, uint16_t mtu)
+{
+	struct publish *p = ctx;
+
+	if (mtu > FUNNEL_SBX_MTU_MAX)
+		CVS_LOG(WARNING, ctl, "vhost-user slot %u: the VMM gave the guest MTU %u; sandboxes "
+			"carry at most %u: its longer frames are dropped (too_big) and TCP is clamped "
+			"to %u; set the VMM's MTU (QEMU host_mtu) to %u or less", slot, mtu,
+			FUNNEL_SBX_MTU_MAX, FUNNEL_SBX_MTU_MAX, FUNNEL_SBX_MTU_MAX);
+	if (slot < p->max_sandboxes)
+		atomic_store_explicit(&p->sh->slot_mtu[slot], publish_vhost_served(mtu),
+				      memory_order_relaxed);
+}
+
 void
 publish_hostport(struct publish *p, uint16_t hport, uint32_t slot, uint16_t cport, bool add)
 {
@@ -267,7 +298,8 @@ publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 
 /*
  * The MTU a sandbox is served at: its interface's, which must fit the funnel; a vhost-user
- * guest's is virtio's 1500 (we do not offer VIRTIO_NET_F_MTU). -EMSGSIZE names the limit.
+ * guest's is virtio's 1500 until its device starts with the MTU its VMM gave it
+ * (publish_vhost_mtu()). -EMSGSIZE names the limit.
  */
 static int
 publish_mtu(struct publish *p, struct sandbox *sb, char *err, size_t errlen)
@@ -467,11 +499,16 @@ publish_op_policy(void *ctx, struct sandbox *sb)
 }
 
 static bool
-publish_op_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
+publish_op_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features, uint16_t *mtu)
 {
+	uint16_t vmm = 0;
+	bool up;
+
 	(void)ctx;
 	*features = 0;
-	return reg_is_vhost(sb) && sb->dp && vhostctl_port_state(sb->dp, features);
+	up = reg_is_vhost(sb) && sb->dp && vhostctl_port_state(sb->dp, features, &vmm);
+	*mtu = up ? publish_vhost_served(vmm) : 0;
+	return up;
 }
 
 /* ---- the kernel's link events (control/ports/linkwatch.c, control/reg/reg_link.c) ---- */

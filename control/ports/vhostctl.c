@@ -50,17 +50,15 @@ static struct {
 	pthread_mutex_t lock;
 	struct vhport *ports;
 	struct rte_mempool *mp;
-	vhostctl_sync_fn sync;
-	void *sync_ctx;
+	struct vhostctl_hooks hooks;
 	struct vhostctl_stats st;
 	bool ran[RTE_MAX_VHOST_DEVICE];	/* per vid: a device ran on this connection */
 } vh = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void
-vhostctl_set_sync(vhostctl_sync_fn fn, void *ctx)
+vhostctl_set_hooks(const struct vhostctl_hooks *h)
 {
-	vh.sync = fn;
-	vh.sync_ctx = ctx;
+	vh.hooks = *h;
 }
 
 /* The port of a vid, by its socket path; vh.lock held. */
@@ -110,9 +108,13 @@ vh_new_device(int vid)
 {
 	uint64_t features = 0;
 	struct vhport *vp;
+	uint16_t mtu = 0;
 	int ret = -1;
 
 	rte_vhost_get_negotiated_features(vid, &features);
+	/* -ENOTSUP without VIRTIO_NET_F_MTU, -EAGAIN when the VMM sent no MTU. */
+	if (rte_vhost_get_mtu(vid, &mtu))
+		mtu = 0;
 	pthread_mutex_lock(&vh.lock);
 	vp = vh_find(vid);
 	if (vp && vp->dev) {
@@ -132,14 +134,19 @@ vh_new_device(int vid)
 		/* Packed rings have no avail index to count: always dequeue for those. */
 		vp->split = !(features & (1ULL << VH_F_RING_PACKED));
 		vp->idle_polls = 0;
+		vp->mtu = mtu;
+		/* Before the workers see it run: its first frame is measured at its MTU. */
+		if (vh.hooks.mtu)
+			vh.hooks.mtu(vh.hooks.ctx, vp->slot, mtu);
 		if (vid >= 0 && vid < RTE_MAX_VHOST_DEVICE)
 			vh.ran[vid] = true;
 		vh.st.started++;
 		vh.st.running++;
 		atomic_store_explicit(&vp->ready, true, memory_order_release);
 		atomic_fetch_or_explicit(vp->running, vp->running_bit, memory_order_release);
-		CVS_LOG(INFO, ctl, "vhost-user %s: device %d running (slot %u, features %#llx)",
-			vp->path, vid, vp->slot, (unsigned long long)features);
+		CVS_LOG(INFO, ctl, "vhost-user %s: device %d running (slot %u, features %#llx, "
+			"MTU %u%s)", vp->path, vid, vp->slot, (unsigned long long)features,
+			mtu ? mtu : 1500, mtu ? " from the VMM" : "");
 		ret = 0;
 	}
 	pthread_mutex_unlock(&vh.lock);
@@ -157,8 +164,8 @@ vh_destroy_device(int vid)
 		atomic_fetch_and(vp->running, ~vp->running_bit);
 		atomic_store_explicit(&vp->ready, false, memory_order_release);
 		/* After this no worker is inside the library for vid: its memory may go. */
-		if (vh.sync)
-			vh.sync(vh.sync_ctx);
+		if (vh.hooks.sync)
+			vh.hooks.sync(vh.hooks.ctx);
 		vp->dev = false;
 		vh.st.stopped++;
 		vh.st.running--;
@@ -314,13 +321,14 @@ vhostctl_destroy(struct vhport *vp)
 }
 
 bool
-vhostctl_port_state(struct vhport *vp, uint64_t *features)
+vhostctl_port_state(struct vhport *vp, uint64_t *features, uint16_t *mtu)
 {
 	bool dev;
 
 	pthread_mutex_lock(&vh.lock);
 	dev = vp->dev;
 	*features = dev ? vp->features : 0;
+	*mtu = dev ? vp->mtu : 0;
 	pthread_mutex_unlock(&vh.lock);
 	return dev;
 }

@@ -37,12 +37,21 @@ struct vhostctl_stats {
 	uint32_t mbufs;		/* size of the pool, 0 before the first port */
 };
 
-/*
- * The one hook this module needs from the rest: returns once every worker has passed a loop,
- * so none is still inside the library for a device that is going.
- */
-typedef void (*vhostctl_sync_fn)(void *ctx);
-void vhostctl_set_sync(vhostctl_sync_fn fn, void *ctx);
+/* What this module needs from the rest. */
+struct vhostctl_hooks {
+	/*
+	 * Returns once every worker has passed a loop, so none is still inside the library for
+	 * a device that is going.
+	 */
+	void (*sync)(void *ctx);
+	/*
+	 * A device starts on the port of 'slot': the MTU its VMM gave the guest through
+	 * VIRTIO_NET_F_MTU (QEMU's host_mtu), 0 when it gave none (the guest's is then 1500).
+	 */
+	void (*mtu)(void *ctx, uint32_t slot, uint16_t mtu);
+	void *ctx;
+};
+void vhostctl_set_hooks(const struct vhostctl_hooks *h);
 
 /*
  * A port on path for slot; NULL with err filled. Returns at once: the VMM comes when it comes.
@@ -53,8 +62,11 @@ struct vhport *vhostctl_create(const char *path, bool client, uint32_t slot,
 /* The caller has unpublished vp and synchronised with the workers. */
 void vhostctl_destroy(struct vhport *vp);
 
-/* Whether a VMM's device runs on vp, and the features it negotiated (0 when none runs). */
-bool vhostctl_port_state(struct vhport *vp, uint64_t *features);
+/*
+ * Whether a VMM's device runs on vp, the features it negotiated and the MTU it gave the guest
+ * (0 when none runs, or it gave none).
+ */
+bool vhostctl_port_state(struct vhport *vp, uint64_t *features, uint16_t *mtu);
 
 void vhostctl_stats(struct vhostctl_stats *out);
 

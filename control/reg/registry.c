@@ -70,16 +70,22 @@ reg_port_name(const char *iface, const char *vhost, char *buf, size_t len)
 	return buf;
 }
 
-/* The answer's object: the registration plus the VMM's connection (not in the state file). */
+/*
+ * The answer's object: the registration plus the VMM's connection (not in the state file);
+ * with a device running, *mtu becomes the MTU its guest is served at.
+ */
 static json_t *
-reg_vhost_render(const struct registry *r, const struct sandbox *sb)
+reg_vhost_render(const struct registry *r, const struct sandbox *sb, uint16_t *mtu)
 {
 	json_t *j = reg_vhost_json(sb);
 	uint64_t features = 0;
-	bool up = r->ops->vhost_state && r->ops->vhost_state(r->ctx, sb, &features);
+	uint16_t served = 0;
+	bool up = r->ops->vhost_state && r->ops->vhost_state(r->ctx, sb, &features, &served);
 	char hex[19];
 
 	json_object_set_new(j, "connected", json_boolean(up));
+	if (up && served)
+		*mtu = served;
 	if (up) {
 		snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)features);
 		json_object_set_new(j, "features", json_string(hex));
@@ -92,6 +98,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 {
 	char ip[INET_ADDRSTRLEN], node[INET_ADDRSTRLEN], ep[INET_ADDRSTRLEN + 8];
 	json_t *ports = json_array(), *j;
+	uint16_t mtu = sb->mtu;
 	uint32_t i;
 
 	reg_ip_str(sb->ip, ip);
@@ -105,7 +112,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	j = json_pack("{s:s,s:s,s:o,s:b}", "sandboxID", sb->id, "sandboxIP", ip,
 		      "exposedPorts", ports, "attached", sb->dp != NULL);
 	if (reg_is_vhost(sb))
-		json_object_set_new(j, "vhostUser", reg_vhost_render(r, sb));
+		json_object_set_new(j, "vhostUser", reg_vhost_render(r, sb, &mtu));
 	else
 		json_object_set_new(j, "iface", json_string(sb->iface));
 	if (!sb->dp && sb->why[0])
@@ -117,8 +124,8 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
 	reg_guest_render(j, sb);
 	/* What frames towards it may carry; the path's MSS and fragmentation follow it. */
-	if (sb->dp && sb->mtu)
-		json_object_set_new(j, "mtu", json_integer(sb->mtu));
+	if (sb->dp && mtu)
+		json_object_set_new(j, "mtu", json_integer(mtu));
 	/* Every limit in force; those the registration set are listed in limitsSet. */
 	json_object_set_new(j, "limits", reg_limits_render(&sb->lim_eff, true));
 	json_object_set_new(j, "limitsSet", reg_limits_render(&sb->limits, false));

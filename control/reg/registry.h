@@ -123,7 +123,8 @@ struct reg_ops {
 	 * Optional: whether the VMM of an attached vhost-user sandbox is connected with a
 	 * running device, and the virtio features it negotiated (0 when not connected).
 	 */
-	bool (*vhost_state)(void *ctx, const struct sandbox *sb, uint64_t *features);
+	bool (*vhost_state)(void *ctx, const struct sandbox *sb, uint64_t *features,
+			    uint16_t *mtu);
 	/*
 	 * Optional, for the kernel's link events (reg_link.c): the slot attached on an ifindex
 	 * (-1: none); whether the XDP program with this id is ours (1), none (0) or someone

@@ -98,6 +98,26 @@ case_workers() {
 	check "none expired" eq "$(stat_of drops frag_expired)" 0
 }
 
+# Fragments towards an exposed port: a TCP SYN carrying data, split in two fragments, in order
+# and last first, through the host port; the sandbox's kernel reassembles it and answers.
+case_exposed() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_sandbox_server 1 8080
+	fp_start
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	local hp=$(hostport_of s1 8080) o
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	for o in inorder reverse; do
+		check "a fragmented SYN ($o) through the host port gets the sandbox's SYN+ACK" \
+			eq "$(nsc python3 "$UM" syn-frags $NODE_IP "$hp" $o)" synack
+	done
+	check "the sandbox reassembled both" test "$(nss 1 awk '/^Ip:/ { if (n++) print $16 }' \
+		/proc/net/snmp)" -ge 2
+	check "the early fragment was held and released" test "$(stat_of worker frag_released)" -ge 1
+}
+
 # A sandbox that sends endless fragment sets without a first fragment holds its share of the
 # table and no more: another sandbox's fragmented datagrams keep going through.
 case_limits() {

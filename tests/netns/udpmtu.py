@@ -14,6 +14,9 @@
       how many were sent
   udpmtu.py frags HOST PORT SIZE ORDER [ID]        send one datagram as IP fragments of 1,000
       bytes through a raw socket in ORDER: 'reverse', 'shuffle' or 'inorder'
+  udpmtu.py syn-frags HOST PORT ORDER             a TCP SYN with 2,000 bytes of data as IP
+      fragments of 1,000 bytes in ORDER ('reverse' or 'inorder'); prints 'synack' when its
+      SYN+ACK comes back within 3 s, else 'none'
   udpmtu.py frag-server PORT SIZE ORDER [PIECE]    answer every datagram with SIZE bytes sent as
       raw fragments of PIECE bytes (1,000) in ORDER (a world host whose replies arrive out
       of order)
@@ -145,6 +148,48 @@ def frags(host, port, size, order, ident=0x4242):
     print(len(pieces))
 
 
+def syn_frags(host, port, order, size=2000):
+    """A TCP SYN carrying SIZE bytes of data as IP fragments of 1,000 bytes in ORDER; prints
+    'synack' when the SYN+ACK to it comes back within 3 s, else 'none'."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect((host, port))
+    src = probe.getsockname()[0]
+    saddr, daddr = socket.inet_aton(src), socket.inet_aton(host)
+    sport, seq = 40000 + random.randrange(20000), random.randrange(1 << 32)
+    payload = bytes((i * 13) & 0xff for i in range(size))
+    seg = struct.pack('!HHIIBBHHH', sport, port, seq, 0, 5 << 4, 0x02, 65535, 0, 0) + payload
+    c = csum(saddr + daddr + struct.pack('!BBH', 0, 6, len(seg)) + seg)
+    seg = seg[:16] + struct.pack('!H', c) + seg[18:]
+    ident = random.randrange(1, 65536)
+    pieces = []
+    for off in range(0, len(seg), 1000):
+        part = seg[off:off + 1000]
+        mf = 0x2000 if off + 1000 < len(seg) else 0
+        hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(part), ident, mf | (off // 8), 64,
+                          6, 0, saddr, daddr)
+        pieces.append(hdr[:10] + struct.pack('!H', csum(hdr)) + hdr[12:] + part)
+    if order == 'reverse':
+        pieces.reverse()
+    lis = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    lis.settimeout(0.5)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for p in pieces:
+        raw.sendto(p, (host, 0))
+    end = time.time() + 3
+    while time.time() < end:
+        try:
+            pkt = lis.recv(65536)
+        except socket.timeout:
+            continue
+        ihl = (pkt[0] & 15) * 4
+        sp, dp, _, ack, _, flags = struct.unpack('!HHIIBB', pkt[ihl:ihl + 14])
+        if pkt[12:16] == daddr and sp == port and dp == sport and flags & 0x12 == 0x12 and \
+                ack == (seq + 1) & 0xffffffff:
+            print('synack')
+            return
+    print('none')
+
+
 def noise(host, port, seconds):
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     probe.connect((host, port))
@@ -176,5 +221,7 @@ if __name__ == '__main__':
         frag_server(int(a[2]), int(a[3]), a[4], int(a[5]) if len(a) > 5 else 1000)
     elif a[1] == 'noise':
         noise(a[2], int(a[3]), float(a[4]))
+    elif a[1] == 'syn-frags':
+        syn_frags(a[2], int(a[3]), a[4])
     else:
         frags(a[2], int(a[3]), int(a[4]), a[5], int(a[6]) if len(a) > 6 else 0x4242)

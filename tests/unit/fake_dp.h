@@ -72,11 +72,12 @@ fake_dp_policy(void *ctx, struct sandbox *sb)
 }
 
 static bool
-fake_dp_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features)
+fake_dp_vhost_state(void *ctx, const struct sandbox *sb, uint64_t *features, uint16_t *mtu)
 {
 	const struct fake_dp *f = ctx;
 
 	*features = sb->dp ? f->vhost_features : 0;
+	*mtu = *features ? 1500 : 0;
 	return *features != 0;
 }
 
