@@ -13,9 +13,13 @@
 /* Drop reasons: _(ENUM, "name", "help"). */
 #define CVS_DROP_REASONS(_) \
 	_(RUNT,			"runt",			"frame shorter than an Ethernet header") \
-	_(ETHERTYPE,		"ethertype",		"ethertype other than IPv4 or ARP") \
-	_(IP_HEADER,		"ip_header",		"IPv4 header truncated, bad version or IHL") \
-	_(IP_LENGTH,		"ip_length",		"IPv4 total length beyond the frame or below the header") \
+	_(ETHERTYPE,		"ethertype",		"ethertype other than IPv4, IPv6 or ARP") \
+	_(IPV6,			"ipv6", \
+	  "IPv6 packet: not translated yet (a dual-stack guest's neighbour and router solicitations and MLD reports count here)") \
+	_(IP6_EXT,		"ip6_ext", \
+	  "IPv6 extension header chain truncated, longer than 8 headers, or hop-by-hop not first") \
+	_(IP_HEADER,		"ip_header",		"IP header truncated, bad version or IHL") \
+	_(IP_LENGTH,		"ip_length",		"IP total or payload length beyond the frame or below the header") \
 	_(FRAGMENT,		"fragment", \
 	  "IPv4 fragment not carried: no fragment table, a first one whose data is not a multiple of 8 bytes, TCP at offset 8") \
 	_(L4_HEADER,		"l4_header",		"TCP/UDP/ICMP header truncated or bad data offset") \

@@ -25,67 +25,13 @@ pkt_csum_finish(struct pkt *p, uint16_t *check)
 	*check = c;
 }
 
-int
-pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
+/* The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. */
+static int
+pkt_parse_l4(struct pkt *p, uint32_t l4len)
 {
-	const struct eth_hdr *eth = (const struct eth_hdr *)data;
-	const struct ip4_hdr *ip;
-	uint32_t ihl, tot, l4len;
-	uint8_t *l4;
+	const uint8_t *l4 = p->data + p->l4_off;
 
-	memset(p, 0, sizeof(*p));
-	p->data = data;
-	p->len = len;
-	if (len < ETH_HLEN_)
-		return pkt_bad(p, CVS_DROP_RUNT);
-	/* A group address is never a sender; a session must not learn one as its peer. */
-	if (eth->src[0] & 1)
-		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
-	if (eth->type == htons(ETHTYPE_ARP)) {
-		if (len < ETH_HLEN_ + sizeof(struct arp_hdr))
-			return pkt_bad(p, CVS_DROP_ARP);
-		p->kind = PKT_ARP;
-		return PKT_ARP;
-	}
-	if (eth->type != htons(ETHTYPE_IPV4))
-		return pkt_bad(p, CVS_DROP_ETHERTYPE);
-	if (len < ETH_HLEN_ + sizeof(struct ip4_hdr))
-		return pkt_bad(p, CVS_DROP_IP_HEADER);
-	ip = (const struct ip4_hdr *)(data + ETH_HLEN_);
-	ihl = (ip->ver_ihl & 0x0f) * 4u;
-	if ((ip->ver_ihl >> 4) != 4 || ihl < sizeof(struct ip4_hdr) || ihl > len - ETH_HLEN_)
-		return pkt_bad(p, CVS_DROP_IP_HEADER);
-	tot = ntohs(ip->tot_len);
-	if (tot < ihl || tot > len - ETH_HLEN_)
-		return pkt_bad(p, CVS_DROP_IP_LENGTH);
-	/* Ethernet padding after the IP datagram is not part of the packet. */
-	p->len = ETH_HLEN_ + tot;
-	if (ip->frag_off & htons(0x3fff))
-		p->frag = ip->frag_off & htons(0x1fff) ? PKT_FRAG_LATER : PKT_FRAG_FIRST;
-	if (!pkt_src_unicast(ip->saddr))
-		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
-	p->saddr = ip->saddr;
-	p->daddr = ip->daddr;
-	p->proto = ip->proto;
-	p->l4_off = (uint16_t)(ETH_HLEN_ + ihl);
-	if (p->frag == PKT_FRAG_LATER) {
-		/*
-		 * No L4 header to read: the fragment goes where its datagram's first one went
-		 * (frag.h). A TCP fragment at offset 8 would rewrite the first one's header
-		 * (RFC 1858): never.
-		 */
-		if (ip->proto != IPPROTO_TCP_ && ip->proto != IPPROTO_UDP_ &&
-		    ip->proto != IPPROTO_ICMP_)
-			return pkt_bad(p, CVS_DROP_PROTO);
-		if (ip->proto == IPPROTO_TCP_ && (ntohs(ip->frag_off) & 0x1fff) == 1)
-			return pkt_bad(p, CVS_DROP_FRAGMENT);
-		p->kind = PKT_FRAG;
-		return PKT_FRAG;
-	}
-	l4 = data + p->l4_off;
-	l4len = tot - ihl;
-
-	switch (ip->proto) {
+	switch (p->proto) {
 	case IPPROTO_TCP_: {
 		const struct tcp_hdr *th = (const struct tcp_hdr *)l4;
 		uint32_t doff;
@@ -124,4 +70,106 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 	}
 	p->kind = PKT_IPV4;
 	return PKT_IPV4;
+}
+
+/*
+ * An IPv6 packet, walked past its extension headers (RFC 8200 4.1: hop-by-hop first and only
+ * there, at most IP6_EXT_MAX of them) to its upper-layer protocol. Nothing translates IPv6
+ * yet; what is well-formed is told apart from what is not, and the pipelines count it.
+ */
+static int
+pkt_parse6(struct pkt *p, uint32_t len)
+{
+	const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)(p->data + ETH_HLEN_);
+	uint32_t off = ETH_HLEN_ + sizeof(*ip6), end, n;
+	uint8_t nh;
+
+	if (len < off || (ntohl(ip6->vtc_flow) >> 28) != 6)
+		return pkt_bad(p, CVS_DROP_IP_HEADER);
+	end = off + ntohs(ip6->plen);
+	if (end > len)
+		return pkt_bad(p, CVS_DROP_IP_LENGTH);
+	p->len = end;
+	/* A multicast source is never a sender (RFC 4291 2.7). */
+	if (ip6->saddr[0] == 0xff)
+		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
+	nh = ip6->nxt;
+	for (n = 0; nh == IP6_NH_HOPOPTS || nh == IP6_NH_ROUTING || nh == IP6_NH_FRAGMENT ||
+		    nh == IP6_NH_AH || nh == IP6_NH_DSTOPTS; n++) {
+		const uint8_t *h = p->data + off;
+
+		if (n == IP6_EXT_MAX || end - off < 8 || (nh == IP6_NH_HOPOPTS && n))
+			return pkt_bad(p, CVS_DROP_IP6_EXT);
+		if (nh == IP6_NH_FRAGMENT)
+			p->frag = (h[2] << 8 | h[3]) & 0xfff8 ? PKT_FRAG_LATER : PKT_FRAG_FIRST;
+		off += nh == IP6_NH_FRAGMENT ? 8u : nh == IP6_NH_AH ? (h[1] + 2u) * 4u :
+		       (h[1] + 1u) * 8u;
+		if (off > end)
+			return pkt_bad(p, CVS_DROP_IP6_EXT);
+		nh = h[0];
+	}
+	p->proto = nh;
+	p->l4_off = (uint16_t)off;
+	p->kind = PKT_IPV6;
+	return PKT_IPV6;
+}
+
+int
+pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
+{
+	const struct eth_hdr *eth = (const struct eth_hdr *)data;
+	const struct ip4_hdr *ip;
+	uint32_t ihl, tot;
+
+	memset(p, 0, sizeof(*p));
+	p->data = data;
+	p->len = len;
+	if (len < ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_RUNT);
+	/* A group address is never a sender; a session must not learn one as its peer. */
+	if (eth->src[0] & 1)
+		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
+	if (eth->type == htons(ETHTYPE_ARP)) {
+		if (len < ETH_HLEN_ + sizeof(struct arp_hdr))
+			return pkt_bad(p, CVS_DROP_ARP);
+		p->kind = PKT_ARP;
+		return PKT_ARP;
+	}
+	if (eth->type != htons(ETHTYPE_IPV4))
+		return eth->type == htons(ETHTYPE_IPV6) ? pkt_parse6(p, len) :
+		       pkt_bad(p, CVS_DROP_ETHERTYPE);
+	if (len < ETH_HLEN_ + sizeof(struct ip4_hdr))
+		return pkt_bad(p, CVS_DROP_IP_HEADER);
+	ip = (const struct ip4_hdr *)(data + ETH_HLEN_);
+	ihl = (ip->ver_ihl & 0x0f) * 4u;
+	if ((ip->ver_ihl >> 4) != 4 || ihl < sizeof(struct ip4_hdr) || ihl > len - ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_IP_HEADER);
+	tot = ntohs(ip->tot_len);
+	if (tot < ihl || tot > len - ETH_HLEN_)
+		return pkt_bad(p, CVS_DROP_IP_LENGTH);
+	/* Ethernet padding after the IP datagram is not part of the packet. */
+	p->len = ETH_HLEN_ + tot;
+	if (ip->frag_off & htons(0x3fff))
+		p->frag = ip->frag_off & htons(0x1fff) ? PKT_FRAG_LATER : PKT_FRAG_FIRST;
+	if (!pkt_src_unicast(ip->saddr))
+		return pkt_bad(p, CVS_DROP_BAD_SOURCE);
+	p->saddr = ip->saddr;
+	p->daddr = ip->daddr;
+	p->proto = ip->proto;
+	p->l4_off = (uint16_t)(ETH_HLEN_ + ihl);
+	if (p->frag == PKT_FRAG_LATER) {
+		/*
+		 * No L4 header to read: the fragment goes where its datagram's first one went
+		 * (frag.h). A TCP fragment at offset 8 would rewrite the first one's header
+		 * (RFC 1858): never.
+		 */
+		if (ip->proto != IPPROTO_TCP_ && ip->proto != IPPROTO_UDP_ &&
+		    ip->proto != IPPROTO_ICMP_)
+			return pkt_bad(p, CVS_DROP_PROTO);
+		if (ip->proto == IPPROTO_TCP_ && (ntohs(ip->frag_off) & 0x1fff) == 1)
+			return pkt_bad(p, CVS_DROP_FRAGMENT);
+		p->kind = PKT_FRAG;
+		return PKT_FRAG;
+	}
+	return pkt_parse_l4(p, tot - ihl);
 }

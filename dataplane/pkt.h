@@ -16,6 +16,7 @@
 #define ETH_HLEN_	14
 #define ETHTYPE_IPV4	0x0800
 #define ETHTYPE_ARP	0x0806
+#define ETHTYPE_IPV6	0x86dd
 #define IPPROTO_ICMP_	1
 #define IPPROTO_TCP_	6
 #define IPPROTO_UDP_	17
@@ -49,6 +50,25 @@ struct ip4_hdr {
 	uint32_t saddr;
 	uint32_t daddr;
 } __attribute__((packed, aligned(2)));
+
+struct ipv6_hdr {
+	uint32_t vtc_flow;	/* version 4 bits, traffic class 8, flow label 20 */
+	uint16_t plen;		/* payload length: what follows this header */
+	uint8_t nxt;
+	uint8_t hlim;
+	uint8_t saddr[16];
+	uint8_t daddr[16];
+} __attribute__((packed, aligned(2)));
+
+/* IPv6 extension headers (RFC 8200 4.1) a parser walks past to the upper-layer header. */
+#define IP6_NH_HOPOPTS	0
+#define IP6_NH_ROUTING	43
+#define IP6_NH_FRAGMENT	44
+#define IP6_NH_AH	51
+#define IP6_NH_NONE	59
+#define IP6_NH_DSTOPTS	60
+/* A chain longer than this is refused (RFC 8504 lets a node limit it; Linux walks any). */
+#define IP6_EXT_MAX	8
 
 struct tcp_hdr {
 	uint16_t sport;
@@ -94,6 +114,7 @@ enum pkt_kind {
 	PKT_ARP,
 	PKT_BAD,	/* pkt.drop says why */
 	PKT_FRAG,	/* an IPv4 fragment after the first: addresses and protocol, no L4 header */
+	PKT_IPV6,	/* a well-formed IPv6 packet: proto and l4_off past its extension headers */
 };
 
 /* pkt.frag: whether the datagram is a fragment, and which. */

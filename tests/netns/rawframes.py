@@ -99,12 +99,17 @@ def pcap_read(path):
     return out
 
 
+# A well-formed IPv6 packet with no next header (59) and no payload, from fd00::1 to fd00::2.
+IPV6_NONE = (b'\x60\0\0\0' + b'\0\0' + b'\x3b\x40' + b'\xfd' + b'\0' * 14 + b'\x01' +
+             b'\xfd' + b'\0' * 14 + b'\x02')
+
+
 def world_set(node, client, wmac=b'\x02\0\0\0\0\x01', cmac=b'\x02\0\0\0\0\x02'):
     """(frame, expected drop reason) pairs for the world port with nothing registered."""
     syn = tcp(client, node, 40000, 20000, 0x02)
     rows = [
         (b'\x02' * 10, 'runt'),
-        (eth(wmac, cmac, 0x86dd, b'\x60' + b'\0' * 39), 'ethertype'),
+        (eth(wmac, cmac, 0x86dd, IPV6_NONE), 'ipv6'),
         (eth(wmac, cmac, 0x8100, b'\0\x05\x08\x00' + ipv4(client, node, 6, syn)),
          'ethertype'),
         (eth(wmac, cmac, 0x0800, ipv4(client, node, 6, syn, vihl=0x44)), 'ip_header'),
@@ -135,7 +140,8 @@ def sandbox_set(rnd=0):
     e = lambda p: eth(GW_MAC, GUEST_MAC, 0x0800, p)
     quoted = ipv4(r, g, 6, tcp(r, g, 80, 41999, 0x12))[:28]
     return [
-        (eth(GW_MAC, GUEST_MAC, 0x86dd, b'\x60' + b'\0' * 39), 'ethertype'),
+        (eth(GW_MAC, GUEST_MAC, 0x86dd, IPV6_NONE), 'ipv6'),
+        (eth(GW_MAC, GUEST_MAC, 0x86dd, b'\x60' + b'\0' * 39), 'ip6_ext'),
         (eth(GW_MAC, GUEST_MAC, 0x8100, b'\0\x05\x08\x00' + ipv4(g, r, 6, syn)), 'ethertype'),
         (e(ipv4(g, r, 6, syn, vihl=0x44)), 'ip_header'),
         (e(ipv4(g, r, 6, syn, tot=1400)), 'ip_length'),

@@ -235,5 +235,58 @@ case_full() {
 	check "every established flow still works" contains "$(cat "$TB_DIR/ka")" "phase2 ok=16"
 }
 
+# A dual-stack guest, IPv6 on as a real one has it (its own address, a default route through
+# the gateway's link-local address with the gateway MAC pinned): its IPv6 (solicitations, MLD
+# reports, echo requests to a world IPv6 host) is counted as 'ipv6' drops and never reaches
+# the world link, while its IPv4 egress keeps working. Nothing translates IPv6 yet (issue 34).
+case_dualstack() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	nss 1 sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0 \
+		net.ipv6.conf.eth0.disable_ipv6=0
+	nss 1 ip -6 addr add fd00:cafe::6/64 dev eth0 nodad
+	nss 1 ip -6 neigh replace fe80::1 lladdr 20:90:6f:cf:cf:cf dev eth0 nud permanent
+	nss 1 ip -6 route add default via fe80::1 dev eth0
+	nsw sysctl -qw net.ipv6.conf.w0.disable_ipv6=0
+	nsw ip -6 addr add fd00:beef::2/64 dev w0 nodad
+	tb_server "$NS_W" 8000 --name world
+	fp_start
+	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	nsn timeout 10 python3 -c '
+import socket, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x86dd))
+s.bind(("nic0", 0))
+s.settimeout(0.2)
+n, seen, end = 0, 0, time.time() + 5
+# The guest'"'"'s addresses as a source: its ULA, or the link-local of its MAC (EUI-64).
+mine = (bytes.fromhex("fd00cafe00000000"), bytes.fromhex("fe80000000000000"))
+eui = bytes.fromhex("22906ffffefcfcfc")
+while time.time() < end:
+    try:
+        f = s.recv(65535)
+    except socket.timeout:
+        continue
+    seen += 1
+    if f[22:30] == mine[0] or (f[22:30] == mine[1] and f[30:38] == eui):
+        n += 1
+print(n, seen)' >"$TB_DIR/leak" &
+	local sniff=$! d0=$(stat_of drops ipv6)
+	sleep 0.5
+	nss 1 ping -6 -c 3 -i 0.3 -W 1 -q fd00:beef::2 >/dev/null 2>&1
+	# The world's own IPv6 on the link: the capture sees what there is to see.
+	nsw ping -6 -c 2 -i 0.3 -W 1 -q -I w0 ff02::1 >/dev/null 2>&1
+	check "IPv4 egress works beside it" eq "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/name")" \
+		"world $NODE_IP"
+	check "the guest's IPv6 echo requests were counted as ipv6 drops" \
+		test $(( $(stat_of drops ipv6) - d0 )) -ge 3
+	wait $sniff
+	local leak=$(cat "$TB_DIR/leak")
+	check "none of the guest's IPv6 reached the world link (of ${leak#* } IPv6 frames seen)" \
+		test "${leak% *}" = 0 -a "${leak#* }" -ge 1
+	check "nothing was counted as an unknown ethertype" eq "$(stat_of drops ethertype)" 0
+}
+
 "case_$1"
 tb_done

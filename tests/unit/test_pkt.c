@@ -109,13 +109,96 @@ test_odd(void)
 	ip->proto = 47;		/* GRE */
 	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
 	CHECK_EQ(p.drop, CVS_DROP_PROTO);
-	((struct eth_hdr *)f)->type = htons(0x86dd);
+	((struct eth_hdr *)f)->type = htons(0x86dd);	/* an IPv4 header is no IPv6 one */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
+	CHECK_EQ(p.drop, CVS_DROP_IP_HEADER);
+	((struct eth_hdr *)f)->type = htons(0x88cc);	/* LLDP */
 	CHECK_EQ(pkt_parse(&p, f, n), PKT_BAD);
 	CHECK_EQ(p.drop, CVS_DROP_ETHERTYPE);
 	((struct eth_hdr *)f)->type = htons(ETHTYPE_ARP);
 	CHECK_EQ(pkt_parse(&p, f, 14 + 27), PKT_BAD);
 	CHECK_EQ(p.drop, CVS_DROP_ARP);
 	CHECK_EQ(pkt_parse(&p, f, 14 + 28), PKT_ARP);
+}
+
+/* An IPv6 header at f + 14 with 'plen' bytes after it, then the ext headers hdrs[]. */
+static uint32_t
+ip6_frame(uint8_t *f, uint8_t nxt, uint16_t plen)
+{
+	memset(f, 0, 14 + 40 + plen);
+	f[6] = 2;
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	f[14] = 0x60;
+	f[18] = (uint8_t)(plen >> 8);
+	f[19] = (uint8_t)plen;
+	f[20] = nxt;
+	f[21] = 64;
+	f[22] = 0xfd;	/* a ULA source */
+	f[38] = 0x20;
+	return 14 + 40 + plen;
+}
+
+/* One extension header of 8 bytes at 'off' leading to 'next'. */
+static void
+ext8(uint8_t *f, uint32_t off, uint8_t next)
+{
+	f[off] = next;
+	f[off + 1] = 0;
+}
+
+/*
+ * IPv6: a well-formed packet is told from a malformed one and walked past its extension
+ * headers (hop-by-hop only first, at most 8, each within the payload); nothing is translated.
+ */
+static void
+test_ipv6(void)
+{
+	uint8_t f[512];
+	struct pkt p;
+	uint32_t n, i;
+
+	n = ip6_frame(f, IPPROTO_UDP_, 8);
+	CHECK_EQ(pkt_parse(&p, f, n + 10), PKT_IPV6);
+	CHECK_EQ(p.proto, IPPROTO_UDP_);
+	CHECK_EQ(p.l4_off, 54);
+	CHECK_EQ(p.len, n);		/* padding trimmed */
+	/* Hop-by-hop, destination options, a fragment header, then ICMPv6 (58). */
+	n = ip6_frame(f, IP6_NH_HOPOPTS, 24 + 8);
+	ext8(f, 54, IP6_NH_DSTOPTS);
+	ext8(f, 62, IP6_NH_FRAGMENT);
+	ext8(f, 70, 58);
+	f[72] = 0x05;	/* offset 160: a later fragment */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	CHECK_EQ(p.proto, 58);
+	CHECK_EQ(p.l4_off, 78);
+	CHECK_EQ(p.frag, PKT_FRAG_LATER);
+	/* No next header: well-formed, nothing after it. */
+	n = ip6_frame(f, IP6_NH_NONE, 0);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	/* Malformed, each with its reason. */
+	CHECK(pkt_parse(&p, f, 14 + 39) == PKT_BAD && p.drop == CVS_DROP_IP_HEADER);
+	f[14] = 0x40;
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP_HEADER);
+	n = ip6_frame(f, IPPROTO_TCP_, 100);
+	CHECK(pkt_parse(&p, f, n - 1) == PKT_BAD && p.drop == CVS_DROP_IP_LENGTH);
+	n = ip6_frame(f, IP6_NH_HOPOPTS, 4);
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP6_EXT);
+	n = ip6_frame(f, IP6_NH_DSTOPTS, 16);
+	ext8(f, 54, IP6_NH_HOPOPTS);
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP6_EXT);
+	n = ip6_frame(f, IP6_NH_ROUTING, 8);
+	f[55] = 1;	/* 16 bytes, only 8 there */
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP6_EXT);
+	n = ip6_frame(f, IP6_NH_DSTOPTS, 9 * 8);
+	for (i = 0; i < 9; i++)
+		ext8(f, 54 + 8 * i, IP6_NH_DSTOPTS);
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP6_EXT);
+	ext8(f, 54 + 8 * 7, IPPROTO_TCP_);	/* 8 of them is the most */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	n = ip6_frame(f, IPPROTO_UDP_, 8);
+	f[22] = 0xff;
+	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_BAD_SOURCE);
 }
 
 static void
@@ -131,14 +214,21 @@ test_random(void)
 
 		for (j = 0; j < (int)len; j++)
 			f[j] = (uint8_t)rand();
-		if (i & 1) {
+		if (i % 3 == 1) {
 			f[12] = 0x08;
 			f[13] = 0;
 			if (len > 14)
 				f[14] = (uint8_t)(0x40 | (f[14] & 15));
+		} else if (i % 3 == 2) {
+			f[12] = 0x86;
+			f[13] = 0xdd;
+			if (len > 14)
+				f[14] = (uint8_t)(0x60 | (f[14] & 15));
+			if (len > 20)
+				f[20] = (uint8_t)(i % 5 == 0 ? IP6_NH_HOPOPTS : f[20] % 64);
 		}
 		pkt_parse(&p, f, len);
-		CHECK(p.kind != PKT_IPV4 || p.len <= len);
+		CHECK((p.kind != PKT_IPV4 && p.kind != PKT_IPV6) || (p.len <= len && p.l4_off <= p.len));
 	}
 }
 
@@ -148,6 +238,7 @@ main(void)
 	test_valid();
 	test_truncated();
 	test_odd();
+	test_ipv6();
 	test_random();
 	return t_done("test_pkt");
 }
