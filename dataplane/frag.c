@@ -27,6 +27,8 @@ struct frag_piece {
 	bool mf;
 };
 
+#define FRAG_JUMBO_MAX	(1u << 16)
+
 /* Arrays in the mapping: contexts, ranges, heads, zone counts, then frag_hold_sizes()'. */
 #define FRAG_ARRAYS	7
 
@@ -52,12 +54,15 @@ frag_cfg_fill(struct frag_cfg *c, const struct frag_cfg *in)
 	c->contexts = c->contexts ? c->contexts : FRAG_DEF_CONTEXTS;
 	c->max_frags = c->max_frags ? c->max_frags : FRAG_DEF_MAX_FRAGS;
 	c->held = c->held ? c->held : FRAG_DEF_HELD;
-	c->held_jumbo = c->held_jumbo ? c->held_jumbo : c->held / 16 > 4 ? c->held / 16 : 4;
+	/* A sixteenth as many jumbo copies, at least 4, at most FRAG_JUMBO_MAX (590 MiB). */
+	if (!c->held_jumbo)
+		c->held_jumbo = c->held / 16 < 4 ? 4 : c->held / 16 > FRAG_JUMBO_MAX ?
+				FRAG_JUMBO_MAX : c->held / 16;
 	c->timeout = c->timeout ? c->timeout : FRAG_DEF_TIMEOUT;
 	c->zone_share = c->zone_share ? c->zone_share : frag_share(c->contexts);
 	c->held_share = c->held_share ? c->held_share : frag_share(c->held);
 	/* A share given must fit in its pool. */
-	if (c->contexts > 1u << 24 || c->held > 1u << 24 || c->held_jumbo > 1u << 16 ||
+	if (c->contexts > 1u << 24 || c->held > 1u << 24 || c->held_jumbo > FRAG_JUMBO_MAX ||
 	    c->max_frags < 2 ||
 	    c->max_frags > FRAG_MAX_FRAGS_LIMIT || c->zone_share > c->contexts ||
 	    c->held_share > c->held)
