@@ -2,11 +2,11 @@
 /*
  * cubevs-fp: set-up on the main lcore (options, EAL, world port, XDP programs, workers, API),
  * then the control loop until SIGTERM/SIGINT, then an orderly teardown. main() is the list of
- * steps; each step is a function below, in the order it runs.
+ * steps; each step is a function below, in the order it runs, but for the steps before the
+ * EAL (options, preflight checks, the EAL's arguments), which are preflight.c's.
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +34,7 @@
 #include "hostif.h"
 #include "log.h"
 #include "nexthop.h"
+#include "node.h"
 #include "notify.h"
 #include "obs.h"
 #include "ports.h"
@@ -50,40 +51,7 @@
 #include "xdpctl.h"
 #include "xdppin.h"
 
-#define EPHEMERAL_PATH	"/proc/sys/net/ipv4/ip_local_port_range"
-
 static volatile sig_atomic_t force_quit;
-
-struct node {
-	struct cvs_config cfg;
-	struct dp_cfg dpc;		/* addressing shared by the workers */
-	struct worker *w;		/* nw workers */
-	uint32_t nw;
-	struct ports pt;		/* world port, cube-dev, the mbuf pool */
-	rte_spinlock_t txlock[16];	/* world tx queues shared by several workers */
-	struct publish pub;		/* the state the workers read */
-	struct xdp_steer steer;
-	bool have_steer;
-	struct xdp_sbx sbx;
-	struct funnel fun[CVS_FUN_MAX];	/* one per worker */
-	struct linkwatch lw;		/* the kernel's link events */
-	struct registry reg;
-	struct nexthop nexthop;
-	bool have_nexthop;
-	uint32_t world_mask;
-	struct obs obs;
-	struct api_routes routes;
-	struct api *api;
-	json_t *restore;	/* registrations read from the state file at start */
-	json_t *restore_holds;	/* and the host-port holds (NULL: none) */
-	struct store_loaded loaded;	/* what the state file and its journal held */
-	struct store store;
-	char pin_dir[300];	/* the XDP maps' pins for the world interface; "" for none */
-	struct region region;	/* the session tables, kept across restarts */
-	bool have_region;
-	char hvdev[128];	/* EAL --vdev argument of cube-dev */
-	struct cvs_trim trim;	/* the heaps given back after mass deletions */
-};
 
 static void
 on_signal(int sig)
@@ -91,165 +59,7 @@ on_signal(int sig)
 	force_quit = 1;
 }
 
-static void __attribute__((noreturn))
-fail_early(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cvs_verr("cubevs-fp", fmt, ap);
-	va_end(ap);
-	exit(2);
-}
-
-/* ---- step 1: options and the checks that need no EAL ---- */
-
-/*
- * Parse the application options (after "--"). Returns 1 when the request was --help or
- * --version and has been answered; exits on bad options.
- */
-static int
-node_parse(struct node *n, int argc, char **argv, int *app_at)
-{
-	int app_argc, i;
-	char **app_argv, *a0 = argv[0], err[512];
-
-	*app_at = argc;
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			*app_at = i;
-			break;
-		}
-	/* Without "--", still answer --help and --version (no EAL, no root needed). */
-	for (i = 1; *app_at == argc && i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			cvs_config_usage(stdout, "cubevs-fp");
-			return 1;
-		}
-		if (!strcmp(argv[i], "--version")) {
-			printf("cubevs-fp %s\n", CVS_RELEASE);
-			return 1;
-		}
-	}
-	/* getopt wants argv[0]: reuse the "--" slot for it. */
-	app_argc = argc - *app_at;
-	app_argv = argv + *app_at;
-	if (*app_at < argc) {
-		app_argv[0] = a0;
-	} else {
-		app_argc = 1;
-		app_argv = &a0;
-	}
-	if (cvs_config_parse(&n->cfg, app_argc, app_argv, err, sizeof(err)))
-		fail_early("%s", err);
-	if (n->cfg.help) {
-		cvs_config_usage(stdout, "cubevs-fp");
-		return 1;
-	}
-	if (n->cfg.version) {
-		printf("cubevs-fp %s\n", CVS_RELEASE);
-		return 1;
-	}
-	return 0;
-}
-
-/* Which release pinned the maps before (said when it was another), and that this one does. */
-static void
-node_pins_release(struct node *n)
-{
-	char prev[64];
-
-	if (xdppin_release(n->pin_dir, CVS_RELEASE, prev, sizeof(prev)))
-		fprintf(stderr, "cubevs-fp: cannot record the release in %s: %s\n", n->pin_dir,
-			strerror(errno));
-	else if (prev[0] && strcmp(prev, CVS_RELEASE))
-		fprintf(stderr, "cubevs-fp: the maps pinned in %s were pinned by cubevs-fp %s\n",
-			n->pin_dir, prev);
-}
-
-/* The world interface, the kernel's port range, the state file: before anything changes. */
-static void
-node_preflight(struct node *n)
-{
-	char err[512];
-	unsigned int want;
-	int ret;
-
-	if (n->cfg.world_iface[0]) {
-		n->pt.world_ifindex = (int)if_nametoindex(n->cfg.world_iface);
-		if (!n->pt.world_ifindex)
-			fail_early("--world-iface %s: no such interface", n->cfg.world_iface);
-		n->cfg.node_ip = hostif_ipv4(n->cfg.world_iface, n->cfg.node_ip, &n->world_mask) ?:
-				 n->cfg.node_ip;
-		if (!n->cfg.node_ip)
-			fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
-		/* Someone else's program there stops us before anything on the node changes. */
-		if (xdpctl_steer_check(n->pt.world_ifindex, n->cfg.world_iface, err,
-				       sizeof(err)) < 0)
-			fail_early("%s", err);
-		if (n->cfg.bpf_pin_dir[0] &&
-		    xdppin_dir(n->cfg.bpf_pin_dir, n->cfg.world_iface, n->pin_dir,
-			       sizeof(n->pin_dir), err, sizeof(err))) {
-			fprintf(stderr, "cubevs-fp: the XDP maps are not pinned: %s\n", err);
-			n->pin_dir[0] = '\0';
-		} else if (n->cfg.bpf_pin_dir[0]) {
-			node_pins_release(n);
-		}
-	}
-	/* A link fd per sandbox, a socket per API connection, and the rest (ports, TAPs...). */
-	want = n->cfg.max_sandboxes + CVS_API_MAX_CONNECTIONS + 1024u;
-	if (cvs_fd_room(want) < want)
-		fprintf(stderr, "cubevs-fp: the open-files limit (RLIMIT_NOFILE, hard) is under "
-			"the %u that --max-sandboxes %u may need: sandboxes past it are attached "
-			"through rtnetlink, without a pinned link (raise LimitNOFILE / ulimit -Hn)\n",
-			want, n->cfg.max_sandboxes);
-	ret = cvs_check_ephemeral(&n->cfg, EPHEMERAL_PATH, n->cfg.set_ephemeral, err,
-				  sizeof(err));
-	if (ret < 0)
-		fail_early("%s", err);
-	if (ret > 0)
-		fprintf(stderr, "cubevs-fp: %s\n", err);
-	ret = cvs_config_make_dirs(&n->cfg, err, sizeof(err));
-	if (ret < 0)
-		fail_early("%s", err);
-	if (ret > 0)
-		fprintf(stderr, "cubevs-fp: %s\n", err);
-	/* A state file we cannot own or read stops us before anything on the node changes. */
-	if (n->cfg.state_file[0]) {
-		if (state_lock(n->cfg.state_file, err, sizeof(err)) < 0)
-			fail_early("%s", err);
-		if (store_load(n->cfg.state_file, &n->restore, &n->restore_holds, &n->loaded, err,
-			       sizeof(err)))
-			fail_early("%s", err);
-		/* Never acknowledged (the answer waits for the fdatasync): left out, said so. */
-		if (n->loaded.torn)
-			fprintf(stderr, "cubevs-fp: journal of %s: %s\n", n->cfg.state_file,
-				n->loaded.torn_why);
-	}
-}
-
-/* ---- step 2: the EAL command line, with cube-dev when asked ---- */
-
-static char **
-node_eal_args(struct node *n, int app_at, char **argv, int *eal_argc)
-{
-	char **eal_argv = calloc((size_t)app_at + 8, sizeof(char *));
-
-	if (!eal_argv)
-		fail_early("out of memory");
-	for (*eal_argc = 0; *eal_argc < app_at; (*eal_argc)++)
-		eal_argv[*eal_argc] = argv[*eal_argc];
-	if (n->cfg.host_iface[0]) {
-		if (if_nametoindex(n->cfg.host_iface))
-			fail_early("%s exists already: another instance, or a leftover (remove it "
-				   "with 'ip link del %s'); or give --host-iface", n->cfg.host_iface,
-				   n->cfg.host_iface);
-		snprintf(n->hvdev, sizeof(n->hvdev), HOST_VDEV ",iface=%.16s", n->cfg.host_iface);
-		eal_argv[(*eal_argc)++] = (char *)"--vdev";
-		eal_argv[(*eal_argc)++] = n->hvdev;
-	}
-	return eal_argv;
-}
+/* ---- step 2: EAL, log types, signals (the steps before it are in preflight.c) ---- */
 
 static void
 node_eal_init(struct node *n, int eal_argc, char **eal_argv)
@@ -259,9 +69,9 @@ node_eal_init(struct node *n, int eal_argc, char **eal_argv)
 	n->nw = n->cfg.workers;
 	n->w = calloc(n->nw, sizeof(*n->w));
 	if (!n->w)
-		fail_early("out of memory");
+		node_fail_early("out of memory");
 	if (rte_eal_init(eal_argc, eal_argv) < 0)
-		fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
+		node_fail_early("EAL initialisation failed: %s", rte_strerror(rte_errno));
 	cvs_log_init();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

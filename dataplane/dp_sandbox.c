@@ -23,6 +23,42 @@ dp_policy_allows(const struct dp_policy *pol, uint32_t daddr)
 	return pol->internet;
 }
 
+/*
+ * What a guest may open: towards its gateway address only a ping (replies aside), a TCP flow
+ * only with a SYN, ICMP only with an echo request, and nothing its policy denies (a denied
+ * SYN gets a RST). False when r says why not; *ver is the policy version the flow keeps.
+ */
+static inline __attribute__((always_inline)) bool
+dp_sandbox_admit(struct dp_ctx *x, uint32_t slot, struct pkt *p, uint32_t gw, uint16_t *ver,
+		 struct dp_result *r)
+{
+	const struct dp_policy *pol;
+
+	if (p->daddr == gw) {
+		/* Only replies may use the gateway address; a guest may ping it. */
+		const struct icmp_hdr *ih = pkt_l4(p);
+
+		if (!x->cfg->have_host || p->proto != IPPROTO_ICMP_ || ih->type != ICMP_ECHO_) {
+			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
+			return false;
+		}
+	}
+	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
+	    p->proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(p))->type != ICMP_ECHO_) {
+		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
+		return false;
+	}
+	pol = dp_policy_of(x, slot, ver);
+	if (p->daddr != gw && !dp_policy_allows(pol, p->daddr)) {
+		if (p->proto == IPPROTO_TCP_)
+			dp_rst_back(x, p, slot, r);
+		else
+			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+		return false;
+	}
+	return true;
+}
+
 /* A new flow from a guest: egress (SNAT), hairpin (SNAT + DNAT) or towards the host. */
 static void
 dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
@@ -31,7 +67,6 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 	const struct dp_cfg *c = x->cfg;
 	uint16_t zone = (uint16_t)(slot + 1), ver;
 	uint32_t gw = dp_gw_ip(x->sh, slot);
-	const struct dp_policy *pol;
 	enum cvs_wcounter kind;
 	struct ct_session *s;
 	struct ct_tuple t, rt;
@@ -42,28 +77,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 
 	dp_tuple_of(&t, p, zone);
 
-	if (p->daddr == gw) {
-		/* Only replies may use the gateway address; a guest may ping it. */
-		const struct icmp_hdr *ih = pkt_l4(p);
-
-		if (!c->have_host || p->proto != IPPROTO_ICMP_ || ih->type != ICMP_ECHO_) {
-			dp_drop(x, r, CVS_DROP_GATEWAY_DENIED);
-			return;
-		}
-	}
-	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
-	    p->proto == IPPROTO_ICMP_ && ((const struct icmp_hdr *)pkt_l4(p))->type != ICMP_ECHO_) {
-		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
+	if (!dp_sandbox_admit(x, slot, p, gw, &ver, r))
 		return;
-	}
-	pol = dp_policy_of(x, slot, &ver);
-	if (p->daddr != gw && !dp_policy_allows(pol, p->daddr)) {
-		if (p->proto == IPPROTO_TCP_)
-			dp_rst_back(x, p, slot, r);
-		else
-			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
-		return;
-	}
 	if (p->daddr == c->node_ip && p->proto == IPPROTO_TCP_)
 		hp = atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire);
 

@@ -251,9 +251,9 @@ obs_enum_world_xsk(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 			 s->wxsk_queue, s->wxsk);
 }
 
-/* The DPDK ports, the registry, the state file and every sandbox's port. */
+/* The DPDK ports (the world port when it is an ethdev, cube-dev), each by its role. */
 static void
-obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+obs_enum_eth(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 {
 	uint32_t i, k;
 
@@ -270,7 +270,12 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 			if (s->have_port[i])
 				fn(arg, &m);
 		}
-	obs_enum_world_xsk(s, fn, arg);
+}
+
+/* The registry's sandboxes and what the kernel did to their links. */
+static void
+obs_enum_registry(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
 	obs_emit(fn, arg, "sandboxes", "registered sandboxes", OBS_GAUGE, NULL, NULL, "registry",
 		 "sandboxes", s->nsbx);
 	obs_emit(fn, arg, "sandboxes_unattached",
@@ -284,8 +289,12 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit(fn, arg, "sandbox_links_ending", "deleted sandboxes whose interface's link is "
 		 "still to be ended (after the answer, one at a time)", OBS_GAUGE, NULL, NULL,
 		 "registry", "linksEnding", s->links_ending);
-	obs_enum_hostports(s, fn, arg);
-	obs_enum_vhost(s, fn, arg);
+}
+
+/* The state file and its journal: a change is acknowledged only once it is there. */
+static void
+obs_enum_state(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
 	obs_emit(fn, arg, "state_writes", "successful writes of the state file", OBS_COUNTER,
 		 NULL, NULL, "state", "writes", s->state_writes);
 	obs_emit(fn, arg, "state_write_errors", "failed writes of the state file", OBS_COUNTER,
@@ -296,6 +305,12 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 	obs_emit(fn, arg, "state_slow_syncs", "fdatasync calls of the state journal that took "
 		 "10 ms or more (every change waiting for them waited as long)", OBS_COUNTER, NULL,
 		 NULL, "state", "slow_syncs", s->state_slow_syncs);
+}
+
+/* The session region: what this start adopted, rebuilt, carried or refused. */
+static void
+obs_enum_region(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
 	obs_emit(fn, arg, "region_generation", "starts of the session region (1: made by this "
 		 "process, +1 per adoption)", OBS_GAUGE, NULL, NULL, "region", "generation",
 		 s->region_generation);
@@ -324,6 +339,14 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 "past the new capacity, of a sandbox slot the new shape has not, or owned by no one "
 		 "worker under the new worker count", OBS_GAUGE, NULL, NULL, "region",
 		 "carry_dropped", s->region_carry_dropped);
+}
+
+/* Every sandbox's port counters, then the funnels' sockets that carry them. */
+static void
+obs_enum_sbx_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
+	uint32_t i, k;
+
 	for (k = 0; k < CVS_PC_MAX; k++)
 		for (i = 0; i < s->nsbx; i++) {
 			struct obs_metric m = {
@@ -338,6 +361,20 @@ obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		}
 	obs_enum_xsk_set(fn, arg, obs_xsk_names, obs_xsk_help, "worker", "funnelXsk", s->fun_n,
 			 NULL, s->fun_xsk);
+}
+
+/* The DPDK ports, the registry, the state file and every sandbox's port. */
+static void
+obs_enum_ports(const struct obs_snap *s, obs_visit_fn fn, void *arg)
+{
+	obs_enum_eth(s, fn, arg);
+	obs_enum_world_xsk(s, fn, arg);
+	obs_enum_registry(s, fn, arg);
+	obs_enum_hostports(s, fn, arg);
+	obs_enum_vhost(s, fn, arg);
+	obs_enum_state(s, fn, arg);
+	obs_enum_region(s, fn, arg);
+	obs_enum_sbx_ports(s, fn, arg);
 }
 
 void

@@ -85,26 +85,17 @@ state_load(const char *path, json_t **sandboxes, json_t **holds, char *err, size
 	return state_load_seq(path, sandboxes, holds, NULL, err, errlen);
 }
 
-int
-state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *seq, char *err,
-	       size_t errlen)
+/* The file's JSON: 0 with *root NULL when there is no file (a first start), else -errno. */
+static int
+state_read(const char *path, json_t **root, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *root, *arr, *ver;
-	const char *key;
 	struct stat st;
-	json_t *v;
 
-	*sandboxes = NULL;
-	if (holds)
-		*holds = NULL;
-	if (seq)
-		*seq = 0;
+	*root = NULL;
 	if (stat(path, &st)) {
-		if (errno == ENOENT) {
-			*sandboxes = json_array();
+		if (errno == ENOENT)
 			return 0;
-		}
 		snprintf(err, errlen, "cannot read state file %s: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -113,15 +104,23 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 			 STATE_MAX_BYTES >> 20);
 		return -EINVAL;
 	}
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root) {
+	*root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*root) {
 		snprintf(err, errlen, "state file %s is corrupt (line %d column %d: %s); it was "
 			 "left as it is: repair it, or move it away to start without "
 			 "registrations", path, jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
 	}
-	ver = json_object_get(root, "version");
-	arr = json_object_get(root, "sandboxes");
+	return 0;
+}
+
+/* Format and version: what tells our state file from another file, or a newer release's. */
+static int
+state_check_head(const char *path, json_t *root, char *err, size_t errlen)
+{
+	json_t *ver = json_object_get(root, "version");
+	json_t *arr = json_object_get(root, "sandboxes");
+
 	if (!json_is_object(root) ||
 	    !json_is_string(json_object_get(root, "format")) ||
 	    strcmp(json_string_value(json_object_get(root, "format")), STATE_FORMAT) ||
@@ -129,7 +128,6 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 		snprintf(err, errlen, "state file %s is not a cubevs-fp state file (want "
 			 "{\"format\":\"%s\",\"version\":%d,\"sandboxes\":[...]}); it was left "
 			 "as it is", path, STATE_FORMAT, CVS_STATE_VERSION);
-		json_decref(root);
 		return -EINVAL;
 	}
 	if (json_integer_value(ver) != CVS_STATE_VERSION) {
@@ -137,14 +135,26 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 			 "version %d; it was left as it is", path,
 			 (long long)json_integer_value(ver), CVS_STATE_VERSION);
 		state_newer_hint(root, err, errlen);
-		json_decref(root);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * The fields beside the sandboxes: the holds and the journal's sequence, given to the caller
+ * as they are checked, and no field this build does not know.
+ */
+static int
+state_check_fields(const char *path, json_t *root, json_t **holds, uint64_t *seq, char *err,
+		   size_t errlen)
+{
+	const char *key;
+	json_t *v;
+
 	v = json_object_get(root, HOLDS_KEY);
 	if (v && !json_is_array(v)) {
 		snprintf(err, errlen, "state file %s: \"%s\" must be an array; it was left as it "
 			 "is", path, HOLDS_KEY);
-		json_decref(root);
 		return -EINVAL;
 	}
 	if (holds && v)
@@ -166,16 +176,41 @@ state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *s
 			goto bad;
 		}
 	}
-	*sandboxes = json_incref(arr);
-	json_decref(root);
 	return 0;
 bad:
-	json_decref(root);
 	if (holds) {
 		json_decref(*holds);
 		*holds = NULL;
 	}
 	return -EINVAL;
+}
+
+int
+state_load_seq(const char *path, json_t **sandboxes, json_t **holds, uint64_t *seq, char *err,
+	       size_t errlen)
+{
+	json_t *root;
+	int ret;
+
+	*sandboxes = NULL;
+	if (holds)
+		*holds = NULL;
+	if (seq)
+		*seq = 0;
+	ret = state_read(path, &root, err, errlen);
+	if (ret)
+		return ret;
+	if (!root) {
+		*sandboxes = json_array();
+		return 0;
+	}
+	ret = state_check_head(path, root, err, errlen);
+	if (!ret)
+		ret = state_check_fields(path, root, holds, seq, err, errlen);
+	if (!ret)
+		*sandboxes = json_incref(json_object_get(root, "sandboxes"));
+	json_decref(root);
+	return ret;
 }
 
 int
