@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Address and port rewriting with incremental checksum updates. Per packet. */
+#include <string.h>
+
 #include "csum.h"
 #include "nat.h"
 
@@ -75,6 +77,72 @@ nat_rewrite(struct pkt *p, uint32_t saddr, uint32_t daddr, uint16_t sport, uint1
 	}
 	p->saddr = saddr;
 	p->daddr = daddr;
+	p->sport = sport;
+	p->dport = dport;
+}
+
+/* The sum of differences of a 16-byte address changed from 'from' to 'to' (both as stored). */
+static inline uint64_t
+nat_delta16(const uint8_t *from, const uint8_t *to)
+{
+	uint64_t sum = 0;
+	uint32_t a, b;
+	int i;
+
+	for (i = 0; i < 16; i += 4) {
+		memcpy(&a, from + i, 4);
+		memcpy(&b, to + i, 4);
+		sum += (uint64_t)(uint32_t)~a + b;
+	}
+	return sum;
+}
+
+void
+nat6_rewrite(struct pkt *p, const uint8_t saddr[16], const uint8_t daddr[16], uint16_t sport,
+	     uint16_t dport)
+{
+	struct ipv6_hdr *ip6 = pkt_ip6(p);
+	uint8_t *l4 = p->data + p->l4_off;
+	uint64_t d = nat_delta16(ip6->saddr, saddr) + nat_delta16(ip6->daddr, daddr);
+	uint16_t *check = NULL, *sp, *dp;
+
+	memmove(ip6->saddr, saddr, 16);
+	memmove(ip6->daddr, daddr, 16);
+	switch (p->proto) {
+	case IPPROTO_TCP_:
+		check = &((struct tcp_hdr *)l4)->check;
+		sp = &((struct tcp_hdr *)l4)->sport;
+		dp = &((struct tcp_hdr *)l4)->dport;
+		break;
+	case IPPROTO_UDP_:
+		check = &((struct udp_hdr *)l4)->check;
+		sp = &((struct udp_hdr *)l4)->sport;
+		dp = &((struct udp_hdr *)l4)->dport;
+		break;
+	case IPPROTO_ICMPV6_:
+		check = &((struct icmp_hdr *)l4)->check;
+		/*
+		 * An echo's id is both "ports"; any other message keeps bytes 4-7 as they are
+		 * (a Packet Too Big's MTU lives there).
+		 */
+		sp = dp = &((struct icmp_hdr *)l4)->id;
+		if (l4[0] != ICMP6_ECHO_REQ && l4[0] != ICMP6_ECHO_REPLY)
+			sport = *sp;
+		dport = sport;
+		break;
+	default:
+		return;
+	}
+	d += (uint32_t)(uint16_t)~*sp + sport;
+	*sp = sport;
+	if (dp != sp) {
+		d += (uint32_t)(uint16_t)~*dp + dport;
+		*dp = dport;
+	}
+	nat_apply(check, nat_fold64(d));
+	/* UDP over IPv6 has no "no checksum": a computed 0 is sent as ~0 (RFC 8200 8.1). */
+	if (p->proto == IPPROTO_UDP_ && !*check)
+		*check = 0xffff;
 	p->sport = sport;
 	p->dport = dport;
 }

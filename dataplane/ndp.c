@@ -20,7 +20,7 @@ static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 static struct ipv6_hdr *
 ndp_ip6(const struct pkt *p)
 {
-	return (struct ipv6_hdr *)(p->data + ETH_HLEN_);
+	return pkt_ip6(p);
 }
 
 static bool

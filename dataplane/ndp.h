@@ -19,7 +19,6 @@
 
 #include "pkt.h"
 
-#define IPPROTO_ICMPV6_	58
 #define ICMP6_RS	133
 #define ICMP6_RA	134
 #define ICMP6_NS	135

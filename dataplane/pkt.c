@@ -25,9 +25,13 @@ pkt_csum_finish(struct pkt *p, uint16_t *check)
 	*check = c;
 }
 
-/* The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. */
-static int
-pkt_parse_l4(struct pkt *p, uint32_t l4len)
+/*
+ * The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. 'kind'
+ * is what a packet that passes is: PKT_IPV4 (ICMP is protocol 1) or PKT_IPV6 (ICMPv6, 58,
+ * whose echoes alone carry an id).
+ */
+static inline int
+pkt_parse_l4(struct pkt *p, uint32_t l4len, int kind)
 {
 	const uint8_t *l4 = p->data + p->l4_off;
 
@@ -55,21 +59,26 @@ pkt_parse_l4(struct pkt *p, uint32_t l4len)
 		p->dport = uh->dport;
 		break;
 	}
-	case IPPROTO_ICMP_: {
+	case IPPROTO_ICMP_:
+	case IPPROTO_ICMPV6_: {
 		const struct icmp_hdr *ih = (const struct icmp_hdr *)l4;
 
+		if ((p->proto == IPPROTO_ICMPV6_) != (kind == PKT_IPV6))
+			return pkt_bad(p, CVS_DROP_PROTO);
 		if (l4len < sizeof(*ih))
 			return pkt_bad(p, CVS_DROP_L4_HEADER);
 		/* Echo flows are keyed by their id on both sides. */
-		p->sport = ih->id;
-		p->dport = ih->id;
+		if (kind == PKT_IPV4 || ih->type == ICMP6_ECHO_REQ || ih->type == ICMP6_ECHO_REPLY) {
+			p->sport = ih->id;
+			p->dport = ih->id;
+		}
 		break;
 	}
 	default:
 		return pkt_bad(p, CVS_DROP_PROTO);
 	}
-	p->kind = PKT_IPV4;
-	return PKT_IPV4;
+	p->kind = (uint8_t)kind;
+	return kind;
 }
 
 /*
@@ -110,8 +119,13 @@ pkt_parse6(struct pkt *p, uint32_t len)
 	}
 	p->proto = nh;
 	p->l4_off = (uint16_t)off;
-	p->kind = PKT_IPV6;
-	return PKT_IPV6;
+	/* A later fragment has no upper-layer header; an unknown protocol is the pipeline's. */
+	if (p->frag == PKT_FRAG_LATER || (nh != IPPROTO_TCP_ && nh != IPPROTO_UDP_ &&
+					  nh != IPPROTO_ICMPV6_)) {
+		p->kind = PKT_IPV6;
+		return PKT_IPV6;
+	}
+	return pkt_parse_l4(p, end - off, PKT_IPV6);
 }
 
 int
@@ -171,5 +185,5 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 		p->kind = PKT_FRAG;
 		return PKT_FRAG;
 	}
-	return pkt_parse_l4(p, tot - ihl);
+	return pkt_parse_l4(p, tot - ihl, PKT_IPV4);
 }

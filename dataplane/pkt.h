@@ -20,11 +20,14 @@
 #define IPPROTO_ICMP_	1
 #define IPPROTO_TCP_	6
 #define IPPROTO_UDP_	17
+#define IPPROTO_ICMPV6_	58
 
 #define ICMP_UNREACH_	3
 #define ICMP_ECHO_	8
 #define ICMP_TIMXCEED_	11
 #define ICMP_PARAMPROB_	12
+#define ICMP6_ECHO_REQ	128
+#define ICMP6_ECHO_REPLY	129
 
 #define TCPF_FIN	0x01
 #define TCPF_SYN	0x02
@@ -114,7 +117,9 @@ enum pkt_kind {
 	PKT_ARP,
 	PKT_BAD,	/* pkt.drop says why */
 	PKT_FRAG,	/* an IPv4 fragment after the first: addresses and protocol, no L4 header */
-	PKT_IPV6,	/* a well-formed IPv6 packet: proto and l4_off past its extension headers */
+	PKT_IPV6,	/* a well-formed IPv6 packet: proto and l4_off past its extension headers,
+			 * ports (an ICMPv6 echo's id) and TCP flags as for IPv4; addresses in
+			 * its header (pkt_ip6()) */
 };
 
 /* pkt.frag: whether the datagram is a fragment, and which. */
@@ -196,6 +201,12 @@ static inline struct ip4_hdr *
 pkt_ip(const struct pkt *p)
 {
 	return (struct ip4_hdr *)(p->data + ETH_HLEN_);
+}
+
+static inline struct ipv6_hdr *
+pkt_ip6(const struct pkt *p)
+{
+	return (struct ipv6_hdr *)(p->data + ETH_HLEN_);
 }
 
 static inline void *

@@ -194,8 +194,29 @@ test_ipv6(void)
 	for (i = 0; i < 9; i++)
 		ext8(f, 54 + 8 * i, IP6_NH_DSTOPTS);
 	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_IP6_EXT);
-	ext8(f, 54 + 8 * 7, IPPROTO_TCP_);	/* 8 of them is the most */
+	ext8(f, 54 + 8 * 7, IP6_NH_NONE);	/* 8 of them is the most */
 	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	/* The upper layer as for IPv4: ports, flags, an echo's id; ICMPv4 is no IPv6 protocol. */
+	n = ip6_frame(f, IPPROTO_TCP_, 20);
+	f[54] = 0x9c; f[55] = 0x40; f[56] = 0x00; f[57] = 0x50; f[66] = 5 << 4; f[67] = TCPF_SYN;
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	CHECK(p.sport == htons(40000) && p.dport == htons(80) && p.tcp_flags == TCPF_SYN);
+	CHECK(pkt_parse(&p, f, n - 1) == PKT_BAD && p.drop == CVS_DROP_IP_LENGTH);
+	f[19] = 19;
+	CHECK(pkt_parse(&p, f, n - 1) == PKT_BAD && p.drop == CVS_DROP_L4_HEADER);
+	n = ip6_frame(f, IPPROTO_UDP_, 8);
+	f[54] = 0x13; f[55] = 0x88; f[57] = 53;
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	CHECK(p.sport == htons(5000) && p.dport == htons(53));
+	n = ip6_frame(f, IPPROTO_ICMPV6_, 8);
+	f[54] = ICMP6_ECHO_REQ; f[58] = 0x12; f[59] = 0x34;
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	CHECK(p.sport == htons(0x1234) && p.dport == htons(0x1234));
+	f[54] = 135;	/* a neighbour solicitation: no id */
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+	CHECK(p.sport == 0 && p.dport == 0);
+	n = ip6_frame(f, IPPROTO_ICMP_, 8);
+	CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);	/* not ours to parse: the pipeline's */
 	n = ip6_frame(f, IPPROTO_UDP_, 8);
 	f[22] = 0xff;
 	CHECK(pkt_parse(&p, f, n) == PKT_BAD && p.drop == CVS_DROP_BAD_SOURCE);
