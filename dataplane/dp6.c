@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The IPv6 pipelines (per packet), issue 34, first cut: a guest's neighbour and router
+ * solicitations answered (ndp.h); its TCP, UDP and ICMPv6 echo flows to the world translated
+ * to the node's IPv6 address and a SNAT port of this worker's share (NAT66, endpoint-dependent
+ * as NAT44), tracked in the worker's IPv6 session table (ct6.h); the world's replies to them
+ * translated back. One frame at a time: the IPv4 burst's prefetch stages are not used yet.
+ *
+ * Not carried yet, each a counted drop: IPv6 fragments, extension headers on a translated
+ * flow, ICMPv6 errors (Packet Too Big included; TCP has its MSS clamped instead), hairpin and
+ * host paths, exposed ports on the node's IPv6 address, a frame longer than the world link's
+ * MTU (too_big), and window tracking (an IPv6 flow is tracked liberally).
+ */
+#include "dp_core.h"
+#include "ct6.h"
+#include "dp_snat.h"
+#include "ndp.h"
+
+#define RA_LIFETIME	1800	/* seconds as a default router (RFC 4861's default) */
+#define PFX_VALID	86400
+#define PFX_PREFERRED	14400
+
+static bool
+dp6_multicast(const uint8_t a[16])
+{
+	return a[0] == 0xff;
+}
+
+/* A guest's neighbour discovery: true when the frame was one of ours to answer or drop. */
+static bool
+dp6_ndp(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+{
+	uint8_t mac[6];
+
+	if (p->proto != IPPROTO_ICMPV6_ || p->l4_off != ETH_HLEN_ + 40)
+		return false;
+	dp_gw_mac(x->sh, slot, mac);
+	if (ndp_is_ns_for(p, ndp_gw_ll)) {
+		r->len = ndp_reply_na(p, mac);
+	} else if (ndp_is_rs(p)) {
+		struct ndp_ra ra = { .lifetime = RA_LIFETIME, .have_prefix = true,
+				     .valid = PFX_VALID, .preferred = PFX_PREFERRED };
+
+		ra.mtu = dp_zone_mtu(x, (uint16_t)(slot + 1));
+		memcpy(ra.prefix, x->cfg->guest_pfx6, 8);
+		r->len = ndp_reply_ra(p, mac, &ra);
+	} else {
+		return false;
+	}
+	r->action = DP_BACK;
+	x->st->c[CVS_WC_NDP_ANSWERED]++;
+	return true;
+}
+
+static void
+dp6_tuple_of(struct ct6_tuple *t, const struct pkt *p, uint16_t zone)
+{
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
+
+	ct6_tuple_set(t, ip6->saddr, ip6->daddr, p->sport, p->dport, zone, p->proto);
+}
+
+/*
+ * What every translated IPv6 packet must be: TCP, UDP or an ICMPv6 echo straight after the
+ * header, not a fragment. False (dropped) otherwise.
+ */
+static bool
+dp6_flow_ok(struct dp_ctx *x, const struct pkt *p, struct dp_result *r)
+{
+	const uint8_t *l4 = pkt_l4(p);
+
+	if (p->frag) {
+		dp_drop(x, r, CVS_DROP_FRAGMENT);
+		return false;
+	}
+	if (p->l4_off != ETH_HLEN_ + 40 ||
+	    (p->proto != IPPROTO_TCP_ && p->proto != IPPROTO_UDP_ &&
+	     !(p->proto == IPPROTO_ICMPV6_ && (l4[0] == ICMP6_ECHO_REQ || l4[0] == ICMP6_ECHO_REPLY)))) {
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return false;
+	}
+	return true;
+}
+
+/* Advance an IPv6 session for a packet in 'dir' (liberal TCP: no window tracking yet). */
+static void
+dp6_track(struct dp_ctx *x, struct ct6_session *s, int dir, const struct pkt *p)
+{
+	uint8_t st = s->state, next;
+
+	if (p->proto != IPPROTO_TCP_) {
+		if (dir == CT_DIR_REPLY)
+			st = CT_REPLIED;
+	} else {
+		next = ct_tcp_next(st, dir, p->tcp_flags);
+		if (next >= CT_TCP_MAX)
+			x->st->c[CVS_WC_TCP_INVALID]++;
+		else
+			st = next;
+	}
+	ct6_touch(x->ct6, s, st, x->now);
+}
+
+/* Translate a packet of s->t[dir] as the inverse of the other tuple, and address its frame. */
+static void
+dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
+	    struct dp_result *r)
+{
+	const struct ct6_tuple *o = &s->t[dir ^ 1];
+	struct eth_hdr *eth = pkt_eth(p);
+	uint16_t mtu = dp_zone_mtu(x, o->zone);
+
+	if (mtu && p->len - ETH_HLEN_ > mtu) {
+		dp_drop(x, r, CVS_DROP_TOO_BIG);
+		return;
+	}
+	dp6_track(x, s, dir, p);
+	nat6_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
+	if (o->zone == 0) {
+		memcpy(eth->dst, s->peer_mac, 6);
+		memcpy(eth->src, x->cfg->world_mac, 6);
+		r->action = DP_TO_WORLD;
+	} else {
+		if (!dp_slot_alive(x, o->zone - 1u)) {
+			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+			return;
+		}
+		dp_mac_put(eth->dst, atomic_load_explicit(&x->sh->slot_mac[o->zone - 1u],
+							  memory_order_relaxed));
+		dp_gw_mac(x->sh, o->zone - 1u, eth->src);
+		r->action = DP_TO_SANDBOX;
+		r->slot = o->zone - 1u;
+	}
+	r->mtu = 0;
+	r->len = p->len;
+}
+
+/*
+ * Whether a sandbox may open an IPv6 flow to the world: its policy's CIDR lists are IPv4
+ * only, so allowInternetAccess alone decides (no policy: allowed).
+ */
+static bool
+dp6_policy_allows(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
+{
+	const struct dp_policy *pol = dp_policy_of(x, slot, ver);
+
+	return !pol || pol->internet;
+}
+
+/* A new flow from a guest to the world: limits, a SNAT port, the session. */
+static void
+dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+	 struct dp_result *r)
+{
+	struct ct6_snat_req rq = { .lo = x->snat_lo, .hi = x->snat_hi, .start = 0,
+				   .probes = SNAT_PROBES, .now = x->now };
+	const struct dp_limit *lim = x->sh->slot_lim ? &x->sh->slot_lim[slot] : NULL;
+	uint16_t zone = (uint16_t)(slot + 1), ver;
+	uint64_t nh = atomic_load_explicit(&x->sh->nh6_mac, memory_order_relaxed);
+	struct ct6_session *s;
+	struct ct6_tuple rt;
+	enum ct_refuse why;
+	uint32_t v;
+
+	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
+	    p->proto == IPPROTO_ICMPV6_ && ((const uint8_t *)pkt_l4(p))[0] != ICMP6_ECHO_REQ) {
+		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
+		return;
+	}
+	if (!dp6_policy_allows(x, slot, &ver)) {
+		dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+		return;
+	}
+	if (!nh) {
+		dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
+		return;
+	}
+	/* One session limit for both families. */
+	v = lim ? atomic_load_explicit(&lim->sessions, memory_order_relaxed) : 0;
+	if (v && ct_zone_opened(x->ct, zone) + ct6_zone_opened(x->ct6, zone) >= v) {
+		dp_refuse(x, slot, CVS_DROP_LIMIT_SESSIONS, CVS_PC_LIM_SESSIONS, r);
+		return;
+	}
+	if (lim && !dp_rate_ok(x, slot, r))
+		return;
+	ct6_tuple_set(&rt, t->daddr, x->cfg->node_ip6, p->dport, 0, 0, p->proto);
+	rq.zone = zone;
+	rq.start = dp_snat_scatter(x);
+	if (ct6_snat_port(x->ct6, &rt, &rq, NULL)) {
+		dp_drop(x, r, CVS_DROP_SNAT_EXHAUSTED);
+		return;
+	}
+	s = ct6_insert(x->ct6, t, &rt, p->proto == IPPROTO_TCP_ ? CT_TCP_SYN_SENT : CT_UNREPLIED,
+		       x->now, &why);
+	if (!s) {
+		dp_drop(x, r, why == CT_FULL ? CVS_DROP_TABLE_FULL : CVS_DROP_TUPLE_CLASH);
+		return;
+	}
+	dp_mac_put(s->peer_mac, nh);
+	s->flags |= CT_F_POLICY;
+	s->pol_ver = ver;
+	x->st->c[CVS_WC_SESS_CREATED]++;
+	x->st->c[CVS_WC_EGRESS6_FLOWS]++;
+	dp6_forward(x, s, CT_DIR_ORIG, p, r);
+	if (r->action == DP_DROP)
+		ct6_delete(x->ct6, s);
+}
+
+void
+dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+{
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
+	uint16_t zone = (uint16_t)(slot + 1);
+	struct ct6_session *s;
+	struct ct6_tuple t;
+	int dir;
+
+	if (!x->ct6 || !x->cfg->have_ip6) {
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return;
+	}
+	if (dp6_ndp(x, slot, p, r))
+		return;
+	/*
+	 * Its address is one of its prefix. Link-local and unspecified sources (its MLD reports,
+	 * duplicate address checks, neighbour discovery for others) stay on its link; any other
+	 * source is spoofed.
+	 */
+	if (memcmp(ip6->saddr, x->cfg->guest_pfx6, 8)) {
+		dp_drop(x, r, ip6->saddr[0] == 0xfe || !ip6->saddr[0] ? CVS_DROP_IPV6 :
+			CVS_DROP_GUEST_SPOOF);
+		return;
+	}
+	/* Multicast, the node, other guests: not carried yet. */
+	if (dp6_multicast(ip6->daddr) || !memcmp(ip6->daddr, x->cfg->node_ip6, 16) ||
+	    !memcmp(ip6->daddr, x->cfg->guest_pfx6, 8)) {
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return;
+	}
+	if (!dp6_flow_ok(x, p, r))
+		return;
+	dp6_tuple_of(&t, p, zone);
+	s = ct6_lookup(x->ct6, &t, &dir);
+	if (s && dir == CT_DIR_ORIG && dp_pure_syn(p) &&
+	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {
+		ct6_delete(x->ct6, s);
+		s = NULL;
+	}
+	if (s)
+		dp6_forward(x, s, dir, p, r);
+	else
+		dp6_open(x, slot, p, &t, r);
+}
+
+void
+dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+{
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
+	struct ct6_session *s;
+	struct ct6_tuple t;
+	int dir;
+
+	if (!x->ct6 || !x->cfg->have_ip6) {
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return;
+	}
+	if (memcmp(ip6->daddr, x->cfg->node_ip6, 16)) {
+		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
+		return;
+	}
+	if (!dp6_flow_ok(x, p, r))
+		return;
+	dp6_tuple_of(&t, p, 0);
+	s = ct6_lookup(x->ct6, &t, &dir);
+	if (!s || dir != CT_DIR_REPLY) {
+		dp_drop(x, r, CVS_DROP_NO_SESSION);
+		return;
+	}
+	dp6_forward(x, s, dir, p, r);
+}
