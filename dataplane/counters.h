@@ -86,6 +86,9 @@ enum cvs_drop {
 	_(HOST_TX_PKTS,		"host_tx_packets",	"frames sent to cube-dev") \
 	_(HOST_TX_BYTES,	"host_tx_bytes",	"bytes sent to cube-dev") \
 	_(EGRESS_FLOWS,		"egress_flows",		"sandbox flows to the world opened (SNAT)") \
+	_(EGRESS6_FLOWS,	"egress6_flows",	"sandbox IPv6 flows to the world opened (NAT66)") \
+	_(NDP_ANSWERED,		"ndp_answered", \
+	  "guests' neighbour solicitations for their gateway and router solicitations answered") \
 	_(HAIRPIN_FLOWS,	"hairpin_flows",	"sandbox flows to a host port of this node (SNAT+DNAT)") \
 	_(HOST_FLOWS,		"host_flows",		"flows between cube-dev and a sandbox") \
 	_(ICMP_ERRORS,		"icmp_errors",		"ICMP errors translated for a tracked flow") \

@@ -24,6 +24,7 @@
 
 /* Addressing shared by all workers; set before the workers start, read-only afterwards. */
 struct frag_table;
+struct ct6_table;
 
 struct dp_cfg {
 	uint32_t node_ip;	/* network order */
@@ -228,6 +229,7 @@ struct dp_ctx {
 	uint16_t snat_lo;	/* this worker's share of the SNAT range, host order */
 	uint16_t snat_hi;
 	struct frag_table *frag;	/* fragments' datagrams (frag.h); NULL: fragments dropped */
+	struct ct6_table *ct6;	/* IPv6 sessions (ct6.h); NULL: IPv6 dropped */
 	bool frag_busy;		/* a fragment went through since the counters were copied */
 	bool frag_ready;	/* held fragments were released: dp_frag_release() takes them */
 };
@@ -246,6 +248,10 @@ void dp_world_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_resul
 void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
+
+/* dp6.c: a parsed IPv6 frame (PKT_IPV6) from a guest, or from the world. */
+void dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r);
+void dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r);
 /*
  * The next fragment that its datagram's first fragment released, translated (r says where it
  * goes; the frame is the fragment table's until the next call): its length, 0 when none is

@@ -59,14 +59,8 @@ dp_parse(struct dp_ctx *x, struct pkt *p, uint8_t *frame, uint32_t len)
 {
 	int kind = pkt_parse(p, frame, len);
 
-	if (kind == PKT_IPV4) {
+	if (kind == PKT_IPV4)
 		x->st->c[CVS_WC_CSUM_COMPLETED] += (uint64_t)pkt_csum_complete(p);
-	} else if (kind == PKT_IPV6) {
-		/* Parsed to be told from a malformed one; no pipeline carries it yet (issue 34). */
-		p->kind = PKT_BAD;
-		p->drop = CVS_DROP_IPV6;
-		kind = PKT_BAD;
-	}
 	return kind;
 }
 

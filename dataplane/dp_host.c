@@ -80,6 +80,10 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 	case PKT_FRAG:
 		dp_frag_later(x, CVS_ZONE_HOST, &p, r);
 		return;
+	case PKT_IPV6:
+		/* No host path for IPv6 yet (issue 34). */
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return;
 	}
 	if (__builtin_expect(!p.frag, 1)) {
 		dp_host_ip(x, &p, r);

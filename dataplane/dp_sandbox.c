@@ -156,6 +156,9 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 	case PKT_FRAG:
 		dp_frag_later(x, (uint16_t)(slot + 1), &pre->p, r);
 		return false;
+	case PKT_IPV6:
+		dp6_sandbox(x, slot, &pre->p, r);
+		return false;
 	}
 	/* A guest has its one address (the node-wide one, or its own); anything else is spoofed. */
 	if (pre->p.saddr != dp_guest_ip(x->sh, slot)) {

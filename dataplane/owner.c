@@ -96,7 +96,17 @@ dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, ui
 	struct pkt p;
 	bool in;
 
-	if (nworkers <= 1 || pkt_parse(&p, (uint8_t *)frame, len) != PKT_IPV4)
+	int kind;
+
+	if (nworkers <= 1)
+		return self;
+	kind = pkt_parse(&p, (uint8_t *)frame, len);
+	/* An IPv6 reply from the world belongs to the worker of its SNAT port (NAT66). */
+	if (kind == PKT_IPV6 && origin == DP_FROM_WORLD && !p.frag) {
+		own = owner_of_snat(c, p.dport, nworkers, &in);
+		return in ? own : self;
+	}
+	if (kind != PKT_IPV4)
 		return self;
 	if (icmperr_is_error(&p))
 		return owner_of_icmp_error(c, sh, origin, &p, nworkers, self);

@@ -26,6 +26,19 @@ def blob(n):
         yield block[:min(len(block), n - off)]
 
 
+def peer_ip(a):
+    """An IPv4 peer of a dual-stack socket as its IPv4 address."""
+    return a[7:] if a.startswith('::ffff:') else a
+
+
+def sock(kind, v6):
+    """A socket of 'kind' for 0.0.0.0, or with v6 for :: and IPv4 too (dual-stack)."""
+    s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, kind)
+    if v6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    return s
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
 
@@ -41,7 +54,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         if url.path == '/peer':
-            self.reply(200, ('%s %d\n' % self.client_address[:2]).encode())
+            self.reply(200, ('%s %d\n' % (peer_ip(self.client_address[0]),
+                                           self.client_address[1])).encode())
         elif url.path == '/slow':
             # A long download: one line every 100 ms, for n lines.
             n = int(urllib.parse.parse_qs(url.query).get('n', ['600'])[0])
@@ -53,7 +67,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.1)
         elif url.path == '/name':
-            self.reply(200, ('%s %s\n' % (self.server.name, self.client_address[0])).encode())
+            self.reply(200, ('%s %s\n' % (self.server.name,
+                                           peer_ip(self.client_address[0]))).encode())
         elif url.path == '/blob':
             n = int(urllib.parse.parse_qs(url.query).get('n', ['0'])[0])
             self.send_response(200)
@@ -84,18 +99,18 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     request_queue_size = 512
 
 
-def udp_echo(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(('0.0.0.0', port))
+def udp_echo(port, v6):
+    s = sock(socket.SOCK_DGRAM, v6)
+    s.bind(('::' if v6 else '0.0.0.0', port))
     while True:
         data, peer = s.recvfrom(65535)
-        s.sendto(data + (' %s %d' % peer).encode(), peer)
+        s.sendto(data + (' %s %d' % (peer_ip(peer[0]), peer[1])).encode(), peer)
 
 
-def tcp_echo(port):
-    srv = socket.socket()
+def tcp_echo(port, v6):
+    srv = sock(socket.SOCK_STREAM, v6)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(('0.0.0.0', port))
+    srv.bind(('::' if v6 else '0.0.0.0', port))
     srv.listen(256)
 
     def serve(c):
@@ -120,6 +135,7 @@ def main():
     ap.add_argument('--blob-sha', type=int, help='print the sha256 of a blob of N bytes')
     ap.add_argument('--udp-echo', type=int, help='also echo UDP on this port (+ peer address)')
     ap.add_argument('--tcp-echo', type=int, help='also echo raw TCP on this port')
+    ap.add_argument('--ipv6', action='store_true', help='listen on IPv6 too (dual-stack)')
     a = ap.parse_args()
     if a.blob_sha is not None:
         h = hashlib.sha256()
@@ -128,10 +144,12 @@ def main():
         print(h.hexdigest())
         return
     if a.udp_echo:
-        threading.Thread(target=udp_echo, args=(a.udp_echo,), daemon=True).start()
+        threading.Thread(target=udp_echo, args=(a.udp_echo, a.ipv6), daemon=True).start()
     if a.tcp_echo:
-        threading.Thread(target=tcp_echo, args=(a.tcp_echo,), daemon=True).start()
-    srv = Server(('0.0.0.0', a.port), Handler)
+        threading.Thread(target=tcp_echo, args=(a.tcp_echo, a.ipv6), daemon=True).start()
+    if a.ipv6:
+        Server.address_family = socket.AF_INET6
+    srv = Server(('::' if a.ipv6 else '0.0.0.0', a.port), Handler)
     srv.name = a.name
     srv.serve_forever()
 

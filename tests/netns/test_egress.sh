@@ -288,5 +288,102 @@ print(n, seen)' >"$TB_DIR/leak" &
 	check "nothing was counted as an unknown ethertype" eq "$(stat_of drops ethertype)" 0
 }
 
+# IPv6 on the bed, from the benchmarking range 2001:2::/48 only: the node's world link
+# 2001:2:0:1::/64 (node ::1, the client namespace as router ::2), the world host behind it on
+# 2001:2:0:2::/64, guests forming addresses in 2001:2:0:6::/64 from our router advertisement.
+NODE_IP6=2001:2:0:1::1
+ROUTER6_N=2001:2:0:1::2
+WORLD_IP6=2001:2:0:2::2
+GUEST_PFX6=2001:2:0:6::/64
+ipv6_bed() {
+	local ns
+	for ns in "$NS_C" "$NS_N" "$NS_W"; do
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+			net.ipv6.conf.default.disable_ipv6=0
+	done
+	nsc sysctl -qw net.ipv6.conf.all.forwarding=1
+	nsn sysctl -qw net.ipv6.conf.nic0.disable_ipv6=0
+	nsc sysctl -qw net.ipv6.conf.cl0.disable_ipv6=0 net.ipv6.conf.r1.disable_ipv6=0
+	nsw sysctl -qw net.ipv6.conf.w0.disable_ipv6=0
+	nsn ip -6 addr add $NODE_IP6/64 dev nic0 nodad
+	nsc ip -6 addr add $ROUTER6_N/64 dev cl0 nodad
+	nsc ip -6 addr add 2001:2:0:2::1/64 dev r1 nodad
+	nsw ip -6 addr add $WORLD_IP6/64 dev w0 nodad
+	nsn ip -6 route add default via $ROUTER6_N dev nic0
+	nsw ip -6 route add default via 2001:2:0:2::1 dev w0
+}
+
+# A guest with IPv6 on, as a real one: it takes its address and default route from the RA.
+guest6() { # index
+	nss "$1" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.default.disable_ipv6=0 \
+		net.ipv6.conf.eth0.disable_ipv6=0 net.ipv6.conf.eth0.accept_ra=2
+}
+guest6_addr() { # index: its global address once SLAAC made it (5 s at most)
+	local a
+	for _ in $(seq 50); do
+		a=$(nss "$1" ip -6 -o addr show dev eth0 scope global | awk '{print $4}' | cut -d/ -f1)
+		[ -n "$a" ] && { echo "$a"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+in_snat6() { # "ip port" line
+	local ip=${1%% *} port=${1##* }
+	[ "$ip" = "$NODE_IP6" ] && [ "$port" -ge 30000 ] && [ "$port" -le 65535 ] ||
+		{ echo "#   '$1' is not $NODE_IP6:<30000-65535>"; return 1; }
+}
+
+# NAT66 egress (issue 34): guests get their address and default route from our router
+# advertisement and reach an IPv6 world host through the node's IPv6 address and a SNAT port:
+# TCP (20 MB with sha256), UDP, ICMPv6 echo; their IPv4 keeps working beside it; a policy
+# without internet access denies IPv6 too.
+case_ipv6() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	ipv6_bed
+	guest6 1
+	guest6 2
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6
+	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
+	# Linux sends its router solicitation when eth0 comes up: again now that we listen.
+	nss 1 ip link set eth0 down; nss 1 ip link set eth0 up
+	nss 2 ip link set eth0 down; nss 2 ip link set eth0 up
+	local a1 a2 n=$((20 * 1024 * 1024))
+	a1=$(guest6_addr 1)
+	a2=$(guest6_addr 2)
+	check "guests formed addresses in $GUEST_PFX6 from our router advertisement ($a1, $a2)" \
+		test "${a1%%::*}" = 2001:2:0:6 -a "${a2%%::*}" = 2001:2:0:6
+	check "and took a default route through fe80::1" \
+		contains "$(nss 1 ip -6 route show default)" "via fe80::1"
+	check "ping -6 to the world host" quiet nss 1 ping -6 -c 2 -W 2 -q $WORLD_IP6
+	check "TCP: the world host sees the node's IPv6 address and a SNAT port" \
+		in_snat6 "$(nss 1 curl -s -m 5 "http://[$WORLD_IP6]:8000/peer")"
+	check "UDP: the echo comes back from the world host, sent from the node's address" \
+		contains "$(nss 2 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(b"hello", (sys.argv[1], 5353))
+print(s.recv(200).decode())' $WORLD_IP6)" "hello $NODE_IP6 "
+	check "20 MB over IPv6 from the world host, sha256 matches" eq \
+		"$(nss 2 curl -s -m 60 "http://[$WORLD_IP6]:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)"
+	check "IPv4 egress works beside it" in_snat "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	check "the flows were counted as NAT66 (egress6_flows $(stat_of worker egress6_flows))" \
+		test "$(stat_of worker egress6_flows)" -ge 3
+	check "and the solicitations answered (ndp_answered $(stat_of worker ndp_answered))" \
+		test "$(stat_of worker ndp_answered)" -ge 2
+	eq "$(policy s1 '{"allowInternetAccess":false}')" 200 || die "policy s1"
+	check "without internet access, IPv6 egress is denied too" \
+		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer")" 000
+	check "as policy_denied" test "$(stat_of drops policy_denied)" -ge 1
+}
+
 "case_$1"
 tb_done
