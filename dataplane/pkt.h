@@ -20,6 +20,7 @@
 #define IPPROTO_ICMP_	1
 #define IPPROTO_TCP_	6
 #define IPPROTO_UDP_	17
+#define IPPROTO_ICMPV6_	58
 
 #define ICMP_UNREACH_	3
 #define ICMP_ECHO_	8
