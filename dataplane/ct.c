@@ -28,7 +28,7 @@ ct_class_established(enum ct_class c)
 	return c == CT_C_TCP_ESTABLISHED || c == CT_C_UDP_REPLIED;
 }
 
-static void *
+void *
 ct_alloc(size_t bytes)
 {
 	/* Anonymous mapping, faulted in here so the worker never waits on a page fault. */
@@ -76,14 +76,20 @@ ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask)
 }
 
 void
-ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts)
+ct_timeouts_fill(uint32_t *timeout, uint32_t *grain, const uint32_t *timeouts)
 {
 	int i;
 
 	for (i = 0; i < CT_C_MAX; i++) {
-		ct->timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
-		ct->grain[i] = ct->timeout[i] / 16 > 60 ? 60 : ct->timeout[i] / 16;
+		timeout[i] = timeouts ? timeouts[i] : ct_default_timeouts[i];
+		grain[i] = timeout[i] / 16 > 60 ? 60 : timeout[i] / 16;
 	}
+}
+
+void
+ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts)
+{
+	ct_timeouts_fill(ct->timeout, ct->grain, timeouts);
 }
 
 struct ct_table *

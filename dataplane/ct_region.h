@@ -75,6 +75,10 @@ void ct_region_settle(struct ct_table *to);
 /* Shape and set-up helpers shared with ct_create() (ct.c). */
 void ct_shape(uint32_t capacity, uint32_t *nlines, uint32_t *ref_mask);
 void ct_set_timeouts(struct ct_table *ct, const uint32_t *timeouts);
+/* Timeouts (NULL: the defaults) and the grain of each class; ct6.c's as well. */
+void ct_timeouts_fill(uint32_t *timeout, uint32_t *grain, const uint32_t *timeouts);
+/* Zeroed memory faulted in now, huge pages where allowed (munmap() it); ct6.c's as well. */
+void *ct_alloc(size_t bytes);
 void ct_zones_rebuild(struct ct_table *ct);
 /* For a rebuild: index both tuples of session idx (hashed h0, h1); append it to list c. */
 void ct_index_session(struct ct_table *ct, uint32_t idx, uint64_t h0, uint64_t h1);
