@@ -114,6 +114,14 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 		dp_drop(x, r, CVS_DROP_TOO_BIG);
 		return;
 	}
+	/* TCP never needs path MTU discovery: its SYNs say what the path carries (60 bytes of
+	 * IPv6 and TCP headers under the MTU). */
+	if (p->tcp_flags & TCPF_SYN && p->proto == IPPROTO_TCP_) {
+		uint16_t m = dp_mtu_min(dp_zone_mtu(x, s->t[dir].zone), mtu);
+
+		if (m > 60 + 536 && mtu_clamp_mss(p, (uint16_t)(m - 60)))
+			x->st->c[CVS_WC_MSS_CLAMPED]++;
+	}
 	dp6_track(x, s, dir, p);
 	nat6_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
 	if (o->zone == 0) {

@@ -61,6 +61,8 @@ dp_parse(struct dp_ctx *x, struct pkt *p, uint8_t *frame, uint32_t len)
 
 	if (kind == PKT_IPV4)
 		x->st->c[CVS_WC_CSUM_COMPLETED] += (uint64_t)pkt_csum_complete(p);
+	else if (kind == PKT_IPV6)
+		x->st->c[CVS_WC_CSUM_COMPLETED] += (uint64_t)pkt_csum_complete6(p);
 	return kind;
 }
 

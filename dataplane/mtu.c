@@ -93,7 +93,7 @@ mtu_clamp_mss(struct pkt *p, uint16_t mss_max)
 	struct tcp_hdr *th = (struct tcp_hdr *)(p->data + p->l4_off);
 	uint32_t doff;
 
-	if (p->kind != PKT_IPV4 || p->proto != IPPROTO_TCP_ ||
+	if ((p->kind != PKT_IPV4 && p->kind != PKT_IPV6) || p->proto != IPPROTO_TCP_ ||
 	    (uint32_t)p->l4_off + sizeof(*th) > p->len)
 		return 0;
 	/* The MSS is announced only on SYNs; elsewhere the option means nothing (RFC 9293). */

@@ -25,6 +25,29 @@ pkt_csum_finish(struct pkt *p, uint16_t *check)
 	*check = c;
 }
 
+int
+pkt_csum_complete6(struct pkt *p)
+{
+	const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)(p->data + ETH_HLEN_);
+	uint32_t len = p->len - p->l4_off, sum;
+	uint16_t *check;
+
+	if (p->proto == IPPROTO_TCP_)
+		check = &((struct tcp_hdr *)(p->data + p->l4_off))->check;
+	else if (p->proto == IPPROTO_UDP_)
+		check = &((struct udp_hdr *)(p->data + p->l4_off))->check;
+	else
+		return 0;
+	if (p->frag)
+		return 0;
+	sum = csum_partial(ip6->saddr, 32, 0) + htons((uint16_t)(len >> 16)) +
+	      htons((uint16_t)len) + htons(p->proto);
+	if (*check != csum_fold(sum))
+		return 0;
+	pkt_csum_finish(p, check);
+	return 1;
+}
+
 /*
  * The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. 'kind'
  * is what a packet that passes is: PKT_IPV4 (ICMP is protocol 1) or PKT_IPV6 (ICMPv6, 58,

@@ -191,6 +191,13 @@ pkt_csum_complete(struct pkt *p)
 	return 1;
 }
 
+/*
+ * The same for a parsed PKT_IPV6 frame: its TCP or UDP checksum as a sender with checksum
+ * offload leaves it, the IPv6 pseudo-header's sum (RFC 8200 8.1: both addresses, the
+ * upper-layer length, the next header), completed. ICMPv6 checksums are never offloaded.
+ */
+int pkt_csum_complete6(struct pkt *p);
+
 static inline struct eth_hdr *
 pkt_eth(const struct pkt *p)
 {

@@ -115,11 +115,40 @@ test_not_echo(void)
 	CHECK_EQ(ref_csum(f, n), 0);
 }
 
+/* A partial checksum (the pseudo-header's sum, as checksum offload leaves it) is completed. */
+static void
+test_partial(void)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP_, IPPROTO_UDP_ };
+	uint8_t f[1600];
+	struct pkt p;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		uint8_t proto = protos[i % 2];
+		uint32_t n = frame(f, proto, (uint32_t)(rand() % 1400)), sum = 0, len = n - 54, k;
+		uint32_t ck = 54 + (proto == IPPROTO_TCP_ ? 16 : 6);
+
+		for (k = 22; k < 54; k += 2)
+			sum += (uint32_t)f[k] << 8 | f[k + 1];
+		sum += (len >> 16) + (len & 0xffff) + proto;
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		f[ck] = (uint8_t)(sum >> 8);
+		f[ck + 1] = (uint8_t)sum;
+		CHECK_EQ(pkt_parse(&p, f, n), PKT_IPV6);
+		CHECK_EQ(pkt_csum_complete6(&p), 1);
+		CHECK_EQ(ref_csum(f, n), 0);
+		CHECK_EQ(pkt_csum_complete6(&p), 0);	/* complete now: left alone */
+	}
+}
+
 int
 main(void)
 {
 	srand(6);
 	test_random();
 	test_not_echo();
+	test_partial();
 	return t_done("unit-nat6");
 }
