@@ -45,6 +45,14 @@ struct dp_cfg {
 	bool tcp_liberal;	/* no TCP window tracking (--tcp-liberal) */
 	uint16_t world_mtu;	/* IP MTU of the world port (0: not checked) */
 	uint16_t host_mtu;	/* IP MTU of cube-dev (0: not checked) */
+	/*
+	 * IPv6 (issue 34), on when the node has an IPv6 address on the world link (--node-ip6):
+	 * guests form addresses in guest_pfx6 (a /64, from our router advertisement) and their
+	 * egress leaves from node_ip6 (NAT66, the same SNAT range as IPv4).
+	 */
+	bool have_ip6;
+	uint8_t node_ip6[16];
+	uint8_t guest_pfx6[8];
 };
 
 /* Egress policy of one sandbox; immutable once published. */
@@ -116,6 +124,11 @@ struct dp_shared {
 	uint32_t max_sandboxes;
 	_Atomic int64_t clock_offset;	/* seconds added to the worker clock (tests) */
 	struct dp_nh nh;		/* the next-hop cache (nhcache.h) */
+	/*
+	 * The MAC of the node's IPv6 default router on the world link, dp_mac_pack(), 0 while
+	 * unknown: every IPv6 world frame goes there (no on-link IPv6 world destinations yet).
+	 */
+	_Atomic uint64_t nh6_mac;
 };
 
 /*
