@@ -183,6 +183,13 @@ node_preflight(struct node *n)
 				 n->cfg.node_ip;
 		if (!n->cfg.node_ip)
 			fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
+		/* Only the kernel answers neighbour solicitations for it: without, no replies. */
+		if (n->cfg.have_ip6 && !hostif_has_ipv6(n->cfg.world_iface, n->cfg.node_ip6))
+			fprintf(stderr, "cubevs-fp: warning: %s does not carry --node-ip6 %s: "
+				"nobody answers neighbour solicitations for it, so no IPv6 reply "
+				"reaches the node ('ip addr add %s/64 dev %s')\n", n->cfg.world_iface,
+				inet_ntop(AF_INET6, n->cfg.node_ip6, err, sizeof(err)), err,
+				n->cfg.world_iface);
 		/* Someone else's program there stops us before anything on the node changes. */
 		if (xdpctl_steer_check(n->pt.world_ifindex, n->cfg.world_iface, err,
 				       sizeof(err)) < 0)
@@ -342,6 +349,9 @@ node_shared(struct node *n)
 	n->dpc.tcp_liberal = n->cfg.tcp_liberal;
 	memcpy(n->dpc.guest_mac, n->cfg.guest_mac, 6);
 	memcpy(n->dpc.gw_mac, n->cfg.gw_mac, 6);
+	n->dpc.have_ip6 = n->cfg.have_ip6;
+	memcpy(n->dpc.node_ip6, n->cfg.node_ip6, 16);
+	memcpy(n->dpc.guest_pfx6, n->cfg.guest_pfx6, 8);
 	if (publish_init(&n->pub, n->cfg.max_sandboxes, n->cfg.sandbox_net,
 			 n->cfg.sandbox_prefix) || obs_init(&n->obs)) {
 		CVS_LOG(ERR, main, "out of memory");
