@@ -440,6 +440,9 @@ node_workers(struct node *n)
 						err, sizeof(err));
 		if (!n->have_nexthop)
 			CVS_LOG(WARNING, ctl, "%s: egress needs --next-hop-mac", err);
+		else if (n->cfg.have_ip6 &&
+			 nexthop_open_ip6(&n->nexthop, &n->pub.sh->nh6_mac, err, sizeof(err)))
+			CVS_LOG(WARNING, ctl, "%s: no IPv6 egress", err);
 	}
 	if (!n->have_nexthop && n->cfg.have_nh_fallback)
 		dp_nh_store(&n->pub.sh->nh, 0, n->cfg.nh_fallback);
