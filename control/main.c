@@ -290,7 +290,8 @@ node_steer_eal(struct node *n)
 		CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
 	else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
 				  n->cfg.snat_ports.hi,
-				  n->cfg.restart_grace_s * 1000000000ull))
+				  n->cfg.restart_grace_s * 1000000000ull) ||
+		 xdpctl_steer_cfg6(&n->steer, n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL))
 		CVS_LOG(ERR, xdp, "cannot configure the steering program: %s", strerror(errno));
 }
 
