@@ -96,5 +96,15 @@ struct cvs_range {
 int cvs_parse_ipv4(const char *s, uint32_t *out);
 int cvs_parse_mac(const char *s, uint8_t mac[6]);
 int cvs_parse_range(const char *s, struct cvs_range *r);
+/* An IPv6 address in any form inet_pton() takes: 0 or -EINVAL. */
+int cvs_parse_ipv6(const char *s, uint8_t out[16]);
+/*
+ * Why a (must be global unicast or unique local) cannot be a node's or guest's address off
+ * the link: "unspecified", "loopback", "multicast", "link-local", "IPv4-mapped"; NULL when
+ * it can be.
+ */
+const char *cvs_ipv6_not_unicast(const uint8_t a[16]);
+/* "ADDR/LEN" with no bits set past LEN: 0 or -EINVAL. */
+int cvs_parse_prefix6(const char *s, uint8_t out[16], uint32_t *len);
 
 #endif /* CVS_COMMON_H */

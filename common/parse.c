@@ -71,3 +71,58 @@ cvs_parse_range(const char *s, struct cvs_range *r)
 	r->hi = (uint16_t)hi;
 	return 0;
 }
+
+int
+cvs_parse_ipv6(const char *s, uint8_t out[16])
+{
+	struct in6_addr a;
+
+	if (inet_pton(AF_INET6, s, &a) != 1)
+		return -EINVAL;
+	memcpy(out, &a, 16);
+	return 0;
+}
+
+const char *
+cvs_ipv6_not_unicast(const uint8_t a[16])
+{
+	struct in6_addr x;
+
+	memcpy(&x, a, 16);
+	if (IN6_IS_ADDR_UNSPECIFIED(&x))
+		return "unspecified";
+	if (IN6_IS_ADDR_LOOPBACK(&x))
+		return "loopback";
+	if (IN6_IS_ADDR_MULTICAST(&x))
+		return "multicast";
+	if (IN6_IS_ADDR_LINKLOCAL(&x))
+		return "link-local";
+	if (IN6_IS_ADDR_SITELOCAL(&x))
+		return "site-local (deprecated, RFC 3879)";
+	/* Carried in IPv6 but IPv4 addresses: no IPv6 host answers for them. */
+	if (IN6_IS_ADDR_V4MAPPED(&x) || IN6_IS_ADDR_V4COMPAT(&x))
+		return "IPv4-mapped";
+	return NULL;
+}
+
+int
+cvs_parse_prefix6(const char *s, uint8_t out[16], uint32_t *len)
+{
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
+	uint32_t l, i;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	if (cvs_parse_ipv6(buf, out) || cvs_parse_u32(slash + 1, 0, 128, &l))
+		return -EINVAL;
+	for (i = l; i < 128; i++)
+		if (out[i / 8] & (0x80 >> (i % 8)))
+			return -EINVAL;
+	*len = l;
+	return 0;
+}

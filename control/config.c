@@ -14,6 +14,8 @@
 enum {
 	OPT_WORLD_IFACE = 256,
 	OPT_NODE_IP,
+	OPT_NODE_IP6,
+	OPT_GUEST_PFX6,
 	OPT_API_LISTEN,
 	OPT_HOST_PORTS,
 	OPT_RESERVED_PORTS,
@@ -57,6 +59,8 @@ enum {
 static const struct option cvs_long_opts[] = {
 	{ "world-iface", required_argument, NULL, OPT_WORLD_IFACE },
 	{ "node-ip", required_argument, NULL, OPT_NODE_IP },
+	{ "node-ip6", required_argument, NULL, OPT_NODE_IP6 },
+	{ "guest-prefix6", required_argument, NULL, OPT_GUEST_PFX6 },
 	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
 	{ "api-socket", required_argument, NULL, OPT_API_SOCKET },
 	{ "api-socket-mode", required_argument, NULL, OPT_API_SOCKET_MODE },
@@ -127,6 +131,12 @@ cvs_config_defaults(struct cvs_config *c)
 	c->sandbox_umem_frames = CVS_UMEM_FRAMES_DEFAULT;
 	inet_pton(AF_INET, "169.254.68.6", &c->guest_ip);
 	inet_pton(AF_INET, "169.254.68.5", &c->gw_ip);
+	{
+		uint8_t pfx6[16];
+
+		inet_pton(AF_INET6, CVS_GUEST_PFX6_DEFAULT, pfx6);
+		memcpy(c->guest_pfx6, pfx6, sizeof(c->guest_pfx6));
+	}
 	memcpy(c->guest_mac, guest_mac, 6);
 	memcpy(c->gw_mac, gw_mac, 6);
 	strcpy(c->host_iface, "cube-dev");
@@ -433,6 +443,46 @@ cvs_opt_reserved(struct cvs_config *c, const char *name, const char *arg, char *
 	return 0;
 }
 
+/*
+ * --node-ip6: the address the node's kernel owns on the world link; one that cannot be a
+ * unicast source beyond the link is refused by name.
+ */
+static int
+cvs_opt_node_ip6(struct cvs_config *c, const char *name, const char *arg, char *err,
+		 size_t errlen)
+{
+	const char *why;
+
+	if (cvs_parse_ipv6(arg, c->node_ip6))
+		return cvs_bad(err, errlen, name, arg, "an IPv6 address such as 2001:db8::1");
+	why = cvs_ipv6_not_unicast(c->node_ip6);
+	if (why) {
+		snprintf(err, errlen, "invalid value '%s' for --%s: a %s address; expected the "
+			 "node's global unicast or unique local (fc00::/7) IPv6 address", arg,
+			 name, why);
+		return -EINVAL;
+	}
+	c->have_ip6 = true;
+	return 0;
+}
+
+/* --guest-prefix6: a /64 only, the one length SLAAC forms addresses in. */
+static int
+cvs_opt_guest_pfx6(struct cvs_config *c, const char *name, const char *arg, char *err,
+		   size_t errlen)
+{
+	uint8_t a[16];
+	uint32_t len;
+
+	if (cvs_parse_prefix6(arg, a, &len) || len != 64)
+		return cvs_bad(err, errlen, name, arg,
+			       "PREFIX/64 with no host bits, such as fd00:a9fe:4406::/64");
+	if (cvs_ipv6_not_unicast(a))
+		return cvs_bad(err, errlen, name, arg, "a unicast /64 (global or fc00::/7)");
+	memcpy(c->guest_pfx6, a, 8);
+	return 0;
+}
+
 /* Every option that is not a row of the tables; -ENOENT for an unknown one. */
 static int
 cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, char *err,
@@ -447,6 +497,10 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		if (cvs_parse_ipv4(arg, &c->node_ip) || !c->node_ip)
 			return cvs_bad(err, errlen, name, arg, "an IPv4 address");
 		return 0;
+	case OPT_NODE_IP6:
+		return cvs_opt_node_ip6(c, name, arg, err, errlen);
+	case OPT_GUEST_PFX6:
+		return cvs_opt_guest_pfx6(c, name, arg, err, errlen);
 	case OPT_API_LISTEN:
 		return cvs_opt_api_listen(c, name, arg, err, errlen);
 	case OPT_HOST_PORTS:

@@ -93,7 +93,8 @@ node_steer_eal(struct node *n)
 		CVS_LOG(WARNING, xdp, "%s: every frame of the world queue comes to us", err);
 	else if (xdpctl_steer_cfg(&n->steer, n->cfg.node_ip, n->cfg.snat_ports.lo,
 				  n->cfg.snat_ports.hi,
-				  n->cfg.restart_grace_s * 1000000000ull))
+				  n->cfg.restart_grace_s * 1000000000ull) ||
+		 xdpctl_steer_cfg6(&n->steer, n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL))
 		CVS_LOG(ERR, xdp, "cannot configure the steering program: %s", strerror(errno));
 }
 
@@ -152,6 +153,9 @@ node_shared(struct node *n)
 	n->dpc.tcp_liberal = n->cfg.tcp_liberal;
 	memcpy(n->dpc.guest_mac, n->cfg.guest_mac, 6);
 	memcpy(n->dpc.gw_mac, n->cfg.gw_mac, 6);
+	n->dpc.have_ip6 = n->cfg.have_ip6;
+	memcpy(n->dpc.node_ip6, n->cfg.node_ip6, 16);
+	memcpy(n->dpc.guest_pfx6, n->cfg.guest_pfx6, 8);
 	if (publish_init(&n->pub, n->cfg.max_sandboxes, n->cfg.sandbox_net,
 			 n->cfg.sandbox_prefix) || obs_init(&n->obs)) {
 		CVS_LOG(ERR, main, "out of memory");
@@ -240,6 +244,9 @@ node_workers(struct node *n)
 						err, sizeof(err));
 		if (!n->have_nexthop)
 			CVS_LOG(WARNING, ctl, "%s: egress needs --next-hop-mac", err);
+		else if (n->cfg.have_ip6 &&
+			 nexthop_open_ip6(&n->nexthop, &n->pub.sh->nh6_mac, err, sizeof(err)))
+			CVS_LOG(WARNING, ctl, "%s: no IPv6 egress", err);
 	}
 	if (!n->have_nexthop && n->cfg.have_nh_fallback)
 		dp_nh_store(&n->pub.sh->nh, 0, n->cfg.nh_fallback);

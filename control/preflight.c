@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <net/if.h>
+#include <arpa/inet.h>
 
 #include "api.h"
 #include "config.h"
@@ -119,6 +120,13 @@ node_preflight(struct node *n)
 				 n->cfg.node_ip;
 		if (!n->cfg.node_ip)
 			node_fail_early("%s has no IPv4 address; give --node-ip", n->cfg.world_iface);
+		/* Only the kernel answers neighbour solicitations for it: without, no replies. */
+		if (n->cfg.have_ip6 && !hostif_has_ipv6(n->cfg.world_iface, n->cfg.node_ip6))
+			fprintf(stderr, "cubevs-fp: warning: %s does not carry --node-ip6 %s: "
+				"nobody answers neighbour solicitations for it, so no IPv6 reply "
+				"reaches the node ('ip addr add %s/64 dev %s')\n", n->cfg.world_iface,
+				inet_ntop(AF_INET6, n->cfg.node_ip6, err, sizeof(err)), err,
+				n->cfg.world_iface);
 		/* Someone else's program there stops us before anything on the node changes. */
 		if (xdpctl_steer_check(n->pt.world_ifindex, n->cfg.world_iface, err,
 				       sizeof(err)) < 0)

@@ -13,6 +13,7 @@
 #define CVS_MAP_XSKS		"xsks_map"	/* name required by DPDK's net_af_xdp xdp_prog= */
 #define CVS_MAP_STEER		"cvs_steer"
 #define CVS_MAP_CFG		"cvs_cfg"
+#define CVS_MAP_CFG6		"cvs_cfg6"
 #define CVS_MAP_FRAG		"cvs_frag"
 #define CVS_MAP_STATS		"cvs_stats"
 #define CVS_MAP_SBX_IF		"cvs_sbx_if"
@@ -128,6 +129,20 @@ struct cvs_xdp_cfg {
 #define CVS_CFG_F_ENABLED	0x1u	/* node_ip is valid; until then everything passes */
 
 /*
+ * Value of cvs_cfg6[0], the IPv6 side (--node-ip6): a map of its own, so that cvs_cfg keeps
+ * the layout a hand-over from an older build reuses. The SNAT range, the heartbeat and the
+ * grace are cvs_cfg's: one range serves both families. Without CVS_CFG6_F_ENABLED every IPv6
+ * frame goes to the kernel.
+ */
+struct cvs_xdp_cfg6 {
+	__u32 node_ip6[4];	/* network order */
+	__u32 flags;
+	__u32 pad;
+};
+
+#define CVS_CFG6_F_ENABLED	0x1u
+
+/*
  * Verdict counters of both programs, one per-CPU array each (cvs_verdict.bpf.h defines it).
  * New ones go at the end: a hand-over copies the counters by id from the build before.
  */
@@ -156,7 +171,14 @@ struct cvs_xdp_cfg {
 	_(REDIRECT_FRAGMENT_EARLY, "redirect_fragment_early", \
 	  "IPv4 fragment ahead of its datagram's first: to the worker, which holds it") \
 	_(SBX_GSO,		"sbx_gso", \
-	  "a TAP's TSO frame, to be segmented by the kernel on its way into the funnel")
+	  "a TAP's TSO frame, to be segmented by the kernel on its way into the funnel") \
+	_(PASS_NOT_NODE6,	"pass_not_node6", \
+	  "IPv6 not addressed to the node's IPv6 address (or no --node-ip6)") \
+	_(PASS_OTHER6,		"pass_other6", \
+	  "IPv6 to the node's IPv6 address, not for the fast path (neighbour discovery, the " \
+	  "node's own flows, extension headers), to the kernel") \
+	_(REDIRECT_SNAT6,	"redirect_snat6", \
+	  "TCP/UDP/ICMPv6 echo reply to the node's IPv6 address into the SNAT range")
 
 /*
  * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's

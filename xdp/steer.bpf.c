@@ -2,7 +2,7 @@
 /*
  * World-interface steering program. Only what the fast path owns goes to the AF_XDP socket of
  * the receiving queue: TCP to a registered host port of the node IP, and replies to flows whose
- * node-side port is in the SNAT range. Everything else, including anything we cannot parse,
+ * node-side port is in the SNAT range (IPv4, and IPv6 to the node's IPv6 address). Everything else, including anything we cannot parse,
  * goes to the kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
  * When no socket is bound the frame is held back (dropped, counted) for the restart grace
  * after the last heartbeat, then passed: a dead cubevs-fp never black-holes the host for
@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/in.h>
 #include <linux/tcp.h>
 #include <bpf/bpf_helpers.h>
@@ -20,6 +21,7 @@
 #include "cvs_xdp.h"
 
 #define ICMP_ECHOREPLY_ 0
+#define ICMPV6_ECHO_REPLY_ 129
 
 /* Only the echo part of the ICMP header; linux/icmp.h drags in libc headers. */
 struct icmp_echo {
@@ -50,6 +52,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cvs_xdp_cfg);
 } cvs_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cvs_xdp_cfg6);
+} cvs_cfg6 SEC(".maps");
 
 /*
  * Where each datagram's first fragment went: to us (its later fragments carry no ports and
@@ -183,6 +192,54 @@ steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct i
 	return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 }
 
+/*
+ * IPv6 to the node's IPv6 address: replies of NAT66 flows (docs/architecture.md, "Address
+ * families"), told by the upper-layer header right behind the fixed one. With extension
+ * headers (fragments among them) a packet goes to the kernel: the node's own traffic needs
+ * that, and our flows' peers send none. Neighbour discovery, ping6 and the node's own
+ * connections are the kernel's.
+ */
+static __always_inline int
+steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end)
+{
+	const struct cvs_xdp_cfg6 *c6;
+	const struct icmp_echo *echo;
+	struct cvs_xdp_cfg *cfg;
+	__u16 *l4 = (void *)(ip6 + 1);
+	__u32 zero = 0;
+
+	if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+	c6 = bpf_map_lookup_elem(&cvs_cfg6, &zero);
+	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
+	if (!c6 || !cfg || !(c6->flags & CVS_CFG6_F_ENABLED) ||
+	    !(cfg->flags & CVS_CFG_F_ENABLED) ||
+	    ip6->daddr.in6_u.u6_addr32[0] != c6->node_ip6[0] ||
+	    ip6->daddr.in6_u.u6_addr32[1] != c6->node_ip6[1] ||
+	    ip6->daddr.in6_u.u6_addr32[2] != c6->node_ip6[2] ||
+	    ip6->daddr.in6_u.u6_addr32[3] != c6->node_ip6[3])
+		return cvs_verdict(CVS_XDP_PASS_NOT_NODE6, XDP_PASS);
+	/* The 8 bytes of UDP and of an echo; a whole TCP header. */
+	if ((void *)(l4 + 4) > end)
+		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+	switch (ip6->nexthdr) {
+	case IPPROTO_TCP:
+		if ((void *)l4 + sizeof(struct tcphdr) > end)
+			break;
+		/* fall through */
+	case IPPROTO_UDP:
+		if (in_snat(cfg, l4[1]))
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT6);
+		break;
+	case IPPROTO_ICMPV6:
+		echo = (const struct icmp_echo *)l4;
+		if (echo->type == ICMPV6_ECHO_REPLY_ && in_snat(cfg, echo->id))
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT6);
+		break;
+	}
+	return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+}
+
 /* xdp.frags: a world interface at a jumbo MTU hands a long frame over in several buffers. */
 SEC("xdp.frags")
 int
@@ -196,8 +253,13 @@ cvs_steer_prog(struct xdp_md *ctx)
 	__u16 *ports;
 	__u32 zero = 0, v;
 
-	if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP))
+	if ((void *)(eth + 1) > end)
 		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
+	/* IPv4 is asked first: its path stays as short as it was. */
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return eth->h_proto == bpf_htons(ETH_P_IPV6) ?
+		       steer6(ctx, (void *)(eth + 1), end) :
+		       cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);
 	ip = (void *)(eth + 1);
 	if ((void *)(ip + 1) > end || ip->ihl < 5)
 		return cvs_verdict(CVS_XDP_PASS_OTHER, XDP_PASS);

@@ -90,7 +90,7 @@ xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
+	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->cfg6_fd = s->stats_fd = -1;
 	s->ifindex = ifindex;
 	ret = xdpctl_prog_info(ifindex, &s->prog_id, name, sizeof(name));
 	if (ret || !s->prog_id || strcmp(name, CVS_PROG_STEER)) {
@@ -106,6 +106,8 @@ xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen)
 	s->steer_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_STEER);
 	s->cfg_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_CFG);
 	s->stats_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_STATS);
+	/* An installed object of a build before IPv6 has none: IPv6 then goes to the kernel. */
+	s->cfg6_fd = xdpctl_prog_map_fd(s->prog_fd, CVS_MAP_CFG6);
 	if (s->steer_fd < 0 || s->cfg_fd < 0 || s->stats_fd < 0) {
 		snprintf(err, errlen, "steering program lacks its maps");
 		xdpctl_steer_close(s, false);
@@ -129,6 +131,21 @@ xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16
 	c.flags = CVS_CFG_F_ENABLED;
 	c.grace_ns = grace_ns;
 	return bpf_map_update_elem(s->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
+}
+
+int
+xdpctl_steer_cfg6(struct xdp_steer *s, const uint8_t *node_ip6)
+{
+	struct cvs_xdp_cfg6 c = { .flags = node_ip6 ? CVS_CFG6_F_ENABLED : 0 };
+	uint32_t zero = 0;
+
+	if (s->cfg6_fd < 0) {
+		errno = ENOENT;
+		return node_ip6 ? -ENOENT : 0;
+	}
+	if (node_ip6)
+		memcpy(c.node_ip6, node_ip6, sizeof(c.node_ip6));
+	return bpf_map_update_elem(s->cfg6_fd, &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
 int
@@ -232,11 +249,13 @@ xdpctl_steer_close(struct xdp_steer *s, bool detach)
 		close(s->steer_fd);
 	if (s->cfg_fd >= 0)
 		close(s->cfg_fd);
+	if (s->cfg6_fd >= 0)
+		close(s->cfg6_fd);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	if (s->prog_fd >= 0)
 		close(s->prog_fd);
-	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
+	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->cfg6_fd = s->stats_fd = -1;
 }
 
 int

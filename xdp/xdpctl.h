@@ -24,6 +24,7 @@ struct xdp_steer {
 	int xsks_fd;		/* the world queues' sockets by queue id */
 	int steer_fd;
 	int cfg_fd;
+	int cfg6_fd;		/* the IPv6 side; -1 on an EAL port whose object has none */
 	int stats_fd;
 	bool took_over;		/* a steering program of the process before was attached */
 	bool kept;		/* and stays: the same program over the same maps */
@@ -91,17 +92,21 @@ int xdpctl_prog_name(uint32_t id, char *name, size_t namelen);
 int xdpctl_steer_check(int ifindex, const char *ifname, char *err, size_t errlen);
 /*
  * Load the steering program onto the maps pinned in pin_dir ("" for none), give it 'cfg' (node
- * IP, SNAT range, grace; the heartbeat stays the one of the process before) and attach it to
+ * IP, SNAT range, grace; the heartbeat stays the one of the process before) and node_ip6 (16
+ * bytes, the node's IPv6 address; NULL: every IPv6 frame to the kernel), and attach it to
  * ifindex: a steering program of the process before is kept when it is the same program over
  * the same maps, else replaced atomically after its heartbeat, steered ports and verdict
  * counters were carried into our maps. 0, or -errno with the reason in err.
  */
 int xdpctl_steer_load(struct xdp_steer *s, int ifindex, const char *ifname, const char *pin_dir,
-		      const struct cvs_xdp_cfg *cfg, char *err, size_t errlen);
+		      const struct cvs_xdp_cfg *cfg, const uint8_t *node_ip6, char *err,
+		      size_t errlen);
 /* An explicit EAL net_af_xdp port: the program its PMD attached, if it is ours. */
 int xdpctl_steer_open(struct xdp_steer *s, int ifindex, char *err, size_t errlen);
 int xdpctl_steer_cfg(struct xdp_steer *s, uint32_t node_ip, uint16_t snat_lo, uint16_t snat_hi,
 		     uint64_t grace_ns);
+/* The node's IPv6 address into cvs_cfg6 (NULL: IPv6 off); -ENOENT if the program lacks it. */
+int xdpctl_steer_cfg6(struct xdp_steer *s, const uint8_t *node_ip6);
 /* Now (CLOCK_BOOTTIME) into cvs_cfg: the restart grace counts from the last beat. */
 int xdpctl_steer_heartbeat(struct xdp_steer *s);
 /* Remove every steered port 'keep' says no to (ports a hand-over carried over). */

@@ -68,7 +68,7 @@ static bool
 steer_same(int a, int b)
 {
 	static const char *const maps[] = { CVS_MAP_XSKS, CVS_MAP_STEER, CVS_MAP_CFG,
-					    CVS_MAP_STATS, CVS_MAP_FRAG };
+					    CVS_MAP_CFG6, CVS_MAP_STATS, CVS_MAP_FRAG };
 	struct bpf_prog_info ia, ib;
 	uint32_t la = sizeof(ia), lb = sizeof(ib), i;
 
@@ -154,15 +154,21 @@ steer_inherit(struct xdp_steer *s, int old_fd, __u64 *heartbeat)
  * or carried from its own): the grace counts from its last beat, not from now.
  */
 static int
-steer_configure(struct xdp_steer *s, const struct cvs_xdp_cfg *cfg, int old_fd)
+steer_configure(struct xdp_steer *s, const struct cvs_xdp_cfg *cfg, const uint8_t *node_ip6,
+		int old_fd)
 {
 	struct cvs_xdp_cfg c = *cfg, cur = { 0 };
 	uint32_t zero = 0;
+	int ret;
 
 	if (!bpf_map_lookup_elem(s->cfg_fd, &zero, &cur))
 		c.heartbeat_ns = cur.heartbeat_ns;
 	if (old_fd >= 0)
 		steer_inherit(s, old_fd, &c.heartbeat_ns);
+	/* IPv6 first: once cvs_cfg is written, the program may be the one that runs. */
+	ret = xdpctl_steer_cfg6(s, node_ip6);
+	if (ret)
+		return ret;
 	return bpf_map_update_elem(s->cfg_fd, &zero, &c, BPF_ANY) ? -errno : 0;
 }
 
@@ -216,10 +222,11 @@ steer_object(struct xdp_steer *s, const char *pin_dir, char *err, size_t errlen)
 	s->xsks_fd = dup(bpf_object__find_map_fd_by_name(obj, CVS_MAP_XSKS));
 	s->steer_fd = dup(bpf_object__find_map_fd_by_name(obj, CVS_MAP_STEER));
 	s->cfg_fd = dup(bpf_object__find_map_fd_by_name(obj, CVS_MAP_CFG));
+	s->cfg6_fd = dup(bpf_object__find_map_fd_by_name(obj, CVS_MAP_CFG6));
 	s->stats_fd = dup(bpf_object__find_map_fd_by_name(obj, CVS_MAP_STATS));
 	bpf_object__close(obj);
 	if (s->prog_fd < 0 || s->xsks_fd < 0 || s->steer_fd < 0 || s->cfg_fd < 0 ||
-	    s->stats_fd < 0) {
+	    s->cfg6_fd < 0 || s->stats_fd < 0) {
 		snprintf(err, errlen, "the steering program lacks its maps");
 		return -ENOENT;
 	}
@@ -231,15 +238,15 @@ steer_object(struct xdp_steer *s, const char *pin_dir, char *err, size_t errlen)
  * ours in one step, or ours attached.
  */
 static int
-steer_attach(struct xdp_steer *s, uint32_t old_id, const struct cvs_xdp_cfg *cfg, char *err,
-	     size_t errlen)
+steer_attach(struct xdp_steer *s, uint32_t old_id, const struct cvs_xdp_cfg *cfg,
+	     const uint8_t *node_ip6, char *err, size_t errlen)
 {
 	int old_fd = old_id ? bpf_prog_get_fd_by_id(old_id) : -1;
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 	int ret;
 
-	ret = steer_configure(s, cfg, old_fd);
+	ret = steer_configure(s, cfg, node_ip6, old_fd);
 	if (ret) {
 		snprintf(err, errlen, "cannot configure the steering program: %s", strerror(-ret));
 		if (old_fd >= 0)
@@ -273,14 +280,15 @@ steer_attach(struct xdp_steer *s, uint32_t old_id, const struct cvs_xdp_cfg *cfg
 
 int
 xdpctl_steer_load(struct xdp_steer *s, int ifindex, const char *ifname, const char *pin_dir,
-		  const struct cvs_xdp_cfg *cfg, char *err, size_t errlen)
+		  const struct cvs_xdp_cfg *cfg, const uint8_t *node_ip6, char *err,
+		  size_t errlen)
 {
 	char name[BPF_OBJ_NAME_LEN];
 	uint32_t old_id = 0;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->stats_fd = -1;
+	s->prog_fd = s->xsks_fd = s->steer_fd = s->cfg_fd = s->cfg6_fd = s->stats_fd = -1;
 	s->ifindex = ifindex;
 	ret = xdpctl_steer_check(ifindex, ifname, err, errlen);
 	if (ret < 0)
@@ -289,7 +297,7 @@ xdpctl_steer_load(struct xdp_steer *s, int ifindex, const char *ifname, const ch
 		s->took_over = old_id != 0;
 	ret = steer_object(s, pin_dir, err, errlen);
 	if (!ret)
-		ret = steer_attach(s, old_id, cfg, err, errlen);
+		ret = steer_attach(s, old_id, cfg, node_ip6, err, errlen);
 	if (ret) {
 		xdpctl_steer_close(s, false);
 		return ret;

@@ -97,3 +97,19 @@ hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask)
 	return ip;
 }
 
+
+bool
+hostif_has_ipv6(const char *ifname, const uint8_t addr[16])
+{
+	struct ifaddrs *ifa, *p;
+	bool found = false;
+
+	if (getifaddrs(&ifa))
+		return true;	/* cannot tell: no warning on a guess */
+	for (p = ifa; p && !found; p = p->ifa_next)
+		found = p->ifa_addr && p->ifa_addr->sa_family == AF_INET6 &&
+			!strcmp(p->ifa_name, ifname) &&
+			!memcmp(&((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr, addr, 16);
+	freeifaddrs(ifa);
+	return found;
+}

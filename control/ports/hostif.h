@@ -6,6 +6,7 @@
 #ifndef CVS_HOSTIF_H
 #define CVS_HOSTIF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +16,8 @@ int hostif_configure(const char *ifname, uint32_t addr, uint8_t prefix, uint8_t 
 
 /* An IPv4 address of ifname (the first, or 'want' if present) and its mask; 0 for none. */
 uint32_t hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask);
+
+/* Whether ifname carries the IPv6 address addr (true when that cannot be asked). */
+bool hostif_has_ipv6(const char *ifname, const uint8_t addr[16]);
 
 #endif /* CVS_HOSTIF_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include "cvs_common.h"
 #include "log.h"
 #include "nexthop.h"
 #include "worker.h"
@@ -66,9 +68,12 @@ nl_query(struct nexthop *n, struct nl_req *q, char *buf, size_t len)
 	}
 }
 
-/* Route to dst: the neighbour to use (gateway or dst itself). */
+/*
+ * Route to dst (alen bytes of 'family'): the neighbour to use, the gateway or dst itself.
+ * Only a unicast route out of the world interface counts.
+ */
 static int
-nh_route(struct nexthop *n, uint32_t dst, uint32_t *via)
+nh_route_af(struct nexthop *n, int family, const void *dst, uint16_t alen, void *via)
 {
 	struct nl_req q;
 	char buf[NL_BUF];
@@ -81,26 +86,32 @@ nh_route(struct nexthop *n, uint32_t dst, uint32_t *via)
 	q.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
 	q.h.nlmsg_type = RTM_GETROUTE;
 	q.h.nlmsg_flags = NLM_F_REQUEST;
-	q.rt.rtm_family = AF_INET;
-	q.rt.rtm_dst_len = 32;
-	nl_attr(&q, RTA_DST, &dst, 4);
+	q.rt.rtm_family = (uint8_t)family;
+	q.rt.rtm_dst_len = (uint8_t)(alen * 8);
+	nl_attr(&q, RTA_DST, dst, alen);
 	len = nl_query(n, &q, buf, sizeof(buf));
 	if (len < 0)
 		return len;
 	if (h->nlmsg_type != RTM_NEWROUTE)
 		return -ENOENT;
 	rt = NLMSG_DATA(h);
-	*via = dst;
+	memcpy(via, dst, alen);
 	len = (int)RTM_PAYLOAD(h);
 	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == RTA_GATEWAY)
-			memcpy(via, RTA_DATA(a), 4);
+		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
+			memcpy(via, RTA_DATA(a), alen);
 		else if (a->rta_type == RTA_OIF)
 			memcpy(&oif, RTA_DATA(a), 4);
 	}
 	if (rt->rtm_type != RTN_UNICAST || oif != n->ifindex)
 		return -ENETUNREACH;
 	return 0;
+}
+
+static int
+nh_route(struct nexthop *n, uint32_t dst, uint32_t *via)
+{
+	return nh_route_af(n, AF_INET, &dst, 4, via);
 }
 
 static bool
@@ -110,21 +121,25 @@ nh_state_valid(uint16_t state)
 			NUD_NOARP);
 }
 
-/* Parse a neighbour message of the world interface; true with ip/mac when usable. */
+/*
+ * Parse a neighbour message of the world interface in 'family' (its addresses alen bytes);
+ * true with ip/mac when usable.
+ */
 static bool
-nh_parse_neigh(struct nexthop *n, struct nlmsghdr *h, uint32_t *ip, uint8_t mac[6])
+nh_parse_neigh_af(struct nexthop *n, struct nlmsghdr *h, int family, void *ip, uint16_t alen,
+		  uint8_t mac[6])
 {
 	struct ndmsg *nd = NLMSG_DATA(h);
 	struct rtattr *a;
 	int len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*nd)));
 	bool have_ip = false, have_mac = false;
 
-	if (nd->ndm_family != AF_INET || nd->ndm_ifindex != n->ifindex)
+	if (nd->ndm_family != family || nd->ndm_ifindex != n->ifindex)
 		return false;
 	for (a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, len);
 	     a = RTA_NEXT(a, len)) {
-		if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == 4) {
-			memcpy(ip, RTA_DATA(a), 4);
+		if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == alen) {
+			memcpy(ip, RTA_DATA(a), alen);
 			have_ip = true;
 		} else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
 			memcpy(mac, RTA_DATA(a), 6);
@@ -135,39 +150,52 @@ nh_parse_neigh(struct nexthop *n, struct nlmsghdr *h, uint32_t *ip, uint8_t mac[
 	       nh_state_valid(nd->ndm_state);
 }
 
-/* Known MAC of a neighbour, or ask the kernel to resolve it. */
 static bool
-nh_neigh(struct nexthop *n, uint32_t ip, uint8_t mac[6])
+nh_parse_neigh(struct nexthop *n, struct nlmsghdr *h, uint32_t *ip, uint8_t mac[6])
+{
+	return nh_parse_neigh_af(n, h, AF_INET, ip, 4, mac);
+}
+
+/* Known MAC of a neighbour in 'family', or ask the kernel to resolve it. */
+static bool
+nh_neigh_af(struct nexthop *n, int family, const void *ip, uint16_t alen, uint8_t mac[6])
 {
 	struct nl_req q;
 	char buf[NL_BUF];
-	uint32_t got;
+	uint8_t got[16];
 	int len;
 
 	memset(&q, 0, sizeof(q));
 	q.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
 	q.h.nlmsg_type = RTM_GETNEIGH;
 	q.h.nlmsg_flags = NLM_F_REQUEST;
-	q.nd.ndm_family = AF_INET;
+	q.nd.ndm_family = (uint8_t)family;
 	q.nd.ndm_ifindex = n->ifindex;
-	nl_attr(&q, NDA_DST, &ip, 4);
+	nl_attr(&q, NDA_DST, ip, alen);
 	len = nl_query(n, &q, buf, sizeof(buf));
-	if (len > 0 && nh_parse_neigh(n, (struct nlmsghdr *)buf, &got, mac) && got == ip)
+	if (len > 0 && nh_parse_neigh_af(n, (struct nlmsghdr *)buf, family, got, alen, mac) &&
+	    !memcmp(got, ip, alen))
 		return true;
 	/* Not known (or not valid): let the kernel resolve it; a notification follows. */
 	memset(&q, 0, sizeof(q));
 	q.h.nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg));
 	q.h.nlmsg_type = RTM_NEWNEIGH;
 	q.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK;
-	q.nd.ndm_family = AF_INET;
+	q.nd.ndm_family = (uint8_t)family;
 	q.nd.ndm_ifindex = n->ifindex;
 	q.nd.ndm_state = NUD_NONE;
 	q.nd.ndm_flags = NTF_USE;
-	nl_attr(&q, NDA_DST, &ip, 4);
+	nl_attr(&q, NDA_DST, ip, alen);
 	len = nl_query(n, &q, buf, sizeof(buf));
 	if (len < 0 && len != -ETIMEDOUT)
 		CVS_LOG(DEBUG, ctl, "neighbour resolution request failed: %s", strerror(-len));
 	return false;
+}
+
+static bool
+nh_neigh(struct nexthop *n, uint32_t ip, uint8_t mac[6])
+{
+	return nh_neigh_af(n, AF_INET, &ip, 4, mac);
 }
 
 static void
@@ -248,12 +276,111 @@ nh_resolve(struct nexthop *n, uint32_t dst)
 	nh_track(n, dst, via, nh_neigh(n, via, mac) ? mac : NULL);
 }
 
+/*
+ * IPv6: the node's default router on the world link is the one next hop (dp.h, nh6_mac), so
+ * only it is tracked: from the default route, its neighbour entry, and their notifications.
+ * 2001:db8::1 (RFC 3849, documentation) is nobody's: the route to it is the default route.
+ */
+static const uint8_t nh6_probe[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+
+#define NH6_RETRY_MS	1000	/* asking the kernel again while the router's MAC is unknown */
+
+static void
+nh6_publish(struct nexthop *n, const uint8_t *mac)
+{
+	uint64_t v = mac ? dp_mac_pack(mac) : 0;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (v == n->mac6)
+		return;
+	n->mac6 = v;
+	atomic_store_explicit(n->nh6_mac, v, memory_order_release);
+	inet_ntop(AF_INET6, n->gw6, ip, sizeof(ip));
+	if (mac)
+		CVS_LOG(INFO, ctl, "IPv6 next hop %s at %02x:%02x:%02x:%02x:%02x:%02x", ip, mac[0],
+			mac[1], mac[2], mac[3], mac[4], mac[5]);
+	else
+		CVS_LOG(WARNING, ctl, "IPv6 next hop lost (router %s): IPv6 egress waits for it",
+			n->have_gw6 ? ip : "none");
+}
+
+/* The default router and its MAC, asked again: at start and when routes or it changed. */
+static void
+nh6_lookup(struct nexthop *n)
+{
+	uint8_t via[16], mac[6];
+	bool had = n->have_gw6;
+
+	n->retry6_ms = cvs_now_ms() + NH6_RETRY_MS;
+	n->have_gw6 = !nh_route_af(n, AF_INET6, nh6_probe, 16, via) &&
+		      memcmp(via, nh6_probe, 16);
+	if (!n->have_gw6) {
+		if (had || !n->said_no_gw6)
+			CVS_LOG(WARNING, ctl, "no IPv6 default route through a router on the world "
+				"interface: IPv6 egress waits for one");
+		n->said_no_gw6 = true;
+		nh6_publish(n, NULL);
+		return;
+	}
+	/* Another router: its MAC is not the old one's. */
+	if (had && memcmp(via, n->gw6, 16))
+		nh6_publish(n, NULL);
+	memcpy(n->gw6, via, 16);
+	if (nh_neigh_af(n, AF_INET6, n->gw6, 16, mac))
+		nh6_publish(n, mac);
+}
+
+int
+nexthop_open_ip6(struct nexthop *n, _Atomic uint64_t *mac, char *err, size_t errlen)
+{
+	int grp = RTNLGRP_IPV6_ROUTE;
+
+	/* Neighbours of every family come already (RTMGRP_NEIGH); IPv6 routes join here. */
+	if (setsockopt(n->ev_fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp))) {
+		snprintf(err, errlen, "cannot listen to IPv6 route changes: %s", strerror(errno));
+		return -errno;
+	}
+	n->nh6_mac = mac;
+	n->mac6 = 0;
+	atomic_store_explicit(mac, 0, memory_order_release);
+	nh6_lookup(n);
+	return 0;
+}
+
+/*
+ * An IPv6 notification: a route change or the router's entry gone means a new look; its
+ * entry valid gives its MAC. True when the message was an IPv6 route (the IPv4 cache does
+ * not care); neighbour messages go on to the IPv4 code as they always did.
+ */
+static bool
+nh6_event(struct nexthop *n, struct nlmsghdr *h, bool *again)
+{
+	uint8_t ip[16], mac[6];
+	bool route = h->nlmsg_type == RTM_NEWROUTE || h->nlmsg_type == RTM_DELROUTE;
+
+	if (h->nlmsg_len < NLMSG_LENGTH(1) || *(uint8_t *)NLMSG_DATA(h) != AF_INET6)
+		return false;
+	if (route) {
+		*again = true;
+		return true;
+	}
+	if (!n->have_gw6)
+		return false;
+	if (nh_parse_neigh_af(n, h, AF_INET6, ip, 16, mac)) {
+		if (!memcmp(ip, n->gw6, 16))
+			nh6_publish(n, mac);
+	} else if (h->nlmsg_type == RTM_DELNEIGH) {
+		*again = true;
+	}
+	return false;
+}
+
 void
 nexthop_poll(struct nexthop *n)
 {
 	char buf[NL_BUF];
 	uint32_t dst, budget = 64, k;
-	bool flush = false;
+	bool flush = false, again6 = false;
 	ssize_t len;
 
 	for (k = 0; k < n->nw; k++) {
@@ -276,6 +403,8 @@ nexthop_poll(struct nexthop *n)
 			uint8_t mac[6];
 			uint32_t ip, i;
 
+			if (n->nh6_mac && nh6_event(n, h, &again6))
+				continue;
 			if (h->nlmsg_type == RTM_NEWROUTE || h->nlmsg_type == RTM_DELROUTE ||
 			    h->nlmsg_type == RTM_DELNEIGH) {
 				flush = true;
@@ -294,6 +423,9 @@ nexthop_poll(struct nexthop *n)
 		n->n = 0;
 		nh_default(n);
 	}
+	/* No notification follows a resolution that failed: ask again now and then. */
+	if (n->nh6_mac && (again6 || (n->have_gw6 && !n->mac6 && cvs_now_ms() >= n->retry6_ms)))
+		nh6_lookup(n);
 }
 
 void

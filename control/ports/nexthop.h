@@ -8,6 +8,7 @@
 #ifndef CVS_NEXTHOP_H
 #define CVS_NEXTHOP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,12 +34,25 @@ struct nexthop {
 	bool resolved[NH_TRACK_MAX];
 	uint64_t requests;
 	uint64_t resolutions;
+	/* IPv6 (nexthop_open_ip6()): the default router only; nh6_mac NULL when off. */
+	_Atomic uint64_t *nh6_mac;	/* where its MAC is published (dp_shared.nh6_mac) */
+	uint64_t mac6;			/* what was published, dp_mac_pack(), 0 = unknown */
+	bool have_gw6;
+	bool said_no_gw6;		/* "no IPv6 default route" logged once */
+	uint8_t gw6[16];		/* the router, often a link-local address */
+	uint64_t retry6_ms;		/* when to ask again while its MAC is unknown */
 };
 
 struct worker;
 
 int nexthop_open(struct nexthop *n, int ifindex, struct dp_nh *nh, struct worker *w,
 		 uint32_t nw, const uint8_t *fallback, char *err, size_t errlen);
+/*
+ * IPv6 too (--node-ip6): the default router of the world interface and its MAC, published
+ * into *mac (dp_mac_pack(), 0 while unknown) and kept current from the same notifications.
+ * Logs when it becomes known or changes. 0, or -errno with the reason in err.
+ */
+int nexthop_open_ip6(struct nexthop *n, _Atomic uint64_t *mac, char *err, size_t errlen);
 /* Serve worker requests and kernel notifications; never blocks for long. */
 void nexthop_poll(struct nexthop *n);
 void nexthop_close(struct nexthop *n);

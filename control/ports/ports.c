@@ -85,8 +85,8 @@ ports_world_steer(struct ports *pt, const struct cvs_config *cfg, struct xdp_ste
 	char err[512];
 	int ret;
 
-	ret = xdpctl_steer_load(s, pt->world_ifindex, cfg->world_iface, pin_dir, &xc, err,
-				sizeof(err));
+	ret = xdpctl_steer_load(s, pt->world_ifindex, cfg->world_iface, pin_dir, &xc,
+				cfg->have_ip6 ? cfg->node_ip6 : NULL, err, sizeof(err));
 	if (ret) {
 		CVS_LOG(ERR, xdp, "%s: %s", cfg->world_iface, err);
 		return ret;

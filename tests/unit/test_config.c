@@ -91,6 +91,56 @@ umem_checks(void)
 	CHECK(strstr(err, "needs a value") != NULL);
 }
 
+/* --node-ip6 and --guest-prefix6: IPv6 NAT is off without the first; bad values named. */
+static void
+ip6_checks(void)
+{
+	static const char *const not_unicast[][2] = {
+		{ "::", "unspecified" }, { "::1", "loopback" }, { "ff02::1", "multicast" },
+		{ "fe80::1", "link-local" }, { "::ffff:198.18.0.1", "IPv4-mapped" },
+		{ "fec0::1", "site-local" },
+	};
+	static const char *const bad_pfx[] = {
+		"fd00::/48", "fd00::/96", "fd00::1/64", "fd00::", "fd00::/64x", "fd00::/", "x/64",
+		"ff00::/64", "fe80::/64",
+	};
+	static const uint8_t dflt[8] = { 0xfd, 0x00, 0xa9, 0xfe, 0x44, 0x06, 0, 0 };
+	static const uint8_t node[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 1 };
+	struct cvs_config c;
+	char err[256], line[96];
+	size_t i;
+
+	CHECK_EQ(parse("", &c, err), 0);
+	CHECK(!c.have_ip6);
+	CHECK_EQ(memcmp(c.guest_pfx6, dflt, 8), 0);
+	CHECK_EQ(parse("--node-ip6 2001:2:0:1::1 --guest-prefix6 fd12:3456:789a:1::/64", &c, err),
+		 0);
+	CHECK(c.have_ip6);
+	CHECK_EQ(memcmp(c.node_ip6, node, 16), 0);
+	CHECK_EQ(c.guest_pfx6[0], 0xfd);
+	CHECK_EQ(c.guest_pfx6[7], 0x01);
+	CHECK_EQ(parse("--node-ip6 fd00:1::5", &c, err), 0);	/* a ULA is fine */
+	CHECK(c.have_ip6);
+	for (i = 0; i < sizeof(not_unicast) / sizeof(not_unicast[0]); i++) {
+		snprintf(line, sizeof(line), "--node-ip6 %s", not_unicast[i][0]);
+		err[0] = '\0';
+		CHECK_EQ(parse(line, &c, err), -EINVAL);
+		CHECK(strstr(err, "--node-ip6") != NULL);
+		CHECK(strstr(err, not_unicast[i][1]) != NULL);
+	}
+	CHECK_EQ(parse("--node-ip6 198.18.0.1", &c, err), -EINVAL);
+	CHECK(strstr(err, "an IPv6 address") != NULL);
+	CHECK_EQ(parse("--node-ip6 2001:2::1/64", &c, err), -EINVAL);
+	for (i = 0; i < sizeof(bad_pfx) / sizeof(bad_pfx[0]); i++) {
+		snprintf(line, sizeof(line), "--guest-prefix6 %s", bad_pfx[i]);
+		err[0] = '\0';
+		CHECK_EQ(parse(line, &c, err), -EINVAL);
+		CHECK(strstr(err, "--guest-prefix6") != NULL);
+	}
+	CHECK_EQ(parse("--guest-prefix6 fd00::/48", &c, err), -EINVAL);
+	CHECK(strstr(err, "PREFIX/64") != NULL);
+}
+
 int
 main(void)
 {
@@ -244,5 +294,6 @@ main(void)
 	unlink(path);
 	make_dir_checks();
 	umem_checks();
+	ip6_checks();
 	return t_done("test_config");
 }
