@@ -86,23 +86,22 @@ ct6_destroy(struct ct6_table *ct)
 	free(ct);
 }
 
-/* The index, as ct.h's ct_line_of(), ct_tag_of(), ct_ref_of(). */
 static inline uint32_t
 ct6_line_of(const struct ct6_table *ct, uint64_t h)
 {
-	return (uint32_t)(((h & 0xffffffffull) * ct->nlines) >> 32);
+	return ct_hash_line(h, ct->nlines);
 }
 
 static inline uint32_t
 ct6_next_line(const struct ct6_table *ct, uint32_t li)
 {
-	return li + 1 == ct->nlines ? 0 : li + 1;
+	return ct_hash_next(li, ct->nlines);
 }
 
 static inline uint32_t
 ct6_tag_of(const struct ct6_table *ct, uint64_t h)
 {
-	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ct->ref_mask;
+	return ct_hash_tag(h, ct->ref_mask);
 }
 
 struct ct6_session *
