@@ -248,23 +248,42 @@ ct_hash_tuple(const struct ct_table *ct, const struct ct_tuple *t)
 	return h;
 }
 
+/* The index arithmetic, family-free (ct6.c's too): a hash's line, the next line, its tag. */
+static inline uint32_t
+ct_hash_line(uint64_t h, uint32_t nlines)
+{
+	return (uint32_t)(((h & 0xffffffffull) * nlines) >> 32);
+}
+
+static inline uint32_t
+ct_hash_next(uint32_t li, uint32_t nlines)
+{
+	return li + 1 == nlines ? 0 : li + 1;
+}
+
+static inline uint32_t
+ct_hash_tag(uint64_t h, uint32_t ref_mask)
+{
+	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ref_mask;
+}
+
 static inline uint32_t
 ct_line_of(const struct ct_table *ct, uint64_t h)
 {
-	return (uint32_t)(((h & 0xffffffffull) * ct->nlines) >> 32);
+	return ct_hash_line(h, ct->nlines);
 }
 
 /* The line a tuple that finds its line full moves on to. */
 static inline uint32_t
 ct_next_line(const struct ct_table *ct, uint32_t li)
 {
-	return li + 1 == ct->nlines ? 0 : li + 1;
+	return ct_hash_next(li, ct->nlines);
 }
 
 static inline uint32_t
 ct_tag_of(const struct ct_table *ct, uint64_t h)
 {
-	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ct->ref_mask;
+	return ct_hash_tag(h, ct->ref_mask);
 }
 
 /* A tuple reference: which session, which of its tuples; never 0 (an empty slot). */

@@ -86,29 +86,10 @@ ct6_destroy(struct ct6_table *ct)
 	free(ct);
 }
 
-/* The index, as ct.h's ct_line_of(), ct_tag_of(), ct_ref_of(). */
-static inline uint32_t
-ct6_line_of(const struct ct6_table *ct, uint64_t h)
-{
-	return (uint32_t)(((h & 0xffffffffull) * ct->nlines) >> 32);
-}
-
-static inline uint32_t
-ct6_next_line(const struct ct6_table *ct, uint32_t li)
-{
-	return li + 1 == ct->nlines ? 0 : li + 1;
-}
-
-static inline uint32_t
-ct6_tag_of(const struct ct6_table *ct, uint64_t h)
-{
-	return ((uint32_t)(h >> 32) | 0x80000000u) & ~ct->ref_mask;
-}
-
 struct ct6_session *
 ct6_lookup_hash(struct ct6_table *ct, const struct ct6_tuple *t, uint64_t h, int *dir)
 {
-	uint32_t li = ct6_line_of(ct, h), tag = ct6_tag_of(ct, h), n;
+	uint32_t li = ct_hash_line(h, ct->nlines), tag = ct_hash_tag(h, ct->ref_mask), n;
 
 	for (n = 0; n < CT6_PROBE_LINES; n++) {
 		const struct ct_line *ln = &ct->lines[li];
@@ -126,7 +107,7 @@ ct6_lookup_hash(struct ct6_table *ct, const struct ct6_tuple *t, uint64_t h, int
 		/* No tuple from an earlier line went past this one. */
 		if (!ln->w[CT_LINE_SLOTS])
 			return NULL;
-		li = ct6_next_line(ct, li);
+		li = ct_hash_next(li, ct->nlines);
 	}
 	return NULL;
 }
@@ -141,8 +122,8 @@ ct6_lookup(struct ct6_table *ct, const struct ct6_tuple *t, int *dir)
 static bool
 ct6_index_add(struct ct6_table *ct, uint32_t idx, int d, uint64_t h)
 {
-	uint32_t home = ct6_line_of(ct, h), li = home, n;
-	uint32_t v = ct6_tag_of(ct, h) | ct_ref_of(idx, d);
+	uint32_t home = ct_hash_line(h, ct->nlines), li = home, n;
+	uint32_t v = ct_hash_tag(h, ct->ref_mask) | ct_ref_of(idx, d);
 
 	for (n = 0; n < CT6_PROBE_LINES; n++) {
 		struct ct_line *ln = &ct->lines[li];
@@ -151,11 +132,11 @@ ct6_index_add(struct ct6_table *ct, uint32_t idx, int d, uint64_t h)
 		if (m) {
 			ln->w[__builtin_ctz(m)] = v;
 			/* The lines it passed count it, so a lookup goes on past them. */
-			for (li = home; n; n--, li = ct6_next_line(ct, li))
+			for (li = home; n; n--, li = ct_hash_next(li, ct->nlines))
 				ct->lines[li].w[CT_LINE_SLOTS]++;
 			return true;
 		}
-		li = ct6_next_line(ct, li);
+		li = ct_hash_next(li, ct->nlines);
 	}
 	return false;
 }
@@ -164,8 +145,8 @@ static void
 ct6_index_del(struct ct6_table *ct, uint32_t idx, int d)
 {
 	uint64_t h = ct6_hash_tuple(ct, &ct->s[idx].t[d]);
-	uint32_t home = ct6_line_of(ct, h), li = home, n;
-	uint32_t v = ct6_tag_of(ct, h) | ct_ref_of(idx, d);
+	uint32_t home = ct_hash_line(h, ct->nlines), li = home, n;
+	uint32_t v = ct_hash_tag(h, ct->ref_mask) | ct_ref_of(idx, d);
 
 	for (n = 0; n < CT6_PROBE_LINES; n++) {
 		struct ct_line *ln = &ct->lines[li];
@@ -173,11 +154,11 @@ ct6_index_del(struct ct6_table *ct, uint32_t idx, int d)
 
 		if (m) {
 			ln->w[__builtin_ctz(m)] = 0;
-			for (li = home; n; n--, li = ct6_next_line(ct, li))
+			for (li = home; n; n--, li = ct_hash_next(li, ct->nlines))
 				ct->lines[li].w[CT_LINE_SLOTS]--;
 			return;
 		}
-		li = ct6_next_line(ct, li);
+		li = ct_hash_next(li, ct->nlines);
 	}
 }
 
