@@ -345,7 +345,7 @@ case_ipv6() {
 	tb_add_sandbox 2
 	ipv6_bed
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
-	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 "$@"
 	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
@@ -386,6 +386,14 @@ print(s.recv(200).decode())' $WORLD_IP6)" "hello $NODE_IP6 "
 	check "without internet access, IPv6 egress is denied too" \
 		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer")" 000
 	check "as policy_denied" test "$(stat_of drops policy_denied)" -ge 1
+}
+
+# The same on two workers, a world queue each: the guests are on different workers, and a
+# reply reaches the worker whose share its SNAT port is in (dp_owner()), wherever it came in.
+case_ipv6workers() {
+	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
+	case_ipv6 --workers 2 --world-queues 2 --idle-sleep-us 20
+	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
 }
 
 "case_$1"
