@@ -16,12 +16,12 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 		dp_frag_later(x, 0, &pre->p, r);
 		return false;
 	}
-	if (kind == PKT_IPV6) {
-		dp6_world(x, &pre->p, r);
-		return false;
-	}
 	if (kind != PKT_IPV4) {
-		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
+		if (kind == PKT_IPV6)
+			dp6_world(x, &pre->p, r);
+		else
+			dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP :
+				(enum cvs_drop)pre->p.drop);
 		return false;
 	}
 	if (pre->p.daddr != x->cfg->node_ip) {

@@ -48,60 +48,95 @@ pkt_csum_complete6(struct pkt *p)
 	return 1;
 }
 
-/*
- * The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. 'kind'
- * is what a packet that passes is: PKT_IPV4 (ICMP is protocol 1) or PKT_IPV6 (ICMPv6, 58,
- * whose echoes alone carry an id).
- */
-static inline int
-pkt_parse_l4(struct pkt *p, uint32_t l4len, int kind)
+/* A TCP header of l4len bytes at l4: its ports and flags; false when truncated. */
+static inline bool
+pkt_tcp(struct pkt *p, const uint8_t *l4, uint32_t l4len)
+{
+	const struct tcp_hdr *th = (const struct tcp_hdr *)l4;
+	uint32_t doff;
+
+	if (l4len < sizeof(*th))
+		return false;
+	doff = (th->doff >> 4) * 4u;
+	if (doff < sizeof(*th) || doff > l4len)
+		return false;
+	p->sport = th->sport;
+	p->dport = th->dport;
+	p->tcp_flags = th->flags;
+	return true;
+}
+
+static inline bool
+pkt_udp(struct pkt *p, const uint8_t *l4, uint32_t l4len)
+{
+	const struct udp_hdr *uh = (const struct udp_hdr *)l4;
+
+	if (l4len < sizeof(*uh))
+		return false;
+	p->sport = uh->sport;
+	p->dport = uh->dport;
+	return true;
+}
+
+/* An echo's id keys its flow on both sides. */
+static inline bool
+pkt_echo_id(struct pkt *p, const uint8_t *l4, uint32_t l4len, bool echo)
+{
+	const struct icmp_hdr *ih = (const struct icmp_hdr *)l4;
+
+	if (l4len < sizeof(*ih))
+		return false;
+	if (echo) {
+		p->sport = ih->id;
+		p->dport = ih->id;
+	}
+	return true;
+}
+
+/* The TCP, UDP or ICMP header at p->l4_off, l4len bytes: ports (an echo's id) and flags. */
+static int
+pkt_parse_l4(struct pkt *p, uint32_t l4len)
 {
 	const uint8_t *l4 = p->data + p->l4_off;
+	bool ok;
 
 	switch (p->proto) {
-	case IPPROTO_TCP_: {
-		const struct tcp_hdr *th = (const struct tcp_hdr *)l4;
-		uint32_t doff;
-
-		if (l4len < sizeof(*th))
-			return pkt_bad(p, CVS_DROP_L4_HEADER);
-		doff = (th->doff >> 4) * 4u;
-		if (doff < sizeof(*th) || doff > l4len)
-			return pkt_bad(p, CVS_DROP_L4_HEADER);
-		p->sport = th->sport;
-		p->dport = th->dport;
-		p->tcp_flags = th->flags;
+	case IPPROTO_TCP_:
+		ok = pkt_tcp(p, l4, l4len);
 		break;
-	}
-	case IPPROTO_UDP_: {
-		const struct udp_hdr *uh = (const struct udp_hdr *)l4;
-
-		if (l4len < sizeof(*uh))
-			return pkt_bad(p, CVS_DROP_L4_HEADER);
-		p->sport = uh->sport;
-		p->dport = uh->dport;
+	case IPPROTO_UDP_:
+		ok = pkt_udp(p, l4, l4len);
 		break;
-	}
 	case IPPROTO_ICMP_:
-	case IPPROTO_ICMPV6_: {
-		const struct icmp_hdr *ih = (const struct icmp_hdr *)l4;
-
-		if ((p->proto == IPPROTO_ICMPV6_) != (kind == PKT_IPV6))
-			return pkt_bad(p, CVS_DROP_PROTO);
-		if (l4len < sizeof(*ih))
-			return pkt_bad(p, CVS_DROP_L4_HEADER);
-		/* Echo flows are keyed by their id on both sides. */
-		if (kind == PKT_IPV4 || ih->type == ICMP6_ECHO_REQ || ih->type == ICMP6_ECHO_REPLY) {
-			p->sport = ih->id;
-			p->dport = ih->id;
-		}
+		ok = pkt_echo_id(p, l4, l4len, true);
 		break;
-	}
 	default:
 		return pkt_bad(p, CVS_DROP_PROTO);
 	}
-	p->kind = (uint8_t)kind;
-	return kind;
+	if (!ok)
+		return pkt_bad(p, CVS_DROP_L4_HEADER);
+	p->kind = PKT_IPV4;
+	return PKT_IPV4;
+}
+
+/* The same behind an IPv6 header: TCP, UDP, or ICMPv6 (only an echo has an id). */
+static int
+pkt_parse6_l4(struct pkt *p, uint32_t l4len)
+{
+	const uint8_t *l4 = p->data + p->l4_off;
+	bool ok;
+
+	if (p->proto == IPPROTO_TCP_)
+		ok = pkt_tcp(p, l4, l4len);
+	else if (p->proto == IPPROTO_UDP_)
+		ok = pkt_udp(p, l4, l4len);
+	else
+		ok = pkt_echo_id(p, l4, l4len, l4len && (l4[0] == ICMP6_ECHO_REQ ||
+							 l4[0] == ICMP6_ECHO_REPLY));
+	if (!ok)
+		return pkt_bad(p, CVS_DROP_L4_HEADER);
+	p->kind = PKT_IPV6;
+	return PKT_IPV6;
 }
 
 /*
@@ -148,7 +183,7 @@ pkt_parse6(struct pkt *p, uint32_t len)
 		p->kind = PKT_IPV6;
 		return PKT_IPV6;
 	}
-	return pkt_parse_l4(p, end - off, PKT_IPV6);
+	return pkt_parse6_l4(p, end - off);
 }
 
 int
@@ -208,5 +243,5 @@ pkt_parse(struct pkt *p, uint8_t *data, uint32_t len)
 		p->kind = PKT_FRAG;
 		return PKT_FRAG;
 	}
-	return pkt_parse_l4(p, tot - ihl, PKT_IPV4);
+	return pkt_parse_l4(p, tot - ihl);
 }
