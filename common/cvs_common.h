@@ -104,7 +104,10 @@ int cvs_parse_ipv6(const char *s, uint8_t out[16]);
  * it can be.
  */
 const char *cvs_ipv6_not_unicast(const uint8_t a[16]);
-/* "ADDR/LEN" with no bits set past LEN: 0 or -EINVAL. */
+/* "ADDR/LEN": ADDR copied into addr (addrlen bytes at most), LEN in [lo, hi]; 0 or -EINVAL. */
+int cvs_split_prefix(const char *s, char *addr, size_t addrlen, uint32_t lo, uint32_t hi,
+		     uint32_t *len);
+/* "ADDR/LEN" (IPv6) with no bits set past LEN: 0 or -EINVAL. */
 int cvs_parse_prefix6(const char *s, uint8_t out[16], uint32_t *len);
 
 #endif /* CVS_COMMON_H */

@@ -106,19 +106,25 @@ cvs_ipv6_not_unicast(const uint8_t a[16])
 }
 
 int
+cvs_split_prefix(const char *s, char *addr, size_t addrlen, uint32_t lo, uint32_t hi,
+		 uint32_t *len)
+{
+	const char *slash = strchr(s, '/');
+
+	if (!slash || (size_t)(slash - s) >= addrlen || cvs_parse_u32(slash + 1, lo, hi, len))
+		return -EINVAL;
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	return 0;
+}
+
+int
 cvs_parse_prefix6(const char *s, uint8_t out[16], uint32_t *len)
 {
-	char buf[INET6_ADDRSTRLEN + 8], *slash;
+	char buf[INET6_ADDRSTRLEN];
 	uint32_t l, i;
 
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	slash = strchr(buf, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	if (cvs_parse_ipv6(buf, out) || cvs_parse_u32(slash + 1, 0, 128, &l))
+	if (cvs_split_prefix(s, buf, sizeof(buf), 0, 128, &l) || cvs_parse_ipv6(buf, out))
 		return -EINVAL;
 	for (i = l; i < 128; i++)
 		if (out[i / 8] & (0x80 >> (i % 8)))

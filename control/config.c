@@ -183,17 +183,10 @@ cvs_parse_port_list(const char *s, struct cvs_range *out, uint32_t max, uint32_t
 static int
 cvs_parse_cidr(const char *s, uint32_t *net, uint8_t *prefix)
 {
-	char buf[32], *slash;
+	char buf[INET_ADDRSTRLEN];
 	uint32_t len, mask;
 
-	if (strlen(s) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, s);
-	slash = strchr(buf, '/');
-	if (!slash)
-		return -EINVAL;
-	*slash = '\0';
-	if (cvs_parse_ipv4(buf, net) || cvs_parse_u32(slash + 1, 16, 24, &len))
+	if (cvs_split_prefix(s, buf, sizeof(buf), 16, 24, &len) || cvs_parse_ipv4(buf, net))
 		return -EINVAL;
 	mask = htonl(~0u << (32 - len));
 	if (*net & ~mask)

@@ -394,6 +394,116 @@ case_ipv6workers() {
 	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
 	case_ipv6 --workers 2 --world-queues 2 --idle-sleep-us 20
 	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
+# The control side of IPv6 (issue 34): --node-ip6 on a world link with an IPv6 router, its
+# default router learnt and followed, and the steering program's choice of IPv6 frames.
+# Addresses from 2001:2::/48 (benchmarking) and link-local only.
+v6_bed() {
+	tb_setup
+	tb_add_world
+	nsc sysctl -qw net.ipv6.conf.all.forwarding=1
+	nsn ip addr add $NODE_IP6/64 dev nic0 nodad
+	nsc ip addr add $ROUTER6_N/64 dev cl0 nodad
+	# The node's default route through the router's link-local address, as an RA leaves it.
+	nsc ip addr add fe80::2/64 dev cl0 nodad
+	nsc ip addr add 2001:2:0:2::1/64 dev r1 nodad
+	nsw ip addr add $WORLD_IP6/64 dev w0 nodad
+	nsw ip -6 route add default via 2001:2:0:2::1
+	nsn ip -6 route add default via fe80::2 dev nic0
+	# The link-local addresses' DAD over first: a tentative one answers nothing.
+	local n
+	for n in $(seq 50); do
+		[ -z "$(nsn ip -6 addr show tentative; nsc ip -6 addr show tentative;
+		       nsw ip -6 addr show tentative)" ] && break
+		sleep 0.1
+	done
+	fp_start --node-ip6 $NODE_IP6
+}
+
+# A UDP datagram from the world host to [node6]:PORT.
+udp6_to_node() { # port
+	nsw python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.sendto(b"hello", (sys.argv[1], int(sys.argv[2])))' $NODE_IP6 "$1"
+}
+
+# An ICMPv6 echo reply from the world host to node6 with identifier ID (the kernel sums it).
+echoreply6_to_node() { # id
+	nsw python3 -c '
+import socket, struct, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.sendto(struct.pack("!BBHHH", 129, 0, 0, int(sys.argv[2]), 1) + b"x" * 8, (sys.argv[1], 0))' \
+		$NODE_IP6 "$1"
+}
+
+grows() { # before after: after > before
+	[ "$2" -gt "$1" ] || { echo "#   $2 is not above $1"; return 1; }
+}
+
+case_ipv6ctl() {
+	v6_bed
+	local mac s0 o0 d0 p0 w0
+	mac=$(nsc cat /sys/class/net/cl0/address)
+	check "the IPv6 next hop was learnt: the router's link-local and MAC ($mac) in the log" \
+		log_wait "IPv6 next hop fe80::2 at $mac"
+	check "no warning about the world interface lacking --node-ip6" \
+		bash -c "! grep -q 'does not carry' $TB_DIR/fp.log"
+	o0=$(stat_of xdp pass_other6)
+	check "ping6 from the world host to the node's IPv6 address is answered by its kernel" \
+		quiet nsw ping -6 -c 2 -i 0.3 -W 2 $NODE_IP6
+	check "those echo requests went to the kernel (pass_other6)" \
+		grows "$o0" "$(stat_of xdp pass_other6)"
+	check "so did neighbour discovery (pass_not_node6 for the solicited-node multicast)" \
+		test "$(stat_of xdp pass_not_node6)" -ge 1
+	s0=$(stat_of xdp redirect_snat6)
+	d0=$(stat_of drops no_session)
+	w0=$(stat_of worker world_rx_packets)
+	udp6_to_node 40000
+	check "UDP to [node6]:40000 (SNAT range) is steered to the worker (redirect_snat6)" \
+		eq "$(stat_wait xdp redirect_snat6 $((s0 + 1)))" $((s0 + 1))
+	check "the worker received it and dropped it: no NAT66 session has that port" \
+		bash -c "[ $(stat_wait worker world_rx_packets $((w0 + 1))) = $((w0 + 1)) ] &&
+			 [ $(stat_of drops no_session) -gt $d0 ]"
+	echoreply6_to_node 40001
+	check "an ICMPv6 echo reply with a SNAT-range identifier is steered too" \
+		eq "$(stat_wait xdp redirect_snat6 $((s0 + 2)))" $((s0 + 2))
+	# Outside the range: the node's own port, which a kernel socket receives.
+	nsn python3 -c '
+import socket
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind(("::", 9999))
+s.settimeout(5)
+print(s.recvfrom(100)[0].decode())' >"$TB_DIR/udp9999" &
+	local rx=$!
+	sleep 0.3
+	p0=$(stat_of xdp pass_other6)
+	udp6_to_node 9999
+	echoreply6_to_node 1000
+	wait $rx
+	check "UDP to [node6]:9999 (outside the range) reached the node's kernel socket" \
+		eq "$(cat "$TB_DIR/udp9999")" hello
+	check "it and an echo reply with an identifier outside the range passed (pass_other6)" \
+		test "$(stat_of xdp pass_other6)" -ge $((p0 + 2))
+	check "nothing more was steered" eq "$(stat_of xdp redirect_snat6)" $((s0 + 2))
+	check "IPv4 to the node still reaches its kernel" quiet nsc ping -c 1 -W 2 $NODE_IP
+	# The route notifications keep it current: another router address, then none.
+	nsn ip -6 route replace default via $ROUTER6_N dev nic0
+	check "a new default route: the next hop follows it ($ROUTER6_N)" log_wait \
+		"IPv6 next hop $ROUTER6_N at $mac"
+	nsn ip -6 route del default
+	check "no default route: the next hop is forgotten" log_wait "IPv6 next hop lost"
+	nsn ip -6 route add default via fe80::2 dev nic0
+	check "and learnt again" log_wait "IPv6 next hop fe80::2 at $mac" 2
+}
+
+log_wait() { # text [count]: the log has text count times (5 s)
+	local n
+	for n in $(seq 50); do
+		[ "$(grep -c "$1" "$TB_DIR/fp.log")" -ge "${2:-1}" ] && return 0
+		sleep 0.1
+	done
+	echo "#   '$1' not ${2:-1} times in the log"
+	return 1
 }
 
 "case_$1"
