@@ -394,6 +394,8 @@ case_ipv6workers() {
 	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
 	case_ipv6 --workers 2 --world-queues 2 --idle-sleep-us 20
 	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
+}
+
 # The control side of IPv6 (issue 34): --node-ip6 on a world link with an IPv6 router, its
 # default router learnt and followed, and the steering program's choice of IPv6 frames.
 # Addresses from 2001:2::/48 (benchmarking) and link-local only.
