@@ -214,6 +214,16 @@ dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple 
 		ct6_delete(x->ct6, s);
 }
 
+/* IPv6 is carried only with --node-ip6 and a table for its sessions; else it is counted. */
+static bool
+dp6_on(struct dp_ctx *x, struct dp_result *r)
+{
+	if (x->ct6 && x->cfg->have_ip6)
+		return true;
+	dp_drop(x, r, CVS_DROP_IPV6);
+	return false;
+}
+
 void
 dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 {
@@ -223,10 +233,8 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 	struct ct6_tuple t;
 	int dir;
 
-	if (!x->ct6 || !x->cfg->have_ip6) {
-		dp_drop(x, r, CVS_DROP_IPV6);
+	if (!dp6_on(x, r))
 		return;
-	}
 	if (dp6_ndp(x, slot, p, r))
 		return;
 	/*
@@ -268,10 +276,8 @@ dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 	struct ct6_tuple t;
 	int dir;
 
-	if (!x->ct6 || !x->cfg->have_ip6) {
-		dp_drop(x, r, CVS_DROP_IPV6);
+	if (!dp6_on(x, r))
 		return;
-	}
 	if (memcmp(ip6->daddr, x->cfg->node_ip6, 16)) {
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return;

@@ -30,15 +30,9 @@ pkt_csum_complete6(struct pkt *p)
 {
 	const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)(p->data + ETH_HLEN_);
 	uint32_t len = p->len - p->l4_off, sum;
-	uint16_t *check;
+	uint16_t *check = pkt_l4_check(p);
 
-	if (p->proto == IPPROTO_TCP_)
-		check = &((struct tcp_hdr *)(p->data + p->l4_off))->check;
-	else if (p->proto == IPPROTO_UDP_)
-		check = &((struct udp_hdr *)(p->data + p->l4_off))->check;
-	else
-		return 0;
-	if (p->frag)
+	if (!check || p->frag)
 		return 0;
 	sum = csum_partial(ip6->saddr, 32, 0) + htons((uint16_t)(len >> 16)) +
 	      htons((uint16_t)len) + htons(p->proto);

@@ -167,20 +167,25 @@ int pkt_parse(struct pkt *p, uint8_t *data, uint32_t len);
  */
 void pkt_csum_finish(struct pkt *p, uint16_t *check);
 
+/* The TCP or UDP checksum field of a parsed frame of either family; NULL for another protocol. */
+static inline uint16_t *
+pkt_l4_check(const struct pkt *p)
+{
+	if (p->proto == IPPROTO_TCP_)
+		return &((struct tcp_hdr *)(p->data + p->l4_off))->check;
+	if (p->proto == IPPROTO_UDP_)
+		return &((struct udp_hdr *)(p->data + p->l4_off))->check;
+	return NULL;
+}
+
 static inline int
 pkt_csum_complete(struct pkt *p)
 {
-	uint16_t *check, pseudo;
+	uint16_t *check = pkt_l4_check(p), pseudo;
 
-	if (p->proto == IPPROTO_TCP_)
-		check = &((struct tcp_hdr *)(p->data + p->l4_off))->check;
-	else if (p->proto == IPPROTO_UDP_)
-		check = &((struct udp_hdr *)(p->data + p->l4_off))->check;
-	else
-		return 0;
 	/* A first fragment's checksum covers the whole datagram: never partial (Linux
 	 * completes it before it fragments), and this segment alone would not match. */
-	if (p->frag)
+	if (!check || p->frag)
 		return 0;
 	pseudo = csum_fold(csum_pseudo(p->saddr, p->daddr, p->proto,
 				       (uint16_t)(p->len - p->l4_off)));
