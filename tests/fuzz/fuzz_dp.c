@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ct6.h"
 #include "dpbed.h"
 #include "fail.h"
 #include "owner.h"
@@ -62,6 +63,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						     .timeout = 2 }, BED_SLOTS + 2);
 	if (!bed.x.frag)
 		fuzz_fail("frag_create", 0);
+	/*
+	 * IPv6 carried (NAT66, the guests' neighbour discovery) with a small table of its own per
+	 * input, as the fragments have: every frame reaches dp6.c's checks, not just its gate.
+	 */
+	ct6_destroy(bed.x.ct6);
+	bed.x.ct6 = ct6_create(64, BED_SLOTS, NULL);
+	if (!bed.x.ct6)
+		fuzz_fail("ct6_create", 0);
+	bed.cfg.have_ip6 = true;
+	memcpy(bed.cfg.node_ip6, (const uint8_t[16]){ 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 1 }, 16);
+	memcpy(bed.cfg.guest_pfx6, (const uint8_t[8]){ 0x20, 0x01, 0, 2, 0, 0, 0, 6 }, 8);
+	atomic_store(&bed.sh->nh6_mac, dp_mac_pack(bed_router_mac));
 	for (n = 0; n < FUZZ_MAX_RECORDS && size >= 3; n++) {
 		uint8_t hdr = data[0], step = hdr >> 2;
 		size_t len = (size_t)data[1] << 8 | data[2];
@@ -78,6 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size -= len;
 		bed.x.now += step >= 48 ? (uint32_t)(step - 47) * 1000u : step / 8u;
 		ct_expire(bed.x.ct, bed.x.now, 64);
+		ct6_expire(bed.x.ct6, bed.x.now, 64);
 		/* Ownership is computed before any worker sees a frame: any bytes, any count. */
 		for (k = 1; k <= 4; k++)
 			if (dp_owner(&bed.cfg, bed.sh, (hdr & 3) == 0 ? DP_FROM_WORLD :
