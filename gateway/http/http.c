@@ -23,6 +23,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "base/str.h"
 #include "http/guard.h"
 #include "http/http.h"
@@ -34,7 +35,6 @@
 #include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
-#define POOL_MAX	4	/* daemon threads, one per core up to this */
 #define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
 #define CONN_MAX	8192
 
@@ -652,15 +652,6 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* ---- the daemon -------------------------------------------------------------------------- */
 
-/* One daemon thread per core, at least two so that one slow callback stalls no one. */
-static unsigned int
-pool_size(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 2 ? 2 : n > POOL_MAX ? POOL_MAX : (unsigned int)n;
-}
-
 /* Connections are cheap now; the file limit (sockets, pipes, a few to spare) is the bound. */
 static unsigned int
 conn_limit(void)
@@ -673,6 +664,49 @@ conn_limit(void)
 	       (unsigned int)(rl.rlim_cur - 128);
 }
 
+/*
+ * After every batch of the loop: the daemon's own work, which includes the connections
+ * that the batch's answers resumed, so an answer leaves on the thread that read it.
+ */
+static int
+daemon_turn(void *ctx)
+{
+	struct http_server *h = ctx;
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	MHD_run(h->d);
+	if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+		return -1;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+static void
+daemon_ready(struct loop_watch *w, uint32_t events)
+{
+	/* daemon_turn runs after the batch; the watch only wakes the loop. */
+	(void)w;
+	(void)events;
+}
+
+/* The daemon's epoll set nested in the loop's, the servers' pipes beside it. */
+static int
+loop_attach(struct http_server *h)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+
+	h->loop = di ? loop_new(daemon_turn, h) : NULL;
+	if (h->loop == NULL)
+		return -ENOMEM;
+	h->daemon_watch.fd = di->epoll_fd;
+	h->daemon_watch.ready = daemon_ready;
+	waiter_use_loop(h->waiter, h->loop);
+	if (loop_add(h->loop, &h->daemon_watch) || loop_start(h->loop))
+		return -EAGAIN;
+	for (size_t i = 0; i < h->conf.nups; i++)
+		upstream_use_loop(h->conf.ups[i], h->loop);
+	return 0;
+}
+
 struct http_server *
 http_start(const struct http_conf *conf, int listen_fd, char **err)
 {
@@ -681,22 +715,21 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	if (h == NULL)
 		return NULL;
 	/*
-	 * Event-driven: a few threads, each with its epoll set, serve every connection; a
+	 * Event-driven on one thread of ours (loop_attach): the daemon runs from it, and a
 	 * request that waits suspends its connection. The per-connection memory is small, as
 	 * libmicrohttpd clears all of it for every request.
 	 */
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, http_access, h,
+	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+				http_access, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
-				MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_CONNECTION_LIMIT, conn_limit(),
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
 				MHD_OPTION_END);
-	if (h->d == NULL) {
+	if (h->d == NULL || loop_attach(h)) {
 		err_set(err, -EIO, "start HTTP server failed");
-		server_free(h);
+		http_stop(h);
 		return NULL;
 	}
 	return h;
@@ -739,6 +772,14 @@ http_stop(struct http_server *h)
 		return;
 	/* libmicrohttpd refuses to stop with a connection suspended. */
 	waiter_stop(h);
-	MHD_stop_daemon(h->d);
+	/* The daemon is the loop's until its thread ends; the servers are closed by now. */
+	for (size_t i = 0; h->loop && i < h->conf.nups; i++)
+		upstream_use_loop(h->conf.ups[i], NULL);
+	if (h->waiter)
+		waiter_use_loop(h->waiter, NULL);
+	loop_free(h->loop);
+	h->loop = NULL;
+	if (h->d)
+		MHD_stop_daemon(h->d);
 	server_free(h);
 }

@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "session/http_conf.h"
 
 #define SESSION_ID_LEN	26
@@ -104,6 +105,8 @@ struct waiter;
 struct http_server {
 	struct http_conf conf;	/* conf.tools .. conf.templates point into lists.c's tables */
 	struct MHD_Daemon *d;
+	struct loop *loop;	/* http.c's: the thread that runs d and reads the servers */
+	struct loop_watch daemon_watch;
 	/* session.c's alone: the table and everything in the sessions. */
 	pthread_mutex_t lock;
 	struct session *sessions;
@@ -193,6 +196,8 @@ void stream_cancel(struct stream *st, const char *reason);
 
 /* waiter.c: its thread; stopped before the daemon, freed after every stream. */
 int waiter_init(struct http_server *h);
+/* Resumes from threads other than l's ring l (NULL: none). */
+void waiter_use_loop(struct waiter *w, struct loop *l);
 void waiter_stop(struct http_server *h);
 void waiter_free(struct http_server *h);
 

@@ -26,6 +26,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "session/session.h"
 #include "session/stream_int.h"
 
@@ -47,7 +48,16 @@ struct waiter {
 	bool stopping;
 	pthread_t thread;
 	bool thread_on;
+	struct loop *loop;	/* the daemon's, rung after a resume from elsewhere */
 };
+
+void
+waiter_use_loop(struct waiter *w, struct loop *l)
+{
+	pthread_mutex_lock(&w->lock);
+	w->loop = l;
+	pthread_mutex_unlock(&w->lock);
+}
 
 static void
 ring(struct waiter *w)
@@ -75,11 +85,17 @@ unlink_locked(struct waiter *w, struct sleeper *sl)
 	return c;
 }
 
-/* With w->lock held: sl leaves the set and its connection resumes. */
+/*
+ * With w->lock held: sl leaves the set and its connection resumes. libmicrohttpd may miss a
+ * resume from another thread that lands inside its run (it drains its wake-up before it
+ * looks at the flag again), so the loop is rung as well to take one more turn.
+ */
 static void
 wake_locked(struct waiter *w, struct sleeper *sl)
 {
 	MHD_resume_connection(unlink_locked(w, sl));
+	if (!loop_here(w->loop))
+		loop_wake(w->loop);
 }
 
 bool

@@ -643,6 +643,8 @@ upstream_connect(struct upstream *u, char **err)
 		rc = handshake(u, &msg);
 		if (rc)
 			upstream_child_stop(u, false);
+		else
+			upstream_child_lend(u);
 	}
 	if (rc) {
 		cmd = strv_join(u->spec->argv, " ");
