@@ -37,6 +37,7 @@
 #define DRAIN_FACTOR	4ULL
 #define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
 #define CONN_MAX	8192
+#define DAEMON_RUNS	4	/* runs of the daemon per turn of the loop, at most */
 
 /* A batch whose answers are not all in: what is collected, the streams still waited for. */
 struct batch {
@@ -672,11 +673,18 @@ static int
 daemon_turn(void *ctx)
 {
 	struct http_server *h = ctx;
-	MHD_UNSIGNED_LONG_LONG ms;
+	MHD_UNSIGNED_LONG_LONG ms = 0;
 
-	MHD_run(h->d);
-	if (MHD_get_timeout(h->d, &ms) != MHD_YES)
-		return -1;
+	/*
+	 * A request takes libmicrohttpd a few runs (answer, reset, the next request on the
+	 * connection); while it says there is more, it runs again here rather than after one
+	 * more look at the loop's set, a bounded number of times so the pipes get their turn.
+	 */
+	for (int i = 0; i < DAEMON_RUNS && ms == 0; i++) {
+		MHD_run(h->d);
+		if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+			return -1;
+	}
 	return ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 

@@ -10,7 +10,6 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,15 +330,6 @@ keep_locked(struct stream *st)
  */
 #define STATUS_WAIT_NS	(2LL * 1000000000LL)
 
-/* Whether the client on fd hung up; one that sends more (pipelining) did not. */
-static bool
-client_gone(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
-
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
-}
-
 /* No answer will be waited for: tell the server, if it still has the request. */
 void
 stream_abandon(struct stream *st, const char *reason)
@@ -456,7 +446,7 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		pthread_mutex_unlock(&st->lock);
-		if (client_gone(st->fd)) {
+		if (waiter_hung_up(st->h->waiter, &st->sleep)) {
 			/* A resumable stream waits for its client instead (stream_free_cb). */
 			if (!st->hooks)
 				stream_abandon(st, "the client closed the connection");
@@ -534,7 +524,7 @@ stream_await(struct stream *st, struct MHD_Connection *c, bool any, int64_t unti
 		pthread_mutex_unlock(&st->lock);
 		if (ready || c == NULL)
 			return SW_READY;
-		if (client_gone(st->fd))
+		if (waiter_hung_up(st->h->waiter, &st->sleep))
 			return SW_GONE;
 		now = time_mono_ns();
 		if (st->deadline && now >= st->deadline) {
