@@ -24,6 +24,7 @@ struct loop {
 	struct loop_watch *watches;
 	pthread_t thread;
 	bool running;
+	bool again;		/* the thread's own loop_wake(): no wait before the next turn */
 	bool stopping;		/* atomic: read by the thread without the lock */
 };
 
@@ -66,7 +67,10 @@ loop_main(void *arg)
 			else if (read(l->evfd, &v, sizeof(v)) < 0)
 				continue;	/* rung twice, drained once */
 		}
+		l->again = false;
 		timeout = l->turn(l->ctx);
+		if (l->again)
+			timeout = 0;
 	}
 	return NULL;
 }
@@ -123,6 +127,10 @@ loop_wake(struct loop *l)
 
 	if (l == NULL)
 		return;
+	if (loop_here(l)) {
+		l->again = true;
+		return;
+	}
 	n = write(l->evfd, &one, sizeof(one));
 	(void)n;
 }

@@ -34,7 +34,10 @@ int loop_start(struct loop *l);
 int loop_add(struct loop *l, struct loop_watch *w);
 /* On the loop's thread only (from a ready()), or after loop_stop(). */
 void loop_del(struct loop *l, struct loop_watch *w);
-/* Any thread: the loop takes a turn soon (turn() runs even with no event). */
+/*
+ * Any thread: the loop takes a turn soon (turn() runs even with no event); from the loop's
+ * own thread, inside a ready() or turn(), it takes one more before it waits.
+ */
 void loop_wake(struct loop *l);
 /* Whether the caller is the loop's thread. */
 bool loop_here(const struct loop *l);

@@ -6,6 +6,7 @@
  * an id of the session's (or parked, for a 2026-07-28 client), finally the answer.
  */
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "base/audit.h"
 #include "base/clock.h"
+#include "base/loop.h"
 #include "session/session.h"
 #include "session/stream_int.h"
 #include "upstream/upstream.h"
@@ -128,12 +130,91 @@ link_relay(const struct up_link *l, json_t *msg)
 	return NULL;
 }
 
+/* The request goes to its server; a refusal (it cannot start) is the stream's answer. */
+static void
+relay_submit(struct stream *st, const char *method, json_t *params)
+{
+	char *err = NULL;
+	int64_t id = 0;
+	int rc;
+
+	rc = upstream_submit(st->u, method, params, &st->link, &id, &err);
+	if (rc == 0) {
+		stream_set_upid(st, id);
+	} else {
+		json_t *e;
+
+		/* The link's reference: upstream_submit() did not take it. */
+		if (stream_unlink(st))
+			stream_unref(st);
+		e = stream_error(st, err ? err : "call failed");
+		relay_audit(st, e);
+		stream_finish(st, e);
+		json_decref(e);
+	}
+	free(err);
+}
+
+/* A request for a server that must be started first, off the loop (see relay_forward). */
+struct late_submit {
+	struct stream *st;
+	char *method;
+	json_t *params;
+};
+
+static void *
+late_submit_main(void *arg)
+{
+	struct late_submit *j = arg;
+
+	relay_submit(j->st, j->method, j->params);
+	stream_unref(j->st);
+	free(j->method);
+	json_decref(j->params);
+	free(j);
+	return NULL;
+}
+
+/*
+ * A server that is not running is started by the call that needs it, which waits for its
+ * handshake: on the event loop's thread that would stall every client meanwhile, so such a
+ * call is submitted from a thread of its own. False: it could not be, submit here.
+ */
+static bool
+relay_submit_late(struct stream *st, const char *method, json_t *params)
+{
+	struct late_submit *j;
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok;
+
+	if (upstream_running(st->u) || !loop_here(st->h->loop))
+		return false;
+	j = calloc(1, sizeof(*j));
+	if (j == NULL || (j->method = strdup(method)) == NULL) {
+		free(j);
+		return false;
+	}
+	j->st = st;
+	j->params = json_incref(params);
+	stream_ref(st);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&th, &attr, late_submit_main, j) == 0;
+	pthread_attr_destroy(&attr);
+	if (!ok) {
+		stream_unref(st);
+		free(j->method);
+		json_decref(j->params);
+		free(j);
+	}
+	return ok;
+}
+
 void
 relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 {
 	json_t *meta = json_object_get(f->params, "_meta");
-	char *err = NULL;
-	int rc;
 
 	st->u = f->u;
 	snprintf(st->what, sizeof(st->what), "%s", f->what ? f->what : f->method);
@@ -147,21 +228,11 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 		st->audit_args = json_incref(json_object_get(f->params, "arguments"));
 		st->audit_t0 = time_mono_ns();
 	}
+	/* The call's time runs from here, a server's start included. */
+	if (timeout_ns > 0)
+		st->deadline = time_mono_ns() + timeout_ns;
 	stream_ref(st);
 	st->linked = true;
-	rc = upstream_submit(f->u, f->method, f->params, &st->link, &st->upid, &err);
-	if (rc) {
-		json_t *e;
-
-		st->linked = false;
-		stream_unref(st);
-		e = stream_error(st, err ? err : "call failed");
-		relay_audit(st, e);
-		stream_finish(st, e);
-		json_decref(e);
-		st->u = NULL;
-	} else if (timeout_ns > 0) {
-		st->deadline = time_mono_ns() + timeout_ns;
-	}
-	free(err);
+	if (!relay_submit_late(st, f->method, f->params))
+		relay_submit(st, f->method, f->params);
 }

@@ -330,11 +330,31 @@ keep_locked(struct stream *st)
  */
 #define STATUS_WAIT_NS	(2LL * 1000000000LL)
 
+void
+stream_set_upid(struct stream *st, int64_t id)
+{
+	pthread_mutex_lock(&st->lock);
+	st->upid = id;
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* The server's id of the request; 0 while it is being submitted from another thread. */
+static int64_t
+upid_get(struct stream *st)
+{
+	int64_t id;
+
+	pthread_mutex_lock(&st->lock);
+	id = st->upid;
+	pthread_mutex_unlock(&st->lock);
+	return id;
+}
+
 /* No answer will be waited for: tell the server, if it still has the request. */
 void
 stream_abandon(struct stream *st, const char *reason)
 {
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid, reason))
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st), reason))
 		return;
 	if (stream_unlink(st))
 		stream_unref(st);
@@ -353,7 +373,7 @@ stream_left(struct stream *st)
 void
 stream_cancel(struct stream *st, const char *reason)
 {
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid, reason))
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st), reason))
 		return;
 	stream_finish(st, NULL);
 	if (stream_unlink(st))
@@ -367,7 +387,7 @@ stream_timeout(struct stream *st)
 	json_t *e;
 
 	st->deadline = 0;
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid,
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st),
 					       "the gateway's call timeout expired"))
 		return;
 	dur_format(st->timeout_ns, dur, sizeof(dur));

@@ -98,6 +98,8 @@ void stream_wake(struct stream *st);
 void stream_append(struct stream *st, const char *text);
 /* No answer will be waited for: tell the server, if it still has the request. */
 void stream_abandon(struct stream *st, const char *reason);
+/* The server's id of the request, once it is submitted. */
+void stream_set_upid(struct stream *st, int64_t id);
 /* The upstream lets go of the link; true only for the one caller that got it back. */
 bool stream_unlink(struct stream *st);
 /* The error answer "mcp server "<name>": err" for the stream's request. */

@@ -91,16 +91,16 @@ unlink_locked(struct waiter *w, struct sleeper *sl)
 }
 
 /*
- * With w->lock held: sl leaves the set and its connection resumes. libmicrohttpd may miss a
- * resume from another thread that lands inside its run (it drains its wake-up before it
- * looks at the flag again), so the loop is rung as well to take one more turn.
+ * With w->lock held: sl leaves the set and its connection resumes. libmicrohttpd looks at
+ * resumed connections once per run, before it waits, and has no wake-up of its own here
+ * (external mode): a resume from another thread, or from one of its own callbacks, would
+ * wait for the next event. So the loop takes one more turn.
  */
 static void
 wake_locked(struct waiter *w, struct sleeper *sl)
 {
 	MHD_resume_connection(unlink_locked(w, sl));
-	if (!loop_here(w->loop))
-		loop_wake(w->loop);
+	loop_wake(w->loop);
 }
 
 bool

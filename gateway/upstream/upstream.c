@@ -44,6 +44,17 @@ upstream_name(const struct upstream *u)
 }
 
 bool
+upstream_running(struct upstream *u)
+{
+	bool running;
+
+	pthread_mutex_lock(&u->lock);
+	running = u->child.state == UP_RUNNING;
+	pthread_mutex_unlock(&u->lock);
+	return running;
+}
+
+bool
 upstream_tool_allowed(const struct upstream *u, const char *name)
 {
 	return server_tool_allowed(u->spec, name);

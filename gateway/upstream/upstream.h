@@ -77,6 +77,8 @@ void upstream_use_loop(struct upstream *u, struct loop *l);
  */
 int upstream_submit(struct upstream *u, const char *method, json_t *params,
 		    const struct up_link *link, int64_t *id, char **err);
+/* Whether the server runs now (else the next submit starts it, and waits for that). */
+bool upstream_running(struct upstream *u);
 /* Stops relaying request id and tells the server; false when it was answered already. */
 bool upstream_cancel(struct upstream *u, int64_t id, const char *reason);
 /* A client's answer to a server request (id as the server sent it). */
