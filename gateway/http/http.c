@@ -23,7 +23,6 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
-#include "base/loop.h"
 #include "base/str.h"
 #include "http/guard.h"
 #include "http/http.h"
@@ -37,7 +36,6 @@
 #define DRAIN_FACTOR	4ULL
 #define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
 #define CONN_MAX	8192
-#define DAEMON_RUNS	4	/* runs of the daemon per turn of the loop, at most */
 
 /* A batch whose answers are not all in: what is collected, the streams still waited for. */
 struct batch {
@@ -665,56 +663,6 @@ conn_limit(void)
 	       (unsigned int)(rl.rlim_cur - 128);
 }
 
-/*
- * After every batch of the loop: the daemon's own work, which includes the connections
- * that the batch's answers resumed, so an answer leaves on the thread that read it.
- */
-static int
-daemon_turn(void *ctx)
-{
-	struct http_server *h = ctx;
-	MHD_UNSIGNED_LONG_LONG ms = 0;
-
-	/*
-	 * A request takes libmicrohttpd a few runs (answer, reset, the next request on the
-	 * connection); while it says there is more, it runs again here rather than after one
-	 * more look at the loop's set, a bounded number of times so the pipes get their turn.
-	 */
-	for (int i = 0; i < DAEMON_RUNS && ms == 0; i++) {
-		MHD_run(h->d);
-		if (MHD_get_timeout(h->d, &ms) != MHD_YES)
-			return -1;
-	}
-	return ms > INT32_MAX ? INT32_MAX : (int)ms;
-}
-
-static void
-daemon_ready(struct loop_watch *w, uint32_t events)
-{
-	/* daemon_turn runs after the batch; the watch only wakes the loop. */
-	(void)w;
-	(void)events;
-}
-
-/* The daemon's epoll set nested in the loop's, the servers' pipes beside it. */
-static int
-loop_attach(struct http_server *h)
-{
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-
-	h->loop = di ? loop_new(daemon_turn, h) : NULL;
-	if (h->loop == NULL)
-		return -ENOMEM;
-	h->daemon_watch.fd = di->epoll_fd;
-	h->daemon_watch.ready = daemon_ready;
-	waiter_use_loop(h->waiter, h->loop);
-	if (loop_add(h->loop, &h->daemon_watch) || loop_start(h->loop))
-		return -EAGAIN;
-	for (size_t i = 0; i < h->conf.nups; i++)
-		upstream_use_loop(h->conf.ups[i], h->loop);
-	return 0;
-}
-
 struct http_server *
 http_start(const struct http_conf *conf, int listen_fd, char **err)
 {
@@ -723,7 +671,7 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	if (h == NULL)
 		return NULL;
 	/*
-	 * Event-driven on one thread of ours (loop_attach): the daemon runs from it, and a
+	 * Event-driven on one thread of ours (server_loop_attach): the daemon runs from it, and a
 	 * request that waits suspends its connection. The per-connection memory is small, as
 	 * libmicrohttpd clears all of it for every request.
 	 */
@@ -735,7 +683,7 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 				MHD_OPTION_CONNECTION_LIMIT, conn_limit(),
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
 				MHD_OPTION_END);
-	if (h->d == NULL || loop_attach(h)) {
+	if (h->d == NULL || server_loop_attach(h)) {
 		err_set(err, -EIO, "start HTTP server failed");
 		http_stop(h);
 		return NULL;
@@ -780,13 +728,7 @@ http_stop(struct http_server *h)
 		return;
 	/* libmicrohttpd refuses to stop with a connection suspended. */
 	waiter_stop(h);
-	/* The daemon is the loop's until its thread ends; the servers are closed by now. */
-	for (size_t i = 0; h->loop && i < h->conf.nups; i++)
-		upstream_use_loop(h->conf.ups[i], NULL);
-	if (h->waiter)
-		waiter_use_loop(h->waiter, NULL);
-	loop_free(h->loop);
-	h->loop = NULL;
+	server_loop_detach(h);
 	if (h->d)
 		MHD_stop_daemon(h->d);
 	server_free(h);

@@ -81,7 +81,7 @@ struct up_child {
 	struct pump *errp;		/* the child's stderr into the log */
 	/* The output, read by one side at a time (enum up_reading, under the lock). */
 	struct line_framer fr;		/* the unfinished line */
-	struct loop *loop;		/* where a ready child's output is read; NULL: the thread */
+	struct loop *loop;		/* where a ready child's output is read (NULL: here) */
 	struct loop_watch watch;
 	int hand_fd;			/* eventfd: the reader thread looks at lend again */
 	bool lend;			/* the handshake is done: the loop may read */
