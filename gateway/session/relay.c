@@ -6,6 +6,7 @@
  * an id of the session's (or parked, for a 2026-07-28 client), finally the answer.
  */
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,7 +15,6 @@
 
 #include "base/audit.h"
 #include "base/clock.h"
-#include "base/loop.h"
 #include "session/session.h"
 #include "session/stream_int.h"
 #include "upstream/upstream.h"
@@ -130,15 +130,22 @@ link_relay(const struct up_link *l, json_t *msg)
 	return NULL;
 }
 
-/* The request goes to its server; a refusal (it cannot start) is the stream's answer. */
-static void
-relay_submit(struct stream *st, const char *method, json_t *params)
+/*
+ * The request goes to its server; a refusal (it cannot start) is the stream's answer. False
+ * when the server must be started first and may_defer lets the caller do that elsewhere.
+ */
+static bool
+relay_submit(struct stream *st, const char *method, json_t *params, bool may_defer)
 {
 	char *err = NULL;
 	int64_t id = 0;
 	int rc;
 
 	rc = upstream_submit(st->u, method, params, &st->link, &id, &err);
+	if (rc == -EWOULDBLOCK && may_defer) {
+		free(err);
+		return false;
+	}
 	if (rc == 0) {
 		stream_set_upid(st, id);
 	} else {
@@ -153,6 +160,7 @@ relay_submit(struct stream *st, const char *method, json_t *params)
 		json_decref(e);
 	}
 	free(err);
+	return true;
 }
 
 /* A request for a server that must be started first, off the loop (see relay_forward). */
@@ -167,7 +175,7 @@ late_submit_main(void *arg)
 {
 	struct late_submit *j = arg;
 
-	relay_submit(j->st, j->method, j->params);
+	relay_submit(j->st, j->method, j->params, false);
 	stream_unref(j->st);
 	free(j->method);
 	json_decref(j->params);
@@ -177,8 +185,9 @@ late_submit_main(void *arg)
 
 /*
  * A server that is not running is started by the call that needs it, which waits for its
- * handshake: on the event loop's thread that would stall every client meanwhile, so such a
- * call is submitted from a thread of its own. False: it could not be, submit here.
+ * handshake: on the event loop's thread that would stall every client meanwhile (and the
+ * loop reads the answers a start waits for), so such a call is submitted from a thread of
+ * its own. False: it could not be.
  */
 static bool
 relay_submit_late(struct stream *st, const char *method, json_t *params)
@@ -188,8 +197,6 @@ relay_submit_late(struct stream *st, const char *method, json_t *params)
 	pthread_t th;
 	bool ok;
 
-	if (upstream_running(st->u) || !loop_here(st->h->loop))
-		return false;
 	j = calloc(1, sizeof(*j));
 	if (j == NULL || (j->method = strdup(method)) == NULL) {
 		free(j);
@@ -233,6 +240,7 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 		st->deadline = time_mono_ns() + timeout_ns;
 	stream_ref(st);
 	st->linked = true;
-	if (!relay_submit_late(st, f->method, f->params))
-		relay_submit(st, f->method, f->params);
+	if (!relay_submit(st, f->method, f->params, true) &&
+	    !relay_submit_late(st, f->method, f->params))
+		relay_submit(st, f->method, f->params, false);
 }

@@ -111,6 +111,7 @@ struct http_server {
 	pthread_mutex_t lock;
 	struct session *sessions;
 	size_t nsessions;
+	int64_t expire_at;	/* no session can expire before: the table is walked then */
 	/* http.c's: requests between their first callback and completion. */
 	pthread_mutex_t active_lock;
 	pthread_cond_t active_cond;

@@ -49,7 +49,7 @@ upstream_running(struct upstream *u)
 	bool running;
 
 	pthread_mutex_lock(&u->lock);
-	running = u->child.state == UP_RUNNING;
+	running = u->child.state == UP_RUNNING && u->child.connected;
 	pthread_mutex_unlock(&u->lock);
 	return running;
 }
@@ -306,9 +306,21 @@ upstream_child_lend(struct upstream *u)
 
 	pthread_mutex_lock(&u->lock);
 	u->child.lend = u->child.state == UP_RUNNING;
+	u->child.connected = u->child.lend;
 	pthread_mutex_unlock(&u->lock);
 	n = write(u->child.hand_fd, &one, sizeof(one));
 	(void)n;
+}
+
+bool
+upstream_child_on_loop(struct upstream *u)
+{
+	struct loop *l;
+
+	pthread_mutex_lock(&u->lock);
+	l = u->child.loop;
+	pthread_mutex_unlock(&u->lock);
+	return loop_here(l);
 }
 
 void
@@ -553,6 +565,7 @@ upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char *
 	u->child.out_fd = out[0];
 	u->child.state = UP_RUNNING;
 	u->child.lend = false;
+	u->child.connected = false;
 	u->child.reading = UP_READ_THREAD;
 	u->child.gone[0] = '\0';
 	u->child.reaped = false;

@@ -85,6 +85,7 @@ struct up_child {
 	struct loop_watch watch;
 	int hand_fd;			/* eventfd: the reader thread looks at lend again */
 	bool lend;			/* the handshake is done: the loop may read */
+	bool connected;			/* the handshake of this child is done */
 	bool pumping;			/* the loop is inside the framer (loop thread only) */
 	enum up_reading reading;
 	const char *ended;
@@ -143,5 +144,7 @@ void upstream_child_stop(struct upstream *u, bool graceful);
 void upstream_child_join(struct upstream *u);
 /* The handshake of the current child is done: its output may go to the loop. */
 void upstream_child_lend(struct upstream *u);
+/* Whether the caller is the loop's thread, which must never wait for a start. */
+bool upstream_child_on_loop(struct upstream *u);
 
 #endif /* GW_UPSTREAM_INT_H */
