@@ -728,6 +728,7 @@ http_stop(struct http_server *h)
 		return;
 	/* libmicrohttpd refuses to stop with a connection suspended. */
 	waiter_stop(h);
+	relay_wait(h);
 	server_loop_detach(h);
 	if (h->d)
 		MHD_stop_daemon(h->d);

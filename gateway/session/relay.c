@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/audit.h"
 #include "base/clock.h"
@@ -174,13 +175,25 @@ static void *
 late_submit_main(void *arg)
 {
 	struct late_submit *j = arg;
+	struct http_server *h = j->st->h;
 
 	relay_submit(j->st, j->method, j->params, false);
 	stream_unref(j->st);
 	free(j->method);
 	json_decref(j->params);
 	free(j);
+	__atomic_sub_fetch(&h->late_submits, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+void
+relay_wait(struct http_server *h)
+{
+	struct timespec ts = {0, 10 * 1000000};
+
+	/* Closing the servers failed their starts, so these end soon. */
+	for (int i = 0; i < 1000 && __atomic_load_n(&h->late_submits, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
 }
 
 /*
@@ -205,11 +218,13 @@ relay_submit_late(struct stream *st, const char *method, json_t *params)
 	j->st = st;
 	j->params = json_incref(params);
 	stream_ref(st);
+	__atomic_add_fetch(&st->h->late_submits, 1, __ATOMIC_RELAXED);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	ok = pthread_create(&th, &attr, late_submit_main, j) == 0;
 	pthread_attr_destroy(&attr);
 	if (!ok) {
+		__atomic_sub_fetch(&st->h->late_submits, 1, __ATOMIC_RELAXED);
 		stream_unref(st);
 		free(j->method);
 		json_decref(j->params);

@@ -125,6 +125,7 @@ struct http_server {
 	struct resumable *resumable;	/* resume.c: POST streams a client may resume */
 	struct task_map *tasks;	/* tasks.c: the client's task ids */
 	struct waiter *waiter;	/* waiter.c: connections suspended on a stream */
+	int late_submits;	/* relay.c's, atomic: its submit threads still running */
 };
 
 /* ---- the core: sessions (session.c, the owner of h->lock) ----------------------------------- */
@@ -207,6 +208,8 @@ void waiter_free(struct http_server *h);
 /* relay.c: a request relayed to f->u; on failure the stream gets the error as its answer. */
 struct forward;
 void relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns);
+/* At shutdown, once the servers are closed: relay_forward's threads have ended. */
+void relay_wait(struct http_server *h);
 
 /* events.c: traffic that belongs to no request, the GET and listen streams. */
 /* One notification of the gateway's own to every session that wants it. */
