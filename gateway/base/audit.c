@@ -21,6 +21,8 @@ struct audit {
 	long long max_bytes;
 	long long keep;
 	unsigned long long failed;	/* lines that could not be written */
+	time_t when_sec;		/* the second a->when spells */
+	char when[64];
 };
 
 static int
@@ -100,56 +102,83 @@ audit_rotate(struct audit *a)
 		a->fd = -1;
 }
 
-/* The arguments' shape: their names, sorted, and the size of their JSON text. */
-static json_t *
-audit_shape(json_t *args)
-{
-	json_t *keys = json_array();
-	const char *k;
-	json_t *v;
-	size_t bytes;
+/*
+ * One line per call on the hot path of every tools/call, so it is written as text rather
+ * than built as a JSON object and dumped: the same fields in the same order.
+ */
 
-	json_object_foreach(args, k, v)
-		json_array_append_new(keys, json_string(k));
-	bytes = args ? json_dumpb(args, NULL, 0, JSON_COMPACT) : 0;
-	return json_pack("{s:s,s:o,s:I}", "type", args ? json_is_object(args) ? "object" :
-			 "other" : "none", "keys", keys, "bytes", (json_int_t)bytes);
+/* The arguments' shape: their names, and the size of their JSON text. */
+static int
+audit_shape(struct strbuf *sb, json_t *args)
+{
+	const char *k, *sep = "";
+	char tail[48];
+	json_t *v;
+	int rc;
+
+	rc = sb_appends(sb, "{\"type\":\"");
+	rc |= sb_appends(sb, args ? json_is_object(args) ? "object" : "other" : "none");
+	rc |= sb_appends(sb, "\",\"keys\":[");
+	json_object_foreach(args, k, v) {
+		rc |= sb_appends(sb, sep);
+		rc |= sb_json_string(sb, k);
+		sep = ",";
+	}
+	snprintf(tail, sizeof(tail), "],\"bytes\":%zu}",
+		 args ? json_dumpb(args, NULL, 0, JSON_COMPACT) : 0);
+	return rc | sb_appends(sb, tail);
+}
+
+/* The time as ISO 8601 in UTC to the millisecond; the date part is kept per second. */
+static void
+audit_when(struct audit *a, char *out, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&a->lock);
+	if (ts.tv_sec != a->when_sec) {
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(a->when, sizeof(a->when), "%04d-%02d-%02dT%02d:%02d:%02d",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec);
+		a->when_sec = ts.tv_sec;
+	}
+	snprintf(out, len, "%s.%03ldZ", a->when, ts.tv_nsec / 1000000);
+	pthread_mutex_unlock(&a->lock);
 }
 
 void
 audit_write(struct audit *a, const struct audit_call *c)
 {
-	struct timespec ts;
-	struct tm tm;
-	char when[80];
-	json_t *line;
-	char *text;
+	struct strbuf sb = {0};
+	char when[96], tail[96];
 	ssize_t w;
+	int rc;
 
 	if (a == NULL)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 ts.tv_nsec / 1000000);
-	line = json_pack("{s:s,s:s,s:s,s:o,s:s,s:f}", "time", when, "server",
-			 c->server ? c->server : "", "tool", c->tool ? c->tool : "", "args",
-			 audit_shape(c->args), "status", c->status, "ms", (double)c->ns / 1e6);
-	if (line && c->code)
-		json_object_set_new(line, "code", json_integer(c->code));
-	text = line ? json_dumps(line, JSON_COMPACT) : NULL;
-	json_decref(line);
-	if (text == NULL)
+	audit_when(a, when, sizeof(when));
+	rc = sb_appends(&sb, "{\"time\":\"");
+	rc |= sb_appends(&sb, when);
+	rc |= sb_appends(&sb, "\",\"server\":");
+	rc |= sb_json_string(&sb, c->server ? c->server : "");
+	rc |= sb_appends(&sb, ",\"tool\":");
+	rc |= sb_json_string(&sb, c->tool ? c->tool : "");
+	rc |= sb_appends(&sb, ",\"args\":");
+	rc |= audit_shape(&sb, c->args);
+	snprintf(tail, sizeof(tail), c->code ? ",\"status\":\"%s\",\"ms\":%.3f,\"code\":%d}\n" :
+		 ",\"status\":\"%s\",\"ms\":%.3f}\n", c->status, (double)c->ns / 1e6, c->code);
+	rc |= sb_appends(&sb, tail);
+	if (rc) {
+		sb_free(&sb);
 		return;
+	}
 	pthread_mutex_lock(&a->lock);
 	if (a->fd >= 0) {
-		size_t n = strlen(text);
-
-		text[n] = '\n';
-		w = write(a->fd, text, n + 1);
-		text[n] = '\0';
-		if (w == (ssize_t)(n + 1))
+		w = write(a->fd, sb.buf, sb.len);
+		if (w == (ssize_t)sb.len)
 			a->size += w;
 		else if (a->failed++ == 0)
 			log_error("audit log write failed", "path=%s", a->path);
@@ -157,7 +186,7 @@ audit_write(struct audit *a, const struct audit_call *c)
 			audit_rotate(a);
 	}
 	pthread_mutex_unlock(&a->lock);
-	free(text);
+	sb_free(&sb);
 }
 
 void

@@ -40,6 +40,38 @@ sb_appends(struct strbuf *sb, const char *s)
 	return sb_append(sb, s, strlen(s));
 }
 
+/* s as a JSON string, quoted; UTF-8 passes as it is, as jansson's own dump leaves it. */
+int
+sb_json_string(struct strbuf *sb, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s;
+	int rc = sb_append(sb, "\"", 1);
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char esc[6] = { '\\', (char)ch };
+		size_t n = 2;
+
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;
+		rc |= sb_append(sb, run, (size_t)(s - run));
+		run = s + 1;
+		if (ch == '\n' || ch == '\r' || ch == '\t' || ch == '\b' || ch == '\f') {
+			esc[1] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' :
+				 ch == '\b' ? 'b' : 'f';
+		} else if (ch < 0x20) {
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[ch >> 4];
+			esc[5] = hex[ch & 15];
+			n = 6;
+		}
+		rc |= sb_append(sb, esc, n);
+	}
+	rc |= sb_append(sb, run, (size_t)(s - run));
+	return rc | sb_append(sb, "\"", 1);
+}
+
 int
 sb_appendf(struct strbuf *sb, const char *fmt, ...)
 {

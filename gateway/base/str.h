@@ -18,6 +18,7 @@ struct strbuf {
 
 int sb_append(struct strbuf *sb, const void *p, size_t n);
 int sb_appends(struct strbuf *sb, const char *s);
+int sb_json_string(struct strbuf *sb, const char *s);
 int sb_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *sb_steal(struct strbuf *sb);
 void sb_free(struct strbuf *sb);

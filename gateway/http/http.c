@@ -34,7 +34,6 @@
 #include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
-#define POOL_MAX	4	/* daemon threads, one per core up to this */
 #define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
 #define CONN_MAX	8192
 
@@ -652,15 +651,6 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* ---- the daemon -------------------------------------------------------------------------- */
 
-/* One daemon thread per core, at least two so that one slow callback stalls no one. */
-static unsigned int
-pool_size(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 2 ? 2 : n > POOL_MAX ? POOL_MAX : (unsigned int)n;
-}
-
 /* Connections are cheap now; the file limit (sockets, pipes, a few to spare) is the bound. */
 static unsigned int
 conn_limit(void)
@@ -681,22 +671,21 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	if (h == NULL)
 		return NULL;
 	/*
-	 * Event-driven: a few threads, each with its epoll set, serve every connection; a
+	 * Event-driven on one thread of ours (server_loop_attach): the daemon runs from it, and a
 	 * request that waits suspends its connection. The per-connection memory is small, as
 	 * libmicrohttpd clears all of it for every request.
 	 */
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, http_access, h,
+	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+				http_access, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
-				MHD_OPTION_THREAD_POOL_SIZE, pool_size(),
 				MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 				MHD_OPTION_CONNECTION_LIMIT, conn_limit(),
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
 				MHD_OPTION_END);
-	if (h->d == NULL) {
+	if (h->d == NULL || server_loop_attach(h)) {
 		err_set(err, -EIO, "start HTTP server failed");
-		server_free(h);
+		http_stop(h);
 		return NULL;
 	}
 	return h;
@@ -739,6 +728,9 @@ http_stop(struct http_server *h)
 		return;
 	/* libmicrohttpd refuses to stop with a connection suspended. */
 	waiter_stop(h);
-	MHD_stop_daemon(h->d);
+	relay_wait(h);
+	server_loop_detach(h);
+	if (h->d)
+		MHD_stop_daemon(h->d);
 	server_free(h);
 }

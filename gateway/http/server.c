@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: the HTTP server's life besides the daemon (server.c): its state built and
- * freed in order, the upstreams' events taken, the housekeeping tick. http.c runs the
- * daemon on top of it.
+ * freed in order, the upstreams' events taken, the housekeeping tick, and the event loop
+ * that runs the daemon and reads the servers' output. http.c's daemon runs on top of it.
  */
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "base/str.h"
 #include "http/http.h"
 #include "http/server.h"
 #include "session/http_conf.h"
 #include "session/session.h"
 #include "upstream/upstream.h"
+
+#define DAEMON_RUNS	4	/* runs of the daemon per turn of the loop, at most */
 
 /*
  * What upstreams send outside any call (up_event_fn): list changes mark the server stale,
@@ -134,4 +138,68 @@ server_new(const struct http_conf *conf, char **err)
 	for (i = 0; i < h->conf.nups; i++)
 		upstream_set_events(h->conf.ups[i], upstream_event, h);
 	return h;
+}
+
+/* ---- the event loop that runs the daemon ------------------------------------------------ */
+
+/*
+ * After every batch of the loop: the daemon's own work, which includes the connections
+ * that the batch's answers resumed, so an answer leaves on the thread that read it.
+ */
+static int
+daemon_turn(void *ctx)
+{
+	struct http_server *h = ctx;
+	MHD_UNSIGNED_LONG_LONG ms = 0;
+
+	/*
+	 * A request takes libmicrohttpd a few runs (answer, reset, the next request on the
+	 * connection); while it says there is more, it runs again here rather than after one
+	 * more look at the loop's set, a bounded number of times so the pipes get their turn.
+	 */
+	for (int i = 0; i < DAEMON_RUNS && ms == 0; i++) {
+		MHD_run(h->d);
+		if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+			return -1;
+	}
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+static void
+daemon_ready(struct loop_watch *w, uint32_t events)
+{
+	/* daemon_turn runs after the batch; the watch only wakes the loop. */
+	(void)w;
+	(void)events;
+}
+
+/* The daemon's epoll set nested in the loop's, the servers' pipes beside it. */
+int
+server_loop_attach(struct http_server *h)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+
+	h->loop = di ? loop_new(daemon_turn, h) : NULL;
+	if (h->loop == NULL)
+		return -ENOMEM;
+	h->daemon_watch.fd = di->epoll_fd;
+	h->daemon_watch.ready = daemon_ready;
+	waiter_use_loop(h->waiter, h->loop);
+	if (loop_add(h->loop, &h->daemon_watch) || loop_start(h->loop))
+		return -EAGAIN;
+	for (size_t i = 0; i < h->conf.nups; i++)
+		upstream_use_loop(h->conf.ups[i], h->loop);
+	return 0;
+}
+
+void
+server_loop_detach(struct http_server *h)
+{
+	/* The daemon is the loop's until its thread ends; the servers are closed by now. */
+	for (size_t i = 0; h->loop && i < h->conf.nups; i++)
+		upstream_use_loop(h->conf.ups[i], NULL);
+	if (h->waiter)
+		waiter_use_loop(h->waiter, NULL);
+	loop_free(h->loop);
+	h->loop = NULL;
 }

@@ -6,10 +6,13 @@
  * an id of the session's (or parked, for a 2026-07-28 client), finally the answer.
  */
 
+#include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/audit.h"
 #include "base/clock.h"
@@ -128,12 +131,112 @@ link_relay(const struct up_link *l, json_t *msg)
 	return NULL;
 }
 
+/*
+ * The request goes to its server; a refusal (it cannot start) is the stream's answer. False
+ * when the server must be started first and may_defer lets the caller do that elsewhere.
+ */
+static bool
+relay_submit(struct stream *st, const char *method, json_t *params, bool may_defer)
+{
+	char *err = NULL;
+	int64_t id = 0;
+	int rc;
+
+	rc = upstream_submit(st->u, method, params, &st->link, &id, &err);
+	if (rc == -EWOULDBLOCK && may_defer) {
+		free(err);
+		return false;
+	}
+	if (rc == 0) {
+		stream_set_upid(st, id);
+	} else {
+		json_t *e;
+
+		/* The link's reference: upstream_submit() did not take it. */
+		if (stream_unlink(st))
+			stream_unref(st);
+		e = stream_error(st, err ? err : "call failed");
+		relay_audit(st, e);
+		stream_finish(st, e);
+		json_decref(e);
+	}
+	free(err);
+	return true;
+}
+
+/* A request for a server that must be started first, off the loop (see relay_forward). */
+struct late_submit {
+	struct stream *st;
+	char *method;
+	json_t *params;
+};
+
+static void *
+late_submit_main(void *arg)
+{
+	struct late_submit *j = arg;
+	struct http_server *h = j->st->h;
+
+	relay_submit(j->st, j->method, j->params, false);
+	stream_unref(j->st);
+	free(j->method);
+	json_decref(j->params);
+	free(j);
+	__atomic_sub_fetch(&h->late_submits, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+void
+relay_wait(struct http_server *h)
+{
+	struct timespec ts = {0, 10 * 1000000};
+
+	/* Closing the servers failed their starts, so these end soon. */
+	for (int i = 0; i < 1000 && __atomic_load_n(&h->late_submits, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * A server that is not running is started by the call that needs it, which waits for its
+ * handshake: on the event loop's thread that would stall every client meanwhile (and the
+ * loop reads the answers a start waits for), so such a call is submitted from a thread of
+ * its own. False: it could not be.
+ */
+static bool
+relay_submit_late(struct stream *st, const char *method, json_t *params)
+{
+	struct late_submit *j;
+	pthread_attr_t attr;
+	pthread_t th;
+	bool ok;
+
+	j = calloc(1, sizeof(*j));
+	if (j == NULL || (j->method = strdup(method)) == NULL) {
+		free(j);
+		return false;
+	}
+	j->st = st;
+	j->params = json_incref(params);
+	stream_ref(st);
+	__atomic_add_fetch(&st->h->late_submits, 1, __ATOMIC_RELAXED);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&th, &attr, late_submit_main, j) == 0;
+	pthread_attr_destroy(&attr);
+	if (!ok) {
+		__atomic_sub_fetch(&st->h->late_submits, 1, __ATOMIC_RELAXED);
+		stream_unref(st);
+		free(j->method);
+		json_decref(j->params);
+		free(j);
+	}
+	return ok;
+}
+
 void
 relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 {
 	json_t *meta = json_object_get(f->params, "_meta");
-	char *err = NULL;
-	int rc;
 
 	st->u = f->u;
 	snprintf(st->what, sizeof(st->what), "%s", f->what ? f->what : f->method);
@@ -147,21 +250,12 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 		st->audit_args = json_incref(json_object_get(f->params, "arguments"));
 		st->audit_t0 = time_mono_ns();
 	}
+	/* The call's time runs from here, a server's start included. */
+	if (timeout_ns > 0)
+		st->deadline = time_mono_ns() + timeout_ns;
 	stream_ref(st);
 	st->linked = true;
-	rc = upstream_submit(f->u, f->method, f->params, &st->link, &st->upid, &err);
-	if (rc) {
-		json_t *e;
-
-		st->linked = false;
-		stream_unref(st);
-		e = stream_error(st, err ? err : "call failed");
-		relay_audit(st, e);
-		stream_finish(st, e);
-		json_decref(e);
-		st->u = NULL;
-	} else if (timeout_ns > 0) {
-		st->deadline = time_mono_ns() + timeout_ns;
-	}
-	free(err);
+	if (!relay_submit(st, f->method, f->params, true) &&
+	    !relay_submit_late(st, f->method, f->params))
+		relay_submit(st, f->method, f->params, false);
 }

@@ -108,9 +108,15 @@ unlist_locked(struct http_server *h, struct session *s)
 static void
 expire_locked(struct http_server *h)
 {
-	int64_t now = time_mono_ns();
+	int64_t now = time_mono_ns(), next = now + h->conf.session_idle_ns;
 	struct session **pp = &h->sessions;
 
+	/*
+	 * Every request looks here: the walk is only taken once the earliest expiry is due.
+	 * A session in use is not counted: it is given a later expiry when it is put back.
+	 */
+	if (now < h->expire_at)
+		return;
 	while (*pp) {
 		struct session *s = *pp;
 
@@ -118,8 +124,11 @@ expire_locked(struct http_server *h)
 			drop_locked(h, pp);
 			continue;
 		}
+		if (s->inflight == 0 && s->last_used + h->conf.session_idle_ns < next)
+			next = s->last_used + h->conf.session_idle_ns;
 		pp = &s->next;
 	}
+	h->expire_at = next;
 }
 
 struct session *

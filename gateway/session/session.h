@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "session/http_conf.h"
 
 #define SESSION_ID_LEN	26
@@ -104,10 +105,13 @@ struct waiter;
 struct http_server {
 	struct http_conf conf;	/* conf.tools .. conf.templates point into lists.c's tables */
 	struct MHD_Daemon *d;
+	struct loop *loop;	/* http.c's: the thread that runs d and reads the servers */
+	struct loop_watch daemon_watch;
 	/* session.c's alone: the table and everything in the sessions. */
 	pthread_mutex_t lock;
 	struct session *sessions;
 	size_t nsessions;
+	int64_t expire_at;	/* no session can expire before: the table is walked then */
 	/* http.c's: requests between their first callback and completion. */
 	pthread_mutex_t active_lock;
 	pthread_cond_t active_cond;
@@ -121,6 +125,7 @@ struct http_server {
 	struct resumable *resumable;	/* resume.c: POST streams a client may resume */
 	struct task_map *tasks;	/* tasks.c: the client's task ids */
 	struct waiter *waiter;	/* waiter.c: connections suspended on a stream */
+	int late_submits;	/* relay.c's, atomic: its submit threads still running */
 };
 
 /* ---- the core: sessions (session.c, the owner of h->lock) ----------------------------------- */
@@ -193,6 +198,8 @@ void stream_cancel(struct stream *st, const char *reason);
 
 /* waiter.c: its thread; stopped before the daemon, freed after every stream. */
 int waiter_init(struct http_server *h);
+/* Resumes from threads other than l's ring l (NULL: none). */
+void waiter_use_loop(struct waiter *w, struct loop *l);
 void waiter_stop(struct http_server *h);
 void waiter_free(struct http_server *h);
 
@@ -201,6 +208,8 @@ void waiter_free(struct http_server *h);
 /* relay.c: a request relayed to f->u; on failure the stream gets the error as its answer. */
 struct forward;
 void relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns);
+/* At shutdown, once the servers are closed: relay_forward's threads have ended. */
+void relay_wait(struct http_server *h);
 
 /* events.c: traffic that belongs to no request, the GET and listen streams. */
 /* One notification of the gateway's own to every session that wants it. */

@@ -10,7 +10,6 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,20 +330,31 @@ keep_locked(struct stream *st)
  */
 #define STATUS_WAIT_NS	(2LL * 1000000000LL)
 
-/* Whether the client on fd hung up; one that sends more (pipelining) did not. */
-static bool
-client_gone(int fd)
+void
+stream_set_upid(struct stream *st, int64_t id)
 {
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	pthread_mutex_lock(&st->lock);
+	st->upid = id;
+	pthread_mutex_unlock(&st->lock);
+}
 
-	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+/* The server's id of the request; 0 while it is being submitted from another thread. */
+static int64_t
+upid_get(struct stream *st)
+{
+	int64_t id;
+
+	pthread_mutex_lock(&st->lock);
+	id = st->upid;
+	pthread_mutex_unlock(&st->lock);
+	return id;
 }
 
 /* No answer will be waited for: tell the server, if it still has the request. */
 void
 stream_abandon(struct stream *st, const char *reason)
 {
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid, reason))
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st), reason))
 		return;
 	if (stream_unlink(st))
 		stream_unref(st);
@@ -363,7 +373,7 @@ stream_left(struct stream *st)
 void
 stream_cancel(struct stream *st, const char *reason)
 {
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid, reason))
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st), reason))
 		return;
 	stream_finish(st, NULL);
 	if (stream_unlink(st))
@@ -377,7 +387,7 @@ stream_timeout(struct stream *st)
 	json_t *e;
 
 	st->deadline = 0;
-	if (st->u == NULL || !upstream_cancel(st->u, st->upid,
+	if (st->u == NULL || !upstream_cancel(st->u, upid_get(st),
 					       "the gateway's call timeout expired"))
 		return;
 	dur_format(st->timeout_ns, dur, sizeof(dur));
@@ -456,7 +466,7 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
 		pthread_mutex_unlock(&st->lock);
-		if (client_gone(st->fd)) {
+		if (waiter_hung_up(st->h->waiter, &st->sleep)) {
 			/* A resumable stream waits for its client instead (stream_free_cb). */
 			if (!st->hooks)
 				stream_abandon(st, "the client closed the connection");
@@ -534,7 +544,7 @@ stream_await(struct stream *st, struct MHD_Connection *c, bool any, int64_t unti
 		pthread_mutex_unlock(&st->lock);
 		if (ready || c == NULL)
 			return SW_READY;
-		if (client_gone(st->fd))
+		if (waiter_hung_up(st->h->waiter, &st->sleep))
 			return SW_GONE;
 		now = time_mono_ns();
 		if (st->deadline && now >= st->deadline) {

@@ -27,6 +27,9 @@ struct sleeper {
 	struct MHD_Connection *c;	/* suspended on it; NULL: none */
 	uint64_t token;		/* names this sleep in the epoll set */
 	int fd;			/* the client's socket, watched for a hang-up; -1: not */
+	bool watched;		/* fd is in the waiter's epoll set */
+	bool hup;		/* woken by a hang-up, not seen yet by waiter_hung_up() */
+	int64_t watch_at;	/* when fd joins the set, if the sleep lasts */
 	int64_t deadline;	/* monotonic ns it wakes at; 0: none */
 	struct sleeper *next, **prev;
 };
@@ -79,6 +82,8 @@ struct stream {
  * (-1: none) or deadline (0: none); false when the gateway is stopping and c must not wait. */
 bool waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
 		  int64_t deadline);
+/* Whether the last sleep on sl ended with the client's hang-up (once: it is forgotten). */
+bool waiter_hung_up(struct waiter *w, struct sleeper *sl);
 /* The connection asleep on sl, if any, resumes. */
 void waiter_wake(struct waiter *w, struct sleeper *sl);
 /* c, closed by libmicrohttpd, sleeps on sl no more (if it did); it is not resumed. */
@@ -93,6 +98,8 @@ void stream_wake(struct stream *st);
 void stream_append(struct stream *st, const char *text);
 /* No answer will be waited for: tell the server, if it still has the request. */
 void stream_abandon(struct stream *st, const char *reason);
+/* The server's id of the request, once it is submitted. */
+void stream_set_upid(struct stream *st, int64_t id);
 /* The upstream lets go of the link; true only for the one caller that got it back. */
 bool stream_unlink(struct stream *st);
 /* The error answer "mcp server "<name>": err" for the stream's request. */

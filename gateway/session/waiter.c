@@ -6,7 +6,10 @@
  * something to do: the stream's wake-up (an answer, an event, the end), the client hanging
  * up, or a deadline (a call timeout, the wait for a 2026-07-28 status). libmicrohttpd watches
  * no suspended socket, so one thread here does: an epoll set of the clients' sockets, for
- * hang-ups only, and the earliest deadline as its timeout.
+ * hang-ups only, and the earliest deadline as its timeout. Most sleeps end within a
+ * fraction of a millisecond (a call answered), so a socket joins the set only once its
+ * connection has slept WATCH_AFTER_NS: a sleep costs no system call, and a client that hangs
+ * up is noticed that much later (the set reports a hang-up that came before it joined).
  *
  * A sleeper is registered exactly while its connection is suspended, under the waiter's
  * lock (this file's alone); whoever unregisters it resumes the connection, so each
@@ -26,6 +29,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/loop.h"
 #include "session/session.h"
 #include "session/stream_int.h"
 
@@ -34,6 +38,7 @@
  * deadline is later than the next look needs no wake-up of the thread to register.
  */
 #define LOOK_NS		(1000LL * 1000000LL)
+#define WATCH_AFTER_NS	(20LL * 1000000LL)
 #define NEVER		INT64_MAX
 #define EVENTS_MAX	64
 
@@ -47,7 +52,16 @@ struct waiter {
 	bool stopping;
 	pthread_t thread;
 	bool thread_on;
+	struct loop *loop;	/* the daemon's, rung after a resume from elsewhere */
 };
+
+void
+waiter_use_loop(struct waiter *w, struct loop *l)
+{
+	pthread_mutex_lock(&w->lock);
+	w->loop = l;
+	pthread_mutex_unlock(&w->lock);
+}
 
 static void
 ring(struct waiter *w)
@@ -67,26 +81,33 @@ unlink_locked(struct waiter *w, struct sleeper *sl)
 	*sl->prev = sl->next;
 	if (sl->next)
 		sl->next->prev = sl->prev;
-	if (sl->fd >= 0)
+	if (sl->watched)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, sl->fd, NULL);
 	sl->c = NULL;
 	sl->prev = NULL;
 	sl->next = NULL;
+	sl->watched = false;
 	return c;
 }
 
-/* With w->lock held: sl leaves the set and its connection resumes. */
+/*
+ * With w->lock held: sl leaves the set and its connection resumes. libmicrohttpd looks at
+ * resumed connections once per run, before it waits, and has no wake-up of its own here
+ * (external mode): a resume from another thread, or from one of its own callbacks, would
+ * wait for the next event. So the loop takes one more turn.
+ */
 static void
 wake_locked(struct waiter *w, struct sleeper *sl)
 {
 	MHD_resume_connection(unlink_locked(w, sl));
+	loop_wake(w->loop);
 }
 
 bool
 waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
 	     int64_t deadline)
 {
-	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT };
+	int64_t look;
 	bool slept = false;
 
 	pthread_mutex_lock(&w->lock);
@@ -97,10 +118,8 @@ waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int
 		wake_locked(w, sl);
 	sl->token = ++w->next_token;
 	sl->fd = fd;
-	ev.data.u64 = sl->token;
-	if (fd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) &&
-	    (errno != EEXIST || epoll_ctl(w->epfd, EPOLL_CTL_MOD, fd, &ev)))
-		sl->fd = -1;	/* Not watched: the deadline or the stream still wakes it. */
+	sl->hup = false;
+	sl->watch_at = fd >= 0 ? time_mono_ns() + WATCH_AFTER_NS : 0;
 	sl->c = c;
 	sl->deadline = deadline;
 	sl->next = w->list;
@@ -109,14 +128,27 @@ waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int
 	sl->prev = &w->list;
 	w->list = sl;
 	MHD_suspend_connection(c);
-	if (deadline && deadline < w->next_look) {
-		w->next_look = deadline;
+	look = deadline && (!sl->watch_at || deadline < sl->watch_at) ? deadline : sl->watch_at;
+	if (look && look < w->next_look) {
+		w->next_look = look;
 		ring(w);
 	}
 	slept = true;
 out:
 	pthread_mutex_unlock(&w->lock);
 	return slept;
+}
+
+bool
+waiter_hung_up(struct waiter *w, struct sleeper *sl)
+{
+	bool hup;
+
+	pthread_mutex_lock(&w->lock);
+	hup = sl->hup;
+	sl->hup = false;
+	pthread_mutex_unlock(&w->lock);
+	return hup;
 }
 
 void
@@ -143,10 +175,27 @@ waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c)
 	pthread_mutex_lock(&w->lock);
 	if (sl->c == c)
 		unlink_locked(w, sl);
+	sl->hup = false;
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* With w->lock held: the sleepers due wake; returns when the thread should look next. */
+/* With w->lock held: sl's socket joins the set, for a hang-up now or later. */
+static void
+watch_locked(struct waiter *w, struct sleeper *sl)
+{
+	struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT, .data.u64 = sl->token };
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, sl->fd, &ev) &&
+	    (errno != EEXIST || epoll_ctl(w->epfd, EPOLL_CTL_MOD, sl->fd, &ev)))
+		sl->fd = -1;	/* Not watched: the deadline or the stream still wakes it. */
+	else
+		sl->watched = true;
+}
+
+/*
+ * With w->lock held: the sleepers due wake, those asleep long enough are watched; returns
+ * when the thread should look next.
+ */
 static int64_t
 due_locked(struct waiter *w)
 {
@@ -155,6 +204,12 @@ due_locked(struct waiter *w)
 
 	for (sl = w->list; sl; sl = n) {
 		n = sl->next;
+		if (!sl->watched && sl->fd >= 0) {
+			if (sl->watch_at <= now)
+				watch_locked(w, sl);
+			else if (sl->watch_at < next)
+				next = sl->watch_at;
+		}
 		if (!sl->deadline)
 			continue;
 		if (sl->deadline <= now)
@@ -176,6 +231,7 @@ hangup_locked(struct waiter *w, uint64_t token)
 	/* Hang-ups are rare: a walk is cheaper than keeping an index. */
 	for (sl = w->list; sl; sl = sl->next) {
 		if (sl->token == token) {
+			sl->hup = true;
 			wake_locked(w, sl);
 			return;
 		}

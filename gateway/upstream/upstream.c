@@ -9,11 +9,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +26,7 @@
 #include "base/clock.h"
 #include "base/frame.h"
 #include "base/log.h"
+#include "base/loop.h"
 #include "base/str.h"
 #include "config/config.h"
 #include "cvs_common.h"
@@ -39,6 +44,17 @@ upstream_name(const struct upstream *u)
 }
 
 bool
+upstream_running(struct upstream *u)
+{
+	bool running;
+
+	pthread_mutex_lock(&u->lock);
+	running = u->child.state == UP_RUNNING && u->child.connected;
+	pthread_mutex_unlock(&u->lock);
+	return running;
+}
+
+bool
 upstream_tool_allowed(const struct upstream *u, const char *name)
 {
 	return server_tool_allowed(u->spec, name);
@@ -49,9 +65,12 @@ up_child_init(struct up_child *c)
 {
 	c->in_fd = -1;
 	c->out_fd = -1;
+	c->hand_fd = -1;
 	pthread_mutex_init(&c->start_lock, NULL);
 	pthread_mutex_init(&c->wlock, NULL);
 }
+
+static void output_drain_here(struct upstream *u);
 
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 int
@@ -69,6 +88,8 @@ upstream_send(struct upstream *u, json_t *msg)
 	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, s, len + 1);
 	pthread_mutex_unlock(&u->child.wlock);
 	free(s);
+	if (rc)
+		output_drain_here(u);
 	return rc;
 }
 
@@ -128,40 +149,209 @@ line_handle(void *ctx, const char *line, size_t len)
 	u->child.reader_ops->line(u, line, len);
 }
 
-/* Reads the child's output line by line until EOF; why it stopped. */
-static const char *
-reader_loop(struct upstream *u)
-{
-	struct line_framer fr;
-	char buf[65536];
-	const char *why = "server closed the connection";
+#define WHY_CLOSED	"server closed the connection"
 
-	framer_init(&fr, GW_MAX_LINE);
-	for (;;) {
+/* A chunk of output into lines, by whichever side reads; NULL, or why reading stops. */
+static const char *
+output_feed(struct upstream *u, const char *buf, size_t n)
+{
+	int rc = framer_feed(&u->child.fr, buf, n, line_handle, u);
+
+	if (rc > 0) {
+		/*
+		 * Whatever the line answered is lost, so its caller would wait forever: treat
+		 * the server as broken, fail the calls, let the next one restart it.
+		 */
+		log_warn("server sent a line longer than the limit; stopping it",
+			 "server=%s limit=%u", u->spec->name, GW_MAX_LINE);
+		child_signal(u, SIGKILL);
+		return "server sent a line longer than " GW_MAX_LINE_TEXT;
+	}
+	return rc < 0 ? WHY_CLOSED : NULL;
+}
+
+/* The loop's side: what the pipe holds now, a bounded amount per turn; NULL while open. */
+static const char *
+output_pump(struct upstream *u)
+{
+	char buf[65536];
+	const char *why = NULL;
+
+	u->child.pumping = true;
+	for (int i = 0; i < 4 && why == NULL; i++) {
 		ssize_t n = read(u->child.out_fd, buf, sizeof(buf));
-		int rc;
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0 && errno == EAGAIN)
 			break;
-		rc = framer_feed(&fr, buf, (size_t)n, line_handle, u);
-		if (rc > 0) {
-			/*
-			 * Whatever the line answered is lost, so its caller would wait forever:
-			 * treat the server as broken, fail the calls, let the next one restart it.
-			 */
-			log_warn("server sent a line longer than the limit; stopping it",
-				 "server=%s limit=%u", u->spec->name, GW_MAX_LINE);
-			why = "server sent a line longer than " GW_MAX_LINE_TEXT;
-			child_signal(u, SIGKILL);
-			break;
-		}
-		if (rc < 0)
+		why = n <= 0 ? WHY_CLOSED : output_feed(u, buf, (size_t)n);
+		if ((size_t)n < sizeof(buf))
 			break;
 	}
-	framer_fini(&fr);
+	u->child.pumping = false;
 	return why;
+}
+
+static void
+reading_set(struct upstream *u, enum up_reading r, const char *why)
+{
+	pthread_mutex_lock(&u->lock);
+	u->child.reading = r;
+	u->child.ended = why;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* On the loop's thread: the output of a lent pipe, its end, or the loop giving it back. */
+static void
+output_ready(struct loop_watch *w, uint32_t events)
+{
+	struct upstream *u = (struct upstream *)((char *)w -
+						offsetof(struct upstream, child.watch));
+	const char *why;
+
+	if (events == 0) {
+		reading_set(u, UP_READ_BACK, NULL);
+		return;
+	}
+	why = output_pump(u);
+	if (why == NULL)
+		return;
+	loop_del(u->child.loop, w);
+	reading_set(u, UP_READ_ENDED, why);
+}
+
+/*
+ * The reader thread lends the pipe to the loop and waits until the loop is done with it;
+ * NULL when it got it back (the loop stopped, or would not take it).
+ */
+static const char *
+reader_lend(struct upstream *u)
+{
+	struct up_child *c = &u->child;
+	int fl = fcntl(c->out_fd, F_GETFL);
+	const char *why;
+
+	pthread_mutex_lock(&u->lock);
+	c->lend = false;
+	c->reading = UP_READ_LOOP;
+	pthread_mutex_unlock(&u->lock);
+	fcntl(c->out_fd, F_SETFL, fl | O_NONBLOCK);
+	c->watch.fd = c->out_fd;
+	c->watch.ready = output_ready;
+	if (loop_add(c->loop, &c->watch))
+		reading_set(u, UP_READ_BACK, NULL);
+	pthread_mutex_lock(&u->lock);
+	while (c->reading == UP_READ_LOOP)
+		pthread_cond_wait(&u->cond, &u->lock);
+	why = c->reading == UP_READ_ENDED ? c->ended : NULL;
+	c->reading = UP_READ_THREAD;
+	pthread_mutex_unlock(&u->lock);
+	fcntl(c->out_fd, F_SETFL, fl);
+	return why;
+}
+
+static bool
+reader_lends(struct upstream *u)
+{
+	bool lend;
+
+	pthread_mutex_lock(&u->lock);
+	lend = u->child.lend && u->child.loop;
+	pthread_mutex_unlock(&u->lock);
+	return lend;
+}
+
+/* Reads the child's output line by line until EOF, or lends it to the loop; why it stopped. */
+static const char *
+reader_loop(struct upstream *u)
+{
+	struct pollfd pf[2] = {
+		{ .fd = u->child.out_fd, .events = POLLIN },
+		{ .fd = u->child.hand_fd, .events = POLLIN },
+	};
+	char buf[65536];
+	const char *why = NULL;
+
+	while (why == NULL) {
+		ssize_t n;
+
+		if (reader_lends(u)) {
+			why = reader_lend(u);
+			continue;
+		}
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			return WHY_CLOSED;
+		if (pf[1].revents) {
+			uint64_t v;
+
+			n = read(u->child.hand_fd, &v, sizeof(v));
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(u->child.out_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		why = n <= 0 ? WHY_CLOSED : output_feed(u, buf, (size_t)n);
+	}
+	return why;
+}
+
+void
+upstream_child_lend(struct upstream *u)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	pthread_mutex_lock(&u->lock);
+	u->child.lend = u->child.state == UP_RUNNING;
+	u->child.connected = u->child.lend;
+	pthread_mutex_unlock(&u->lock);
+	n = write(u->child.hand_fd, &one, sizeof(one));
+	(void)n;
+}
+
+bool
+upstream_child_on_loop(struct upstream *u)
+{
+	struct loop *l;
+
+	pthread_mutex_lock(&u->lock);
+	l = u->child.loop;
+	pthread_mutex_unlock(&u->lock);
+	return loop_here(l);
+}
+
+void
+upstream_use_loop(struct upstream *u, struct loop *l)
+{
+	bool ready;
+
+	pthread_mutex_lock(&u->child.start_lock);
+	pthread_mutex_lock(&u->lock);
+	u->child.loop = l;
+	ready = u->child.state == UP_RUNNING && u->child.was_ready;
+	pthread_mutex_unlock(&u->lock);
+	if (ready)
+		upstream_child_lend(u);
+	pthread_mutex_unlock(&u->child.start_lock);
+}
+
+/*
+ * A write failed on the loop's thread: the child is likely gone, and its end is only seen
+ * by reading, which is this thread's to do; the caller then learns why (gone_wait).
+ */
+static void
+output_drain_here(struct upstream *u)
+{
+	bool lent;
+
+	pthread_mutex_lock(&u->lock);
+	lent = u->child.reading == UP_READ_LOOP;
+	pthread_mutex_unlock(&u->lock);
+	if (lent && !u->child.pumping && loop_here(u->child.loop))
+		output_ready(&u->child.watch, EPOLLIN);
 }
 
 /* MCP stdio shutdown of a child whose output ended: stdin closed, then SIGTERM, SIGKILL. */
@@ -207,6 +397,7 @@ reader_main(void *arg)
 	int status = 0;
 	bool reaped;
 
+	framer_fini(&u->child.fr);
 	/* Give a crashing child a moment so callers see its exit status. */
 	reaped = child_reap_wait(u, &status, 200);
 	if (reaped)
@@ -244,6 +435,15 @@ reader_main(void *arg)
 	return NULL;
 }
 
+/* Once no reader is left: lends (under start_lock) write to it. */
+static void
+hand_close(struct upstream *u)
+{
+	if (u->child.hand_fd >= 0)
+		close(u->child.hand_fd);
+	u->child.hand_fd = -1;
+}
+
 void
 upstream_child_join(struct upstream *u)
 {
@@ -255,6 +455,7 @@ upstream_child_join(struct upstream *u)
 	pthread_mutex_unlock(&u->lock);
 	if (join)
 		pthread_join(u->child.reader, NULL);
+	hand_close(u);
 	pthread_mutex_lock(&u->lock);
 	u->child.state = UP_NONE;
 	pthread_mutex_unlock(&u->lock);
@@ -312,6 +513,8 @@ reader_start(struct upstream *u, pid_t pid, char **err)
 	proc_wait(pid, &status);
 	pump_wait(u->child.errp, 1000);
 	u->child.errp = NULL;
+	framer_fini(&u->child.fr);
+	hand_close(u);
 	pthread_mutex_lock(&u->lock);
 	u->child.state = UP_NONE;
 	pthread_mutex_unlock(&u->lock);
@@ -355,10 +558,15 @@ upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char *
 	close(out[1]);
 	close(errp[1]);
 	strv_free_secure(env);
+	framer_init(&u->child.fr, GW_MAX_LINE);
+	u->child.hand_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_mutex_lock(&u->lock);
 	u->child.pid = pid;
 	u->child.out_fd = out[0];
 	u->child.state = UP_RUNNING;
+	u->child.lend = false;
+	u->child.connected = false;
+	u->child.reading = UP_READ_THREAD;
 	u->child.gone[0] = '\0';
 	u->child.reaped = false;
 	secrets = iso_secrets(u->spec);

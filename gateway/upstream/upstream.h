@@ -15,6 +15,7 @@
 /* The name the gateway gives itself, to servers (clientInfo) and to clients (serverInfo). */
 #define GW_CLIENT_NAME		"cube-mcp-gateway"
 
+struct loop;
 struct server_spec;
 struct upstream;
 
@@ -24,7 +25,8 @@ struct upstream;
 #define UP_CAP_ELICITATION	4u
 
 /*
- * Where a relayed request's traffic goes. Both callbacks run on the server's reader thread;
+ * Where a relayed request's traffic goes. Both callbacks run where the server's output is
+ * read (its reader thread, or the loop: upstream_use_loop);
  * they must not call back into the upstream. The upstream references the link from a
  * successful upstream_submit() until it calls done() or upstream_cancel() returns true.
  */
@@ -63,11 +65,20 @@ int upstream_refresh(struct upstream *u, char **err);
 json_t *upstream_caps(struct upstream *u);
 void upstream_set_events(struct upstream *u, up_event_fn fn, void *ctx);
 /*
+ * The server's output is read on loop l from now on, once its handshake is done, so that
+ * answers reach their clients on the loop's thread (base/loop.h). Before the loop stops.
+ * Its callbacks (struct up_link, up_event_fn) then run on the loop's thread, which must
+ * never wait for this server's answer.
+ */
+void upstream_use_loop(struct upstream *u, struct loop *l);
+/*
  * Sends a request (a dead server is restarted first) and returns at once; its request id
  * goes to *id. A progress token in params._meta is replaced by that id on the way.
  */
 int upstream_submit(struct upstream *u, const char *method, json_t *params,
 		    const struct up_link *link, int64_t *id, char **err);
+/* Whether the server runs now (else the next submit starts it, and waits for that). */
+bool upstream_running(struct upstream *u);
 /* Stops relaying request id and tells the server; false when it was answered already. */
 bool upstream_cancel(struct upstream *u, int64_t id, const char *reason);
 /* A client's answer to a server request (id as the server sent it). */

@@ -18,6 +18,8 @@
 
 #include <jansson.h>
 
+#include "base/frame.h"
+#include "base/loop.h"
 #include "upstream/upstream.h"
 
 struct pending {
@@ -48,6 +50,18 @@ struct up_reader_ops {
 	void (*eof)(struct upstream *u);
 };
 
+/*
+ * Who reads a child's output. The reader thread does until the handshake is done; then, with
+ * an event loop, it lends the pipe to the loop, so that an answer is read and sent on by
+ * the loop's thread, and waits until the loop reports the end (or gives the pipe back).
+ */
+enum up_reading {
+	UP_READ_THREAD,	/* the reader thread */
+	UP_READ_LOOP,	/* the loop */
+	UP_READ_ENDED,	/* the loop saw the end: child.ended says why */
+	UP_READ_BACK,	/* the loop stopped: the reader thread reads again */
+};
+
 /* The child process, upstream.c's: spawn, the reader thread, shutdown, restarts. */
 struct up_child {
 	pthread_mutex_t start_lock;	/* one (re)start at a time */
@@ -65,6 +79,16 @@ struct up_child {
 	pthread_t reader;
 	const struct up_reader_ops *reader_ops;
 	struct pump *errp;		/* the child's stderr into the log */
+	/* The output, read by one side at a time (enum up_reading, under the lock). */
+	struct line_framer fr;		/* the unfinished line */
+	struct loop *loop;		/* where a ready child's output is read (NULL: here) */
+	struct loop_watch watch;
+	int hand_fd;			/* eventfd: the reader thread looks at lend again */
+	bool lend;			/* the handshake is done: the loop may read */
+	bool connected;			/* the handshake of this child is done */
+	bool pumping;			/* the loop is inside the framer (loop thread only) */
+	enum up_reading reading;
+	const char *ended;
 };
 
 /*
@@ -118,5 +142,9 @@ int upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, ch
 void upstream_child_stop(struct upstream *u, bool graceful);
 /* Joins the reader of a child that exited (state UP_NONE after). Callers hold start_lock. */
 void upstream_child_join(struct upstream *u);
+/* The handshake of the current child is done: its output may go to the loop. */
+void upstream_child_lend(struct upstream *u);
+/* Whether the caller is the loop's thread, which must never wait for a start. */
+bool upstream_child_on_loop(struct upstream *u);
 
 #endif /* GW_UPSTREAM_INT_H */

@@ -643,6 +643,8 @@ upstream_connect(struct upstream *u, char **err)
 		rc = handshake(u, &msg);
 		if (rc)
 			upstream_child_stop(u, false);
+		else
+			upstream_child_lend(u);
 	}
 	if (rc) {
 		cmd = strv_join(u->spec->argv, " ");
@@ -653,13 +655,22 @@ upstream_connect(struct upstream *u, char **err)
 	return rc;
 }
 
-/* A child that exited is replaced here; the tool list from start-up stays as it was. */
+/*
+ * A child that exited is replaced here; the tool list from start-up stays as it was. A child
+ * that runs and has done its handshake needs no lock: start_lock is held across a start or
+ * a listing, which wait for the loop's thread to read the answers, so that thread never
+ * waits for it (-EWOULDBLOCK: submit from another thread).
+ */
 static int
 ensure_running(struct upstream *u, char **err)
 {
 	bool alive, restarted = false;
 	int rc = 0;
 
+	if (upstream_running(u))
+		return 0;
+	if (upstream_child_on_loop(u))
+		return err_set(err, -EWOULDBLOCK, "server is starting");
 	pthread_mutex_lock(&u->child.start_lock);
 	pthread_mutex_lock(&u->lock);
 	alive = u->child.state == UP_RUNNING;

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: one thread on one epoll set (loop.h). Level-triggered: a watch that leaves
+ * input unread is called again on the next turn, so a ready() may read a bounded amount.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "base/loop.h"
+
+#define EVENTS_MAX	64
+
+struct loop {
+	int epfd;
+	int evfd;		/* rung for a turn, or to stop (its events carry NULL) */
+	int (*turn)(void *ctx);
+	void *ctx;
+	pthread_mutex_t lock;	/* the list of watches */
+	struct loop_watch *watches;
+	pthread_t thread;
+	bool running;
+	bool again;		/* the thread's own loop_wake(): no wait before the next turn */
+	bool stopping;		/* atomic: read by the thread without the lock */
+};
+
+struct loop *
+loop_new(int (*turn)(void *ctx), void *ctx)
+{
+	struct loop *l = calloc(1, sizeof(*l));
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+	if (l == NULL)
+		return NULL;
+	pthread_mutex_init(&l->lock, NULL);
+	l->turn = turn;
+	l->ctx = ctx;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &ev)) {
+		loop_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void *
+loop_main(void *arg)
+{
+	struct loop *l = arg;
+	struct epoll_event evs[EVENTS_MAX];
+	int timeout = l->turn(l->ctx);
+
+	while (!__atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE)) {
+		int n = epoll_wait(l->epfd, evs, EVENTS_MAX, timeout);
+
+		for (int i = 0; i < n; i++) {
+			struct loop_watch *w = evs[i].data.ptr;
+			uint64_t v;
+
+			if (w)
+				w->ready(w, evs[i].events);
+			else if (read(l->evfd, &v, sizeof(v)) < 0)
+				continue;	/* rung twice, drained once */
+		}
+		l->again = false;
+		timeout = l->turn(l->ctx);
+		if (l->again)
+			timeout = 0;
+	}
+	return NULL;
+}
+
+int
+loop_start(struct loop *l)
+{
+	if (pthread_create(&l->thread, NULL, loop_main, l))
+		return -EAGAIN;
+	l->running = true;
+	return 0;
+}
+
+int
+loop_add(struct loop *l, struct loop_watch *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+	int rc = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->stopping || epoll_ctl(l->epfd, EPOLL_CTL_ADD, w->fd, &ev)) {
+		rc = l->stopping ? -ESHUTDOWN : -errno;
+	} else {
+		w->next = l->watches;
+		if (w->next)
+			w->next->prev = &w->next;
+		w->prev = &l->watches;
+		l->watches = w;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+void
+loop_del(struct loop *l, struct loop_watch *w)
+{
+	pthread_mutex_lock(&l->lock);
+	if (w->prev) {
+		epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+		*w->prev = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		w->next = NULL;
+		w->prev = NULL;
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+void
+loop_wake(struct loop *l)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	if (l == NULL)
+		return;
+	if (loop_here(l)) {
+		l->again = true;
+		return;
+	}
+	n = write(l->evfd, &one, sizeof(one));
+	(void)n;
+}
+
+bool
+loop_here(const struct loop *l)
+{
+	return l && l->running && pthread_equal(l->thread, pthread_self());
+}
+
+void
+loop_stop(struct loop *l)
+{
+	struct loop_watch *w;
+
+	if (l == NULL || !l->running)
+		return;
+	pthread_mutex_lock(&l->lock);
+	__atomic_store_n(&l->stopping, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&l->lock);
+	loop_wake(l);
+	pthread_join(l->thread, NULL);
+	l->running = false;
+	/* No thread reads them now: their owners do again. */
+	for (;;) {
+		pthread_mutex_lock(&l->lock);
+		w = l->watches;
+		pthread_mutex_unlock(&l->lock);
+		if (w == NULL)
+			break;
+		loop_del(l, w);
+		w->ready(w, 0);
+	}
+}
+
+void
+loop_free(struct loop *l)
+{
+	if (l == NULL)
+		return;
+	loop_stop(l);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->evfd >= 0)
+		close(l->evfd);
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+}

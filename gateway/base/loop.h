@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: the event loop (loop.c). One thread waits on one epoll set for the clients'
+ * HTTP (the daemon's own epoll set, nested) and the servers' stdout pipes, so that an answer
+ * read from a server is written to its client by the thread that read it: no hand-off, no
+ * wake-up of another thread per call.
+ */
+#ifndef GW_LOOP_H
+#define GW_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct loop;
+
+/*
+ * A descriptor the loop watches for input. ready() runs on the loop's thread with the
+ * epoll events, or with 0 when the loop stops while it is still watched: the owner takes
+ * the descriptor back (it is no longer in the set).
+ */
+struct loop_watch {
+	int fd;
+	void (*ready)(struct loop_watch *w, uint32_t events);
+	struct loop_watch *next, **prev;	/* loop.c's, under its lock */
+};
+
+/*
+ * turn() runs on the loop's thread after every batch of events and when its timeout passes;
+ * it returns the next timeout in ms (-1: none).
+ */
+struct loop *loop_new(int (*turn)(void *ctx), void *ctx);
+int loop_start(struct loop *l);
+/* Any thread; w->fd must stay open until it is deleted or given back. */
+int loop_add(struct loop *l, struct loop_watch *w);
+/* On the loop's thread only (from a ready()), or after loop_stop(). */
+void loop_del(struct loop *l, struct loop_watch *w);
+/*
+ * Any thread: the loop takes a turn soon (turn() runs even with no event); from the loop's
+ * own thread, inside a ready() or turn(), it takes one more before it waits.
+ */
+void loop_wake(struct loop *l);
+/* Whether the caller is the loop's thread. */
+bool loop_here(const struct loop *l);
+/* Ends the thread; every watch still there is given back (ready(w, 0)). */
+void loop_stop(struct loop *l);
+void loop_free(struct loop *l);
+
+#endif /* GW_LOOP_H */
