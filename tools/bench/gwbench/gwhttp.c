@@ -126,8 +126,10 @@ static char *read_line(struct gw_conn *c)
 			c->rpos = (size_t)(nl + 1 - c->rbuf);
 			return s;
 		}
-		/* Keep the partial line at the start, so fill() has room after it. */
-		memmove(c->rbuf, s, c->rlen - c->rpos);
+		/* Keep the partial line at the start, so fill() has room after it (before the
+		 * first read there is no buffer: nothing to move). */
+		if (c->rlen > c->rpos)
+			memmove(c->rbuf, s, c->rlen - c->rpos);
 		c->rlen -= c->rpos;
 		c->rpos = 0;
 		if (fill(c) < 0)
