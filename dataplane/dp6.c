@@ -107,7 +107,6 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	    struct dp_result *r)
 {
 	const struct ct6_tuple *o = &s->t[dir ^ 1];
-	struct eth_hdr *eth = pkt_eth(p);
 	uint16_t mtu = dp_zone_mtu(x, o->zone);
 
 	if (mtu && p->len - ETH_HLEN_ > mtu) {
@@ -124,23 +123,7 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	}
 	dp6_track(x, s, dir, p);
 	nat6_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
-	if (o->zone == 0) {
-		memcpy(eth->dst, s->peer_mac, 6);
-		memcpy(eth->src, x->cfg->world_mac, 6);
-		r->action = DP_TO_WORLD;
-	} else {
-		if (!dp_slot_alive(x, o->zone - 1u)) {
-			dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
-			return;
-		}
-		dp_mac_put(eth->dst, atomic_load_explicit(&x->sh->slot_mac[o->zone - 1u],
-							  memory_order_relaxed));
-		dp_gw_mac(x->sh, o->zone - 1u, eth->src);
-		r->action = DP_TO_SANDBOX;
-		r->slot = o->zone - 1u;
-	}
-	r->mtu = 0;
-	r->len = p->len;
+	dp_l2_to(x, s->peer_mac, o->zone, p, r);
 }
 
 /*

@@ -194,16 +194,19 @@ dp_track(struct dp_ctx *x, struct ct_session *s, int dir, const struct pkt *p,
 	return true;
 }
 
-/* Write the Ethernet header for a frame leaving towards 'zone'; false when it cannot go. */
+/*
+ * Write the Ethernet header for a frame leaving towards 'zone' ('peer_mac': the world next
+ * hop of its session, either family's); false when it cannot go.
+ */
 static inline bool
-dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p,
-      struct dp_result *r)
+dp_l2_to(struct dp_ctx *x, const uint8_t peer_mac[6], uint16_t zone, struct pkt *p,
+	 struct dp_result *r)
 {
 	struct eth_hdr *eth = pkt_eth(p);
 	const struct dp_cfg *c = x->cfg;
 
 	if (zone == 0) {
-		memcpy(eth->dst, s->peer_mac, 6);
+		memcpy(eth->dst, peer_mac, 6);
 		memcpy(eth->src, c->world_mac, 6);
 		r->action = DP_TO_WORLD;
 	} else if (zone == CVS_ZONE_HOST) {
@@ -224,6 +227,13 @@ dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p
 	r->mtu = 0;
 	r->len = p->len;
 	return true;
+}
+
+static inline bool
+dp_l2(struct dp_ctx *x, const struct ct_session *s, uint16_t zone, struct pkt *p,
+      struct dp_result *r)
+{
+	return dp_l2_to(x, s->peer_mac, zone, p, r);
 }
 
 /*

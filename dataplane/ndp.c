@@ -17,12 +17,6 @@ static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 #define OPT_PREFIX	3
 #define OPT_MTU		5
 
-static struct ipv6_hdr *
-ndp_ip6(const struct pkt *p)
-{
-	return pkt_ip6(p);
-}
-
 static bool
 ndp_unspecified(const uint8_t a[16])
 {
@@ -34,7 +28,7 @@ ndp_unspecified(const uint8_t a[16])
 uint16_t
 ndp_icmp6_csum(const struct pkt *p)
 {
-	const struct ipv6_hdr *ip6 = ndp_ip6(p);
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
 	uint32_t len = p->len - p->l4_off;
 	uint32_t sum = csum_partial(ip6->saddr, 32, 0);
 
@@ -55,7 +49,7 @@ ndp_valid(const struct pkt *p, uint8_t type, uint32_t min, bool *slla)
 	uint32_t len = p->len - p->l4_off, off;
 
 	if (p->proto != IPPROTO_ICMPV6_ || p->l4_off != ETH_HLEN_ + 40 || len < min ||
-	    ndp_ip6(p)->hlim != NDP_HLIM || m[0] != type || m[1] != 0 || ndp_icmp6_csum(p))
+	    pkt_ip6(p)->hlim != NDP_HLIM || m[0] != type || m[1] != 0 || ndp_icmp6_csum(p))
 		return false;
 	*slla = false;
 	for (off = min; off < len; off += m[off + 1] * 8u) {
@@ -70,7 +64,7 @@ bool
 ndp_is_ns_for(const struct pkt *p, const uint8_t target[16])
 {
 	const uint8_t *m = p->data + p->l4_off;
-	const struct ipv6_hdr *ip6 = ndp_ip6(p);
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
 	bool slla;
 
 	if (!ndp_valid(p, ICMP6_NS, 24, &slla) || memcmp(m + 8, target, 16))
@@ -89,7 +83,7 @@ ndp_is_rs(const struct pkt *p)
 
 	if (!ndp_valid(p, ICMP6_RS, 8, &slla))
 		return false;
-	return !(slla && ndp_unspecified(ndp_ip6(p)->saddr));
+	return !(slla && ndp_unspecified(pkt_ip6(p)->saddr));
 }
 
 /*
@@ -101,7 +95,7 @@ static uint8_t *
 ndp_readdress(struct pkt *p, const uint8_t src[16], const uint8_t mac[6], uint32_t mlen)
 {
 	struct eth_hdr *eth = pkt_eth(p);
-	struct ipv6_hdr *ip6 = ndp_ip6(p);
+	struct ipv6_hdr *ip6 = pkt_ip6(p);
 	bool dad = ndp_unspecified(ip6->saddr);
 
 	memcpy(eth->dst, dad ? all_nodes_mac : eth->src, 6);
@@ -129,7 +123,7 @@ ndp_finish(struct pkt *p)
 uint32_t
 ndp_reply_na(struct pkt *p, const uint8_t mac[6])
 {
-	bool dad = ndp_unspecified(ndp_ip6(p)->saddr);
+	bool dad = ndp_unspecified(pkt_ip6(p)->saddr);
 	uint8_t target[16], *m;
 
 	memcpy(target, p->data + p->l4_off + 8, 16);
