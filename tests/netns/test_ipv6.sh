@@ -1,0 +1,137 @@
+#!/bin/bash
+# IPv6 through the namespace test bed (issue 34): NAT66 egress on one and two workers, the
+# control side (steering, next hop). Usage: test_ipv6.sh CASE
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib6.sh"
+
+in_snat() { # "ip port" line
+	local ip=${1%% *} port=${1##* }
+	[ "$ip" = "$NODE_IP" ] && [ "$port" -ge 30000 ] && [ "$port" -le 65535 ] ||
+		{ echo "#   '$1' is not $NODE_IP:<30000-65535>"; return 1; }
+}
+policy() { api PUT "/sandboxes/$1/policy" "$2" | tail -n1; }
+
+# NAT66 egress (issue 34): guests get their address and default route from our router
+# advertisement and reach an IPv6 world host through the node's IPv6 address and a SNAT port:
+# TCP (20 MB with sha256), UDP, ICMPv6 echo; their IPv4 keeps working beside it; a policy
+# without internet access denies IPv6 too.
+case_egress() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	ipv6_bed
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 "$@"
+	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
+	# IPv6 on now that we listen: the guest's first router solicitation is answered.
+	guest6 1
+	guest6 2
+	local a1 a2 n=$((20 * 1024 * 1024))
+	a1=$(guest6_addr 1)
+	a2=$(guest6_addr 2)
+	check "guests formed addresses in $GUEST_PFX6 from our router advertisement ($a1, $a2)" \
+		test "${a1#2001:2:0:6:}" != "$a1" -a "${a2#2001:2:0:6:}" != "$a2"
+	check "and took a default route through fe80::1" \
+		contains "$(nss 1 ip -6 route show default)" "via fe80::1"
+	check "ping -6 to the world host" quiet nss 1 ping -6 -c 2 -W 2 -q $WORLD_IP6
+	check "TCP: the world host sees the node's IPv6 address and a SNAT port" \
+		in_snat6 "$(nss 1 curl -s -m 5 "http://[$WORLD_IP6]:8000/peer")"
+	check "UDP: the echo comes back from the world host, sent from the node's address" \
+		contains "$(nss 2 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(b"hello", (sys.argv[1], 5353))
+print(s.recv(200).decode())' $WORLD_IP6)" "hello $NODE_IP6 "
+	check "20 MB over IPv6 from the world host, sha256 matches" eq \
+		"$(nss 2 curl -s -m 60 "http://[$WORLD_IP6]:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)"
+	head -c $n /dev/urandom >"$TB_DIR/up6.bin"
+	check "20 MB over IPv6 to the world host, sha256 matches" eq \
+		"$(nss 1 curl -s -m 60 -T "$TB_DIR/up6.bin" "http://[$WORLD_IP6]:8000/sha")" \
+		"$(sha256sum <"$TB_DIR/up6.bin" | cut -d' ' -f1)"
+	check "IPv4 egress works beside it" in_snat "$(nss 1 curl -s -m 5 "http://$WORLD_IP:8000/peer")"
+	check "the flows were counted as NAT66 (egress6_flows $(stat_of worker egress6_flows))" \
+		test "$(stat_of worker egress6_flows)" -ge 3
+	check "and the solicitations answered (ndp_answered $(stat_of worker ndp_answered))" \
+		test "$(stat_of worker ndp_answered)" -ge 2
+	eq "$(policy s1 '{"allowInternetAccess":false}')" 200 || die "policy s1"
+	check "without internet access, IPv6 egress is denied too" \
+		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer")" 000
+	check "as policy_denied" test "$(stat_of drops policy_denied)" -ge 1
+}
+
+# The same on two workers, a world queue each: the guests are on different workers, and a
+# reply reaches the worker whose share its SNAT port is in (dp_owner()), wherever it came in.
+case_workers() {
+	export TB_QUEUES=2 FP_EAL="--lcores 0@0,1@1,2@0"
+	case_egress --workers 2 --world-queues 2 --idle-sleep-us 20
+	check "frames were handed between the workers" test "$(stat_of worker handoffs)" -gt 0
+}
+
+
+
+
+
+case_ctl() {
+	v6_bed
+	local mac s0 o0 d0 p0 w0
+	mac=$(nsc cat /sys/class/net/cl0/address)
+	check "the IPv6 next hop was learnt: the router's link-local and MAC ($mac) in the log" \
+		log_wait "IPv6 next hop fe80::2 at $mac"
+	check "no warning about the world interface lacking --node-ip6" \
+		bash -c "! grep -q 'does not carry' $TB_DIR/fp.log"
+	o0=$(stat_of xdp pass_other6)
+	check "ping6 from the world host to the node's IPv6 address is answered by its kernel" \
+		quiet nsw ping -6 -c 2 -i 0.3 -W 2 $NODE_IP6
+	check "those echo requests went to the kernel (pass_other6)" \
+		grows "$o0" "$(stat_of xdp pass_other6)"
+	check "so did neighbour discovery (pass_not_node6 for the solicited-node multicast)" \
+		test "$(stat_of xdp pass_not_node6)" -ge 1
+	s0=$(stat_of xdp redirect_snat6)
+	d0=$(stat_of drops no_session)
+	w0=$(stat_of worker world_rx_packets)
+	udp6_to_node 40000
+	check "UDP to [node6]:40000 (SNAT range) is steered to the worker (redirect_snat6)" \
+		eq "$(stat_wait xdp redirect_snat6 $((s0 + 1)))" $((s0 + 1))
+	check "the worker received it and dropped it: no NAT66 session has that port" \
+		bash -c "[ $(stat_wait worker world_rx_packets $((w0 + 1))) = $((w0 + 1)) ] &&
+			 [ $(stat_of drops no_session) -gt $d0 ]"
+	echoreply6_to_node 40001
+	check "an ICMPv6 echo reply with a SNAT-range identifier is steered too" \
+		eq "$(stat_wait xdp redirect_snat6 $((s0 + 2)))" $((s0 + 2))
+	# Outside the range: the node's own port, which a kernel socket receives.
+	nsn python3 -c '
+import socket
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind(("::", 9999))
+s.settimeout(5)
+print(s.recvfrom(100)[0].decode())' >"$TB_DIR/udp9999" &
+	local rx=$!
+	sleep 0.3
+	p0=$(stat_of xdp pass_other6)
+	udp6_to_node 9999
+	echoreply6_to_node 1000
+	wait $rx
+	check "UDP to [node6]:9999 (outside the range) reached the node's kernel socket" \
+		eq "$(cat "$TB_DIR/udp9999")" hello
+	check "it and an echo reply with an identifier outside the range passed (pass_other6)" \
+		test "$(stat_of xdp pass_other6)" -ge $((p0 + 2))
+	check "nothing more was steered" eq "$(stat_of xdp redirect_snat6)" $((s0 + 2))
+	check "IPv4 to the node still reaches its kernel" quiet nsc ping -c 1 -W 2 $NODE_IP
+	# The route notifications keep it current: another router address, then none.
+	nsn ip -6 route replace default via $ROUTER6_N dev nic0
+	check "a new default route: the next hop follows it ($ROUTER6_N)" log_wait \
+		"IPv6 next hop $ROUTER6_N at $mac"
+	nsn ip -6 route del default
+	check "no default route: the next hop is forgotten" log_wait "IPv6 next hop lost"
+	nsn ip -6 route add default via fe80::2 dev nic0
+	check "and learnt again" log_wait "IPv6 next hop fe80::2 at $mac" 2
+}
+
+"case_$1"
+tb_done
