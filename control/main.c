@@ -279,6 +279,7 @@ node_registry(struct node *n)
 		CVS_LOG(ERR, main, "cannot allocate the registry");
 		return -ENOMEM;
 	}
+	reg_set_node_ip6(&n->reg, n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL);
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);
 	reg_set_default_guest_mac(&n->reg, n->cfg.guest_mac);
