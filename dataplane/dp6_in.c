@@ -161,6 +161,21 @@ dp6_in_send(struct dp_ctx *x, struct ct6_session *s, struct pkt *p, struct dp_re
 		ct6_delete(x->ct6, s);
 }
 
+/*
+ * A source a world client can have: not our own addresses (such a session would talk to
+ * itself), not link-local (a client on the link talks to the node's link-local address,
+ * which is the kernel's), not unspecified or loopback. Multicast is the parser's drop.
+ */
+static bool
+dp6_world_source_ok(const struct dp_ctx *x, const uint8_t a[16])
+{
+	static const uint8_t zero[15];
+
+	return memcmp(a, x->cfg->node_ip6, 16) && memcmp(a, x->cfg->guest_pfx6, 8) &&
+	       !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80) &&
+	       !(!memcmp(a, zero, 15) && a[15] <= 1);
+}
+
 void
 dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
 		  struct dp_result *r)
@@ -175,9 +190,7 @@ dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
 			  CVS_DROP_NO_SESSION, r);
 	if (!hp)
 		return;
-	/* Our own addresses cannot come from outside: such a session would talk to itself. */
-	if (!memcmp(ip6->saddr, x->cfg->node_ip6, 16) ||
-	    !memcmp(ip6->saddr, x->cfg->guest_pfx6, 8) || ip6->saddr[0] == 0xff) {
+	if (!dp6_world_source_ok(x, ip6->saddr)) {
 		dp_drop(x, r, CVS_DROP_BAD_SOURCE);
 		return;
 	}

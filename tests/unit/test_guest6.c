@@ -228,6 +228,23 @@ test_hostport(struct dpbed *b)
 	n = tcp6(f, client6, node6, 40001, BED_HP_A, TCPF_ACK);
 	CHECK_EQ(send6(b, 0, f, n), DP_TO_SANDBOX);
 	CHECK_EQ(ref_csum6(f, n, IPPROTO_TCP_), 0);
+	/* A SYN on the tuple of a closed flow takes its place (a client reusing its port). */
+	{
+		struct ct6_tuple t;
+		struct ct6_session *s;
+		int dir;
+
+		ct6_tuple_set(&t, client6, node6, htons(40001), htons(BED_HP_A), 0, IPPROTO_TCP_);
+		s = ct6_lookup(b->x.ct6, &t, &dir);
+		CHECK(s != NULL && dir == CT_DIR_ORIG);
+		if (s)
+			s->state = CT_TCP_TIME_WAIT;
+		n = tcp6(f, client6, node6, 40001, BED_HP_A, TCPF_SYN);
+		CHECK_EQ(send6(b, 0, f, n), DP_TO_SANDBOX);
+		CHECK_EQ(b->st.c[CVS_WC_PORT_REUSE], 1);
+		s = ct6_lookup(b->x.ct6, &t, &dir);
+		CHECK(s != NULL && s->state == CT_TCP_SYN_SENT);
+	}
 	/* Refusals: no host port, no session, a bad source, a sandbox gone. */
 	n = tcp6(f, client6, node6, 40002, 20999, TCPF_SYN);
 	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
@@ -239,12 +256,26 @@ test_hostport(struct dpbed *b)
 	n = tcp6(f, dst, node6, 40004, BED_HP_A, TCPF_SYN);
 	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
 	CHECK_EQ(b->st.drop[CVS_DROP_BAD_SOURCE], 1);
+	n = tcp6(f, node6, node6, 40004, BED_HP_A, TCPF_SYN);
+	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
+	memset(dst, 0, 16);
+	dst[0] = 0xfe;
+	dst[1] = 0x80;
+	dst[15] = 9;
+	n = tcp6(f, dst, node6, 40004, BED_HP_A, TCPF_SYN);
+	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
+	memset(dst, 0, 16);
+	dst[15] = 1;
+	n = tcp6(f, dst, node6, 40004, BED_HP_A, TCPF_SYN);
+	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
+	CHECK_EQ(b->st.drop[CVS_DROP_BAD_SOURCE], 4);
 	atomic_store(&b->alive[BED_SLOT_A], 0);
 	n = tcp6(f, client6, node6, 40005, BED_HP_A, TCPF_SYN);
 	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
 	CHECK_EQ(b->st.drop[CVS_DROP_SANDBOX_GONE], 1);
 	atomic_store(&b->alive[BED_SLOT_A], 1);
 	/* The inbound limit counts both families: two IPv6 sessions towards A already. */
+	CHECK_EQ(ct6_zone_inbound(b->x.ct6, BED_SLOT_A + 1), 2);
 	atomic_store(&b->lim[BED_SLOT_A].inbound, 2);
 	n = tcp6(f, client6, node6, 40006, BED_HP_A, TCPF_SYN);
 	CHECK_EQ(send6(b, 0, f, n), DP_DROP);
