@@ -239,6 +239,7 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 
 	if (!dp6_on(x, r))
 		return;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
 	if (dp6_ndp(x, slot, p, r))
 		return;
 	/*
@@ -282,6 +283,7 @@ dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 
 	if (!dp6_on(x, r))
 		return;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
 	if (memcmp(ip6->daddr, x->cfg->node_ip6, 16)) {
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return;

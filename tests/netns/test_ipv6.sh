@@ -59,6 +59,13 @@ print(s.recv(200).decode())' $WORLD_IP6)" "hello $NODE_IP6 "
 		test "$(stat_of worker egress6_flows)" -ge 3
 	check "and the solicitations answered (ndp_answered $(stat_of worker ndp_answered))" \
 		test "$(stat_of worker ndp_answered)" -ge 2
+	check "the IPv6 sessions are counted on their own (/stats and /metrics)" python3 -c '
+import json, sys, urllib.request
+s, m = json.loads(sys.argv[1]), sys.argv[2]
+assert s["ipv6Sessions"] >= 3 and s["ipv6SessionCapacity"] >= 1024, s
+assert sum(s["ipv6SessionsByClass"].values()) == s["ipv6Sessions"], s["ipv6SessionsByClass"]
+assert s["worker"]["ipv6_packets"] > 20000, s["worker"]["ipv6_packets"]
+assert "\ncubevs_ipv6_session_table_used " in m and "cubevs_ipv6_packets_total " in m' "$(api_body GET /stats)" "$(api_body GET /metrics)"
 	eq "$(policy s1 '{"allowInternetAccess":false}')" 200 || die "policy s1"
 	check "without internet access, IPv6 egress is denied too: the connect is refused (curl 7)" \
 		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer"; echo " $?")" "000 7"
