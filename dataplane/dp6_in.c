@@ -254,10 +254,15 @@ dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct
 	hp = dp6_hostport(x, p, CVS_DROP_IPV6, r);
 	if (!hp)
 		return;
-	/* A policy's CIDR lists are IPv4: allowInternetAccess decides, as for IPv6 egress. */
+	/* The node's IPv6 address is a destination like any (the IPv4 hairpin: the node IP). */
 	pol = dp_policy_of(x, slot, &ver);
-	if (pol && !pol->internet) {
-		dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+	if (!dp_policy_allows6(pol, x->cfg->node_ip6)) {
+		uint8_t mac[6];
+
+		dp_gw_mac(x->sh, slot, mac);
+		r->len = reply_rst6(p, mac);
+		r->action = DP_BACK;
+		x->st->c[CVS_WC_RST_SENT]++;
 		return;
 	}
 	dp6_guest_addr(x, (hp >> 16) - 1u, guest);

@@ -126,8 +126,14 @@ case_hairpin() {
 		test "$(stat_of worker hairpin6_flows)" -ge 6
 	eq "$(api PUT /sandboxes/s1/policy '{"allowInternetAccess":false}' | tail -n1)" 200 ||
 		die "policy s1"
-	check "without internet access the IPv6 hairpin is denied, as IPv6 egress" \
-		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$NODE_IP6]:$HP2/peer")" 000
+	local out
+	out=$(nss 1 curl -s -m 3 "http://[$NODE_IP6]:$HP2/peer"; echo "rc=$?")
+	check "without internet access the IPv6 hairpin is refused (RST) at once ($out)" \
+		eq "$out" "rc=7"
+	eq "$(api PUT /sandboxes/s1/policy "{\"allowInternetAccess\":false,\"allowOut\":[\"$NODE_IP6/128\"]}" |
+		tail -n1)" 200 || die "policy s1 with the node's IPv6 address"
+	check "unless the node's IPv6 address is allowed, as the node IP for IPv4" \
+		in_snat6 "$(nss 1 curl -s -m 5 "http://[$NODE_IP6]:$HP2/peer")"
 }
 
 # The same on two workers, a world queue each: a flow's frames reach the worker of its

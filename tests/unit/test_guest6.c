@@ -316,11 +316,12 @@ test_hairpin(struct dpbed *b)
 	n = tcp6(f, gb, node6, 33334, 4444, TCPF_SYN);
 	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_DROP);
 	CHECK_EQ(b->st.drop[CVS_DROP_IPV6], 1);
-	/* A policy without internet access denies it, as IPv6 egress. */
+	/* A policy without internet access denies it, as IPv6 egress: a RST back. */
 	b->pol_b.internet = false;
 	n = tcp6(f, gb, node6, 33335, BED_HP_A, TCPF_SYN);
-	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_DROP);
-	CHECK_EQ(b->st.drop[CVS_DROP_POLICY_DENIED], 1);
+	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_BACK);
+	CHECK_EQ(b->st.c[CVS_WC_RST_SENT], 1);
+	CHECK(f[67] & TCPF_RST);
 	b->pol_b.internet = true;
 }
 
