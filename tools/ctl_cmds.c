@@ -304,6 +304,10 @@ sandbox_print(json_t *sb)
 		printf("gateway:    %s %s\n", str_of(sb, "gatewayIP"),
 		       json_is_string(json_object_get(sb, "gatewayMAC")) ?
 		       str_of(sb, "gatewayMAC") : "");
+	if (json_is_string(json_object_get(sb, "guestIP6")))
+		printf("guest IPv6: %s (%s)\n", str_of(sb, "guestIP6"),
+		       json_is_true(json_object_get(sb, "guestIP6Learnt")) ?
+		       "learnt from its frames" : "EUI-64 of its MAC, nothing learnt yet");
 	printf("attached:   %s", ctl_yes(json_object_get(sb, "attached")));
 	if (json_is_string(json_object_get(sb, "attachError")))
 		printf(" (%s)", str_of(sb, "attachError"));

@@ -184,6 +184,8 @@ case_api() {
 	check "(exit status 1)" contains "$ctl" "rc=1"
 	check "GET /sandboxes/s1 shows guestIP6 learnt from the guest" \
 		eq "$(field s1 guestIP6) $(field s1 guestIP6Learnt)" "$A1 True"
+	check "cubevs-fpctl sandbox show s1 too" \
+		contains "$(nsn "$CUBEVS_FPCTL" sandbox show s1)" "guest IPv6: $A1 (learnt from its frames)"
 	fp_stop || die "stop"
 	fp_start
 	check "without --node-ip6: ?family=ipv6 → 409 with its reason" \
