@@ -196,6 +196,38 @@ case_api() {
 		eq "$(raw /sandboxes/s1/exposed-ports/8080)" "$(bytes "$want" 200)"
 }
 
+# A service of the node listening on the node's IPv6 address only, inside the host-port range:
+# with --node-ip6 host ports answer there too, so that port is not handed out (as for the
+# node IP), and both the service and the sandbox answer on their ports.
+case_listener() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	ipv6_bed
+	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --ipv6
+	mkdir "$TB_DIR/www"
+	echo node6-service >"$TB_DIR/www/name"
+	tb_bg ip netns exec "$NS_N" python3 -m http.server --bind "$NODE_IP6" \
+		--directory "$TB_DIR/www" 20000 >"$TB_DIR/www.log" 2>&1
+	local n hp
+	for n in $(seq 50); do
+		nsn ss -Hltn "sport = :20000" | grep -q LISTEN && break
+		sleep 0.1
+	done
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 --host-port-range 20000-20009
+	eq "$(register s1 sb1 '[8080]' | tail -n1)" 201 || die "register s1"
+	hp=$(hostport_of s1 8080)
+	guest6 1
+	guest6_addr 1 >/dev/null || die "guest 1 has no global IPv6 address"
+	check "the first host port skips the service on [node6]:20000 ($hp)" eq "$hp" 20001
+	check "the node's service still answers on [node6]:20000" \
+		eq "$(nsc curl -s -m 5 "http://[$NODE_IP6]:20000/name")" node6-service
+	check "the sandbox answers on [node6]:$hp" \
+		contains "$(nsc curl -s -m 5 "http://[$NODE_IP6]:$hp/name")" "sandbox1 $ROUTER6_N"
+	check "asking for 20000 by number is refused (409)" \
+		eq "$(api_status PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[{"containerPort":8080,"hostPort":20000}]}')" 409
+}
+
 # (d) Guests whose address is not the EUI-64 of their MAC: one with random identifiers
 # (addr_gen_mode 3), one with a static address in the prefix and no SLAAC.
 guest6_other() { # index
