@@ -28,6 +28,7 @@
 
 static struct dpbed bed;
 static int bed_ready;
+static _Atomic uint64_t iid6[BED_SLOTS];
 
 static void
 fuzz_fail(const char *what, int code)
@@ -75,6 +76,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(bed.cfg.node_ip6, (const uint8_t[16]){ 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 1 }, 16);
 	memcpy(bed.cfg.guest_pfx6, (const uint8_t[8]){ 0x20, 0x01, 0, 2, 0, 0, 0, 6 }, 8);
 	atomic_store(&bed.sh->nh6_mac, dp_mac_pack(bed_router_mac));
+	/* Guests' IPv6 addresses learnt afresh per input, so learning is fuzzed too. */
+	memset(iid6, 0, sizeof(iid6));
+	bed.sh->slot_iid6 = iid6;
 	for (n = 0; n < FUZZ_MAX_RECORDS && size >= 3; n++) {
 		uint8_t hdr = data[0], step = hdr >> 2;
 		size_t len = (size_t)data[1] << 8 | data[2];

@@ -295,13 +295,38 @@ bed_ct_check(const struct dpbed *b)
 
 /*
  * Checksum validity of a frame: bit 0 IP header correct, bit 1 L4 correct; -1 when the frame
- * is not an IPv4 packet whose L4 can be checked. Bit 3: an IPv4 fragment, only its header
+ * is not an IPv4 packet whose L4 can be checked (IPv6: bed_csum_state6()). Bit 3: an IPv4 fragment, only its header
  * checked (its L4 checksum covers the whole datagram). Bit 2: the L4 validity is
  * undecidable across a rewrite. That is an ICMP message whose bytes, checksum aside, sum to
  * zero (all zero): 0x0000 and 0xffff then both stand for zero in ones' complement, and no
  * incremental update (RFC 1624) can keep "0x0000 instead of 0xffff" wrong once a field
  * changes. TCP and UDP never get there: their pseudo-header holds the protocol number.
  */
+/*
+ * The same for an IPv6 frame whose TCP, UDP or ICMPv6 header follows the fixed one (all the
+ * IPv6 pipelines forward): bit 0 always (no header checksum), bit 1 the upper-layer checksum
+ * over the pseudo-header (RFC 8200 8.1), which holds the protocol number, so no message sums
+ * to an undecidable zero.
+ */
+static inline int
+bed_csum_state6(const struct pkt *p)
+{
+	const uint8_t *ip6 = p->data + ETH_HLEN_;
+	uint32_t l4len = p->len - p->l4_off, sum;
+	uint16_t tmp;
+
+	if (p->frag || p->l4_off != ETH_HLEN_ + 40 ||
+	    (p->proto != IPPROTO_TCP_ && p->proto != IPPROTO_UDP_ && p->proto != IPPROTO_ICMPV6_))
+		return -1;
+	sum = csum_partial(ip6 + 8, 32, 0);
+	tmp = htons(p->proto);
+	sum = csum_partial(&tmp, 2, sum);
+	tmp = htons((uint16_t)l4len);
+	sum = csum_partial(&tmp, 2, sum);
+	sum = csum_partial(p->data + p->l4_off, l4len, sum);
+	return 1 | (csum_fold(sum) == 0xffff ? 2 : 0);
+}
+
 static inline int
 bed_csum_state(const uint8_t *f, uint32_t len)
 {
@@ -312,6 +337,8 @@ bed_csum_state(const uint8_t *f, uint32_t len)
 	uint16_t tmp;
 	int st = 0, kind = pkt_parse(&p, (uint8_t *)f, len);
 
+	if (kind == PKT_IPV6)
+		return bed_csum_state6(&p);
 	if (kind != PKT_IPV4 && kind != PKT_FRAG)
 		return -1;
 	ip = (const struct ip4_hdr *)(f + 14);
