@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cvs_common.h"
-#include "ct_region.h"
+#include "ct6_region.h"
 #include "owner.h"
 #include "region.h"
 
@@ -50,6 +50,20 @@ struct region_hdr {
 	uint64_t seed[REGION_MAX_WORKERS];
 	uint64_t table_off[REGION_MAX_WORKERS];
 	uint64_t slots_off;
+	uint32_t capacity6;	/* IPv6 sessions per worker; 0 (a release before them): none */
+	uint32_t sum;		/* FNV-1a of everything above */
+};
+
+/*
+ * What the IPv6 tables were made for, in the header's page: apart from the header and its
+ * checksum, so a damaged record costs the IPv6 sessions alone.
+ */
+#define REGION6_OFF	1024u
+#define REGION6_MAGIC	0x36525643u	/* "CVR6" */
+struct region6_rec {
+	uint32_t magic;
+	uint32_t capacity;
+	uint8_t node_ip6[16];
 	uint32_t pad;
 	uint32_t sum;		/* FNV-1a of everything above */
 };
@@ -106,7 +120,22 @@ rnd(size_t n, size_t a)
 }
 
 _Static_assert(REGION_RELEASE_OFF + sizeof(struct region_release) <= REGION_ALIGN &&
-	       sizeof(struct region_hdr) <= REGION_RELEASE_OFF, "the release record's place");
+	       sizeof(struct region_hdr) <= REGION6_OFF &&
+	       REGION6_OFF + sizeof(struct region6_rec) <= REGION_RELEASE_OFF,
+	       "the records' places");
+
+/*
+ * The header's layout version: the IPv4 structures' alone without IPv6 blocks, so a region of
+ * a release before them is read as it was written (and the region this build writes for such
+ * a release, a rollback's, is that release's); both families' with them.
+ */
+static uint32_t
+region_layout_version(uint32_t capacity6)
+{
+	uint32_t v = ct_layout_version(), v6 = ct6_layout_version();
+
+	return capacity6 ? fnv(&v6, sizeof(v6), v) : v;
+}
 
 static void
 region_release_read(const void *base, char *out, size_t len)
@@ -131,10 +160,13 @@ region_release_write(void *base, const char *release)
 	}
 }
 
-/* Where everything goes: header, zone records, then one table block per worker. */
+/*
+ * Where everything goes: header, zone records, one IPv4 table block per worker, then one
+ * IPv6 block per worker (when capacity6; table6_off may be NULL).
+ */
 static size_t
-region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_off,
-	      size_t align)
+region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *table6_off,
+	      uint64_t *slots_off, size_t align)
 {
 	size_t off = REGION_ALIGN, tb = ct_region_bytes(w->capacity, w->nzones);
 	uint32_t i;
@@ -144,6 +176,11 @@ region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_
 	for (i = 0; i < w->nworkers; i++) {
 		table_off[i] = off;
 		off += tb;
+	}
+	for (i = 0; w->capacity6 && i < w->nworkers; i++) {
+		if (table6_off)
+			table6_off[i] = off;
+		off += ct6_region_bytes(w->capacity6, w->nzones);
 	}
 	return rnd(off, align);
 }
@@ -158,7 +195,7 @@ region_size(int fd, const struct region_want *w)
 
 	if (!fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_)
 		align = (size_t)sf.f_bsize;
-	return region_layout(w, off, &soff, align);
+	return region_layout(w, off, NULL, &soff, align);
 }
 
 uint32_t
@@ -192,11 +229,13 @@ region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want 
 			 "");
 	else if (h->sum != hdr_sum(h))
 		snprintf(why, len, "corrupt header (checksum)");
-	else if (h->layout != ct_layout_version())
+	else if (h->layout != region_layout_version(h->capacity6))
 		snprintf(why, len, "session layout %08x, this build has %08x (an upgrade that "
-			 "changed the session structures)", h->layout, ct_layout_version());
+			 "changed the session structures)", h->layout,
+			 region_layout_version(h->capacity6));
 	else if (h->nworkers == 0 || h->nworkers > REGION_MAX_WORKERS ||
-		 h->capacity == 0 || h->capacity >= 1u << 30 || h->nzones >= UINT16_MAX)
+		 h->capacity == 0 || h->capacity >= 1u << 30 || h->nzones >= UINT16_MAX ||
+		 h->capacity6 >= 1u << 30)
 		snprintf(why, len, "shape out of bounds: %u workers, %u sessions each, %u "
 			 "sandboxes", h->nworkers, h->capacity, h->nzones);
 	else if (h->node_ip != w->node_ip)
@@ -210,7 +249,7 @@ region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want 
 	else if (h->clock_base > boot_seconds())
 		snprintf(why, len, "clock base in the future (made before a reboot)");
 	else {
-		region_layout(w, off, &soff, 1);
+		region_layout(w, off, NULL, &soff, 1);
 		if (h->slots_off != soff)
 			goto bad_off;
 		for (i = 0; i < w->nworkers; i++)
@@ -233,13 +272,14 @@ region_own_shape(const struct region_hdr *h, const struct region_want *w,
 	own->nworkers = h->nworkers;
 	own->capacity = h->capacity;
 	own->nzones = h->nzones;
+	own->capacity6 = h->capacity6;
 }
 
 static bool
 region_same_shape(const struct region_want *a, const struct region_want *b)
 {
 	return a->nworkers == b->nworkers && a->capacity == b->capacity &&
-	       a->nzones == b->nzones;
+	       a->nzones == b->nzones && a->capacity6 == b->capacity6;
 }
 
 static int
@@ -255,6 +295,74 @@ region_map(struct region *rg, int fd, size_t bytes)
 	rg->base = p;
 	rg->bytes = bytes;
 	return 0;
+}
+
+static uint32_t
+region6_sum(const struct region6_rec *r)
+{
+	return fnv(r, offsetof(struct region6_rec, sum), 2166136261u);
+}
+
+static void
+region6_write(void *base, const struct region_want *w)
+{
+	struct region6_rec *r = (void *)((uint8_t *)base + REGION6_OFF);
+
+	memset(r, 0, sizeof(*r));
+	if (!w->capacity6)
+		return;
+	r->magic = REGION6_MAGIC;
+	r->capacity = w->capacity6;
+	memcpy(r->node_ip6, w->node_ip6, sizeof(r->node_ip6));
+	r->sum = region6_sum(r);
+}
+
+/*
+ * The IPv6 tables of a region whose header passed (shape *own). A damaged record or table,
+ * or one made for another --node-ip6, gives that table empty, laid out anew in place:
+ * counted in refused6, never at the cost of the IPv4 tables.
+ */
+static void
+region6_adopt(struct region *rg, const struct region_want *w, const struct region_want *own)
+{
+	const struct region6_rec *r = (const void *)((const uint8_t *)rg->base + REGION6_OFF);
+	uint64_t off[REGION_MAX_WORKERS], off6[REGION_MAX_WORKERS], soff;
+	char why[160] = "";
+	uint32_t i;
+
+	if (!own->capacity6)
+		return;
+	region_layout(own, off, off6, &soff, 1);
+	if (r->magic != REGION6_MAGIC || r->sum != region6_sum(r) || r->capacity != own->capacity6)
+		snprintf(why, sizeof(why), "damaged IPv6 record");
+	else if (memcmp(r->node_ip6, w->node_ip6, sizeof(r->node_ip6)))
+		snprintf(why, sizeof(why), "made for another --node-ip6: its sessions are "
+			 "translated to it");
+	for (i = 0; i < own->nworkers; i++) {
+		void *mem = (uint8_t *)rg->base + off6[i];
+		struct ct_adopt_stats as;
+		char twhy[160] = "";
+
+		rg->ct6[i] = why[0] ? NULL : ct6_region_adopt(mem, own->capacity6, own->nzones,
+							      w->timeouts, &as, twhy,
+							      sizeof(twhy));
+		if (!rg->ct6[i]) {
+			if (!rg->info.refused6++)
+				snprintf(rg->info.why6, sizeof(rg->info.why6), "worker %u's IPv6 "
+					 "table: %s", i, why[0] ? why : twhy);
+			memset(mem, 0, ct6_region_bytes(own->capacity6, own->nzones));
+			rg->ct6[i] = ct6_region_init(mem, own->capacity6, own->nzones, w->timeouts);
+			continue;
+		}
+		rg->info.adopted += as.sessions;
+		rg->info.adopted6 += as.sessions;
+		rg->info.discarded_bad += as.dropped;
+		if (as.rebuilt && !rg->info.rebuilt++)
+			snprintf(rg->info.rebuild_why, sizeof(rg->info.rebuild_why),
+				 "worker %u's IPv6 table: %s", i, twhy);
+	}
+	if (why[0])
+		region6_write(rg->base, own);
 }
 
 /* Adopt the file open on fd, in the shape it was made with (*own); false with the reason. */
@@ -319,6 +427,7 @@ region_adopt(struct region *rg, int fd, const struct region_want *w, struct regi
 			snprintf(rg->info.rebuild_why, sizeof(rg->info.rebuild_why),
 				 "worker %u's table: %s", i, why);
 	}
+	region6_adopt(rg, w, own);
 	region_release_read(rg->base, rg->info.written_by, sizeof(rg->info.written_by));
 	region_release_write(rg->base, w->release);
 	h->generation++;
@@ -332,12 +441,15 @@ region_unmap(struct region *rg)
 	size_t i;
 
 	/* Before the mapping goes: the tables live in it, their counts in our heap. */
-	for (i = 0; i < sizeof(rg->ct) / sizeof(rg->ct[0]); i++)
+	for (i = 0; i < sizeof(rg->ct) / sizeof(rg->ct[0]); i++) {
 		ct_destroy(rg->ct[i]);
+		ct6_destroy(rg->ct6[i]);
+	}
 	if (rg->base)
 		munmap(rg->base, rg->bytes);
 	rg->base = NULL;
 	memset(rg->ct, 0, sizeof(rg->ct));
+	memset(rg->ct6, 0, sizeof(rg->ct6));
 }
 
 /*
@@ -351,7 +463,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 {
 	struct region_hdr *h;
 	struct statfs sf;
-	uint64_t off[REGION_MAX_WORKERS], soff, seed;
+	uint64_t off[REGION_MAX_WORKERS], off6[REGION_MAX_WORKERS], soff, seed;
 	size_t bytes, align = REGION_ALIGN;
 	uint32_t i;
 	int fd, ret;
@@ -366,7 +478,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 		rg->info.hugetlb = true;
 		align = (size_t)sf.f_bsize;
 	}
-	bytes = region_layout(w, off, &soff, align);
+	bytes = region_layout(w, off, off6, &soff, align);
 	/* Reserve the space now: a short tmpfs would otherwise SIGBUS a worker later. */
 	ret = rg->info.hugetlb ? (ftruncate(fd, (off_t)bytes) ? errno : 0) :
 	      posix_fallocate(fd, 0, (off_t)bytes);
@@ -386,11 +498,15 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 					   w->timeouts, seed);
 		h->seed[i] = seed;
 		h->table_off[i] = off[i];
+		if (w->capacity6)
+			rg->ct6[i] = ct6_region_init((uint8_t *)rg->base + off6[i], w->capacity6,
+						     w->nzones, w->timeouts);
 	}
 	memcpy(h->magic, REGION_MAGIC, 8);
 	h->format = REGION_FORMAT;
 	h->hdr_bytes = sizeof(*h);
-	h->layout = ct_layout_version();
+	h->layout = region_layout_version(w->capacity6);
+	h->capacity6 = w->capacity6;
 	h->nworkers = w->nworkers;
 	h->capacity = w->capacity;
 	h->nzones = w->nzones;
@@ -402,6 +518,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 	h->snat_hi = w->snat_hi;
 	h->slots_off = soff;
 	h->sum = hdr_sum(h);
+	region6_write(rg->base, w);
 	region_release_write(rg->base, w->release);
 	rg->info.generation = h->generation;
 	return 0;
@@ -474,6 +591,47 @@ region_dest_of(const struct ct_session *s, void *arg)
 	return (int)own;
 }
 
+/* region_dest_of() for an IPv6 session: its sandbox's worker, or none by the SNAT share. */
+static int
+region6_dest_of(const struct ct6_session *s, void *arg)
+{
+	const struct region_dest *o = arg;
+	uint32_t z = s->t[0].zone, own, snat;
+	bool in;
+	int d;
+
+	if (o->same >= 0)
+		return o->same;
+	if (z == 0 || z == CVS_ZONE_HOST)
+		z = s->t[1].zone;
+	if (z == 0 || z == CVS_ZONE_HOST || z > o->w->nzones)
+		return -1;
+	own = dp_slot_owner(z - 1u, o->w->nworkers);
+	for (d = 0; d < 2; d++) {
+		const struct ct6_tuple *t = &s->t[d];
+
+		if (memcmp(t->daddr, o->w->node_ip6, sizeof(t->daddr)))
+			continue;
+		snat = dp_snat_owner(o->w->snat_lo, o->w->snat_hi, ntohs(t->dport),
+				     o->w->nworkers, &in);
+		if (in && snat != own)
+			return -1;
+	}
+	return (int)own;
+}
+
+/* One old worker's IPv6 table carried into the new region's (none: dropped). Its size. */
+static uint32_t
+region6_carry(struct region *rg, const struct region_want *w, const struct ct6_table *from,
+	      struct region_dest *o)
+{
+	if (!from)
+		return 0;
+	if (w->capacity6)
+		ct6_region_carry(rg->ct6, w->nworkers, from, region6_dest_of, o);
+	return from->used;
+}
+
 /*
  * The adopted region (shape *own) carried into a new one of this start's shape: sessions
  * into the table of the worker that owns them now, the zone records of the sandboxes both
@@ -490,6 +648,7 @@ region_reshape(struct region *rg, const struct region_want *w, const struct regi
 
 	rg->base = NULL;
 	memset(rg->ct, 0, sizeof(rg->ct));
+	memset(rg->ct6, 0, sizeof(rg->ct6));
 	snprintf(tmp, sizeof(tmp), "%s.new", rg->info.path);
 	if (region_make(rg, tmp, w, oh, err, sizeof(err))) {
 		snprintf(rg->info.why, sizeof(rg->info.why), "cannot carry it: %.170s", err);
@@ -501,10 +660,17 @@ region_reshape(struct region *rg, const struct region_want *w, const struct regi
 
 		before += old.ct[k]->used;
 		ct_region_carry(rg->ct, w->nworkers, old.ct[k], region_dest_of, &o);
+		before += region6_carry(rg, w, old.ct6[k], &o);
 	}
+	rg->info.adopted6 = 0;
 	for (k = 0; k < w->nworkers; k++) {
 		ct_region_settle(rg->ct[k]);
 		after += rg->ct[k]->used;
+		if (!rg->ct6[k])
+			continue;
+		ct6_region_settle(rg->ct6[k]);
+		rg->info.adopted6 += rg->ct6[k]->used;
+		after += rg->ct6[k]->used;
 	}
 	memcpy((uint8_t *)rg->base + ((const struct region_hdr *)rg->base)->slots_off,
 	       (const uint8_t *)old.base + oh->slots_off, (size_t)nz * sizeof(struct region_slot));
@@ -583,6 +749,8 @@ region_open(struct region *rg, const char *dir, const char *name,
 		region_aside(rg->info.path, aside, sizeof(aside));
 		rg->info.refused = 1;
 		rg->info.adopted = rg->info.discarded_bad = rg->info.rebuilt = 0;
+		rg->info.adopted6 = rg->info.refused6 = 0;
+		rg->info.why6[0] = '\0';
 		snprintf(rg->info.aside, sizeof(rg->info.aside), "%s", aside);
 	}
 	ret = region_create(rg, rg->info.path, w, err, errlen);
