@@ -14,8 +14,10 @@
  * the worker that owns it now. Each worker has a second block for its IPv6 table when the
  * start asks for one (capacity6); a region without (a release before IPv6 sessions were kept)
  * is carried into one with empty IPv6 tables, and a damaged IPv6 part, or one made for
- * another --node-ip6, gives empty IPv6 tables beside the adopted IPv4 ones. A region that fails is renamed aside and a fresh one is made; the caller logs region_info (the module
- * is plain libc so the unit tests and the fuzz target run it). Control thread only.
+ * another --node-ip6, gives empty IPv6 tables beside the adopted IPv4 ones (region6.c). A
+ * region that fails is renamed aside and a fresh one is made; the caller logs region_info
+ * (the module is plain libc so the unit tests and the fuzz target run it). Control thread
+ * only.
  */
 #ifndef CVS_REGION_H
 #define CVS_REGION_H
