@@ -72,7 +72,8 @@ region6_adopt(struct region *rg, const struct region_want *w, const struct regio
 	region_layout(own, off, off6, &soff, 1);
 	if (r->magic != REGION6_MAGIC || r->sum != region6_sum(r) || r->capacity != own->capacity6)
 		snprintf(why, sizeof(why), "damaged IPv6 record");
-	else if (memcmp(r->node_ip6, w->node_ip6, sizeof(r->node_ip6)))
+	/* A start without IPv6 drops them anyway, counted by the carry: not a refusal. */
+	else if (w->capacity6 && memcmp(r->node_ip6, w->node_ip6, sizeof(r->node_ip6)))
 		snprintf(why, sizeof(why), "made for another --node-ip6: its sessions are "
 			 "translated to it");
 	for (i = 0; i < own->nworkers; i++) {

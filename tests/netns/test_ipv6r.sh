@@ -16,9 +16,10 @@ import json, sys
 print(json.load(sys.stdin)["region"][sys.argv[1]])' "$1"
 }
 
-# Two dual-stack guests with addresses from our RA, a world host echoing TCP on both
-# families and UDP on IPv4, sandbox 1's TCP echo exposed on a host port.
-bed6() { # extra cubevs-fp options
+# Two dual-stack guests, a world host echoing TCP on both families and UDP on IPv4, sandbox
+# 1's TCP echo exposed on a host port; cubevs-fp started with OPTIONS and the sandboxes
+# registered.
+bed_net() { # cubevs-fp options
 	tb_setup
 	tb_add_world
 	tb_add_sandbox 1
@@ -26,15 +27,24 @@ bed6() { # extra cubevs-fp options
 	ipv6_bed
 	tb_server "cvs-s1-$TB_ID" 8080 --name sandbox1 --tcp-echo 7000
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --tcp-echo 7001 --ipv6
-	fp_start "${FP6[@]}" "$@"
+	fp_start "$@"
 	eq "$(register s1 sb1 '[8080,7000]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+}
+
+# The guests' IPv6 on: addresses and routes from our RA (with --node-ip6).
+guests6() {
 	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
 	guest6 1
 	guest6 2
 	A1=$(guest6_addr 1) || die "guest 1 formed no IPv6 address"
 	A2=$(guest6_addr 2) || die "guest 2 formed no IPv6 address"
+}
+
+bed6() { # extra cubevs-fp options
+	bed_net "${FP6[@]}" "$@"
+	guests6
 }
 
 # flows.sh's checks over these flows: 25 IPv6 TCP flows from each guest, and IPv4 beside
@@ -94,6 +104,64 @@ case_restart() {
 	flows_check "SIGTERM then kill -9"
 	check "no segment of the flows was out of window" \
 		eq "$(stat_of drops tcp_window) $(stat_of drops tcp_rst_window)" "0 0"
+}
+
+# The region file's IPv6 record (region6.c: at 1024 in the header's page), as its magic.
+rec6() {
+	python3 -c '
+import sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(1024)
+    print("CVR6" if f.read(4) == b"CVR6" else "none")' "$TB_DIR/run/sessions-nic0.region"
+}
+
+# The IPv6 part of the region in the daemon, against upgrades and damage, IPv4 flows kept
+# throughout: a region without IPv6 tables (a start without --node-ip6: the format 0.1.0
+# writes and reads) is carried into one with them; a damaged IPv6 record costs the IPv6
+# sessions alone; a start without --node-ip6 carries the region back to the old format.
+case_region() {
+	local hp
+	bed_net
+	check "without --node-ip6 the region has no IPv6 tables" eq "$(rec6)" none
+	FLOW_DIRS="g1 in"
+	FLOW_MIX="ingress:5 egress-tcp:5 egress-udp:2"
+	for d in $FLOW_DIRS; do mkdir -p "$TB_DIR/f-$d"; done
+	hp=$(hostport_of s1 7000)
+	tb_bg nss 1 python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-g1" --tcp "egress-tcp@$WORLD_IP:7001:5" \
+		--udp "egress-udp@$WORLD_IP:5353:2" >"$TB_DIR/f-g1/out"
+	tb_bg nsc python3 "$SRC_DIR/longconn.py" "$TB_DIR/f-in" --tcp "ingress@$NODE_IP:$hp:5" \
+		>"$TB_DIR/f-in/out"
+	for _ in $(seq 300); do flows_all ready && break; sleep 0.1; done
+	check "SIGTERM → exit 0" fp_stop
+	check "a start with --node-ip6" fp_start "${FP6[@]}"
+	check "carried the region into one with IPv6 tables, every session kept" \
+		grep -q 'carried [0-9]* sessions from 1 worker(s) .*(0 the new shape could not take), 0 of them IPv6' \
+		"$TB_DIR/fp.log"
+	check "with its IPv6 record" eq "$(rec6)" CVR6
+	check "/stats: carried $(region_stat carried), adopted $(region_stat adopted)" \
+		test "$(region_stat carried)" = 1 -a "$(region_stat adopted)" -ge 12
+	guests6
+	flows_mark 1
+	v6_fresh "after the upgrade"
+	check "SIGTERM → exit 0" fp_stop
+	printf 'X' | dd of="$TB_DIR/run/sessions-nic0.region" bs=1 seek=1032 conv=notrunc \
+		status=none
+	check "a start on a region whose IPv6 record is damaged" fp_start "${FP6[@]}"
+	check "its IPv6 table refused, said once in the log" \
+		grep -q "1 IPv6 table(s) refused (worker 0's IPv6 table: damaged IPv6 record)" \
+		"$TB_DIR/fp.log"
+	check "/stats: refused6 1, refused 0, IPv4 sessions adopted ($(region_stat adopted))" \
+		test "$(region_stat refused6)" = 1 -a "$(region_stat refused)" = 0 -a \
+		"$(region_stat adopted)" -ge 12
+	flows_mark 2
+	v6_fresh "after the damaged IPv6 record"
+	check "SIGTERM → exit 0" fp_stop
+	check "a start without --node-ip6 again" fp_start
+	check "carried back, the IPv6 sessions counted as not taken" \
+		test "$(region_stat carried)" = 1 -a "$(region_stat carry_dropped)" -ge 1
+	check "to the format 0.1.0 reads" eq "$(rec6)" none
+	flows_mark 3
+	flows_check "upgrade, damaged IPv6 record, back"
 }
 
 # blind6.py in guest 1 against its own connection to the world host's echo.
