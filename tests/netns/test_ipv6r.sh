@@ -3,12 +3,17 @@
 # flows from guests to a world host, IPv4 flows beside them, kept over a SIGTERM restart and
 # a kill -9 restart (the IPv6 tables are in the session region); blind injection against an
 # IPv6 flow dropped and counted as for IPv4, and passed with --tcp-liberal.
-# Usage: test_ipv6r.sh CASE
+# Usage: test_ipv6r.sh CASE  (IPV6R_WORKERS=2 for two workers)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib6.sh"
 source "$SRC_DIR/flows.sh"
 
 FP6=(--node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6)
+# IPV6R_WORKERS=2: two workers sharing the CPUs (not in CI: restart2-flows covers the rest).
+if [ "${IPV6R_WORKERS:-1}" = 2 ]; then
+	export FP_EAL="--lcores 0@0,1@1,2@0"
+	FP6+=(--workers 2 --world-queues 1 --idle-sleep-us 20)
+fi
 
 region_stat() { # field of /stats "region"
 	api_body GET /stats | python3 -c '
@@ -86,7 +91,7 @@ case_restart() {
 	check "a new instance starts" fp_start "${FP6[@]}"
 	check "it adopted the IPv6 sessions ($(region_stat adopted6) of $(region_stat adopted))" \
 		test "$(region_stat adopted6)" -ge 50 -a "$(region_stat adopted)" -ge 62
-	check "the log says so" grep -q 'adopted [0-9]* sessions of 1 worker(s), [0-9]* of them IPv6' \
+	check "the log says so" grep -q 'adopted [0-9]* sessions of [12] worker(s), [0-9]* of them IPv6' \
 		"$TB_DIR/fp.log"
 	check "no IPv6 table refused" eq "$(region_stat refused6) $(region_stat refused)" "0 0"
 	flows_mark 1
