@@ -64,12 +64,31 @@ struct dp_cidr {
 	uint32_t mask;
 };
 
+/*
+ * The IPv6 CIDRs a list may hold beside its IPv4 ones: every sandbox's registry entry keeps
+ * room for them (17 bytes each), so fewer than the IPv4 lists' 256.
+ */
+#define DP_POLICY_MAX_CIDRS6 64
+
+/* Two 64-bit words each, as the address lies in memory: a match is two ANDs and compares. */
+struct dp_cidr6 {
+	uint64_t net[2];	/* host bits clear */
+	uint64_t mask[2];
+};
+
+/*
+ * The IPv6 lists live right behind the struct, in the same allocation (policy_compile()), and
+ * only as long as they are: 'cidr6' holds nallow6 allowed then ndeny6 denied prefixes.
+ */
 struct dp_policy {
 	bool internet;		/* allowInternetAccess */
 	uint16_t nallow;
 	uint16_t ndeny;
 	struct dp_cidr allow[DP_POLICY_MAX_CIDRS];
 	struct dp_cidr deny[DP_POLICY_MAX_CIDRS];
+	uint16_t nallow6;
+	uint16_t ndeny6;
+	const struct dp_cidr6 *cidr6;
 };
 
 /*
@@ -263,6 +282,7 @@ void dp_frag_counters(struct dp_ctx *x);
 
 /* Policy verdict for a destination: allow list, then deny list, then allowInternetAccess. */
 bool dp_policy_allows(const struct dp_policy *pol, uint32_t daddr);
+bool dp_policy_allows6(const struct dp_policy *pol, const uint8_t daddr[16]);
 
 static inline uint32_t
 dp_hostport_entry(uint32_t slot, uint16_t cport)

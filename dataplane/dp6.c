@@ -118,6 +118,28 @@ dp6_track(struct dp_ctx *x, struct ct6_session *s, int dir, const struct pkt *p,
 	return true;
 }
 
+/*
+ * After a policy change, the first packet of each flow of that sandbox checks it again, as
+ * dp_policy_recheck() does for IPv4; false (and the session gone) when it is now denied.
+ */
+static bool
+dp6_policy_recheck(struct dp_ctx *x, struct ct6_session *s, struct dp_result *r)
+{
+	uint32_t slot = s->t[0].zone - 1u;
+	uint16_t ver;
+
+	if (!(s->flags & CT_F_POLICY) || slot >= x->sh->max_sandboxes ||
+	    atomic_load_explicit(&x->sh->policy_ver[slot], memory_order_relaxed) == s->pol_ver)
+		return true;
+	if (dp_policy_allows6(dp_policy_of(x, slot, &ver), s->t[0].daddr)) {
+		s->pol_ver = ver;
+		return true;
+	}
+	ct6_delete(x->ct6, s);
+	dp_drop(x, r, CVS_DROP_POLICY_CUT);
+	return false;
+}
+
 /* Translate a packet of s->t[dir] as the inverse of the other tuple, and address its frame. */
 static void
 dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
@@ -126,6 +148,8 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	const struct ct6_tuple *o = &s->t[dir ^ 1];
 	uint16_t mtu = dp_zone_mtu(x, o->zone);
 
+	if (!dp6_policy_recheck(x, s, r))
+		return;
 	if (mtu && p->len - ETH_HLEN_ > mtu) {
 		dp_drop(x, r, CVS_DROP_TOO_BIG);
 		return;
@@ -142,18 +166,6 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 		return;
 	nat6_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
 	dp_l2_to(x, s->peer_mac, o->zone, p, r);
-}
-
-/*
- * Whether a sandbox may open an IPv6 flow to the world: its policy's CIDR lists are IPv4
- * only, so allowInternetAccess alone decides (no policy: allowed).
- */
-static bool
-dp6_policy_allows(const struct dp_ctx *x, uint32_t slot, uint16_t *ver)
-{
-	const struct dp_policy *pol = dp_policy_of(x, slot, ver);
-
-	return !pol || pol->internet;
 }
 
 /* A new flow from a guest to the world: limits, a SNAT port, the session. */
@@ -176,8 +188,17 @@ dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple 
 		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
 		return;
 	}
-	if (!dp6_policy_allows(x, slot, &ver)) {
-		dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+	if (!dp_policy_allows6(dp_policy_of(x, slot, &ver), t->daddr)) {
+		if (p->proto == IPPROTO_TCP_) {
+			uint8_t mac[6];
+
+			dp_gw_mac(x->sh, slot, mac);
+			r->len = reply_rst6(p, mac);
+			r->action = DP_BACK;
+			x->st->c[CVS_WC_RST_SENT]++;
+		} else {
+			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
+		}
 		return;
 	}
 	if (!nh) {
@@ -239,6 +260,7 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 
 	if (!dp6_on(x, r))
 		return;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
 	if (dp6_ndp(x, slot, p, r))
 		return;
 	/*
@@ -282,6 +304,7 @@ dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 
 	if (!dp6_on(x, r))
 		return;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
 	if (memcmp(ip6->daddr, x->cfg->node_ip6, 16)) {
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return;

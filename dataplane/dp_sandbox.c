@@ -23,6 +23,31 @@ dp_policy_allows(const struct dp_policy *pol, uint32_t daddr)
 	return pol->internet;
 }
 
+static bool
+dp_cidr6_has(const struct dp_cidr6 *c, const uint64_t a[2])
+{
+	return (a[0] & c->mask[0]) == c->net[0] && (a[1] & c->mask[1]) == c->net[1];
+}
+
+/* The same order as for IPv4: the allow list, then the deny list, then the default. */
+bool
+dp_policy_allows6(const struct dp_policy *pol, const uint8_t daddr[16])
+{
+	uint64_t a[2];
+	uint32_t i;
+
+	if (!pol)
+		return true;
+	memcpy(a, daddr, 16);
+	for (i = 0; i < pol->nallow6; i++)
+		if (dp_cidr6_has(&pol->cidr6[i], a))
+			return true;
+	for (i = 0; i < pol->ndeny6; i++)
+		if (dp_cidr6_has(&pol->cidr6[pol->nallow6 + i], a))
+			return false;
+	return pol->internet;
+}
+
 /*
  * What a guest may open: towards its gateway address only a ping (replies aside), a TCP flow
  * only with a SYN, ICMP only with an echo request, and nothing its policy denies (a denied

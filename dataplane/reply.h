@@ -78,4 +78,38 @@ reply_rst(struct pkt *p, const uint8_t mac[6])
 	return ETH_HLEN_ + sizeof(*ip) + sizeof(*th);
 }
 
+/*
+ * The same for an IPv6 SYN whose TCP header follows the fixed header (what dp6.c carries), so
+ * a guest's connect to a destination its policy denies fails at once in both families.
+ */
+static inline uint32_t
+reply_rst6(struct pkt *p, const uint8_t mac[6])
+{
+	struct eth_hdr *eth = pkt_eth(p);
+	struct ipv6_hdr *ip6 = (struct ipv6_hdr *)(p->data + ETH_HLEN_);
+	struct tcp_hdr *th = (struct tcp_hdr *)(ip6 + 1);
+	uint32_t seq = ntohl(th->seq), sum;
+	uint16_t sport = th->sport, dport = th->dport;
+	uint8_t a[16];
+
+	memcpy(eth->dst, eth->src, 6);
+	memcpy(eth->src, mac, 6);
+	memcpy(a, ip6->saddr, 16);
+	memcpy(ip6->saddr, ip6->daddr, 16);
+	memcpy(ip6->daddr, a, 16);
+	ip6->vtc_flow = htonl(6u << 28);
+	ip6->plen = htons(sizeof(*th));
+	ip6->nxt = IPPROTO_TCP_;
+	ip6->hlim = 64;
+	memset(th, 0, sizeof(*th));
+	th->sport = dport;
+	th->dport = sport;
+	th->ack = htonl(seq + 1);
+	th->doff = 5 << 4;
+	th->flags = TCPF_RST | TCPF_ACK;
+	sum = csum_partial(ip6->saddr, 32, htons(sizeof(*th)) + htons(IPPROTO_TCP_));
+	th->check = (uint16_t)~csum_fold(csum_partial(th, sizeof(*th), sum));
+	return ETH_HLEN_ + sizeof(*ip6) + sizeof(*th);
+}
+
 #endif /* CVS_REPLY_H */

@@ -643,6 +643,7 @@ worker_start(struct worker *w)
 			RTE_LOG(ERR, USER1, "worker %u: no memory for %u IPv6 sessions: IPv6 is "
 				"dropped\n", w->id, cap);
 	}
+	w->capacity6 = w->ctx.ct6 ? w->ctx.ct6->capacity : 0;
 }
 
 static void
@@ -665,8 +666,10 @@ static void
 worker_expire(struct worker *w)
 {
 	w->st.c[CVS_WC_SESS_EXPIRED] += ct_expire(w->ct, w->ctx.now, 4096);
-	if (w->ctx.ct6)
+	if (w->ctx.ct6) {
 		w->st.c[CVS_WC_SESS_EXPIRED] += ct6_expire(w->ctx.ct6, w->ctx.now, 4096);
+		memcpy(w->cls6, w->ctx.ct6->class_count, sizeof(w->cls6));
+	}
 	if (!w->ctx.frag)
 		return;
 	frag_expire(w->ctx.frag, w->ctx.now, 4096);
@@ -735,6 +738,9 @@ worker_main(void *arg)
 		}
 		worker_mailbox(w);
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
+		if (w->ctx.ct6)
+			atomic_store_explicit(&w->sessions6, w->ctx.ct6->used,
+					      memory_order_relaxed);
 		w->st.c[moved ? CVS_WC_POLLS_BUSY : CVS_WC_POLLS_IDLE]++;
 		if (moved)
 			w->st.c[CVS_WC_BUSY_CYCLES] += rte_get_tsc_cycles() - start;

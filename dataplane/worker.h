@@ -145,6 +145,13 @@ struct worker {
 	_Atomic uint64_t loops;
 	_Atomic bool quit;
 	_Atomic uint32_t sessions;	/* snapshot of ct->used for the control thread */
+	/*
+	 * The IPv6 table's the same way: its fill each loop, its classes once a second; the
+	 * control thread never reads the table itself, which the worker frees when it stops.
+	 */
+	_Atomic uint32_t sessions6;
+	uint32_t capacity6;
+	uint32_t cls6[CT_C_MAX];
 };
 
 int worker_main(void *arg);
@@ -185,6 +192,9 @@ struct worker_sum {
 	struct cvs_stats st;
 	uint32_t cls[CT_C_MAX];		/* sessions by class */
 	uint32_t sessions;
+	uint32_t cls6[CT_C_MAX];	/* the IPv6 table's (0 without --node-ip6) */
+	uint32_t sessions6;
+	uint32_t capacity6;
 	uint32_t capacity;
 	uint64_t loops;
 };

@@ -93,6 +93,10 @@ worker_sum_add(const struct worker *w, struct worker_sum *sum)
 		sum->cls[i] += w->ct->class_count[i];
 	sum->sessions += atomic_load(&w->sessions);
 	sum->capacity += w->ct->capacity;
+	for (i = 0; i < CT_C_MAX; i++)
+		sum->cls6[i] += w->cls6[i];
+	sum->sessions6 += atomic_load(&w->sessions6);
+	sum->capacity6 += w->capacity6;
 	sum->loops += atomic_load(&w->loops);
 }
 

@@ -380,6 +380,9 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 	memcpy(s->cls, sum.cls, sizeof(s->cls));
 	s->sessions = sum.sessions;
 	s->capacity = sum.capacity;
+	memcpy(s->cls6, sum.cls6, sizeof(s->cls6));
+	s->sessions6 = sum.sessions6;
+	s->capacity6 = sum.capacity6;
 	s->loops = sum.loops;
 	obs_buffers(o, s);
 	obs_wxsk_snap(o, s);

@@ -151,6 +151,16 @@ obs_enum_tables(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 OBS_GAUGE, NULL, NULL, "", "sessionCapacity", s->capacity);
 	obs_emit_f(fn, arg, "session_table_fill_ratio", "sessions / capacity", "", "sessionFill",
 		   s->capacity ? (double)s->sessions / s->capacity : 0);
+	/* The IPv6 table is another table (dataplane/ct6.h): its own series, not a label. */
+	for (i = 0; i < CT_C_MAX; i++)
+		obs_emit(fn, arg, "ipv6_sessions", "IPv6 sessions in their table, by class",
+			 OBS_GAUGE, "class", ct_class_names[i], "ipv6SessionsByClass",
+			 ct_class_names[i], s->cls6[i]);
+	obs_emit(fn, arg, "ipv6_session_table_used", "sessions in the IPv6 table", OBS_GAUGE,
+		 NULL, NULL, "", "ipv6Sessions", s->sessions6);
+	obs_emit(fn, arg, "ipv6_session_table_capacity",
+		 "IPv6 table capacity (a quarter of --max-sessions; 0 without --node-ip6)",
+		 OBS_GAUGE, NULL, NULL, "", "ipv6SessionCapacity", s->capacity6);
 	obs_emit(fn, arg, "mbufs_in_use", "mbufs taken from the pool (rx rings, frames in flight)",
 		 OBS_GAUGE, NULL, NULL, "buffers", "mbufsInUse", s->mbufs_in_use);
 	obs_emit(fn, arg, "umem_frames", "UMEM frames of the attached sandbox ports", OBS_GAUGE,

@@ -80,6 +80,9 @@ struct obs_snap {
 	uint32_t cls[CT_C_MAX];
 	uint32_t sessions;
 	uint32_t capacity;
+	uint32_t cls6[CT_C_MAX];	/* the IPv6 table's, as the three above */
+	uint32_t sessions6;
+	uint32_t capacity6;
 	uint32_t mbufs_in_use;	/* taken from the pool: rx rings and frames in flight */
 	uint32_t umem_frames;	/* of every published sandbox port */
 	uint32_t umem_free;	/* on the ports' free lists (transmit side) */

@@ -2,7 +2,8 @@
 /*
  * Egress policy of a sandbox as the API sees it: {"allowInternetAccess":bool,
  * "allowOut":["cidr",...],"denyOut":["cidr",...]}. Allow list beats deny list beats the
- * default, which is allowInternetAccess (true when absent).
+ * default, which is allowInternetAccess (true when absent). A list mixes IPv4 and IPv6 CIDRs;
+ * each family applies to destinations of its own.
  */
 #ifndef CVS_POLICY_H
 #define CVS_POLICY_H
@@ -13,6 +14,12 @@
 
 #include "dp.h"
 
+/* An IPv6 prefix as the registry keeps it: 17 bytes, since every sandbox has room for 128. */
+struct reg_cidr6 {
+	uint8_t addr[16];	/* host bits clear */
+	uint8_t len;
+};
+
 struct reg_policy {
 	bool set;		/* a policy was given; otherwise everything is allowed */
 	bool internet;
@@ -20,6 +27,10 @@ struct reg_policy {
 	uint16_t ndeny;
 	struct dp_cidr allow[DP_POLICY_MAX_CIDRS];
 	struct dp_cidr deny[DP_POLICY_MAX_CIDRS];
+	uint16_t nallow6;
+	uint16_t ndeny6;
+	struct reg_cidr6 allow6[DP_POLICY_MAX_CIDRS6];
+	struct reg_cidr6 deny6[DP_POLICY_MAX_CIDRS6];
 };
 
 /* Parse a policy object; on error returns -EINVAL with a readable reason in err. */
@@ -28,5 +39,7 @@ json_t *policy_render(const struct reg_policy *p);
 /* The data-path form; NULL when no policy is set (allow all). Caller frees. */
 struct dp_policy *policy_compile(const struct reg_policy *p);
 int cidr_parse(const char *s, struct dp_cidr *c);
+/* An IPv6 CIDR ("2001:db8::/32"; no length: /128), host bits cleared. */
+int cidr6_parse(const char *s, struct reg_cidr6 *c);
 
 #endif /* CVS_POLICY_H */

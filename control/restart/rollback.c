@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,7 +42,25 @@ rollback_target_of(const char *release)
 	return NULL;
 }
 
-/* Registrations 0.1.0 can keep: none with an address of its own, which it does not know. */
+/* Whether a record's policy names an IPv6 CIDR: 0.1.0 refuses such a policy, and its record. */
+static bool
+rollback_policy_v6(json_t *rec)
+{
+	static const char *const lists[] = { "allowOut", "denyOut" };
+	json_t *pol = json_object_get(rec, "policy"), *v;
+	size_t k, i;
+
+	for (k = 0; pol && k < 2; k++)
+		json_array_foreach(json_object_get(pol, lists[k]), i, v)
+			if (json_is_string(v) && strchr(json_string_value(v), ':'))
+				return true;
+	return false;
+}
+
+/*
+ * Registrations 0.1.0 can keep: none with an address of its own, which it does not know, and
+ * no policy with IPv6 CIDRs, which it cannot parse.
+ */
 static int
 rollback_state_fits(json_t *sbx, char *err, size_t errlen)
 {
@@ -50,6 +69,12 @@ rollback_state_fits(json_t *sbx, char *err, size_t errlen)
 	size_t i, k;
 
 	json_array_foreach(sbx, i, rec) {
+		if (rollback_policy_v6(rec)) {
+			snprintf(err, errlen, "sandbox %s has IPv6 CIDRs in its policy, which 0.1.0 "
+				 "cannot read: give it a policy without them first; nothing was "
+				 "changed", json_string_value(json_object_get(rec, "sandboxID")));
+			return -EINVAL;
+		}
 		for (k = 0; k < sizeof(newer) / sizeof(newer[0]); k++) {
 			if (!json_object_get(rec, newer[k]))
 				continue;

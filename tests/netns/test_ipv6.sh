@@ -59,10 +59,47 @@ print(s.recv(200).decode())' $WORLD_IP6)" "hello $NODE_IP6 "
 		test "$(stat_of worker egress6_flows)" -ge 3
 	check "and the solicitations answered (ndp_answered $(stat_of worker ndp_answered))" \
 		test "$(stat_of worker ndp_answered)" -ge 2
+	check "the IPv6 sessions are counted on their own (/stats and /metrics)" python3 -c '
+import json, sys, urllib.request
+s, m = json.loads(sys.argv[1]), sys.argv[2]
+assert s["ipv6Sessions"] >= 3 and s["ipv6SessionCapacity"] >= 1024, s
+assert sum(s["ipv6SessionsByClass"].values()) == s["ipv6Sessions"], s["ipv6SessionsByClass"]
+assert s["worker"]["ipv6_packets"] > 20000, s["worker"]["ipv6_packets"]
+assert "\ncubevs_ipv6_session_table_used " in m and "cubevs_ipv6_packets_total " in m' "$(api_body GET /stats)" "$(api_body GET /metrics)"
 	eq "$(policy s1 '{"allowInternetAccess":false}')" 200 || die "policy s1"
-	check "without internet access, IPv6 egress is denied too" \
-		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer")" 000
-	check "as policy_denied" test "$(stat_of drops policy_denied)" -ge 1
+	check "without internet access, IPv6 egress is denied too: the connect is refused (curl 7)" \
+		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer"; echo " $?")" "000 7"
+	nss 1 python3 -c '
+import socket, sys
+socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b"x", (sys.argv[1], 5353))' $WORLD_IP6
+	check "and a UDP datagram is dropped as policy_denied" \
+		test "$(stat_wait drops policy_denied 1)" -ge 1
+	ipv6_policy
+}
+
+# IPv6 CIDRs in a policy's lists (issue 34): they decide for IPv6 destinations as IPv4 CIDRs
+# do for IPv4 ones; a denied SYN gets a RST, so the guest's connect fails at once.
+ipv6_policy() {
+	local rst0 code
+	eq "$(policy s1 '{"allowInternetAccess":false,"allowOut":["2001:2:0:2::/64","10.0.0.0/8"]}')" \
+		200 || die "policy s1 allowOut"
+	check "the policy reads back with both families" eq "$(api_body GET /sandboxes/s1/policy |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["allowOut"])')" \
+		"['10.0.0.0/8', '2001:2:0:2::/64']"
+	check "allowOut with the world host's /64 lets IPv6 through without internet access" \
+		in_snat6 "$(nss 1 curl -s -m 5 "http://[$WORLD_IP6]:8000/peer")"
+	check "and the IPv4 world stays denied (not in the IPv4 list)" \
+		eq "$(nss 1 curl -s -m 2 -o /dev/null -w '%{http_code}' "http://$WORLD_IP:8000/peer")" 000
+	rst0=$(stat_of worker rst_sent)
+	eq "$(policy s2 '{"denyOut":["2001:2:0:2::2/128"]}')" 200 || die "policy s2 denyOut"
+	code=$(nss 2 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$WORLD_IP6]:8000/peer"; echo " $?")
+	check "denyOut of the world host's address: the connect is refused at once (curl 7)" \
+		eq "$code" "000 7"
+	check "by our RST (rst_sent grew)" grows "$rst0" "$(stat_of worker rst_sent)"
+	check "the other sandbox is not affected" \
+		in_snat6 "$(nss 1 curl -s -m 5 "http://[$WORLD_IP6]:8000/peer")"
+	check "a bad IPv6 CIDR is refused with 400" \
+		eq "$(api PUT /sandboxes/s2/policy '{"denyOut":["2001:2::/129"]}' | tail -n1)" 400
 }
 
 # The same on two workers, a world queue each: the guests are on different workers, and a

@@ -107,4 +107,62 @@ build_frame(uint8_t *f, uint8_t proto, uint32_t saddr, uint32_t daddr, uint16_t 
 	return 34 + l4len + paylen;
 }
 
+/* The upper-layer checksum of an IPv6 packet without extension headers, from its header. */
+static inline uint16_t
+l4_csum6(const uint8_t *ipb)
+{
+	uint16_t plen = (uint16_t)(ipb[4] << 8 | ipb[5]);
+	uint32_t sum = csum_partial(ipb + 8, 32, htons(plen) + htons(ipb[6]));
+
+	return (uint16_t)~csum_fold(csum_partial(ipb + 40, plen, sum));
+}
+
+/*
+ * Ethernet + IPv6 + TCP or UDP with 'paylen' payload bytes, as build_frame() for IPv4;
+ * returns the frame length.
+ */
+static inline uint32_t
+build_frame6(uint8_t *f, uint8_t proto, const uint8_t saddr[16], const uint8_t daddr[16],
+	     uint16_t sport, uint16_t dport, uint8_t tcp_flags, uint32_t paylen)
+{
+	static const uint8_t smac[6] = { 2, 0, 0, 0, 0, 0x11 }, dmac[6] = { 2, 0, 0, 0, 0, 0x22 };
+	uint8_t *ip = f + 14, *l4 = f + 54;
+	uint32_t l4len = proto == IPPROTO_TCP_ ? 20 : 8, i;
+	uint16_t plen = (uint16_t)(l4len + paylen), *check;
+
+	memcpy(f, dmac, 6);
+	memcpy(f + 6, smac, 6);
+	f[12] = 0x86;
+	f[13] = 0xdd;
+	memset(ip, 0, 40);
+	ip[0] = 0x60;
+	ip[4] = (uint8_t)(plen >> 8);
+	ip[5] = (uint8_t)plen;
+	ip[6] = proto;
+	ip[7] = 64;
+	memcpy(ip + 8, saddr, 16);
+	memcpy(ip + 24, daddr, 16);
+	memset(l4, 0, l4len);
+	for (i = 0; i < paylen; i++)
+		l4[l4len + i] = (uint8_t)(i * 7 + 3);
+	memcpy(l4, &sport, 2);
+	memcpy(l4 + 2, &dport, 2);
+	if (proto == IPPROTO_TCP_) {
+		struct tcp_hdr *th = (struct tcp_hdr *)l4;
+
+		th->seq = htonl(1000);
+		th->doff = 5 << 4;
+		th->flags = tcp_flags;
+		th->win = htons(65535);
+		check = &th->check;
+	} else {
+		((struct udp_hdr *)l4)->len = htons(plen);
+		check = &((struct udp_hdr *)l4)->check;
+	}
+	*check = l4_csum6(ip);
+	if (!*check && proto == IPPROTO_UDP_)
+		*check = 0xffff;
+	return 54 + l4len + paylen;
+}
+
 #endif /* CVS_PKTGEN_H */

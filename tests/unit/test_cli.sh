@@ -80,4 +80,17 @@ for a in 127.0.0.1:80x 127.0.0.1:70000 127.0.0.1:0 127.0.0.1: ':80' 'a/b:80' 'x@
 	expect "ctl: --api '$a' refused" 2 "--api wants ADDR:PORT or unix:/PATH, got '$a'" \
 		"$FPCTL" --api "$a" status
 done
+# --rollback-to 0.1.0 refuses a state file whose policies hold IPv6 CIDRs (0.1.0 could not
+# read them back), and leaves it as it is.
+rb=$(mktemp -d)
+printf '%s' '{"format":"cubevs-fp-state","version":1,"sandboxes":[{"sandboxID":"s1",
+"iface":"sb1","sandboxIP":"192.168.0.2","exposedPorts":[],"policy":{"allowInternetAccess":true,
+"allowOut":["10.0.0.0/8"],"denyOut":["2001:2::/48"]}}]}' >"$rb/state.json"
+cp "$rb/state.json" "$rb/before.json"
+expect "--rollback-to 0.1.0 with IPv6 CIDRs in a policy: refused, naming the sandbox" 1 \
+	"sandbox s1 has IPv6 CIDRs in its policy" "$FP" -- --world-iface lo \
+	--state-file "$rb/state.json" --runtime-dir "$rb/run" --bpf-pin-dir none --rollback-to 0.1.0
+expect "and the state file is left as it was" 0 "same" \
+	sh -c "cmp \"$rb/state.json\" \"$rb/before.json\" && echo same"
+rm -rf "$rb"
 [ $fails = 0 ]

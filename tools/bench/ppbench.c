@@ -10,15 +10,13 @@
  * instructions per packet with a committed budget (tests/bench/ppbench_budget.txt).
  *
  * Flows: client i is 198.19.(i & 0xffff) port 1024 + (i >> 16), talking to the node IP at
- * host port 20000 + i % nsbx, DNATed to the guest of sandbox slot i % nsbx.
+ * host port 20000 + i % nsbx, DNATed to the guest of sandbox slot i % nsbx. With --ipv6 the
+ * same flows and cases over IPv6 (ppb6.c), each case's name ending in 6.
  */
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -32,59 +30,29 @@
 #endif
 
 #include "csum.h"
-#include "dp.h"
+#include "ct6.h"
 #include "frag.h"
 #include "pktgen.h"
-
-#define BURST 32
-#define FRAME_ROOM 1536
-#define HOSTPORT_BASE 20000
-#define CPORT 8080
-
-enum pb_dir { PB_WORLD, PB_SANDBOX };
-
-struct pb_case {
-	const char *name;
-	const char *what;
-	uint64_t pkts;
-	uint64_t ns;
-	uint64_t bad;	/* packets whose verdict was not the expected one */
-};
+#include "ppb.h"
 
 static struct dp_cfg cfg;
 static struct dp_shared sh;
 static struct cvs_stats st;
 static _Atomic uint8_t *alive;
-
-static uint32_t opt_sessions = 1u << 20;
-static uint32_t opt_capacity;
-static uint32_t opt_rounds = 2;
-static uint32_t opt_nsbx = 64;
-static uint64_t opt_seed = 12345;
-static int opt_json;
 static int under_vg;
 
-static uint8_t tpl_syn[FRAME_ROOM], tpl_ack[FRAME_ROOM], tpl_synack[FRAME_ROOM];
-static uint8_t tpl_rack[FRAME_ROOM], tpl_esyn[FRAME_ROOM], tpl_brst[FRAME_ROOM];
-static uint8_t tpl_ffirst[FRAME_ROOM], tpl_flater[FRAME_ROOM], tpl_full[FRAME_ROOM];
-static uint32_t len_ffirst, len_flater, len_full;
+static uint8_t tpl[T_MAX][FRAME_ROOM];
+static uint32_t tlen[T_MAX];
 /* Frames leave frame_of() with the partial checksum of a sender's TX offload (pseudo-header). */
 static int pb_partial;
-static uint32_t len_syn, len_ack, len_synack, len_rack, len_esyn, len_brst;
-
-/*
- * --cpu-clock: the thread's CPU time instead of the wall clock. On a machine shared with other
- * jobs the wall clock also counts the time the thread waited for a CPU; the CPU clock leaves
- * that out (not the caches the other jobs take).
- */
-static clockid_t opt_clock = CLOCK_MONOTONIC;
 
 static uint64_t
 now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(opt_clock, &ts);
+	/* --cpu-clock: on a shared machine the wall clock also counts the waits for a CPU. */
+	clock_gettime(opt.clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -114,7 +82,7 @@ client_port(uint32_t i)
 static uint32_t
 flow_slot(uint32_t i)
 {
-	return i % opt_nsbx;
+	return i % opt.nsbx;
 }
 
 /* Make a template an IPv4 fragment: 'fo' is its flags and offset field, the IP id fixed. */
@@ -132,39 +100,35 @@ frag_mark(uint8_t *f, uint16_t fo)
 static void
 templates_init(void)
 {
-	uint32_t c = client_ip(0);
+	uint32_t c = client_ip(0), n = cfg.node_ip, g = cfg.guest_ip;
+	uint16_t cp = client_port(0), hp = htons(HOSTPORT_BASE), gp = htons(CPORT);
+	struct tcp_hdr *th = (struct tcp_hdr *)(tpl[T_BRST] + ETH_HLEN_ + 20);
 
-	len_syn = build_frame(tpl_syn, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-			      htons(HOSTPORT_BASE), TCPF_SYN, 6);
-	len_ack = build_frame(tpl_ack, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-			      htons(HOSTPORT_BASE), TCPF_ACK, 6);
-	len_synack = build_frame(tpl_synack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
-				 client_port(0), TCPF_SYN | TCPF_ACK, 6);
-	len_rack = build_frame(tpl_rack, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
-			       client_port(0), TCPF_ACK, 6);
-	/* A blind RST: the flow's 4-tuple, a sequence number half the space away. */
-	len_brst = build_frame(tpl_brst, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-			       htons(HOSTPORT_BASE), TCPF_RST, 0);
-	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->seq = htonl(1000 + 0x80000000u);
-	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = 0;
-	((struct tcp_hdr *)(tpl_brst + ETH_HLEN_ + 20))->check = l4_csum(tpl_brst + ETH_HLEN_);
+	if (opt.ipv6) {
+		ppb6_templates(tpl, tlen, &cfg, c, cp);
+		return;
+	}
+	tlen[T_SYN] = build_frame(tpl[T_SYN], IPPROTO_TCP_, c, n, cp, hp, TCPF_SYN, 6);
+	tlen[T_ACK] = build_frame(tpl[T_ACK], IPPROTO_TCP_, c, n, cp, hp, TCPF_ACK, 6);
+	tlen[T_SYNACK] = build_frame(tpl[T_SYNACK], IPPROTO_TCP_, g, c, gp, cp,
+				     TCPF_SYN | TCPF_ACK, 6);
+	tlen[T_RACK] = build_frame(tpl[T_RACK], IPPROTO_TCP_, g, c, gp, cp, TCPF_ACK, 6);
+	tlen[T_BRST] = build_frame(tpl[T_BRST], IPPROTO_TCP_, c, n, cp, hp, TCPF_RST, 0);
+	th->seq = htonl(1000 + 0x80000000u);
+	th->check = 0;
+	th->check = l4_csum(tpl[T_BRST] + ETH_HLEN_);
 	/*
 	 * Fragments of a client's segment on its established flow: the first (an ACK with 12
 	 * bytes, MF: a multiple of 8 bytes) and a later one of 64 bytes at offset 64; the client
 	 * address tells the datagrams apart.
 	 */
-	len_ffirst = build_frame(tpl_ffirst, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-				 htons(HOSTPORT_BASE), TCPF_ACK, 12);
-	frag_mark(tpl_ffirst, 0x2000);
-	len_flater = build_frame(tpl_flater, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-				 htons(HOSTPORT_BASE), TCPF_ACK, 44);
-	frag_mark(tpl_flater, 8);
-	/* A full-size segment (1,448 bytes of data) on the established flow. */
-	len_full = build_frame(tpl_full, IPPROTO_TCP_, c, cfg.node_ip, client_port(0),
-			       htons(HOSTPORT_BASE), TCPF_ACK, 1448);
+	tlen[T_FFIRST] = build_frame(tpl[T_FFIRST], IPPROTO_TCP_, c, n, cp, hp, TCPF_ACK, 12);
+	frag_mark(tpl[T_FFIRST], 0x2000);
+	tlen[T_FLATER] = build_frame(tpl[T_FLATER], IPPROTO_TCP_, c, n, cp, hp, TCPF_ACK, 44);
+	frag_mark(tpl[T_FLATER], 8);
+	tlen[T_FULL] = build_frame(tpl[T_FULL], IPPROTO_TCP_, c, n, cp, hp, TCPF_ACK, 1448);
 	/* A guest opening a connection to a remote host (egress SNAT); the remote varies. */
-	len_esyn = build_frame(tpl_esyn, IPPROTO_TCP_, cfg.guest_ip, c, htons(CPORT),
-			       client_port(0), TCPF_SYN, 6);
+	tlen[T_ESYN] = build_frame(tpl[T_ESYN], IPPROTO_TCP_, g, c, gp, cp, TCPF_SYN, 6);
 }
 
 /*
@@ -172,17 +136,20 @@ templates_init(void)
  * the host port change, so the checksums are fixed incrementally.
  */
 static uint32_t
-frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir dir, int miss)
+frame_of(uint8_t *f, enum pb_tpl t, uint32_t i, enum pb_dir dir, int miss)
 {
 	struct ip4_hdr *ip = (struct ip4_hdr *)(f + ETH_HLEN_);
 	struct tcp_hdr *th = (struct tcp_hdr *)(f + ETH_HLEN_ + 20);
-	uint32_t c = client_ip(i);
+	uint32_t c = client_ip(i), len = tlen[t];
 	uint16_t cp = miss ? htons((uint16_t)(60000 + (i & 0xfff))) : client_port(i);
+	uint16_t hp = htons((uint16_t)(HOSTPORT_BASE + flow_slot(i)));
 
-	memcpy(f, tpl, len);
+	memcpy(f, tpl[t], len);
+	if (opt.ipv6) {
+		ppb6_frame_of(f, len, c, cp, hp, dir, pb_partial);
+		return len;
+	}
 	if (dir == PB_WORLD) {
-		uint16_t hp = htons((uint16_t)(HOSTPORT_BASE + flow_slot(i)));
-
 		csum_replace4(&ip->check, ip->saddr, c);
 		csum_replace4(&th->check, ip->saddr, c);
 		ip->saddr = c;
@@ -203,8 +170,6 @@ frame_of(uint8_t *f, const uint8_t *tpl, uint32_t len, uint32_t i, enum pb_dir d
 	return len;
 }
 
-static int opt_per_packet;
-
 /*
  * The pipeline's burst entry points when it has them (as the worker calls it), one call per
  * run of frames from the same sandbox; the per-packet functions otherwise or with
@@ -217,7 +182,7 @@ pipeline(struct dp_ctx *x, enum pb_dir dir, uint8_t **fp, const uint32_t *lens,
 	uint32_t k = 0;
 
 #ifdef DP_BURST_MAX
-	if (!opt_per_packet) {
+	if (!opt.per_packet) {
 		if (dir == PB_WORLD) {
 			dp_world_rx_burst(x, fp, lens, b, r);
 			return;
@@ -245,7 +210,7 @@ pipeline(struct dp_ctx *x, enum pb_dir dir, uint8_t **fp, const uint32_t *lens,
 static void
 group_by_slot(uint32_t *order, uint32_t *tmp, uint32_t n)
 {
-	uint32_t *start = calloc(opt_nsbx + 1, sizeof(*start)), i;
+	uint32_t *start = calloc(opt.nsbx + 1, sizeof(*start)), i;
 
 	if (!start) {
 		perror("calloc");
@@ -253,7 +218,7 @@ group_by_slot(uint32_t *order, uint32_t *tmp, uint32_t n)
 	}
 	for (i = 0; i < n; i++)
 		start[flow_slot(order[i]) + 1]++;
-	for (i = 0; i < opt_nsbx; i++)
+	for (i = 0; i < opt.nsbx; i++)
 		start[i + 1] += start[i];
 	for (i = 0; i < n; i++)
 		tmp[start[flow_slot(order[i])]++] = order[i];
@@ -296,7 +261,7 @@ timer_calibrate(void)
  */
 static void
 run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n,
-	 const uint8_t *tpl, uint32_t tlen, enum pb_dir dir, int miss, uint8_t expect)
+	 enum pb_tpl t, enum pb_dir dir, int miss, uint8_t expect)
 {
 	static uint8_t f[BURST][FRAME_ROOM];
 	uint8_t *fp[BURST];
@@ -311,7 +276,7 @@ run_case(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n
 		for (k = 0; k < b; k++) {
 			uint32_t i = order ? order[done + k] : done + k;
 
-			lens[k] = frame_of(f[k], tpl, tlen, i, dir, miss);
+			lens[k] = frame_of(f[k], t, i, dir, miss);
 			fp[k] = f[k];
 			slots[k] = flow_slot(i);
 		}
@@ -349,6 +314,16 @@ case_end(struct pb_case *pc)
 		CALLGRIND_DUMP_STATS_AT(pc->name);
 }
 
+/* One pass over n flows as a case of its own (one callgrind dump). */
+static void
+run_timed(struct dp_ctx *x, struct pb_case *pc, const uint32_t *order, uint32_t n,
+	  enum pb_tpl t, enum pb_dir dir, uint8_t expect)
+{
+	case_begin();
+	run_case(x, pc, order, n, t, dir, 0, expect);
+	case_end(pc);
+}
+
 /*
  * A table hashed with a seed fixed by --seed, not a random one: which flows share an index
  * line, and so the instruction counts, must not change from run to run. With a random seed
@@ -358,13 +333,13 @@ case_end(struct pb_case *pc)
 static struct ct_table *
 bench_table(void)
 {
-	struct ct_table *ct = ct_create(opt_capacity, opt_nsbx, NULL);
+	struct ct_table *ct = ct_create(opt.capacity, opt.nsbx, NULL);
 
 	if (!ct) {
 		perror("ct_create");
 		return NULL;
 	}
-	ct_set_seed(ct, (opt_seed + 1) * 0x9e3779b97f4a7c15ull);
+	ct_set_seed(ct, (opt.seed + 1) * 0x9e3779b97f4a7c15ull);
 	return ct;
 }
 
@@ -396,6 +371,38 @@ rss_bytes(void)
 	return rss * sysconf(_SC_PAGESIZE);
 }
 
+static void *
+xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n, sz);
+
+	if (!p) {
+		perror("calloc");
+		exit(1);
+	}
+	return p;
+}
+
+/*
+ * Every per-sandbox limit on, high enough never to refuse: new sessions pay for the checks
+ * as on a node with its default limits.
+ */
+static void
+setup_limits(void)
+{
+	uint32_t s;
+
+	sh.slot_lim = xcalloc(opt.nsbx, sizeof(*sh.slot_lim));
+	for (s = 0; s < opt.nsbx; s++) {
+		atomic_store(&sh.slot_lim[s].sessions, 1u << 30);
+		atomic_store(&sh.slot_lim[s].inbound, 1u << 30);
+		atomic_store(&sh.slot_lim[s].rate, 1u << 30);
+		atomic_store(&sh.slot_lim[s].burst, 1u << 30);
+		atomic_store(&sh.slot_lim[s].snat, 1u << 30);
+		atomic_store(&sh.slot_lim[s].gen, 1);
+	}
+}
+
 static void
 setup(struct dp_ctx *x)
 {
@@ -410,20 +417,12 @@ setup(struct dp_ctx *x)
 	memcpy(cfg.guest_mac, gm, 6);
 	memcpy(cfg.gw_mac, gw, 6);
 	memcpy(cfg.world_mac, wm, 6);
-	alive = calloc(opt_nsbx, sizeof(*alive));
-	if (!alive) {
-		perror("calloc");
-		exit(1);
-	}
+	alive = xcalloc(opt.nsbx, sizeof(*alive));
 	sh.slot_alive = alive;
-	sh.slot_mac = calloc(opt_nsbx, sizeof(*sh.slot_mac));
-	sh.guest = calloc(opt_nsbx, sizeof(*sh.guest));
-	if (!sh.slot_mac || !sh.guest) {
-		perror("calloc");
-		exit(1);
-	}
-	sh.max_sandboxes = opt_nsbx;
-	for (s = 0; s < opt_nsbx; s++) {
+	sh.slot_mac = xcalloc(opt.nsbx, sizeof(*sh.slot_mac));
+	sh.guest = xcalloc(opt.nsbx, sizeof(*sh.guest));
+	sh.max_sandboxes = opt.nsbx;
+	for (s = 0; s < opt.nsbx; s++) {
 		atomic_store(&alive[s], 1);
 		atomic_store(&sh.slot_mac[s], dp_mac_pack(gm));
 		dp_guest_set(&sh.guest[s], cfg.guest_ip, cfg.gw_ip, cfg.gw_mac);
@@ -433,364 +432,288 @@ setup(struct dp_ctx *x)
 	cfg.world_net = ip4("198.18.0.0");
 	cfg.world_mask = ip4("255.255.255.0");
 	dp_nh_store(&sh.nh, 0, wm);
-	sh.policy = calloc(opt_nsbx, sizeof(*sh.policy));
-	sh.policy_ver = calloc(opt_nsbx, sizeof(*sh.policy_ver));
-	if (!sh.policy || !sh.policy_ver) {
-		perror("calloc");
-		exit(1);
-	}
-	/*
-	 * Every per-sandbox limit on, high enough never to refuse: new sessions pay for the
-	 * checks as on a node with its default limits.
-	 */
-	sh.slot_lim = calloc(opt_nsbx, sizeof(*sh.slot_lim));
-	if (!sh.slot_lim) {
-		perror("calloc");
-		exit(1);
-	}
-	for (s = 0; s < opt_nsbx; s++) {
-		atomic_store(&sh.slot_lim[s].sessions, 1u << 30);
-		atomic_store(&sh.slot_lim[s].inbound, 1u << 30);
-		atomic_store(&sh.slot_lim[s].rate, 1u << 30);
-		atomic_store(&sh.slot_lim[s].burst, 1u << 30);
-		atomic_store(&sh.slot_lim[s].snat, 1u << 30);
-		atomic_store(&sh.slot_lim[s].gen, 1);
-	}
+	sh.policy = xcalloc(opt.nsbx, sizeof(*sh.policy));
+	sh.policy_ver = xcalloc(opt.nsbx, sizeof(*sh.policy_ver));
+	setup_limits();
+	if (opt.ipv6)
+		ppb6_setup(&cfg, &sh, gm);
 	memset(x, 0, sizeof(*x));
 	x->cfg = &cfg;
 	x->sh = &sh;
 	x->st = &st;
-	x->bucket = calloc(opt_nsbx, sizeof(*x->bucket));
-	x->slot_st = calloc(opt_nsbx, sizeof(*x->slot_st));
-	if (!x->bucket || !x->slot_st) {
-		perror("calloc");
-		exit(1);
-	}
+	x->bucket = xcalloc(opt.nsbx, sizeof(*x->bucket));
+	x->slot_st = xcalloc(opt.nsbx, sizeof(*x->slot_st));
 	x->now = 100;
 	x->snat_lo = 30000;
 	x->snat_hi = 60999;
 }
 
-static void
-usage(const char *prog)
+/* The tables of the family under test: sessions live, established. */
+static uint32_t
+live(const struct dp_ctx *x)
 {
-	printf("usage: %s [--sessions N] [--capacity N] [--rounds R] [--sandboxes S] "
-	       "[--seed X] [--per-packet] [--cpu-clock] [--json]\n"
-	       "  Pipeline micro-benchmark without I/O (see docs/performance.md).\n"
-	       "  --sessions   live TCP sessions built before measuring (default 1048576)\n"
-	       "  --capacity   table capacity (default: --sessions)\n"
-	       "  --rounds     passes over all flows for the established cases (default 2)\n"
-	       "  --sandboxes  sandbox slots the flows are spread over (default 64)\n"
-	       "  --seed       seeds the flow order and the session table's hash (default 12345)\n"
-	       "  --per-packet call dp_world_rx/dp_sandbox_rx per frame even when the pipeline\n"
-	       "               has burst entry points\n"
-	       "  --cpu-clock  time the thread's CPU time, not the wall clock (a shared machine)\n"
-	       "  --json       print one JSON object instead of the table\n", prog);
+	return opt.ipv6 ? x->ct6->used : x->ct->used;
 }
 
-static unsigned long long
-parse_num(const char *s, const char *opt, unsigned long long max)
+static uint32_t
+established(const struct dp_ctx *x)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || v > max) {
-		fprintf(stderr, "ppbench: %s: '%s' is not a number up to %llu\n", opt, s, max);
-		exit(2);
-	}
-	return v;
+	return (opt.ipv6 ? x->ct6->class_count : x->ct->class_count)[CT_C_TCP_ESTABLISHED];
 }
 
+/* Both tables exist (an IPv6 flow's limits count IPv4 sessions too); both hashed by --seed. */
 static int
-parse_args(int argc, char **argv)
+tables_new(struct dp_ctx *x)
 {
-	static const struct option lo[] = {
-		{ "sessions", required_argument, NULL, 'n' },
-		{ "capacity", required_argument, NULL, 'c' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "sandboxes", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "per-packet", no_argument, NULL, 'p' },
-		{ "cpu-clock", no_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	x->ct = bench_table();
+	if (x->ct && opt.ipv6)
+		x->ct6 = ppb6_table();
+	return x->ct && (!opt.ipv6 || x->ct6) ? 0 : -1;
+}
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			opt_sessions = (uint32_t)parse_num(optarg, "--sessions", UINT32_MAX);
-			break;
-		case 'c':
-			opt_capacity = (uint32_t)parse_num(optarg, "--capacity", UINT32_MAX);
-			break;
-		case 'r':
-			opt_rounds = (uint32_t)parse_num(optarg, "--rounds", UINT32_MAX);
-			break;
-		case 's':
-			opt_nsbx = (uint32_t)parse_num(optarg, "--sandboxes", UINT32_MAX);
-			break;
-		case 'S':
-			opt_seed = parse_num(optarg, "--seed", UINT64_MAX);
-			break;
-		case 'j':
-			opt_json = 1;
-			break;
-		case 'p':
-			opt_per_packet = 1;
-			break;
-		case 'C':
-			opt_clock = CLOCK_THREAD_CPUTIME_ID;
-			break;
-		case 'h':
-			usage(argv[0]);
-			exit(0);
-		default:
-			usage(argv[0]);
-			return -EINVAL;
-		}
-	}
-	if (!opt_capacity)
-		opt_capacity = opt_sessions;
-	if (opt_sessions == 0 || opt_sessions > (64u << 16) || opt_nsbx == 0 ||
-	    opt_nsbx > 4096 || opt_rounds == 0 || opt_capacity < opt_sessions) {
-		fprintf(stderr, "ppbench: need 1 <= sessions <= 4194304 <= capacity, "
-			"1 <= sandboxes <= 4096, rounds >= 1\n");
-		return -EINVAL;
+static void
+tables_free(struct dp_ctx *x)
+{
+	ct_destroy(x->ct);
+	ct6_destroy(x->ct6);
+	x->ct = NULL;
+	x->ct6 = NULL;
+}
+
+/* The three-way handshake of every flow, in arrival order. */
+static int
+pb_handshakes(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint32_t *tmp,
+	      struct pb_summary *sm)
+{
+	uint32_t n = opt.sessions;
+	long rss0 = rss_bytes();
+
+	run_timed(x, &cs[C_NEW], NULL, n, T_SYN, PB_WORLD, DP_TO_SANDBOX);
+	sm->rss_growth = rss_bytes() - rss0;
+	slot_order(order, tmp, n);
+	run_timed(x, &cs[C_SYNACK], order, n, T_SYNACK, PB_SANDBOX, DP_TO_WORLD);
+	run_timed(x, &cs[C_ACK3], NULL, n, T_ACK, PB_WORLD, DP_TO_SANDBOX);
+	if (live(x) != n) {
+		fprintf(stderr, "ppbench: %u sessions live after the handshakes, expected %u\n",
+			live(x), n);
+		return -1;
 	}
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Established traffic in random flow order. The clock advances by one second per pass, so
+ * the first packet of each flow in a pass also moves its session to the LRU tail (the steady
+ * state of a flow seen about once a second).
+ */
+static void
+pb_established(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint32_t *tmp,
+	       uint32_t *one, uint64_t *rs)
 {
-	enum {
-		C_NEW, C_SYNACK, C_ACK3, C_EST_WORLD, C_EST_SAME, C_EST_SBX, C_MISS, C_HOT_WORLD,
-		C_BLIND_RST, C_FULL, C_PARTIAL, C_FRAG_FIRST, C_FRAG_LATER, C_EGRESS_NEW, C_MAX
-	};
-	struct pb_case cs[C_MAX] = {
-		[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0 },
-		[C_SYNACK] = { "synack", "guest SYN+ACK (sandbox -> world)", 0, 0, 0 },
-		[C_ACK3] = { "handshake_ack", "client ACK making the session established",
-			     0, 0, 0 },
-		[C_EST_WORLD] = { "est_world", "established, world -> sandbox (DNAT), random flow",
-				  0, 0, 0 },
-		[C_EST_SAME] = { "est_world_nolru", "as est_world, flows already seen this second "
-				 "(no LRU move)", 0, 0, 0 },
-		[C_EST_SBX] = { "est_sandbox", "established, sandbox -> world (reply), random flow",
-				0, 0, 0 },
-		[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0 },
-		[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0 },
-		[C_BLIND_RST] = { "blind_rst", "RST outside the window of a random flow (dropped, "
-				  "tcp_rst_window)", 0, 0, 0 },
-		[C_FULL] = { "est_world_1500", "as est_world, 1,500-byte frames", 0, 0, 0 },
-		[C_PARTIAL] = { "est_world_1500_partial", "as est_world_1500 with the partial "
-				"checksum of a sender's TX offload, completed", 0, 0, 0 },
-		[C_FRAG_FIRST] = { "frag_first", "first fragment of a client's segment on its "
-				   "flow: translated, its datagram recorded (frag.h)", 0, 0, 0 },
-		[C_FRAG_LATER] = { "frag_later", "later fragment of that datagram: translated as "
-				   "its first was", 0, 0, 0 },
-		[C_EGRESS_NEW] = { "egress_new_session", "guest SYN to a remote host: SNAT port and "
-				   "session (table 0 -> N)", 0, 0, 0 },
-	};
-	uint32_t *order, *tmp, *one, i, n, r;
-	uint64_t rs;
-	struct dp_ctx x;
-	long rss0, rss1;
-	size_t sess_bytes, bucket_bytes;
-	uint64_t bad = 0, done0;
+	uint32_t n = opt.sessions, i, r;
 
-	if (parse_args(argc, argv))
-		return 2;
-	under_vg = RUNNING_ON_VALGRIND ? 1 : 0;
-	rs = opt_seed;
-	n = opt_sessions;
-	setup(&x);
-	templates_init();
-	timer_calibrate();
-	order = malloc((size_t)n * sizeof(*order));
-	tmp = malloc((size_t)n * sizeof(*tmp));
-	one = malloc(BURST * sizeof(*one));
-	if (!order || !tmp || !one) {
-		perror("malloc");
-		return 1;
-	}
-	rss0 = rss_bytes();
-	x.ct = bench_table();
-	if (!x.ct)
-		return 1;
-
-	/* The three-way handshake of every flow, in arrival order. */
-	case_begin();
-	run_case(&x, &cs[C_NEW], NULL, n, tpl_syn, len_syn, PB_WORLD, 0, DP_TO_SANDBOX);
-	case_end(&cs[C_NEW]);
-	rss1 = rss_bytes();
-	slot_order(order, tmp, n);
-	case_begin();
-	run_case(&x, &cs[C_SYNACK], order, n, tpl_synack, len_synack, PB_SANDBOX, 0,
-		 DP_TO_WORLD);
-	case_end(&cs[C_SYNACK]);
-	case_begin();
-	run_case(&x, &cs[C_ACK3], NULL, n, tpl_ack, len_ack, PB_WORLD, 0, DP_TO_SANDBOX);
-	case_end(&cs[C_ACK3]);
-	if (x.ct->used != n) {
-		fprintf(stderr, "ppbench: %u sessions live after the handshakes, expected %u\n",
-			x.ct->used, n);
-		return 1;
-	}
-
-	/*
-	 * Established traffic in random flow order. The clock advances by one second per pass,
-	 * so the first packet of each flow in a pass also moves its session to the LRU tail (the
-	 * steady state of a flow seen about once a second).
-	 */
 	for (i = 0; i < n; i++)
 		order[i] = i;
 	case_begin();
-	for (r = 0; r < opt_rounds; r++) {
-		shuffle(order, n, &rs);
-		x.now++;
-		run_case(&x, &cs[C_EST_WORLD], order, n, tpl_ack, len_ack, PB_WORLD, 0,
-			 DP_TO_SANDBOX);
+	for (r = 0; r < opt.rounds; r++) {
+		shuffle(order, n, rs);
+		x->now++;
+		run_case(x, &cs[C_EST_WORLD], order, n, T_ACK, PB_WORLD, 0, DP_TO_SANDBOX);
 	}
 	case_end(&cs[C_EST_WORLD]);
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_EST_SAME], order, n, T_ACK, PB_WORLD, DP_TO_SANDBOX);
 	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_EST_SAME], order, n, tpl_ack, len_ack, PB_WORLD, 0, DP_TO_SANDBOX);
-	case_end(&cs[C_EST_SAME]);
-	case_begin();
-	for (r = 0; r < opt_rounds; r++) {
-		shuffle(order, n, &rs);
+	for (r = 0; r < opt.rounds; r++) {
+		shuffle(order, n, rs);
 		group_by_slot(order, tmp, n);
-		x.now++;
-		run_case(&x, &cs[C_EST_SBX], order, n, tpl_rack, len_rack, PB_SANDBOX, 0,
-			 DP_TO_WORLD);
+		x->now++;
+		run_case(x, &cs[C_EST_SBX], order, n, T_RACK, PB_SANDBOX, 0, DP_TO_WORLD);
 	}
 	case_end(&cs[C_EST_SBX]);
 	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_MISS], order, n, tpl_ack, len_ack, PB_WORLD, 1, DP_DROP);
+	shuffle(order, n, rs);
+	run_case(x, &cs[C_MISS], order, n, T_ACK, PB_WORLD, 1, DP_DROP);
 	case_end(&cs[C_MISS]);
 	/* One flow, the last created, 32 times a burst: its session stays in cache. */
 	for (i = 0; i < BURST; i++)
 		one[i] = n - 1;
 	case_begin();
 	for (i = 0; i < (n + BURST - 1) / BURST; i++)
-		run_case(&x, &cs[C_HOT_WORLD], one, BURST, tpl_ack, len_ack, PB_WORLD, 0,
-			 DP_TO_SANDBOX);
+		run_case(x, &cs[C_HOT_WORLD], one, BURST, T_ACK, PB_WORLD, 0, DP_TO_SANDBOX);
 	case_end(&cs[C_HOT_WORLD]);
-	/* A blind RST flood over every flow: each one dropped, every session still established. */
-	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_BLIND_RST], order, n, tpl_brst, len_brst, PB_WORLD, 0, DP_DROP);
-	case_end(&cs[C_BLIND_RST]);
-	if (st.drop[CVS_DROP_TCP_RST_WINDOW] != n ||
-	    x.ct->class_count[CT_C_TCP_ESTABLISHED] != n) {
-		fprintf(stderr, "ppbench: the blind RSTs were not all dropped as tcp_rst_window\n");
-		return 1;
-	}
+}
 
-	/* Full-size segments, their checksums complete and then partial (offload on). */
-	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_FULL], order, n, tpl_full, len_full, PB_WORLD, 0, DP_TO_SANDBOX);
-	case_end(&cs[C_FULL]);
+/* A blind RST flood over every flow: each one dropped, every session still established. */
+static int
+pb_blind(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint64_t *rs)
+{
+	uint32_t n = opt.sessions;
+
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_BLIND_RST], order, n, T_BRST, PB_WORLD, DP_DROP);
+	if (st.drop[CVS_DROP_TCP_RST_WINDOW] != n || established(x) != n) {
+		fprintf(stderr, "ppbench: the blind RSTs were not all dropped as tcp_rst_window\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Full-size segments, their checksums complete and then partial (offload on). */
+static int
+pb_checksums(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint64_t *rs)
+{
+	uint32_t n = opt.sessions;
+	uint64_t done0;
+
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_FULL], order, n, T_FULL, PB_WORLD, DP_TO_SANDBOX);
 	/* A complete checksum equal to its pseudo-header sum (1 in 65,536) counts too. */
 	done0 = st.c[CVS_WC_CSUM_COMPLETED];
 	pb_partial = 1;
-	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_PARTIAL], order, n, tpl_full, len_full, PB_WORLD, 0, DP_TO_SANDBOX);
-	case_end(&cs[C_PARTIAL]);
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_PARTIAL], order, n, T_FULL, PB_WORLD, DP_TO_SANDBOX);
 	pb_partial = 0;
 	if (st.c[CVS_WC_CSUM_COMPLETED] - done0 != n) {
 		fprintf(stderr, "ppbench: %" PRIu64 " partial checksums completed, expected %u\n",
 			st.c[CVS_WC_CSUM_COMPLETED] - done0, n);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
 
-	/* Fragments on every flow: a table that holds a datagram of each (one zone: the world). */
-	x.frag = frag_create(&(struct frag_cfg){ .contexts = n, .zone_share = n }, 2);
-	if (!x.frag)
-		return 1;
-	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_FRAG_FIRST], order, n, tpl_ffirst, len_ffirst, PB_WORLD, 0,
-		 DP_TO_SANDBOX);
-	case_end(&cs[C_FRAG_FIRST]);
-	case_begin();
-	shuffle(order, n, &rs);
-	run_case(&x, &cs[C_FRAG_LATER], order, n, tpl_flater, len_flater, PB_WORLD, 0,
-		 DP_TO_SANDBOX);
-	case_end(&cs[C_FRAG_LATER]);
-	frag_destroy(x.frag);
-	x.frag = NULL;
+/* Fragments on every flow: a table that holds a datagram of each (one zone: the world). */
+static int
+pb_frags(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint64_t *rs)
+{
+	uint32_t n = opt.sessions;
 
-	/*
-	 * Egress: every flow's guest SYN opens a SNAT session, into a second, empty table of the
-	 * same capacity (the DNAT table stays as it was measured).
-	 */
-	{
-		struct ct_table *dnat = x.ct;
-
-		x.ct = bench_table();
-		if (!x.ct)
-			return 1;
-		slot_order(order, tmp, n);
-		case_begin();
-		run_case(&x, &cs[C_EGRESS_NEW], order, n, tpl_esyn, len_esyn, PB_SANDBOX, 0,
-			 DP_TO_WORLD);
-		case_end(&cs[C_EGRESS_NEW]);
-		if (x.ct->used != n) {
-			fprintf(stderr, "ppbench: %u egress sessions, expected %u\n", x.ct->used, n);
-			return 1;
-		}
-		ct_destroy(x.ct);
-		x.ct = dnat;
+	if (opt.ipv6) {
+		cs[C_FRAG_FIRST].skipped = cs[C_FRAG_LATER].skipped = 1;
+		return 0;
 	}
+	x->frag = frag_create(&(struct frag_cfg){ .contexts = n, .zone_share = n }, 2);
+	if (!x->frag)
+		return -1;
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_FRAG_FIRST], order, n, T_FFIRST, PB_WORLD, DP_TO_SANDBOX);
+	shuffle(order, n, rs);
+	run_timed(x, &cs[C_FRAG_LATER], order, n, T_FLATER, PB_WORLD, DP_TO_SANDBOX);
+	frag_destroy(x->frag);
+	x->frag = NULL;
+	return 0;
+}
 
+/*
+ * Egress: every flow's guest SYN opens a SNAT session, into second, empty tables of the
+ * same capacity (the DNAT tables stay as they were measured).
+ */
+static int
+pb_egress(struct dp_ctx *x, struct pb_case *cs, uint32_t *order, uint32_t *tmp)
+{
+	struct dp_ctx e = *x;
+	uint32_t n = opt.sessions;
+	int ret = 0;
+
+	if (tables_new(&e))
+		return -1;
+	slot_order(order, tmp, n);
+	run_timed(&e, &cs[C_EGRESS_NEW], order, n, T_ESYN, PB_SANDBOX, DP_TO_WORLD);
+	if (live(&e) != n) {
+		fprintf(stderr, "ppbench: %u egress sessions, expected %u\n", live(&e), n);
+		ret = -1;
+	}
+	tables_free(&e);
+	return ret;
+}
+
+static void
+pb_summarise(const struct dp_ctx *x, struct pb_summary *sm)
+{
+	sm->timer_cost = timer_cost;
 	/* The hot line a packet touches plus the list links kept apart from it. */
-	sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_cold);
-	bucket_bytes = (size_t)x.ct->nlines * sizeof(struct ct_line);
-	for (i = 0; i < C_MAX; i++)
-		bad += cs[i].bad;
-
-	if (opt_json) {
-		printf("{\"sessions\":%u,\"capacity\":%u,\"sandboxes\":%u,\"burst\":%d,"
-		       "\"session_struct_bytes\":%zu,\"bucket_bytes_per_session\":%.2f,"
-		       "\"table_bytes_per_session\":%.2f,\"rss_bytes_per_session\":%.2f,"
-		       "\"cases\":{", n, opt_capacity, opt_nsbx, BURST, sess_bytes,
-		       (double)bucket_bytes / opt_capacity,
-		       (double)(sess_bytes * opt_capacity + bucket_bytes) / opt_capacity,
-		       (double)(rss1 - rss0) / n);
-		for (i = 0; i < C_MAX; i++)
-			printf("%s\"%s\":{\"packets\":%" PRIu64 ",\"ns_per_packet\":%.1f,"
-			       "\"unexpected\":%" PRIu64 "}", i ? "," : "", cs[i].name, cs[i].pkts,
-			       (double)cs[i].ns / cs[i].pkts, cs[i].bad);
-		printf("}}\n");
+	if (opt.ipv6) {
+		sm->sess_bytes = sizeof(struct ct6_session) + sizeof(struct ct_link);
+		sm->bucket_bytes = (size_t)x->ct6->nlines * sizeof(struct ct_line);
 	} else {
-		printf("ppbench: %u live sessions (capacity %u, %u sandboxes), bursts of %d, "
-		       "timer cost %" PRIu64 " ns per burst subtracted\n",
-		       n, opt_capacity, opt_nsbx, BURST, timer_cost);
-		printf("%-16s %12s %10s  %s\n", "case", "packets", "ns/pkt", "what");
-		for (i = 0; i < C_MAX; i++)
-			printf("%-16s %12" PRIu64 " %10.1f  %s\n", cs[i].name, cs[i].pkts,
-			       (double)cs[i].ns / cs[i].pkts, cs[i].what);
-		printf("table memory: %zu B session + %.2f B index = %.2f B per session "
-		       "(preallocated for capacity); RSS growth while filling: %.2f B per "
-		       "session\n", sess_bytes, (double)bucket_bytes / opt_capacity,
-		       (double)(sess_bytes * opt_capacity + bucket_bytes) / opt_capacity,
-		       (double)(rss1 - rss0) / n);
+		sm->sess_bytes = sizeof(struct ct_session) + sizeof(struct ct_cold);
+		sm->bucket_bytes = (size_t)x->ct->nlines * sizeof(struct ct_line);
 	}
+}
+
+static struct pb_case cases[C_MAX] = {
+	[C_NEW] = { "new_session", "SYN creating a session (table 0 -> N)", 0, 0, 0, 0 },
+	[C_SYNACK] = { "synack", "guest SYN+ACK (sandbox -> world)", 0, 0, 0, 0 },
+	[C_ACK3] = { "handshake_ack", "client ACK making the session established", 0, 0, 0, 0 },
+	[C_EST_WORLD] = { "est_world", "established, world -> sandbox (DNAT), random flow",
+			  0, 0, 0, 0 },
+	[C_EST_SAME] = { "est_world_nolru", "as est_world, flows already seen this second "
+			 "(no LRU move)", 0, 0, 0, 0 },
+	[C_EST_SBX] = { "est_sandbox", "established, sandbox -> world (reply), random flow",
+			0, 0, 0, 0 },
+	[C_MISS] = { "lookup_miss", "ACK matching no session (dropped)", 0, 0, 0, 0 },
+	[C_HOT_WORLD] = { "est_world_1flow", "established, one flow (cache hot)", 0, 0, 0, 0 },
+	[C_BLIND_RST] = { "blind_rst", "RST outside the window of a random flow (dropped, "
+			  "tcp_rst_window)", 0, 0, 0, 0 },
+	[C_FULL] = { "est_world_1500", "as est_world, 1,500-byte packets", 0, 0, 0, 0 },
+	[C_PARTIAL] = { "est_world_1500_partial", "as est_world_1500 with the partial checksum "
+			"of a sender's TX offload, completed", 0, 0, 0, 0 },
+	[C_FRAG_FIRST] = { "frag_first", "first fragment of a client's segment on its flow: "
+			   "translated, its datagram recorded (frag.h)", 0, 0, 0, 0 },
+	[C_FRAG_LATER] = { "frag_later", "later fragment of that datagram: translated as its "
+			   "first was", 0, 0, 0, 0 },
+	[C_EGRESS_NEW] = { "egress_new_session", "guest SYN to a remote host: SNAT port and "
+			   "session (table 0 -> N)", 0, 0, 0, 0 },
+};
+
+/* IPv6 cases are named as their IPv4 counterparts with a 6 behind. */
+static void
+name_cases(void)
+{
+	static char names[C_MAX][32];
+	int i;
+
+	for (i = 0; opt.ipv6 && i < C_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "%s6", cases[i].name);
+		cases[i].name = names[i];
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t *order, *tmp, *one, i, n;
+	struct pb_summary sm = { 0 };
+	uint64_t rs, bad = 0;
+	struct dp_ctx x;
+
+	if (pb_parse_args(argc, argv))
+		return 2;
+	under_vg = RUNNING_ON_VALGRIND ? 1 : 0;
+	rs = opt.seed;
+	n = opt.sessions;
+	setup(&x);
+	templates_init();
+	name_cases();
+	timer_calibrate();
+	order = xcalloc(n, sizeof(*order));
+	tmp = xcalloc(n, sizeof(*tmp));
+	one = xcalloc(BURST, sizeof(*one));
+	if (tables_new(&x) || pb_handshakes(&x, cases, order, tmp, &sm))
+		return 1;
+	pb_established(&x, cases, order, tmp, one, &rs);
+	if (pb_blind(&x, cases, order, &rs) || pb_checksums(&x, cases, order, &rs) ||
+	    pb_frags(&x, cases, order, &rs) || pb_egress(&x, cases, order, tmp))
+		return 1;
+	pb_summarise(&x, &sm);
+	for (i = 0; i < C_MAX; i++)
+		bad += cases[i].bad;
+	pb_report(cases, &sm);
 	if (bad) {
 		fprintf(stderr, "ppbench: %" PRIu64 " packets got an unexpected verdict\n", bad);
 		return 1;
 	}
-	ct_destroy(x.ct);
+	tables_free(&x);
 	free(order);
 	free(tmp);
 	free(one);
