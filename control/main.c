@@ -204,6 +204,7 @@ node_worker_init(struct node *n, uint32_t i)
 		.ct = n->have_region ? n->region.ct[i] :
 		      ct_create((n->cfg.max_sessions + n->nw - 1) / n->nw, n->cfg.max_sandboxes,
 				n->cfg.timeouts),
+		.ct6 = n->have_region ? n->region.ct6[i] : NULL,
 		.clock_base = n->have_region ? region_clock_now(&n->region) : 0,
 		.slot_st = n->pub.slot_st, .wp = &n->pub.wp, .mp = n->pt.mp,
 		.world_port = n->pt.world, .world_queues = q,

@@ -12,7 +12,7 @@
 #include <arpa/inet.h>
 
 #include "ct6.h"
-#include "ct_region.h"
+#include "ct6_region.h"
 
 static size_t
 ct6_session_bytes(uint32_t capacity)
@@ -74,6 +74,13 @@ ct6_destroy(struct ct6_table *ct)
 {
 	if (!ct)
 		return;
+	if (ct->in_region) {
+		/* The region is the caller's; only this process's counts are ours. */
+		free(ct->zone_cnt);
+		free(ct->ep_cnt);
+		ct->zone_cnt = ct->ep_cnt = NULL;
+		return;
+	}
 	if (ct->s)
 		munmap(ct->s, ct6_session_bytes(ct->capacity));
 	if (ct->lru)
@@ -276,6 +283,51 @@ ct6_recount_zones(struct ct6_table *ct)
 	for (i = 0; i < ct->hiwater; i++)
 		if ((ct->s[i].flags & CT_F_USED) && ct_class_live(ct->s[i].cls))
 			ct6_account(ct, &ct->s[i], 1);
+}
+
+int
+ct6_counts_alloc(struct ct6_table *ct)
+{
+	ct->zone_cnt = calloc(2 * ((size_t)ct->nzones + 1), sizeof(uint32_t));
+	ct->ep_cnt = calloc(CT_EP_BUCKETS, sizeof(uint32_t));
+	if (!ct->zone_cnt || !ct->ep_cnt) {
+		free(ct->zone_cnt);
+		free(ct->ep_cnt);
+		ct->zone_cnt = ct->ep_cnt = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool
+ct6_index_session(struct ct6_table *ct, uint32_t idx, uint64_t h0, uint64_t h1)
+{
+	if (!ct6_index_add(ct, idx, 0, h0))
+		return false;
+	if (ct6_index_add(ct, idx, 1, h1))
+		return true;
+	ct6_index_del(ct, idx, 0);
+	return false;
+}
+
+void
+ct6_lru_push(struct ct6_table *ct, uint32_t idx, enum ct_class c)
+{
+	ct6_lru_append(ct, idx, c);
+}
+
+void
+ct6_zones_rebuild(struct ct6_table *ct)
+{
+	uint32_t i;
+	int d;
+
+	for (i = 0; i <= ct->nzones; i++)
+		ct->zone_head[i] = CT_NIL;
+	for (i = 0; i < ct->hiwater; i++)
+		if (ct->s[i].flags & CT_F_USED)
+			for (d = 0; d < 2; d++)
+				ct6_zone_add(ct, i, d);
 }
 
 /* A slot for a new session, taken off the free list or the never-used part. */

@@ -11,8 +11,6 @@
  * ct_tcp_next(), classes and ct_class_of(), ct_default_timeouts, the CT_F_* flags, enum
  * ct_refuse, struct ct_counters, the index line (struct ct_line, ct_line_match()).
  *
- * Not used by any pipeline yet.
- *
  * Single writer: only the worker that owns a table calls these functions.
  */
 #ifndef CVS_CT6_H
@@ -88,6 +86,7 @@ struct ct6_table {
 	uint32_t grain[CT_C_MAX];
 	uint64_t key[4];	/* hash key, random */
 	struct ct_counters cnt;
+	bool in_region;		/* laid out in the session region (ct6_region.h): not ours */
 };
 
 /*

@@ -11,8 +11,8 @@
  *
  * Not carried yet, each a counted drop: IPv6 fragments, extension headers on a translated
  * flow, ICMPv6 errors (Packet Too Big included; TCP has its MSS clamped instead), the host
- * path, a frame longer than the world link's MTU (too_big), and window tracking (an IPv6
- * flow is tracked liberally).
+ * path, a frame longer than the world link's MTU (too_big). TCP windows are tracked as for
+ * IPv4 (tcpwin.h), unless --tcp-liberal.
  */
 #include "dp6_int.h"
 #include "dp_snat.h"
@@ -84,23 +84,40 @@ dp6_flow_ok(struct dp_ctx *x, const struct pkt *p, struct dp_result *r)
 	return true;
 }
 
-/* Advance an IPv6 session for a packet in 'dir' (liberal TCP: no window tracking yet). */
-static void
-dp6_track(struct dp_ctx *x, struct ct6_session *s, int dir, const struct pkt *p)
+/*
+ * Advance an IPv6 session for a packet in 'dir', as dp_track() an IPv4 one: a TCP segment is
+ * checked against the window first (tcpwin.h) and, outside it, dropped and counted with
+ * nothing changed. False when the packet is dropped.
+ */
+static bool
+dp6_track(struct dp_ctx *x, struct ct6_session *s, int dir, const struct pkt *p,
+	  struct dp_result *r)
 {
+	enum tcpwin_verdict v = TW_OK;
 	uint8_t st = s->state, next;
 
 	if (p->proto != IPPROTO_TCP_) {
 		if (dir == CT_DIR_REPLY)
 			st = CT_REPLIED;
 	} else {
+		if (!x->cfg->tcp_liberal)
+			v = tcpwin6_track(x->ct6, s, dir, p);
+		if (v == TW_BAD || v == TW_BAD_RST) {
+			dp_drop(x, r, v == TW_BAD ? CVS_DROP_TCP_WINDOW : CVS_DROP_TCP_RST_WINDOW);
+			return false;
+		}
 		next = ct_tcp_next(st, dir, p->tcp_flags);
+		if (v == TW_KEEP) {	/* a RST in the window, off its sequence: challenged */
+			x->st->c[CVS_WC_TCP_RST_INEXACT]++;
+			next = st;
+		}
 		if (next >= CT_TCP_MAX)
 			x->st->c[CVS_WC_TCP_INVALID]++;
 		else
 			st = next;
 	}
 	ct6_touch(x->ct6, s, st, x->now);
+	return true;
 }
 
 /*
@@ -147,7 +164,8 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 		if (m > 60 + 536 && mtu_clamp_mss(p, (uint16_t)(m - 60)))
 			x->st->c[CVS_WC_MSS_CLAMPED]++;
 	}
-	dp6_track(x, s, dir, p);
+	if (!dp6_track(x, s, dir, p, r))
+		return;
 	nat6_rewrite(p, o->daddr, o->saddr, o->dport, o->sport);
 	dp_l2_to(x, s->peer_mac, o->zone, p, r);
 }
@@ -211,6 +229,9 @@ dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple 
 		return;
 	}
 	dp_mac_put(s->peer_mac, nh);
+	/* The opening SYN starts the window tracking of its direction. */
+	if (p->proto == IPPROTO_TCP_ && !x->cfg->tcp_liberal)
+		tcpwin6_open(x->ct6, s, p);
 	s->flags |= CT_F_POLICY;
 	s->pol_ver = ver;
 	x->st->c[CVS_WC_SESS_CREATED]++;

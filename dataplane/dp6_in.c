@@ -149,6 +149,9 @@ dp6_in_insert(struct dp_ctx *x, const struct ct6_tuple *t, const struct ct6_tupl
 		dp_drop(x, r, why == CT_FULL ? CVS_DROP_TABLE_FULL : CVS_DROP_TUPLE_CLASH);
 		return NULL;
 	}
+	/* The opening SYN starts the window tracking of its direction, as in dp6_open(). */
+	if (p->proto == IPPROTO_TCP_ && !x->cfg->tcp_liberal)
+		tcpwin6_open(x->ct6, s, p);
 	x->st->c[CVS_WC_SESS_CREATED]++;
 	return s;
 }

@@ -28,7 +28,7 @@
 #include <rte_spinlock.h>
 #include <rte_vhost.h>
 
-#include "ct6.h"
+#include "ct6_region.h"
 #include "mtu.h"
 #include "worker_int.h"
 
@@ -631,19 +631,19 @@ worker_start(struct worker *w)
 			worker_frag_giveback(w);
 	}
 	/*
-	 * IPv6 sessions: a quarter of the IPv4 table's size, the same timeouts; not in the
-	 * restart region yet, so an IPv6 flow does not survive a restart (issue 34).
+	 * IPv6 sessions: the region's table (adopted or made there), else a private one of a
+	 * quarter of the IPv4 table's size, the same timeouts.
 	 */
-	if (w->ctx.cfg->have_ip6) {
-		uint32_t cap = w->ct->capacity / 4 > 1024 ? w->ct->capacity / 4 : 1024;
+	w->ctx.ct6 = w->ctx.cfg->have_ip6 ? w->ct6_given : NULL;
+	if (w->ctx.cfg->have_ip6 && !w->ctx.ct6) {
+		uint32_t cap = ct6_capacity_of(w->ct->capacity);
 
 		w->ctx.ct6 = ct6_create(cap, w->ctx.sh->max_sandboxes, w->ct->timeout);
 		if (!w->ctx.ct6)
 			RTE_LOG(ERR, USER1, "worker %u: no memory for %u IPv6 sessions: IPv6 is "
 				"dropped\n", w->id, cap);
-		else
-			w->capacity6 = cap;
 	}
+	w->capacity6 = w->ctx.ct6 ? w->ctx.ct6->capacity : 0;
 }
 
 static void
@@ -655,7 +655,9 @@ worker_stop(struct worker *w)
 	w->vh_idle = NULL;
 	frag_destroy(w->ctx.frag);
 	w->ctx.frag = NULL;
-	ct6_destroy(w->ctx.ct6);
+	/* The region's table stays for the next process (region_close() lets it go). */
+	if (w->ctx.ct6 != w->ct6_given)
+		ct6_destroy(w->ctx.ct6);
 	w->ctx.ct6 = NULL;
 }
 

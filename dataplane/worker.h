@@ -94,6 +94,7 @@ struct worker {
 	uint32_t nhand;
 	struct cvs_stats st;
 	struct ct_table *ct;
+	struct ct6_table *ct6_given;	/* its IPv6 table in the region, or NULL: made at start */
 	struct rte_mempool *mp;
 	uint16_t world_port;	/* the world ethdev, or UINT16_MAX: our own sockets below */
 	uint16_t world_queue;	/* rx queue, or UINT16_MAX: more workers than queues */
@@ -161,6 +162,7 @@ struct worker_conf {
 	uint32_t nworkers;
 	struct worker *all;		/* every worker, for handoffs */
 	struct ct_table *ct;		/* its session table (made, or adopted from the region) */
+	struct ct6_table *ct6;		/* its IPv6 table in the region, or NULL */
 	uint32_t clock_base;
 	struct cvs_port_stats *slot_st;	/* shared by slot, written by each slot's owner */
 	struct worker_ports *wp;

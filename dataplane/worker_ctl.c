@@ -156,6 +156,7 @@ worker_init(struct worker *w, const struct worker_conf *c)
 	char rname[32];
 
 	w->ct = c->ct;
+	w->ct6_given = c->ct6;
 	w->clock_base = c->clock_base;
 	w->park = calloc(PARK_MAX, sizeof(*w->park));
 	snprintf(rname, sizeof(rname), "cvs_inbox%u", c->id);

@@ -416,6 +416,8 @@ obs_snapshot(struct obs *o, struct obs_snap *s)
 		s->region_adopt_us = o->region->adopt_us;
 		s->region_carried = o->region->carried_from[0] != 0;
 		s->region_carry_dropped = o->region->carry_dropped;
+		s->region_adopted6 = o->region->adopted6;
+		s->region_refused6 = o->region->refused6;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	s->uptime = (double)(now.tv_sec - o->started.tv_sec) +

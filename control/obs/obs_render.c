@@ -349,6 +349,12 @@ obs_enum_region(const struct obs_snap *s, obs_visit_fn fn, void *arg)
 		 "past the new capacity, of a sandbox slot the new shape has not, or owned by no one "
 		 "worker under the new worker count", OBS_GAUGE, NULL, NULL, "region",
 		 "carry_dropped", s->region_carry_dropped);
+	obs_emit(fn, arg, "region_adopted_ipv6_sessions", "of the adopted sessions, the IPv6 ones",
+		 OBS_GAUGE, NULL, NULL, "region", "adopted6", s->region_adopted6);
+	obs_emit(fn, arg, "region_refused_ipv6_tables", "IPv6 session tables of the region "
+		 "started empty beside the adopted IPv4 ones: a damaged IPv6 part, or another "
+		 "--node-ip6 (the reason is in the log)", OBS_GAUGE, NULL, NULL, "region",
+		 "refused6", s->region_refused6);
 }
 
 /* Every sandbox's port counters, then the funnels' sockets that carry them. */

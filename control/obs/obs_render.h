@@ -114,6 +114,8 @@ struct obs_snap {
 	uint32_t region_adopt_us;
 	uint32_t region_carried;
 	uint32_t region_carry_dropped;
+	uint32_t region_adopted6;
+	uint32_t region_refused6;
 	double uptime;
 	bool ready;
 	uint32_t nsbx;

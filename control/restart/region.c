@@ -13,20 +13,19 @@
 #include <unistd.h>
 
 #include "cvs_common.h"
-#include "ct_region.h"
+#include "ct6_region.h"
 #include "owner.h"
 #include "region.h"
+#include "region_int.h"
 
 #define REGION_MAGIC	"CVSFPRG"	/* 8 bytes with its NUL */
 #define REGION_FORMAT	1u
 #define HUGETLBFS_MAGIC_ 0x958458f6
-#define REGION_ALIGN	4096u
 /*
- * The release that used the region last, in the header's page after the header: outside the
+ * The release that used the region last, in the header's page (REGION_RELEASE_OFF): outside the
  * checksum, which 0.1.0 computes over the header alone and so still accepts, and written in
  * stores whose tearing can only garble this record, never refuse the region.
  */
-#define REGION_RELEASE_OFF	2048u
 #define REGION_RELEASE_MAGIC	0x4c525643u	/* "CVRL" */
 struct region_release {
 	uint32_t magic;
@@ -50,9 +49,10 @@ struct region_hdr {
 	uint64_t seed[REGION_MAX_WORKERS];
 	uint64_t table_off[REGION_MAX_WORKERS];
 	uint64_t slots_off;
-	uint32_t pad;
+	uint32_t capacity6;	/* IPv6 sessions per worker; 0 (a release before them): none */
 	uint32_t sum;		/* FNV-1a of everything above */
 };
+
 
 static uint32_t
 fnv(const void *p, size_t n, uint32_t h)
@@ -106,7 +106,20 @@ rnd(size_t n, size_t a)
 }
 
 _Static_assert(REGION_RELEASE_OFF + sizeof(struct region_release) <= REGION_ALIGN &&
-	       sizeof(struct region_hdr) <= REGION_RELEASE_OFF, "the release record's place");
+	       sizeof(struct region_hdr) <= REGION6_OFF, "the records' places");
+
+/*
+ * The header's layout version: the IPv4 structures' alone without IPv6 blocks, so a region of
+ * a release before them is read as it was written (and the region this build writes for such
+ * a release, a rollback's, is that release's); both families' with them.
+ */
+static uint32_t
+region_layout_version(uint32_t capacity6)
+{
+	uint32_t v = ct_layout_version(), v6 = ct6_layout_version();
+
+	return capacity6 ? fnv(&v6, sizeof(v6), v) : v;
+}
 
 static void
 region_release_read(const void *base, char *out, size_t len)
@@ -131,10 +144,13 @@ region_release_write(void *base, const char *release)
 	}
 }
 
-/* Where everything goes: header, zone records, then one table block per worker. */
-static size_t
-region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_off,
-	      size_t align)
+/*
+ * Where everything goes: header, zone records, one IPv4 table block per worker, then one
+ * IPv6 block per worker (when capacity6; table6_off may be NULL).
+ */
+size_t
+region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *table6_off,
+	      uint64_t *slots_off, size_t align)
 {
 	size_t off = REGION_ALIGN, tb = ct_region_bytes(w->capacity, w->nzones);
 	uint32_t i;
@@ -144,6 +160,11 @@ region_layout(const struct region_want *w, uint64_t *table_off, uint64_t *slots_
 	for (i = 0; i < w->nworkers; i++) {
 		table_off[i] = off;
 		off += tb;
+	}
+	for (i = 0; w->capacity6 && i < w->nworkers; i++) {
+		if (table6_off)
+			table6_off[i] = off;
+		off += ct6_region_bytes(w->capacity6, w->nzones);
 	}
 	return rnd(off, align);
 }
@@ -158,7 +179,7 @@ region_size(int fd, const struct region_want *w)
 
 	if (!fstatfs(fd, &sf) && sf.f_type == HUGETLBFS_MAGIC_)
 		align = (size_t)sf.f_bsize;
-	return region_layout(w, off, &soff, align);
+	return region_layout(w, off, NULL, &soff, align);
 }
 
 uint32_t
@@ -192,11 +213,13 @@ region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want 
 			 "");
 	else if (h->sum != hdr_sum(h))
 		snprintf(why, len, "corrupt header (checksum)");
-	else if (h->layout != ct_layout_version())
+	else if (h->layout != region_layout_version(h->capacity6))
 		snprintf(why, len, "session layout %08x, this build has %08x (an upgrade that "
-			 "changed the session structures)", h->layout, ct_layout_version());
+			 "changed the session structures)", h->layout,
+			 region_layout_version(h->capacity6));
 	else if (h->nworkers == 0 || h->nworkers > REGION_MAX_WORKERS ||
-		 h->capacity == 0 || h->capacity >= 1u << 30 || h->nzones >= UINT16_MAX)
+		 h->capacity == 0 || h->capacity >= 1u << 30 || h->nzones >= UINT16_MAX ||
+		 h->capacity6 >= 1u << 30)
 		snprintf(why, len, "shape out of bounds: %u workers, %u sessions each, %u "
 			 "sandboxes", h->nworkers, h->capacity, h->nzones);
 	else if (h->node_ip != w->node_ip)
@@ -210,7 +233,7 @@ region_hdr_ok(const struct region_hdr *h, size_t size, const struct region_want 
 	else if (h->clock_base > boot_seconds())
 		snprintf(why, len, "clock base in the future (made before a reboot)");
 	else {
-		region_layout(w, off, &soff, 1);
+		region_layout(w, off, NULL, &soff, 1);
 		if (h->slots_off != soff)
 			goto bad_off;
 		for (i = 0; i < w->nworkers; i++)
@@ -233,13 +256,14 @@ region_own_shape(const struct region_hdr *h, const struct region_want *w,
 	own->nworkers = h->nworkers;
 	own->capacity = h->capacity;
 	own->nzones = h->nzones;
+	own->capacity6 = h->capacity6;
 }
 
 static bool
 region_same_shape(const struct region_want *a, const struct region_want *b)
 {
 	return a->nworkers == b->nworkers && a->capacity == b->capacity &&
-	       a->nzones == b->nzones;
+	       a->nzones == b->nzones && a->capacity6 == b->capacity6;
 }
 
 static int
@@ -319,6 +343,7 @@ region_adopt(struct region *rg, int fd, const struct region_want *w, struct regi
 			snprintf(rg->info.rebuild_why, sizeof(rg->info.rebuild_why),
 				 "worker %u's table: %s", i, why);
 	}
+	region6_adopt(rg, w, own);
 	region_release_read(rg->base, rg->info.written_by, sizeof(rg->info.written_by));
 	region_release_write(rg->base, w->release);
 	h->generation++;
@@ -332,12 +357,15 @@ region_unmap(struct region *rg)
 	size_t i;
 
 	/* Before the mapping goes: the tables live in it, their counts in our heap. */
-	for (i = 0; i < sizeof(rg->ct) / sizeof(rg->ct[0]); i++)
+	for (i = 0; i < sizeof(rg->ct) / sizeof(rg->ct[0]); i++) {
 		ct_destroy(rg->ct[i]);
+		ct6_destroy(rg->ct6[i]);
+	}
 	if (rg->base)
 		munmap(rg->base, rg->bytes);
 	rg->base = NULL;
 	memset(rg->ct, 0, sizeof(rg->ct));
+	memset(rg->ct6, 0, sizeof(rg->ct6));
 }
 
 /*
@@ -351,7 +379,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 {
 	struct region_hdr *h;
 	struct statfs sf;
-	uint64_t off[REGION_MAX_WORKERS], soff, seed;
+	uint64_t off[REGION_MAX_WORKERS], off6[REGION_MAX_WORKERS], soff, seed;
 	size_t bytes, align = REGION_ALIGN;
 	uint32_t i;
 	int fd, ret;
@@ -366,7 +394,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 		rg->info.hugetlb = true;
 		align = (size_t)sf.f_bsize;
 	}
-	bytes = region_layout(w, off, &soff, align);
+	bytes = region_layout(w, off, off6, &soff, align);
 	/* Reserve the space now: a short tmpfs would otherwise SIGBUS a worker later. */
 	ret = rg->info.hugetlb ? (ftruncate(fd, (off_t)bytes) ? errno : 0) :
 	      posix_fallocate(fd, 0, (off_t)bytes);
@@ -386,11 +414,15 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 					   w->timeouts, seed);
 		h->seed[i] = seed;
 		h->table_off[i] = off[i];
+		if (w->capacity6)
+			rg->ct6[i] = ct6_region_init((uint8_t *)rg->base + off6[i], w->capacity6,
+						     w->nzones, w->timeouts);
 	}
 	memcpy(h->magic, REGION_MAGIC, 8);
 	h->format = REGION_FORMAT;
 	h->hdr_bytes = sizeof(*h);
-	h->layout = ct_layout_version();
+	h->layout = region_layout_version(w->capacity6);
+	h->capacity6 = w->capacity6;
 	h->nworkers = w->nworkers;
 	h->capacity = w->capacity;
 	h->nzones = w->nzones;
@@ -402,6 +434,7 @@ region_make(struct region *rg, const char *tmp, const struct region_want *w,
 	h->snat_hi = w->snat_hi;
 	h->slots_off = soff;
 	h->sum = hdr_sum(h);
+	region6_write(rg->base, w);
 	region_release_write(rg->base, w->release);
 	rg->info.generation = h->generation;
 	return 0;
@@ -432,16 +465,7 @@ region_create(struct region *rg, const char *path, const struct region_want *w, 
 	return ret ? ret : region_place(rg, tmp, path, err, errlen);
 }
 
-/*
- * Where a carried session goes: with the same worker count, the new table of its old worker
- * ('same', the old index); with another, the worker that owns it now (owner.h's rules), or
- * none when no worker could serve it.
- */
-struct region_dest {
-	const struct region_want *w;
-	int same;		/* -1: the worker count changed */
-};
-
+/* Where a carried session goes (region_int.h): its old worker's table, or its owner's now. */
 static int
 region_dest_of(const struct ct_session *s, void *arg)
 {
@@ -490,6 +514,7 @@ region_reshape(struct region *rg, const struct region_want *w, const struct regi
 
 	rg->base = NULL;
 	memset(rg->ct, 0, sizeof(rg->ct));
+	memset(rg->ct6, 0, sizeof(rg->ct6));
 	snprintf(tmp, sizeof(tmp), "%s.new", rg->info.path);
 	if (region_make(rg, tmp, w, oh, err, sizeof(err))) {
 		snprintf(rg->info.why, sizeof(rg->info.why), "cannot carry it: %.170s", err);
@@ -501,10 +526,17 @@ region_reshape(struct region *rg, const struct region_want *w, const struct regi
 
 		before += old.ct[k]->used;
 		ct_region_carry(rg->ct, w->nworkers, old.ct[k], region_dest_of, &o);
+		before += region6_carry(rg, w, old.ct6[k], &o);
 	}
+	rg->info.adopted6 = 0;
 	for (k = 0; k < w->nworkers; k++) {
 		ct_region_settle(rg->ct[k]);
 		after += rg->ct[k]->used;
+		if (!rg->ct6[k])
+			continue;
+		ct6_region_settle(rg->ct6[k]);
+		rg->info.adopted6 += rg->ct6[k]->used;
+		after += rg->ct6[k]->used;
 	}
 	memcpy((uint8_t *)rg->base + ((const struct region_hdr *)rg->base)->slots_off,
 	       (const uint8_t *)old.base + oh->slots_off, (size_t)nz * sizeof(struct region_slot));
@@ -583,6 +615,8 @@ region_open(struct region *rg, const char *dir, const char *name,
 		region_aside(rg->info.path, aside, sizeof(aside));
 		rg->info.refused = 1;
 		rg->info.adopted = rg->info.discarded_bad = rg->info.rebuilt = 0;
+		rg->info.adopted6 = rg->info.refused6 = 0;
+		rg->info.why6[0] = '\0';
 		snprintf(rg->info.aside, sizeof(rg->info.aside), "%s", aside);
 	}
 	ret = region_create(rg, rg->info.path, w, err, errlen);

@@ -11,8 +11,13 @@
  * then every table (ct_region_adopt()) are checked before a worker runs. A region of another
  * shape (worker count, sessions per worker, sandboxes: an upgrade whose defaults changed, or
  * an operator's new flags) is carried into a new one of this start's shape, each session to
- * the worker that owns it now. A region that fails is renamed aside and a fresh one is made; the caller logs region_info (the module
- * is plain libc so the unit tests and the fuzz target run it). Control thread only.
+ * the worker that owns it now. Each worker has a second block for its IPv6 table when the
+ * start asks for one (capacity6); a region without (a release before IPv6 sessions were kept)
+ * is carried into one with empty IPv6 tables, and a damaged IPv6 part, or one made for
+ * another --node-ip6, gives empty IPv6 tables beside the adopted IPv4 ones (region6.c). A
+ * region that fails is renamed aside and a fresh one is made; the caller logs region_info
+ * (the module is plain libc so the unit tests and the fuzz target run it). Control thread
+ * only.
  */
 #ifndef CVS_REGION_H
 #define CVS_REGION_H
@@ -22,6 +27,7 @@
 #include <stdint.h>
 
 #include "ct.h"
+#include "ct6.h"
 
 #define REGION_MAX_WORKERS	16
 /* Where the header keeps the generation (tests change it alone). */
@@ -41,6 +47,9 @@ struct region_want {
 	uint32_t node_ip;
 	uint16_t snat_lo;
 	uint16_t snat_hi;
+	uint32_t capacity6;	/* IPv6 sessions per worker; 0: no IPv6 block (the region of
+				 * a release before them, which such a release reads) */
+	uint8_t node_ip6[16];	/* what the IPv6 sessions are translated to */
 	const uint32_t *timeouts;
 	const char *release;	/* "0.2.0 (commit …)" recorded as the region's last user; NULL:
 				 * cleared (a rollback to a release that records none) */
@@ -49,7 +58,10 @@ struct region_want {
 struct region_info {
 	uint64_t generation;	/* 1 for a fresh region, +1 per adoption */
 	uint64_t bytes;
-	uint32_t adopted;	/* sessions adopted at start */
+	uint32_t adopted;	/* sessions adopted at start, both families */
+	uint32_t adopted6;	/* of which IPv6 */
+	uint32_t refused6;	/* IPv6 tables started empty, the IPv4 ones adopted: a damaged
+				 * IPv6 record or table, another --node-ip6 (why6 says which) */
 	uint32_t discarded_gone;	/* adopted, then dropped: their sandbox did not come back */
 	uint32_t discarded_bad;	/* dropped by a rebuild: inconsistent or duplicate sessions */
 	uint32_t rebuilt;	/* tables rebuilt from their sessions (a crash mid-update) */
@@ -62,6 +74,7 @@ struct region_info {
 	char written_by[48];	/* the release that used the region last, as it recorded it;
 				 * "0.1.0 or earlier" when none did; "" for a fresh region */
 	char why[200];		/* why the region was refused, "" when not */
+	char why6[200];		/* why the IPv6 tables were refused, "" when not */
 	char rebuild_why[200];	/* the first failed check of a rebuilt table */
 	char path[300];
 	char aside[340];	/* where the refused region went */
@@ -71,6 +84,7 @@ struct region {
 	void *base;
 	size_t bytes;
 	struct ct_table *ct[REGION_MAX_WORKERS];
+	struct ct6_table *ct6[REGION_MAX_WORKERS];	/* NULL without an IPv6 block */
 	struct region_slot *slots;	/* in the region: kept current */
 	struct region_slot *old_slots;	/* as adopted, for region_slots_gone() */
 	uint32_t nzones;

@@ -2,15 +2,21 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "ct6_region.h"
 #include "cvs_commit.h"
 #include "log.h"
 #include "region_reg.h"
 #include "worker.h"
 
-/* The shape and addressing of the options, for 'nw' workers and 'nzones' sandboxes. */
+/*
+ * The shape and addressing of the options, for 'nw' workers and 'nzones' sandboxes; IPv6
+ * blocks with --node-ip6 when 'ip6' (a rollback asks for none: the release before has none).
+ */
 static struct region_want
-region_want_of(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, const char *release)
+region_want_of(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, const char *release,
+	       bool ip6)
 {
 	struct region_want want = {
 		.nworkers = nw,
@@ -23,6 +29,10 @@ region_want_of(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, const
 		.release = release,
 	};
 
+	if (ip6 && cfg->have_ip6) {
+		want.capacity6 = ct6_capacity_of(want.capacity);
+		memcpy(want.node_ip6, cfg->node_ip6, sizeof(want.node_ip6));
+	}
 	return want;
 }
 
@@ -36,7 +46,8 @@ region_name(const struct cvs_config *cfg, char *name, size_t len)
 int
 region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 {
-	struct region_want want = region_want_of(cfg, nw, cfg->max_sandboxes, CVS_RELEASE);
+	struct region_want want = region_want_of(cfg, nw, cfg->max_sandboxes, CVS_RELEASE,
+						  true);
 	const struct region_info *ri = &rg->info;
 	char err[512], name[64];
 
@@ -51,21 +62,25 @@ region_start(struct region *rg, const struct cvs_config *cfg, uint32_t nw)
 		CVS_LOG(WARNING, main, "session region %s: %u table(s) left in the middle of an "
 			"update (%s): rebuilt from their sessions, %u inconsistent sessions dropped",
 			ri->path, ri->rebuilt, ri->rebuild_why, ri->discarded_bad);
+	if (!ri->refused && ri->refused6)
+		CVS_LOG(WARNING, main, "session region %s: %u IPv6 table(s) refused (%s): their "
+			"IPv6 sessions are dropped, the IPv4 ones adopted", ri->path, ri->refused6,
+			ri->why6);
 	if (ri->refused)
 		CVS_LOG(WARNING, main, "session region %s refused: %s; moved to %s, starting "
 			"with empty session tables", ri->path, ri->why, ri->aside);
 	else if (ri->carried_from[0])
 		CVS_LOG(NOTICE, main, "session region %s (written by %s): carried %u sessions from "
 			"%u worker(s) of %u sessions and %u sandboxes to %u of %u and %u (%u the new "
-			"shape could not take), generation %llu, in %u us", ri->path, ri->written_by,
-			ri->adopted,
+			"shape could not take), %u of them IPv6, generation %llu, in %u us", ri->path,
+			ri->written_by, ri->adopted,
 			ri->carried_from[0], ri->carried_from[1], ri->carried_from[2], nw,
-			want.capacity, want.nzones, ri->carry_dropped,
+			want.capacity, want.nzones, ri->carry_dropped, ri->adopted6,
 			(unsigned long long)ri->generation, ri->adopt_us);
 	else if (ri->generation > 1)
 		CVS_LOG(INFO, main, "session region %s (written by %s): adopted %u sessions of %u "
-			"worker(s), generation %llu, checked in %u us", ri->path, ri->written_by,
-			ri->adopted, nw,
+			"worker(s), %u of them IPv6, generation %llu, checked in %u us", ri->path,
+			ri->written_by, ri->adopted, nw, ri->adopted6,
 			(unsigned long long)ri->generation, ri->adopt_us);
 	else
 		CVS_LOG(INFO, main, "session region %s: new, %llu bytes%s", ri->path,
@@ -145,7 +160,7 @@ int
 region_reshape_for(const struct cvs_config *cfg, uint32_t nw, uint32_t nzones, char *msg,
 		   size_t len)
 {
-	struct region_want want = region_want_of(cfg, nw, nzones, NULL);
+	struct region_want want = region_want_of(cfg, nw, nzones, NULL, false);
 	struct region rg;
 	char name[64];
 	int ret;

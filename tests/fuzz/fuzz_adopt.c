@@ -8,8 +8,9 @@
  *                  bit 1 set: the header checksum is recomputed after them
  *   input[0] odd:  the file is input[1..] as it is (random, short, truncated regions)
  *
- * The file is adopted through region_open(). Whatever the verdict, the node must get usable
- * tables: every table is then used as the worker would (lookups of every tuple ever inserted,
+ * The region has an IPv6 table per worker too (region6.c). The file is adopted through
+ * region_open(). Whatever the verdict, the node must get usable tables of both families:
+ * every table is then used as the worker would (lookups of every tuple ever inserted,
  * inserts, expiry, a flush of every zone, a dump) under the sanitizers, and its counts must
  * stay within its capacity. A refusal must name a reason and leave the file moved aside.
  */
@@ -21,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ct_region.h"
+#include "ct6_region.h"
 #include "fail.h"
 #include "pkt.h"
 #include "region.h"
@@ -35,7 +36,8 @@ static size_t tmpl_len;
 
 static const struct region_want want = {
 	.nworkers = 2, .capacity = CAP, .nzones = ZONES, .node_ip = 0x010212c6,
-	.snat_lo = 30000, .snat_hi = 65535,
+	.snat_lo = 30000, .snat_hi = 65535, .capacity6 = CAP,
+	.node_ip6 = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 0x01, [15] = 1 },
 };
 
 static struct ct_tuple
@@ -80,6 +82,49 @@ exercise(struct ct_table *ct)
 		fuzz_fail_at("fuzz_adopt", "table counts beyond capacity", NULL);
 }
 
+static struct ct6_tuple
+tup6(uint32_t i, int dir_)
+{
+	uint8_t g[16] = { 0xfd, [14] = (uint8_t)(i >> 8), [15] = (uint8_t)i };
+	uint8_t w[16] = { 0x20, 0x01, 0x00, 0x02, 0, 0, 0, 0x02, [15] = 8 };
+	struct ct6_tuple t;
+
+	if (dir_)
+		ct6_tuple_set(&t, w, want.node_ip6, 80, (uint16_t)(30000 + i), 0, IPPROTO_TCP_);
+	else
+		ct6_tuple_set(&t, g, w, (uint16_t)(1000 + i), 80, (uint16_t)(i % (ZONES + 1)),
+			      IPPROTO_TCP_);
+	return t;
+}
+
+static void
+exercise6(struct ct6_table *ct)
+{
+	struct ct6_dump_entry out[16];
+	struct ct_dump_req rq = { .cursor = 0, .budget = CAP, .max = 16 };
+	enum ct_refuse why;
+	uint32_t i, z;
+	int d;
+
+	for (i = 0; i < 2 * CAP; i++) {
+		struct ct6_tuple o = tup6(i, 0), r = tup6(i, 1);
+		struct ct6_session *s = ct6_lookup(ct, &o, &d);
+
+		if (s)
+			ct6_touch(ct, s, CT_TCP_ESTABLISHED, 20);
+		else
+			ct6_insert(ct, &o, &r, CT_TCP_SYN_SENT, 20, &why);
+		ct6_lookup(ct, &r, &d);
+	}
+	ct6_dump(ct, 20, &rq, out);
+	ct6_expire(ct, 100, 16);
+	for (z = 1; z <= ZONES; z++)
+		ct6_flush_zone(ct, (uint16_t)z);
+	ct6_expire(ct, 100000, 4 * CAP);
+	if (ct->used > ct->capacity || ct->hiwater > ct->capacity)
+		fuzz_fail_at("fuzz_adopt", "IPv6 table counts beyond capacity", NULL);
+}
+
 /* The work directory goes when the run ends (libFuzzer exits through exit()). */
 static void
 cleanup(void)
@@ -115,6 +160,15 @@ setup(void)
 
 			if (s && i % 6 == 5)
 				ct_delete(rg.ct[w], s);
+		}
+	for (w = 0; w < 2; w++)
+		for (i = 0; i < CAP - 8; i++) {
+			struct ct6_tuple o = tup6(i + w * 7, 0), r = tup6(i + w * 7, 1);
+			struct ct6_session *s = ct6_insert(rg.ct6[w], &o, &r, CT_TCP_ESTABLISHED,
+							   5, &why);
+
+			if (s && i % 6 == 5)
+				ct6_delete(rg.ct6[w], s);
 		}
 	region_close(&rg);
 	fd = open(path, O_RDONLY);
@@ -174,10 +228,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail_at("fuzz_adopt", "no region at all", err);
 	if (rg.info.refused && !rg.info.why[0])
 		fuzz_fail_at("fuzz_adopt", "refused without a reason", NULL);
+	if (rg.info.refused6 && !rg.info.why6[0])
+		fuzz_fail_at("fuzz_adopt", "IPv6 tables refused without a reason", NULL);
 	for (w = 0; w < 2; w++) {
-		if (!rg.ct[w])
+		if (!rg.ct[w] || !rg.ct6[w])
 			fuzz_fail_at("fuzz_adopt", "a worker without a table", rg.info.why);
 		exercise(rg.ct[w]);
+		exercise6(rg.ct6[w]);
 	}
 	region_close(&rg);
 	/* Refused regions pile up as asides: keep the directory small. */
