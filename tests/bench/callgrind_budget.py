@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Instructions per packet of the pipeline, counted by callgrind, against a committed budget.
 
+Both address families: ppbench's IPv4 cases and, with --ipv6, the same cases over IPv6 (named
+with _v6 behind), each against its own budget; the IPv6/IPv4 ratio of each case is printed.
+
 The machine has no PMU and shared vCPUs, so time is noisy; instruction counts repeat to well
 under 1 %. ppbench switches counting on only around the pipeline calls and dumps once per case.
 A case fails when it costs more than its budget times (1 + tolerance). A case well under budget
@@ -40,6 +43,54 @@ def write_budget(path, measured):
             f.write('%s %d\n' % (name, round(value)))
 
 
+def run_family(valgrind, a, extra):
+    """ppbench under callgrind for one address family: instructions per packet by case."""
+    tmp = tempfile.mkdtemp(prefix='cvs-cg.')
+    try:
+        out = os.path.join(tmp, 'cg.out')
+        p = subprocess.run([valgrind, '--tool=callgrind', '--collect-atstart=no',
+                            '--callgrind-out-file=' + out, a.ppbench,
+                            '--sessions', str(a.sessions), '--rounds', '1', '--json'] + extra,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=300)
+        if p.returncode != 0:
+            sys.stderr.write(p.stderr)
+            print('FAIL: ppbench %s under callgrind exited %d' % (' '.join(extra), p.returncode))
+            return None
+        res = json.loads(p.stdout)
+        instr = {}
+        for dump in glob.glob(out + '.*'):
+            name = total = None
+            with open(dump) as f:
+                for line in f:
+                    if line.startswith('desc: Trigger: Client Request: '):
+                        name = line.split(': ')[-1].strip()
+                    elif line.startswith('summary:'):
+                        total = int(line.split()[1])
+            if name and total is not None:
+                instr[name] = total
+    finally:
+        shutil.rmtree(tmp)
+    measured = {}
+    for name, case in res['cases'].items():
+        if name not in instr:
+            print('FAIL: no callgrind dump for case %s' % name)
+            return None
+        measured[name] = instr[name] / case['packets']
+    return measured, res
+
+
+def print_families(measured):
+    """Each IPv6 case (named as its IPv4 counterpart with _v6 behind) against IPv4."""
+    rows = [(n[:-3], measured[n[:-3]], v) for n, v in measured.items()
+            if n.endswith('_v6') and n[:-3] in measured]
+    if not rows:
+        return
+    print('%-22s %10s %10s %8s' % ('IPv6 against IPv4', 'IPv4', 'IPv6', 'ratio'))
+    for name, v4, v6 in rows:
+        print('%-22s %10.1f %10.1f %8.3f' % (name, v4, v6, v6 / v4))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ppbench', required=True)
@@ -60,39 +111,14 @@ def main():
               'sanitize=%s)' % (a.optimization, a.sanitize))
         return 77
 
-    tmp = tempfile.mkdtemp(prefix='cvs-cg.')
-    try:
-        out = os.path.join(tmp, 'cg.out')
-        p = subprocess.run([valgrind, '--tool=callgrind', '--collect-atstart=no',
-                            '--callgrind-out-file=' + out, a.ppbench,
-                            '--sessions', str(a.sessions), '--rounds', '1', '--json'],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=300)
-        if p.returncode != 0:
-            sys.stderr.write(p.stderr)
-            print('FAIL: ppbench under callgrind exited %d' % p.returncode)
+    measured, res = {}, None
+    for family in ([], ['--ipv6']):
+        got = run_family(valgrind, a, family)
+        if got is None:
             return 1
-        res = json.loads(p.stdout)
-        instr = {}
-        for dump in glob.glob(out + '.*'):
-            name = total = None
-            with open(dump) as f:
-                for line in f:
-                    if line.startswith('desc: Trigger: Client Request: '):
-                        name = line.split(': ')[-1].strip()
-                    elif line.startswith('summary:'):
-                        total = int(line.split()[1])
-            if name and total is not None:
-                instr[name] = total
-    finally:
-        shutil.rmtree(tmp)
-
-    measured = {}
-    for name, case in res['cases'].items():
-        if name not in instr:
-            print('FAIL: no callgrind dump for case %s' % name)
-            return 1
-        measured[name] = instr[name] / case['packets']
+        part, res4 = got
+        measured.update(part)
+        res = res or res4
 
     if a.update:
         write_budget(a.budget, measured)
@@ -115,6 +141,7 @@ def main():
         elif ratio < 1 - 2 * a.tolerance:
             verdict = 'well under budget: tighten it (--update)'
         print('%-18s %10.1f %10.0f %8.3f  %s' % (name, value, b, ratio, verdict))
+    print_families(measured)
     print('tolerance %.0f %%, %d sessions; table %.1f B per session' %
           (a.tolerance * 100, a.sessions, res['table_bytes_per_session']))
     if fails:

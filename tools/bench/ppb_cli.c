@@ -26,7 +26,7 @@ usage(const char *prog)
 	       "  --per-packet call dp_world_rx/dp_sandbox_rx per frame even when the pipeline\n"
 	       "               has burst entry points\n"
 	       "  --cpu-clock  time the thread's CPU time, not the wall clock (a shared machine)\n"
-	       "  --ipv6       the same flows over IPv6 (cases named with a trailing 6)\n"
+	       "  --ipv6       the same flows over IPv6 (cases named with _v6 behind)\n"
 	       "  --json       print one JSON object instead of the table\n", prog);
 }
 

@@ -11,7 +11,7 @@
  *
  * Flows: client i is 198.19.(i & 0xffff) port 1024 + (i >> 16), talking to the node IP at
  * host port 20000 + i % nsbx, DNATed to the guest of sandbox slot i % nsbx. With --ipv6 the
- * same flows and cases over IPv6 (ppb6.c), each case's name ending in 6.
+ * same flows and cases over IPv6 (ppb6.c), each case named with _v6 behind.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -666,7 +666,7 @@ static struct pb_case cases[C_MAX] = {
 			   "session (table 0 -> N)", 0, 0, 0, 0 },
 };
 
-/* IPv6 cases are named as their IPv4 counterparts with a 6 behind. */
+/* IPv6 cases are named as their IPv4 counterparts with _v6 behind. */
 static void
 name_cases(void)
 {
@@ -674,7 +674,7 @@ name_cases(void)
 	int i;
 
 	for (i = 0; opt.ipv6 && i < C_MAX; i++) {
-		snprintf(names[i], sizeof(names[i]), "%s6", cases[i].name);
+		snprintf(names[i], sizeof(names[i]), "%s_v6", cases[i].name);
 		cases[i].name = names[i];
 	}
 }
