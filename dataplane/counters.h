@@ -89,6 +89,8 @@ enum cvs_drop {
 	_(EGRESS6_FLOWS,	"egress6_flows",	"sandbox IPv6 flows to the world opened (NAT66)") \
 	_(IPV6_PKTS,		"ipv6_packets", \
 	  "IPv6 frames the pipelines took, from either side (with --node-ip6)") \
+	_(RA_SENT,		"ra_sent", \
+	  "router advertisements sent to guests unasked (every 600 s each, with --node-ip6)") \
 	_(NDP_ANSWERED,		"ndp_answered", \
 	  "guests' neighbour solicitations for their gateway and router solicitations answered") \
 	_(HAIRPIN_FLOWS,	"hairpin_flows",	"sandbox flows to a host port of this node (SNAT+DNAT)") \

@@ -278,6 +278,11 @@ void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result
 void dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r);
 void dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r);
 /*
+ * An unsolicited router advertisement for a slot's guest, built in 'f' (NDP_REPLY_ROOM
+ * bytes), as the one its router solicitation gets. Returns its length.
+ */
+uint32_t dp6_ra(struct dp_ctx *x, uint32_t slot, uint8_t *f);
+/*
  * The next fragment that its datagram's first fragment released, translated (r says where it
  * goes; the frame is the fragment table's until the next call): its length, 0 when none is
  * left. Call while x->frag_ready.

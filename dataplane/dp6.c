@@ -18,7 +18,11 @@
 #include "dp_snat.h"
 #include "ndp.h"
 
-#define RA_LIFETIME	1800	/* seconds as a default router (RFC 4861's default) */
+/*
+ * Seconds as a default router: RFC 4861's default, three times the interval at which the
+ * worker advertises again unasked (WORKER_RA_PERIOD), so a guest keeps its route.
+ */
+#define RA_LIFETIME	1800
 #define PFX_VALID	86400
 #define PFX_PREFERRED	14400
 
@@ -28,10 +32,32 @@ dp6_multicast(const uint8_t a[16])
 	return a[0] == 0xff;
 }
 
+/* What the router advertisement to a slot's guest says, asked for or not. */
+static void
+dp6_ra_of(const struct dp_ctx *x, uint32_t slot, struct ndp_ra *ra)
+{
+	*ra = (struct ndp_ra){ .lifetime = RA_LIFETIME, .have_prefix = true, .valid = PFX_VALID,
+			       .preferred = PFX_PREFERRED };
+	ra->mtu = dp_zone_mtu(x, (uint16_t)(slot + 1));
+	memcpy(ra->prefix, x->cfg->guest_pfx6, 8);
+}
+
+uint32_t
+dp6_ra(struct dp_ctx *x, uint32_t slot, uint8_t *f)
+{
+	struct ndp_ra ra;
+	uint8_t mac[6];
+
+	dp6_ra_of(x, slot, &ra);
+	dp_gw_mac(x->sh, slot, mac);
+	return ndp_build_ra(f, mac, &ra);
+}
+
 /* A guest's neighbour discovery: true when the frame was one of ours to answer or drop. */
 static bool
 dp6_ndp(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 {
+	struct ndp_ra ra;
 	uint8_t mac[6];
 
 	if (p->proto != IPPROTO_ICMPV6_ || p->l4_off != ETH_HLEN_ + 40)
@@ -40,11 +66,7 @@ dp6_ndp(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 	if (ndp_is_ns_for(p, ndp_gw_ll)) {
 		r->len = ndp_reply_na(p, mac);
 	} else if (ndp_is_rs(p)) {
-		struct ndp_ra ra = { .lifetime = RA_LIFETIME, .have_prefix = true,
-				     .valid = PFX_VALID, .preferred = PFX_PREFERRED };
-
-		ra.mtu = dp_zone_mtu(x, (uint16_t)(slot + 1));
-		memcpy(ra.prefix, x->cfg->guest_pfx6, 8);
+		dp6_ra_of(x, slot, &ra);
 		r->len = ndp_reply_ra(p, mac, &ra);
 	} else {
 		return false;

@@ -139,6 +139,21 @@ ndp_reply_na(struct pkt *p, const uint8_t mac[6])
 	return p->len;
 }
 
+/*
+ * What a solicitation from the unspecified address gets is an advertisement to all nodes:
+ * an unsolicited one is the reply to an empty IPv6 frame from '::'.
+ */
+uint32_t
+ndp_build_ra(uint8_t *f, const uint8_t mac[6], const struct ndp_ra *ra)
+{
+	struct pkt p = { .data = f, .len = ETH_HLEN_ + 40, .l4_off = ETH_HLEN_ + 40 };
+
+	memset(f, 0, ETH_HLEN_ + 40);
+	f[12] = 0x86;	/* the reply keeps the ethertype of what it answers */
+	f[13] = 0xdd;
+	return ndp_reply_ra(&p, mac, ra);
+}
+
 static void
 put32(uint8_t *b, uint32_t v)
 {

@@ -58,4 +58,10 @@ uint32_t ndp_reply_na(struct pkt *p, const uint8_t mac[6]);
 /* Turn the router solicitation into an advertisement from fe80::1 at 'mac'. Returns its length. */
 uint32_t ndp_reply_ra(struct pkt *p, const uint8_t mac[6], const struct ndp_ra *ra);
 
+/*
+ * An unsolicited advertisement from fe80::1 at 'mac' to all nodes (RFC 4861 6.2.4), built in
+ * 'f' (NDP_REPLY_ROOM bytes). Returns its length.
+ */
+uint32_t ndp_build_ra(uint8_t *f, const uint8_t mac[6], const struct ndp_ra *ra);
+
 #endif /* CVS_NDP_H */

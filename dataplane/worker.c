@@ -668,7 +668,11 @@ worker_expire(struct worker *w)
 	w->st.c[CVS_WC_SESS_EXPIRED] += ct_expire(w->ct, w->ctx.now, 4096);
 	if (w->ctx.ct6) {
 		w->st.c[CVS_WC_SESS_EXPIRED] += ct6_expire(w->ctx.ct6, w->ctx.now, 4096);
+		/* The total goes with its classes, from the same moment: a reader adding
+		 * the classes up must find the total (they are read once a second). */
 		memcpy(w->cls6, w->ctx.ct6->class_count, sizeof(w->cls6));
+		atomic_store_explicit(&w->sessions6, w->ctx.ct6->used, memory_order_relaxed);
+		worker_ra(w);
 	}
 	if (!w->ctx.frag)
 		return;
@@ -738,9 +742,6 @@ worker_main(void *arg)
 		}
 		worker_mailbox(w);
 		atomic_store_explicit(&w->sessions, w->ct->used, memory_order_relaxed);
-		if (w->ctx.ct6)
-			atomic_store_explicit(&w->sessions6, w->ctx.ct6->used,
-					      memory_order_relaxed);
 		w->st.c[moved ? CVS_WC_POLLS_BUSY : CVS_WC_POLLS_IDLE]++;
 		if (moved)
 			w->st.c[CVS_WC_BUSY_CYCLES] += rte_get_tsc_cycles() - start;

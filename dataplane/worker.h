@@ -80,6 +80,12 @@ struct worker_fown {
  */
 #define WORKER_HANDOVERS	32
 
+/*
+ * Seconds between the unsolicited router advertisements a slot's guest gets (RFC 4861's
+ * MaxRtrAdvInterval default), a third of the router lifetime they give (dp6.c).
+ */
+#define WORKER_RA_PERIOD	600
+
 struct worker_handover {
 	struct frag_key k;
 	uint32_t to;
@@ -95,6 +101,8 @@ struct worker {
 	struct cvs_stats st;
 	struct ct_table *ct;
 	struct ct6_table *ct6_given;	/* its IPv6 table in the region, or NULL: made at start */
+	uint32_t ra_cursor;	/* the next slot worker_ra() looks at */
+	uint32_t ra_last;	/* the worker clock at its last call */
 	struct rte_mempool *mp;
 	uint16_t world_port;	/* the world ethdev, or UINT16_MAX: our own sockets below */
 	uint16_t world_queue;	/* rx queue, or UINT16_MAX: more workers than queues */

@@ -97,6 +97,8 @@ void worker_emit(struct worker *w, struct worker_out *o, const struct dp_result 
 		 const uint8_t *data, struct world_txq *back, int back_slot);
 void world_flush(struct worker *w, struct world_txq *q);
 void sandbox_send(struct worker *w, uint32_t slot, const uint8_t *data, uint32_t len);
+/* Once a second with --node-ip6: the unsolicited router advertisements due (worker_tx.c). */
+void worker_ra(struct worker *w);
 /* After fragmented datagrams: the fragments their first fragment released go out, and those
  * held for a first fragment handed to another worker follow it (worker_handovers()). */
 void worker_frags(struct worker *w, struct worker_out *o);

@@ -13,6 +13,7 @@
 
 #include "frag.h"
 #include "mtu.h"
+#include "ndp.h"
 #include "worker_int.h"
 
 /* Why a frame could not be queued on our socket: too long for it, or no frame or slot free. */
@@ -324,3 +325,44 @@ worker_frags(struct worker *w, struct worker_out *o)
 	dp_frag_counters(&w->ctx);
 }
 
+/* A slot whose guest can take a frame now: its socket bound, or its VMM's device running. */
+static bool
+worker_slot_up(struct worker *w, uint32_t slot)
+{
+	struct vhport *vp;
+
+	if (w->fun && worker_xsk_on(w, slot))
+		return true;
+	vp = worker_vhport(w, slot);
+	return vp && vhport_ready(vp);
+}
+
+/*
+ * A guest asks for a router advertisement only when its link comes up (RFC 4861 6.3.7), and
+ * the default route and prefix it took expire; a router advertises again unasked (6.2.4).
+ * Every alive slot of this worker whose port is up gets one each WORKER_RA_PERIOD seconds,
+ * a slice of the slots each second so they do not all go at once: 8,192 sandboxes make 14
+ * frames a second. A guest without IPv6 drops it. A clock that jumps (the test clock) visits
+ * as many slices as seconds passed, every slot at most once.
+ */
+void
+worker_ra(struct worker *w)
+{
+	uint32_t n = w->ctx.sh->max_sandboxes, step = (n + WORKER_RA_PERIOD - 1) / WORKER_RA_PERIOD;
+	uint32_t secs = w->ctx.now - w->ra_last, todo, k, slot, len;
+	uint8_t f[NDP_REPLY_ROOM];
+
+	w->ra_last = w->ctx.now;
+	todo = secs >= WORKER_RA_PERIOD ? n : secs * step;
+	for (k = 0; k < todo && n; k++) {
+		slot = w->ra_cursor;
+		w->ra_cursor = slot + 1 < n ? slot + 1 : 0;
+		if (dp_slot_owner(slot, w->nworkers) != w->id ||
+		    !atomic_load_explicit(&w->ctx.sh->slot_alive[slot], memory_order_relaxed) ||
+		    !worker_slot_up(w, slot))
+			continue;
+		len = dp6_ra(&w->ctx, slot, f);
+		sandbox_send(w, slot, f, len);
+		w->st.c[CVS_WC_RA_SENT]++;
+	}
+}

@@ -22,7 +22,7 @@ case_egress() {
 	tb_add_sandbox 2
 	ipv6_bed
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
-	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 "$@"
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 --test-clock "$@"
 	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
@@ -75,6 +75,32 @@ socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b"x", (sys.argv[1], 535
 	check "and a UDP datagram is dropped as policy_denied" \
 		test "$(stat_wait drops policy_denied 1)" -ge 1
 	ipv6_policy
+	ipv6_ra
+}
+
+# A guest asks for a router advertisement only when its link comes up, and the default route
+# it took expires after the advertised 1,800 s: the worker advertises unasked to every guest
+# each 600 s (worker_ra()). The session clock moved by 600 s makes every guest due at once.
+route_expires() { # index: seconds left of the guest's default route
+	nss "$1" ip -6 route show default | sed -n 's/.*expires \([0-9]*\)sec.*/\1/p'
+}
+ipv6_ra() {
+	local e0 e1 r0
+	sleep 2
+	e0=$(route_expires 2)
+	check "the guest's default route expires (${e0}s left), as advertised" \
+		test -n "$e0" -a "${e0:-9999}" -le 1798
+	r0=$(stat_of worker ra_sent)
+	api POST /debug/clock '{"advance":600}' >/dev/null
+	check "600 s later by the session clock, both guests were advertised to unasked" \
+		test "$(stat_wait worker ra_sent $((r0 + 2)))" -ge $((r0 + 2))
+	for _ in $(seq 30); do
+		e1=$(route_expires 2)
+		[ "${e1:-0}" -gt "$e0" ] && break
+		sleep 0.1
+	done
+	check "and the guest's default route is good for 1,800 s again (${e1}s left)" \
+		test "${e1:-0}" -gt "$e0" -a "${e1:-0}" -ge 1798
 }
 
 # IPv6 CIDRs in a policy's lists (issue 34): they decide for IPv6 destinations as IPv4 CIDRs

@@ -218,10 +218,40 @@ test_rs(void)
 	}
 }
 
+/* An unsolicited advertisement: to all nodes, from fe80::1, as a solicited one otherwise. */
+static void
+test_unsolicited(void)
+{
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+	static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	static uint8_t f[NDP_REPLY_ROOM];
+	struct ndp_ra ra = { .lifetime = 1800, .mtu = 1400, .have_prefix = true,
+			     .prefix = { 0x20, 0x01, 0, 2, 0, 0, 0, 0x06 },
+			     .valid = 86400, .preferred = 14400 };
+	const uint8_t *m = f + 54, *o;
+	struct pkt p;
+	uint32_t n;
+
+	memset(f, 0xa5, sizeof(f));
+	n = ndp_build_ra(f, gw_mac, &ra);
+	CHECK_EQ(n, NDP_REPLY_ROOM);
+	CHECK_EQ(parse(&p, f, n), PKT_IPV6);
+	CHECK_EQ(ref_csum6(f, n), 0);
+	CHECK(!memcmp(f, all_nodes_mac, 6) && !memcmp(f + 6, gw_mac, 6));
+	CHECK(f[14] == 0x60 && f[15] == 0 && f[20] == IPPROTO_ICMPV6_ && f[21] == 255);
+	CHECK(!memcmp(f + 22, ndp_gw_ll, 16) && !memcmp(f + 38, all_nodes, 16));
+	CHECK(m[0] == ICMP6_RA && m[1] == 0 && m[6] == 0x07 && m[7] == 0x08);
+	o = ra_opt(m, n - 54, 5);
+	CHECK(o && o[6] == 0x05 && o[7] == 0x78);
+	o = ra_opt(m, n - 54, 3);
+	CHECK(o && !memcmp(o + 16, ra.prefix, 8));
+}
+
 int
 main(void)
 {
 	test_ns();
 	test_rs();
+	test_unsolicited();
 	return t_done("unit-ndp");
 }
