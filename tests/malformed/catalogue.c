@@ -716,6 +716,7 @@ main(int argc, char **argv)
 	rows_in_sequence(&bed);
 	flood_beyond_capacity(&bed);
 	fails += frag_sequences(&bed);
+	fails += ipv6_sequences(&bed);
 	printf("malformed catalogue: %zu rows, %d failed\n", NROWS, fails);
 	bed_fini(&bed);
 	return fails ? 1 : 0;

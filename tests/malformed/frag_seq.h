@@ -6,5 +6,7 @@
 
 /* The fragment sequences of the catalogue (frag_seq.c): the number that failed. */
 int frag_sequences(struct dpbed *b);
+/* The IPv6 fragment sequences and ICMPv6 error rows (frag6_seq.c): the number that failed. */
+int ipv6_sequences(struct dpbed *b);
 
 #endif
