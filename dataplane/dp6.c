@@ -308,11 +308,12 @@ dp6_dispatch(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r
 		dp6_icmp_error(x, zone, p, r);
 		return;
 	}
-	if (!p->frag || !dp6_flow_ok(x, p, r)) {
-		if (!p->frag)
-			pkt(x, zone - 1u, p, r);
+	if (!p->frag) {
+		pkt(x, zone - 1u, p, r);
 		return;
 	}
+	if (!dp6_flow_ok(x, p, r))
+		return;
 	if (p->frag == PKT_FRAG_LATER) {
 		dp_frag_later(x, zone, p, r);
 		return;

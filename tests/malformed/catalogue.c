@@ -710,7 +710,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
-		return rows_dump(&bed, argv[2]);
+		return rows_dump(&bed, argv[2]) || ipv6_dump(&bed, argv[2]);
 	for (i = 0; i < NROWS; i++)
 		row_run(&bed, &rows[i]);
 	rows_in_sequence(&bed);

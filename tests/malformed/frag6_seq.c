@@ -205,6 +205,21 @@ seq6_patch(uint8_t *out, uint8_t (*fr)[F6_ROOM], const uint32_t *lens, int patch
 	return n;
 }
 
+/* With --dump, each sequence's frames are also written as one fuzz_dp input (port, length). */
+static FILE *dump_out;
+
+static void
+rx6(struct dpbed *b, int port, uint8_t *f, uint32_t n, struct dp_result *r)
+{
+	uint8_t hdr[3] = { (uint8_t)port, (uint8_t)(n >> 8), (uint8_t)n };
+
+	if (dump_out) {
+		fwrite(hdr, 1, 3, dump_out);
+		fwrite(f, 1, n, dump_out);
+	}
+	bed_rx(b, port, f, n, r);
+}
+
 static char
 verdict_of(const struct dp_result *r)
 {
@@ -235,7 +250,7 @@ seq6_run(struct dpbed *b, const struct seq6 *q)
 			memcpy(work, fr[q->order[k] - '0'], n = lens[q->order[k] - '0']);
 		else
 			return 3;
-		bed_rx(b, 1, f, n, &r);
+		rx6(b, 1, f, n, &r);
 		got = verdict_of(&r);
 		if (got != q->want[k] || (got == 'D' && (int)r.drop != q->reason)) {
 			fprintf(stderr, "not ok - %s: fragment %u: %c (%s), expected %c\n", q->name,
@@ -336,7 +351,7 @@ err_run(struct dpbed *b, const struct err_row *e)
 		return 1;
 	/* Guest A's flow first, through the pipeline: its SNAT port is the session's. */
 	n = udp6(f, guest6, world6, 6001, 53, 16);
-	bed_rx(b, 1, f, n, &r);
+	rx6(b, 1, f, n, &r);
 	if (r.action != DP_TO_WORLD)
 		return 2;
 	memcpy(&snat, f + ETH_HLEN_ + 40, 2);
@@ -374,7 +389,7 @@ err_run(struct dpbed *b, const struct err_row *e)
 		c = sum6(f, IPPROTO_ICMPV6_, f + ETH_HLEN_ + 40, n - ETH_HLEN_ - 40);
 		memcpy(f + ETH_HLEN_ + 42, &c, 2);
 	}
-	bed_rx(b, 0, f, n, &r);
+	rx6(b, 0, f, n, &r);
 	got = verdict_of(&r);
 	if (got != e->want || (got == 'D' && (int)r.drop != e->reason)) {
 		fprintf(stderr, "not ok - %s: %c (%s), expected %c\n", e->name, got,
@@ -411,7 +426,7 @@ ptb_run(struct dpbed *b)
 	if (bed6_on(b, 1280))
 		return 1;
 	n = udp6(f, guest6, world6, 6002, 53, 1400);
-	bed_rx(b, 1, f, n, &r);
+	rx6(b, 1, f, n, &r);
 	memcpy(&mtu, f + ETH_HLEN_ + 44, 4);
 	if (r.action != DP_BACK || r.len != ETH_HLEN_ + 1280 || f[ETH_HLEN_ + 40] != 2 ||
 	    ntohl(mtu) != 1280 || f[ETH_HLEN_ + 8] != 0xfe || memcmp(f + ETH_HLEN_ + 24, guest6, 16) ||
@@ -431,6 +446,33 @@ ptb_run(struct dpbed *b)
 	if (!bad)
 		printf("ok - ipv6-too-big-answered\n");
 	return bad;
+}
+
+/* Write the sequences and error rows as fuzz_dp seeds into 'dir' (their checks run too). */
+int
+ipv6_dump(struct dpbed *b, const char *dir)
+{
+	char path[4096];
+	uint32_t i;
+	int fails = 0;
+
+	for (i = 0; i < sizeof(seqs6) / sizeof(seqs6[0]) + sizeof(errs) / sizeof(errs[0]); i++) {
+		bool seq = i < sizeof(seqs6) / sizeof(seqs6[0]);
+		const char *name = seq ? seqs6[i].name : errs[i - sizeof(seqs6) / sizeof(seqs6[0])].name;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		dump_out = fopen(path, "wb");
+		if (!dump_out) {
+			perror(path);
+			return 1;
+		}
+		fails += seq ? seq6_run(b, &seqs6[i]) :
+			 err_run(b, &errs[i - sizeof(seqs6) / sizeof(seqs6[0])]);
+		fclose(dump_out);
+		dump_out = NULL;
+	}
+	bed6_off(b);
+	return fails;
 }
 
 int
