@@ -133,7 +133,8 @@ dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, ui
 	if (nworkers <= 1)
 		return self;
 	kind = pkt_parse(&p, (uint8_t *)frame, len);
-	if (kind == PKT_IPV6 && !p.frag)
+	/* A later IPv6 fragment has no port: worker_owner() sends it after its first. */
+	if (kind == PKT_IPV6 && p.frag != PKT_FRAG_LATER)
 		return owner_of_ip6(c, sh, origin, &p, nworkers, self);
 	if (kind != PKT_IPV4)
 		return self;
