@@ -191,8 +191,8 @@ case_fragworkers() {
 }
 
 # (d) Port unreachable both ways: the world host's for a guest datagram to a closed port
-# reaches the guest's socket (ECONNREFUSED); the guest's for a late answer to a socket it
-# closed reaches the world host's.
+# reaches the guest's socket (ECONNREFUSED), as does a router's Time Exceeded; the guest's
+# for a late answer to a socket it closed reaches the world host's.
 case_unreach() {
 	bed6
 	local t0 out
@@ -213,6 +213,24 @@ except socket.timeout:
 	check "UDP to a closed port of the world host: the guest's socket sees ECONNREFUSED ($out)" \
 		eq "$out" refused
 	check "the error was translated (icmp_errors)" grows "$t0" "$(stat_of worker icmp_errors)"
+	# Hop limit 1: the router's Time Exceeded (we do not count a hop) reaches the guest.
+	out=$(nss 1 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, 25, 1)  # IPV6_RECVERR
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 1)
+s.settimeout(3)
+s.connect((sys.argv[1], 33434))
+s.send(b"trace")
+try:
+    s.recv(100)
+    print("answered")
+except socket.timeout:
+    print("timeout")
+except OSError as e:
+    print("errno %d" % e.errno)' $WORLD_IP6)
+	check "hop limit 1: the router's Time Exceeded reaches the guest's socket (EHOSTUNREACH: $out)" \
+		eq "$out" "errno 113"
 	# The world host answers late, from a connected socket, after the guest closed its own.
 	nsw python3 -c '
 import socket, sys, time
