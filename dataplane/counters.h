@@ -101,7 +101,7 @@ enum cvs_drop {
 	_(GUEST6_LEARNT,	"guest6_learnt", \
 	  "a guest's IPv6 address learnt (or changed) from its own frames") \
 	_(HOST_FLOWS,		"host_flows",		"flows between cube-dev and a sandbox") \
-	_(ICMP_ERRORS,		"icmp_errors",		"ICMP errors translated for a tracked flow") \
+	_(ICMP_ERRORS,		"icmp_errors",		"ICMP and ICMPv6 errors translated for a tracked flow") \
 	_(RST_SENT,		"rst_sent",		"TCP resets sent into a guest for a denied SYN") \
 	_(NH_REQUESTS,		"nh_requests",		"next-hop resolutions asked of the control thread") \
 	_(NH_PARKED,		"nh_parked",		"frames held while their next hop was resolved") \
@@ -146,7 +146,9 @@ enum cvs_drop {
 	_(CSUM_COMPLETED, "csum_completed", \
 	  "TCP/UDP segments whose partial checksum (a sender's checksum offload) was completed") \
 	_(FRAMES_COPIED, "frames_copied", \
-	  "frames the worker copied from one buffer into another (an mbuf, a UMEM frame, a guest buffer, a parked slot)")
+	  "frames the worker copied from one buffer into another (an mbuf, a UMEM frame, a guest buffer, a parked slot)") \
+	_(PTB6_SENT, "packet_too_big_sent", \
+	  "ICMPv6 Packet Too Big sent back for an IPv6 packet larger than its exit's MTU")
 
 enum cvs_wcounter {
 #define CVS_WC_ENUM(n, s, h) CVS_WC_##n,

@@ -7,15 +7,16 @@
  * translated back. One frame at a time: the IPv4 burst's prefetch stages are not used yet.
  *
  * Flows towards a sandbox (exposed ports on the node's IPv6 address, hairpin) and the
- * guest's address are dp6_in.c's.
+ * guest's address are dp6_in.c's. ICMPv6 errors about a flow are translated either way and a
+ * packet longer than its exit's MTU is answered with a Packet Too Big (icmperr6.c);
+ * fragments (behind a lone Fragment header) follow their first as IPv4's do (dp_frag.c).
  *
- * Not carried yet, each a counted drop: IPv6 fragments, extension headers on a translated
- * flow, ICMPv6 errors (Packet Too Big included; TCP has its MSS clamped instead), the host
- * path, a frame longer than the world link's MTU (too_big). TCP windows are tracked as for
- * IPv4 (tcpwin.h), unless --tcp-liberal.
+ * Not carried yet, each a counted drop: other extension headers on a translated flow, the
+ * host path. TCP windows are tracked as for IPv4 (tcpwin.h), unless --tcp-liberal.
  */
 #include "dp6_int.h"
 #include "dp_snat.h"
+#include "icmperr6.h"
 #include "ndp.h"
 
 /*
@@ -86,20 +87,22 @@ dp6_tuple_of(struct ct6_tuple *t, const struct pkt *p, uint16_t zone)
 
 /*
  * What every translated IPv6 packet must be: TCP, UDP or an ICMPv6 echo straight after the
- * header, not a fragment. False (dropped) otherwise.
+ * header, or after a Fragment header alone (a first fragment; dp6_frag() takes the later
+ * ones). False (dropped) otherwise.
  */
 static bool
 dp6_flow_ok(struct dp_ctx *x, const struct pkt *p, struct dp_result *r)
 {
 	const uint8_t *l4 = pkt_l4(p);
 
-	if (p->frag) {
+	if (p->frag && (!x->frag || pkt_ip6(p)->nxt != IP6_NH_FRAGMENT)) {
 		dp_drop(x, r, CVS_DROP_FRAGMENT);
 		return false;
 	}
-	if (p->l4_off != ETH_HLEN_ + 40 ||
+	if (p->l4_off != ETH_HLEN_ + 40 + (p->frag ? 8 : 0) ||
 	    (p->proto != IPPROTO_TCP_ && p->proto != IPPROTO_UDP_ &&
-	     !(p->proto == IPPROTO_ICMPV6_ && (l4[0] == ICMP6_ECHO_REQ || l4[0] == ICMP6_ECHO_REPLY)))) {
+	     !(p->proto == IPPROTO_ICMPV6_ && (p->frag == PKT_FRAG_LATER ||
+					       l4[0] == ICMP6_ECHO_REQ || l4[0] == ICMP6_ECHO_REPLY)))) {
 		dp_drop(x, r, CVS_DROP_IPV6);
 		return false;
 	}
@@ -175,7 +178,7 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	if (!dp6_policy_recheck(x, s, r))
 		return;
 	if (mtu && p->len - ETH_HLEN_ > mtu) {
-		dp_drop(x, r, CVS_DROP_TOO_BIG);
+		dp6_too_big(x, s->t[dir].zone, mtu, p, r);
 		return;
 	}
 	/* TCP never needs path MTU discovery: its SYNs say what the path carries (60 bytes of
@@ -273,14 +276,80 @@ dp6_on(struct dp_ctx *x, struct dp_result *r)
 	return false;
 }
 
-void
-dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+/* A guest's flow packet, a first fragment among them. */
+static void
+dp6_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 {
-	const struct ipv6_hdr *ip6 = pkt_ip6(p);
 	uint16_t zone = (uint16_t)(slot + 1);
 	struct ct6_session *s;
 	struct ct6_tuple t;
 	int dir;
+
+	if (!dp6_flow_ok(x, p, r))
+		return;
+	dp6_tuple_of(&t, p, zone);
+	s = dp6_lookup(x, &t, p, &dir);
+	if (s)
+		dp6_forward(x, s, dir, p, r);
+	else if (!memcmp(pkt_ip6(p)->daddr, x->cfg->node_ip6, 16))
+		dp6_hairpin_open(x, slot, p, &t, r);	/* dp6_in.c */
+	else
+		dp6_open(x, slot, p, &t, r);
+}
+
+static void
+dp6_world_pkt(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+{
+	struct ct6_session *s;
+	struct ct6_tuple t;
+	int dir;
+
+	(void)slot;
+	if (!dp6_flow_ok(x, p, r))
+		return;
+	dp6_tuple_of(&t, p, 0);
+	s = dp6_lookup(x, &t, p, &dir);
+	if (s)
+		dp6_forward(x, s, dir, p, r);
+	else
+		dp6_hostport_open(x, p, &t, r);	/* dp6_in.c */
+}
+
+/*
+ * What comes after the addresses are checked, from 'zone': an ICMPv6 error about a flow, a
+ * later fragment (translated as its first was, dp_frag.c), a first one (through 'pkt' as a
+ * whole packet, then recorded for its datagram), any other packet through 'pkt'.
+ */
+static void
+dp6_dispatch(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r,
+	     void (*pkt)(struct dp_ctx *, uint32_t, struct pkt *, struct dp_result *))
+{
+	struct frag_key k;
+
+	if (icmperr6_is_error(p)) {
+		dp6_icmp_error(x, zone, p, r);
+		return;
+	}
+	if (!p->frag) {
+		pkt(x, zone - 1u, p, r);
+		return;
+	}
+	if (!dp6_flow_ok(x, p, r))
+		return;
+	if (p->frag == PKT_FRAG_LATER) {
+		dp_frag_later(x, zone, p, r);
+		return;
+	}
+	if (!dp_frag_begin(x, zone, p, &k, r))
+		return;
+	pkt(x, zone - 1u, p, r);
+	dp_frag_first(x, &k, p, r);
+}
+
+void
+dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+{
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
 
 	if (!dp6_on(x, r))
 		return;
@@ -303,25 +372,13 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 		dp_drop(x, r, CVS_DROP_IPV6);
 		return;
 	}
-	if (!dp6_flow_ok(x, p, r))
-		return;
-	dp6_tuple_of(&t, p, zone);
-	s = dp6_lookup(x, &t, p, &dir);
-	if (s)
-		dp6_forward(x, s, dir, p, r);
-	else if (!memcmp(ip6->daddr, x->cfg->node_ip6, 16))
-		dp6_hairpin_open(x, slot, p, &t, r);	/* dp6_in.c */
-	else
-		dp6_open(x, slot, p, &t, r);
+	dp6_dispatch(x, (uint16_t)(slot + 1), p, r, dp6_sandbox_pkt);
 }
 
 void
 dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 {
 	const struct ipv6_hdr *ip6 = pkt_ip6(p);
-	struct ct6_session *s;
-	struct ct6_tuple t;
-	int dir;
 
 	if (!dp6_on(x, r))
 		return;
@@ -330,12 +387,5 @@ dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
 		return;
 	}
-	if (!dp6_flow_ok(x, p, r))
-		return;
-	dp6_tuple_of(&t, p, 0);
-	s = dp6_lookup(x, &t, p, &dir);
-	if (s)
-		dp6_forward(x, s, dir, p, r);
-	else
-		dp6_hostport_open(x, p, &t, r);	/* dp6_in.c */
+	dp6_dispatch(x, 0, p, r, dp6_world_pkt);
 }

@@ -14,11 +14,18 @@ static inline void
 dp_frag_key(struct frag_key *k, const struct pkt *p, uint16_t zone)
 {
 	memset(k, 0, sizeof(*k));
+	k->zone = zone;
+	k->proto = p->proto;
+	/* IPv6 (dp6.c): the Fragment header is right after the fixed one, its id at bytes 4-7. */
+	if (p->kind == PKT_IPV6) {
+		memcpy(k->a6, (const uint8_t *)pkt_ip6(p) + 8, 32);
+		memcpy(&k->id, p->data + ETH_HLEN_ + sizeof(struct ipv6_hdr) + 4, 4);
+		k->v6 = 1;
+		return;
+	}
 	k->saddr = p->saddr;
 	k->daddr = p->daddr;
 	k->id = pkt_ip(p)->id;
-	k->zone = zone;
-	k->proto = p->proto;
 }
 
 /* A fragment the table refused: counted there (frag_stats, copied into the drops). */
@@ -37,6 +44,29 @@ dp_frag_exit_mtu(const struct dp_ctx *x, const struct dp_result *r)
 			   CVS_ZONE_HOST : (uint16_t)(r->slot + 1u));
 }
 
+/*
+ * The same for IPv6: no header checksum; nobody on the way fragments IPv6 again (RFC 8200
+ * 4.5), so a fragment longer than the exit carries is dropped (its first fragment, as long,
+ * was answered with a Packet Too Big).
+ */
+static bool
+dp_frag_apply6(struct dp_ctx *x, uint8_t *frame, uint32_t len, const struct frag_xlat *xl,
+	       struct dp_result *r)
+{
+	if (xl->mtu && len - ETH_HLEN_ > xl->mtu) {
+		dp_drop(x, r, CVS_DROP_TOO_BIG);
+		return false;
+	}
+	memcpy(frame + ETH_HLEN_ + 8, xl->a6, 32);
+	memcpy(frame, xl->dst_mac, 6);
+	memcpy(frame + 6, xl->src_mac, 6);
+	r->action = xl->action;
+	r->slot = xl->slot;
+	r->len = len;
+	r->mtu = 0;
+	return true;
+}
+
 /* A later fragment translated as its first fragment was: addresses, Ethernet header, exit. */
 static bool
 dp_frag_apply(struct dp_ctx *x, uint8_t *frame, uint32_t len, const struct frag_xlat *xl,
@@ -48,6 +78,8 @@ dp_frag_apply(struct dp_ctx *x, uint8_t *frame, uint32_t len, const struct frag_
 		dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
 		return false;
 	}
+	if (xl->v6)
+		return dp_frag_apply6(x, frame, len, xl, r);
 	csum_replace4(&ip->check, ip->saddr, xl->saddr);
 	ip->saddr = xl->saddr;
 	csum_replace4(&ip->check, ip->daddr, xl->daddr);
@@ -122,8 +154,13 @@ dp_frag_first(struct dp_ctx *x, const struct frag_key *k, const struct pkt *p,
 		return;
 	}
 	memset(&xl, 0, sizeof(xl));
-	xl.saddr = pkt_ip(p)->saddr;
-	xl.daddr = pkt_ip(p)->daddr;
+	if (k->v6) {
+		memcpy(xl.a6, (const uint8_t *)pkt_ip6(p) + 8, 32);
+		xl.v6 = 1;
+	} else {
+		xl.saddr = pkt_ip(p)->saddr;
+		xl.daddr = pkt_ip(p)->daddr;
+	}
 	memcpy(xl.dst_mac, p->data, 6);
 	memcpy(xl.src_mac, p->data + 6, 6);
 	xl.action = r->action;

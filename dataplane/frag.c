@@ -204,15 +204,25 @@ frag_bucket(const struct frag_table *t, const struct frag_key *k)
 {
 	uint64_t a = (uint64_t)k->saddr << 32 | k->daddr;
 	uint64_t b = (uint64_t)k->id << 32 | (uint32_t)k->zone << 8 | k->proto;
+	uint64_t w;
+	int i;
 
-	return (uint32_t)frag_mix(frag_mix(a ^ t->seed) ^ b) & t->hmask;
+	a = frag_mix(a ^ t->seed);
+	/* IPv6: the addresses folded in word by word, each step mixed (the seed keeps it keyed). */
+	if (k->v6)
+		for (i = 0; i < 32; i += 8) {
+			memcpy(&w, k->a6 + i, 8);
+			a = frag_mix(a ^ w);
+		}
+	return (uint32_t)frag_mix(a ^ b) & t->hmask;
 }
 
 static bool
 frag_key_eq(const struct frag_key *a, const struct frag_key *b)
 {
 	return a->saddr == b->saddr && a->daddr == b->daddr && a->id == b->id &&
-	       a->zone == b->zone && a->proto == b->proto;
+	       a->zone == b->zone && a->proto == b->proto && a->v6 == b->v6 &&
+	       (!a->v6 || !memcmp(a->a6, b->a6, sizeof(a->a6)));
 }
 
 static bool
@@ -289,6 +299,8 @@ frag_expire_one(struct frag_table *t, struct frag_ctx *c)
 		c->x = t->giveback;
 		c->x.saddr = c->key.saddr;
 		c->x.daddr = c->key.daddr;
+		c->x.v6 = c->key.v6;
+		memcpy(c->x.a6, c->key.a6, sizeof(c->x.a6));
 		frag_release(t, c, &t->st.given_back);
 	}
 	frag_ctx_free(t, c, FRAG_R_EXPIRED);
@@ -377,6 +389,36 @@ frag_ctx_refuse(struct frag_table *t, struct frag_ctx *c, enum frag_reason why)
 	c->why = (uint8_t)why;
 }
 
+/*
+ * An IPv6 fragment's range: its Fragment header right after the fixed header (what the
+ * caller lets through), offset in its top 13 bits, M the lowest. No unfragmentable extension
+ * header, so the reassembled payload is the data's end, at most 65,535 bytes.
+ */
+static enum frag_reason
+frag_piece_of6(const uint8_t *frame, uint32_t len, struct frag_piece *f)
+{
+	const struct ipv6_hdr *ip6 = (const struct ipv6_hdr *)(frame + ETH_HLEN_);
+	const uint8_t *fh = frame + ETH_HLEN_ + sizeof(*ip6);
+	uint32_t plen;
+	uint16_t fo;
+
+	if (len < ETH_HLEN_ + sizeof(*ip6) + 8 || ip6->nxt != IP6_NH_FRAGMENT)
+		return FRAG_R_BAD_LENGTH;
+	plen = ntohs(ip6->plen);
+	if (plen <= 8 || plen > len - ETH_HLEN_ - sizeof(*ip6))
+		return FRAG_R_BAD_LENGTH;
+	fo = (uint16_t)(fh[2] << 8 | fh[3]);
+	f->start = fo & 0xfff8u;
+	f->end = f->start + plen - 8;
+	f->mf = fo & 1;
+	if (f->end > FRAG_IP_MAX)
+		return FRAG_R_TOO_LONG;
+	/* RFC 8200 4.5: every fragment but the last carries a multiple of 8 bytes. */
+	if (f->mf && ((f->end - f->start) & 7))
+		return FRAG_R_BAD_LENGTH;
+	return FRAG_R_MAX;
+}
+
 /* The fragment's range, from a header the caller validated (checked again, cheaply). */
 static enum frag_reason
 frag_piece_of(const uint8_t *frame, uint32_t len, struct frag_piece *f)
@@ -385,6 +427,8 @@ frag_piece_of(const uint8_t *frame, uint32_t len, struct frag_piece *f)
 	uint32_t ihl, tot;
 	uint16_t fo;
 
+	if (len >= ETH_HLEN_ && ((const struct eth_hdr *)frame)->type == htons(ETHTYPE_IPV6))
+		return frag_piece_of6(frame, len, f);
 	if (len < ETH_HLEN_ + sizeof(*ip))
 		return FRAG_R_BAD_LENGTH;
 	ihl = (ip->ver_ihl & 15) * 4u;

@@ -55,14 +55,19 @@ struct frag_cfg {
 
 /*
  * A datagram: zone 0 the world, CVS_ZONE_HOST (dp.h) the host, slot + 1 a sandbox. Compared
- * field by field, so the padding need not be cleared. Addresses and id as in the header.
+ * field by field, so the padding need not be cleared. Addresses and id as in the header: an
+ * IPv4 datagram's in saddr, daddr and the low 16 bits of id (a6 zero), an IPv6 datagram's
+ * (v6 set) in a6 (source, then destination) and the Fragment header's 32-bit id (saddr and
+ * daddr zero). One table serves both families: the key says which.
  */
 struct frag_key {
 	uint32_t saddr;
 	uint32_t daddr;
-	uint16_t id;
+	uint32_t id;
 	uint16_t zone;
 	uint8_t proto;
+	uint8_t v6;
+	uint8_t a6[32];
 };
 
 /*
@@ -73,6 +78,8 @@ struct frag_key {
 struct frag_xlat {
 	uint32_t saddr;
 	uint32_t daddr;
+	uint8_t a6[32];		/* an IPv6 datagram's source and destination (v6 set) */
+	uint8_t v6;
 	uint8_t dst_mac[6];
 	uint8_t src_mac[6];
 	uint8_t action;
@@ -162,7 +169,8 @@ enum frag_verdict {
 /*
  * A fragment other than the first (offset > 0) of datagram 'k': 'frame', 'len' bytes, starts
  * at the Ethernet header, with an IPv4 header at frame + 14 already validated by the caller
- * (ihl, tot_len <= len - 14). Its datagram's first fragment translated → FRAG_FORWARD with *x;
+ * (ihl, tot_len <= len - 14), or an IPv6 one (by the ethertype) whose Fragment header comes
+ * right after it (payload length <= len - 54). Its datagram's first fragment translated → FRAG_FORWARD with *x;
  * not yet seen → a copy held (FRAG_HELD); else FRAG_DROP with *why. An exact repeat of a
  * fragment seen is a DUPLICATE; one that overlaps another is an OVERLAP and only it is
  * dropped (the datagram lives on: a forged fragment must not kill a genuine datagram, and

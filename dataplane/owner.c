@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "icmperr.h"
+#include "icmperr6.h"
 #include "owner.h"
 
 void
@@ -101,8 +102,15 @@ owner_of_ip6(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin
 	uint32_t own;
 	bool in;
 
-	if (origin == DP_FROM_WORLD)
-		return owner_of_node_port(c, sh, p->dport, p->proto, nworkers, self);
+	if (origin == DP_FROM_WORLD) {
+		uint16_t port = p->dport;
+		uint8_t proto = p->proto;
+
+		/* An ICMPv6 error: by the node-side port of the packet it quotes, which we sent. */
+		if (icmperr6_is_error(p) && !icmperr6_quoted_port(p, &port, &proto))
+			return self;
+		return owner_of_node_port(c, sh, port, proto, nworkers, self);
+	}
 	if (origin == DP_FROM_SANDBOX && p->proto != IPPROTO_ICMPV6_ &&
 	    !memcmp(pkt_ip6(p)->daddr, c->node_ip6, 16)) {
 		own = owner_of_snat(c, p->dport, nworkers, &in);
@@ -125,7 +133,8 @@ dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, ui
 	if (nworkers <= 1)
 		return self;
 	kind = pkt_parse(&p, (uint8_t *)frame, len);
-	if (kind == PKT_IPV6 && !p.frag)
+	/* A later IPv6 fragment has no port: worker_owner() sends it after its first. */
+	if (kind == PKT_IPV6 && p.frag != PKT_FRAG_LATER)
 		return owner_of_ip6(c, sh, origin, &p, nworkers, self);
 	if (kind != PKT_IPV4)
 		return self;

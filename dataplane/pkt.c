@@ -161,13 +161,26 @@ pkt_parse6(struct pkt *p, uint32_t len)
 
 		if (n == IP6_EXT_MAX || end - off < 8 || (nh == IP6_NH_HOPOPTS && n))
 			return pkt_bad(p, CVS_DROP_IP6_EXT);
-		if (nh == IP6_NH_FRAGMENT)
+		if (nh == IP6_NH_FRAGMENT) {
+			/*
+			 * Two in one packet, or an atomic fragment (offset 0, M clear: RFC 8021 has
+			 * nobody send them any more; RFC 6946's "process in isolation" is not done).
+			 */
+			if (p->frag || !((h[2] << 8 | h[3]) & 0xfff9))
+				return pkt_bad(p, CVS_DROP_FRAGMENT);
+			/* A TCP fragment at offset 8 would rewrite the first one's flags (RFC 1858). */
+			if (h[0] == IPPROTO_TCP_ && ((h[2] << 8 | h[3]) & 0xfff8) == 8)
+				return pkt_bad(p, CVS_DROP_FRAGMENT);
 			p->frag = (h[2] << 8 | h[3]) & 0xfff8 ? PKT_FRAG_LATER : PKT_FRAG_FIRST;
+		}
 		off += nh == IP6_NH_FRAGMENT ? 8u : nh == IP6_NH_AH ? (h[1] + 2u) * 4u :
 		       (h[1] + 1u) * 8u;
 		if (off > end)
 			return pkt_bad(p, CVS_DROP_IP6_EXT);
 		nh = h[0];
+		/* After a later fragment's header comes data, not headers. */
+		if (p->frag == PKT_FRAG_LATER)
+			break;
 	}
 	p->proto = nh;
 	p->l4_off = (uint16_t)off;

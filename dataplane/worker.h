@@ -67,8 +67,8 @@ enum worker_handoff {
 #define WORKER_FOWN_SIZE	256
 
 struct worker_fown {
-	uint32_t saddr;
-	uint16_t id;
+	uint32_t saddr;		/* IPv6: the source folded (worker_owner6()) */
+	uint32_t id;		/* IPv4's 16 bits, IPv6's 32 */
 	uint8_t proto;
 	uint8_t worker;
 };

@@ -61,6 +61,33 @@ vhport_ready(struct vhport *vp)
  * fragments over its queues by addresses alone). One whose first has not come stays here,
  * held, and follows its first when that goes to another worker (worker_handoff()).
  */
+/*
+ * The same for an IPv6 fragment (its Fragment header right after the fixed one, as dp6.c
+ * carries them): the entry holds the source folded to 32 bits and the 32-bit id. A fold that
+ * matches another datagram's sends a later fragment to the wrong worker, which holds it
+ * until it expires: a datagram lost, nothing leaked.
+ */
+static inline uint32_t
+worker_owner6(struct worker *w, uint32_t to, const uint8_t *p)
+{
+	const uint8_t *fh = p + ETH_HLEN_ + 40;
+	uint32_t a[4], id, fold;
+	struct worker_fown *e;
+
+	memcpy(a, p + ETH_HLEN_ + 8, 16);
+	memcpy(&id, fh + 4, 4);
+	fold = a[0] ^ a[1] ^ a[2] ^ a[3];
+	e = &w->fown[(fold ^ id ^ fh[0] ^ (fold >> 16)) % WORKER_FOWN_SIZE];
+	if ((fh[2] << 8 | fh[3]) & 0xfff8)
+		return e->saddr == fold && e->id == id && e->proto == fh[0] &&
+		       e->worker < w->nworkers ? e->worker : w->id;
+	e->saddr = fold;
+	e->id = id;
+	e->proto = fh[0];
+	e->worker = (uint8_t)to;
+	return to;
+}
+
 static inline uint32_t
 worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8_t *p,
 	     uint32_t l)
@@ -69,6 +96,9 @@ worker_owner(struct worker *w, enum dp_origin origin, uint32_t slot, const uint8
 	const struct ip4_hdr *ip = (const struct ip4_hdr *)(p + ETH_HLEN_);
 	struct worker_fown *e;
 
+	if (l >= ETH_HLEN_ + 48 && ((const struct eth_hdr *)p)->type == htons(ETHTYPE_IPV6) &&
+	    p[ETH_HLEN_ + 6] == IP6_NH_FRAGMENT)
+		return worker_owner6(w, to, p);
 	if (l < ETH_HLEN_ + sizeof(*ip) || ((const struct eth_hdr *)p)->type !=
 	    htons(ETHTYPE_IPV4) || !(ip->frag_off & htons(0x3fff)))
 		return to;

@@ -160,7 +160,23 @@ worker_first_frag(struct worker *w, enum worker_handoff kind, uint32_t slot,
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	const struct ip4_hdr *ip = (const struct ip4_hdr *)(p + ETH_HLEN_);
+	const uint8_t *fh = p + ETH_HLEN_ + 40;
 
+	/* IPv6: a first fragment behind a lone Fragment header, keyed as dp_frag.c keys it. */
+	if (w->ctx.frag && kind != WH_TO_SANDBOX &&
+	    rte_pktmbuf_data_len(m) >= ETH_HLEN_ + 48 &&
+	    ((const struct eth_hdr *)p)->type == htons(ETHTYPE_IPV6)) {
+		if (p[ETH_HLEN_ + 6] != IP6_NH_FRAGMENT || ((fh[2] << 8 | fh[3]) & 0xfff9) != 1)
+			return false;
+		memset(k, 0, sizeof(*k));
+		memcpy(k->a6, p + ETH_HLEN_ + 8, 32);
+		memcpy(&k->id, fh + 4, 4);
+		k->v6 = 1;
+		k->proto = fh[0];
+		k->zone = kind == WH_FROM_WORLD ? 0 : kind == WH_FROM_HOST ? CVS_ZONE_HOST :
+			  (uint16_t)(slot + 1);
+		return true;
+	}
 	if (!w->ctx.frag || kind == WH_TO_SANDBOX ||
 	    rte_pktmbuf_data_len(m) < ETH_HLEN_ + sizeof(*ip) ||
 	    ((const struct eth_hdr *)p)->type != htons(ETHTYPE_IPV4) ||

@@ -15,6 +15,7 @@
 #define CVS_MAP_CFG		"cvs_cfg"
 #define CVS_MAP_CFG6		"cvs_cfg6"
 #define CVS_MAP_FRAG		"cvs_frag"
+#define CVS_MAP_FRAG6		"cvs_frag6"
 #define CVS_MAP_STATS		"cvs_stats"
 #define CVS_MAP_SBX_IF		"cvs_sbx_if"
 #define CVS_MAP_SBX_OUT		"cvs_sbx_out"
@@ -103,6 +104,14 @@ struct cvs_frag_key {
 	__u8 pad;
 };
 
+/* Key of cvs_frag6: the same for IPv6 (its destination is the node's IPv6 address). */
+struct cvs_frag6_key {
+	__u32 saddr[4];
+	__u32 id;		/* the Fragment header's, as it is there */
+	__u8 proto;
+	__u8 pad[3];
+};
+
 /* Key of cvs_steer: a destination port (network order) and an IP protocol. */
 struct cvs_steer_key {
 	__u16 port;
@@ -180,7 +189,15 @@ struct cvs_xdp_cfg6 {
 	_(REDIRECT_SNAT6,	"redirect_snat6", \
 	  "TCP/UDP/ICMPv6 echo reply to the node's IPv6 address into the SNAT range") \
 	_(REDIRECT_HOSTPORT6,	"redirect_hostport6", \
-	  "TCP to a registered host port of the node's IPv6 address")
+	  "TCP to a registered host port of the node's IPv6 address") \
+	_(REDIRECT_ICMP_ERROR6,	"redirect_icmp_error6", \
+	  "ICMPv6 error quoting a packet of ours (from the node's IPv6 address and a SNAT port)") \
+	_(REDIRECT_FRAGMENT6,	"redirect_fragment6", \
+	  "IPv6 fragment of a datagram whose first fragment was steered to us, or that first") \
+	_(REDIRECT_FRAGMENT_EARLY6, "redirect_fragment_early6", \
+	  "IPv6 fragment ahead of its datagram's first: to the worker, which holds it") \
+	_(PASS_FRAGMENT6,	"pass_fragment6", \
+	  "IPv6 fragment of a datagram whose first fragment was not ours")
 
 /*
  * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's

@@ -3,8 +3,9 @@
  * World-interface steering program. Only what the fast path owns goes to the AF_XDP socket of
  * the receiving queue: TCP to a registered host port of the node IP or of its IPv6 address,
  * and replies to flows whose node-side port is in the SNAT range (IPv4, and IPv6 to the
- * node's IPv6 address). Everything else, including anything we cannot parse, goes to the
- * kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
+ * node's IPv6 address), their fragments and the ICMP errors about them. Everything else,
+ * including anything we cannot parse, goes to the kernel, so the node keeps its own ARP,
+ * SSH, ping and ephemeral connections.
  * When no socket is bound the frame is held back (dropped, counted) for the restart grace
  * after the last heartbeat, then passed: a dead cubevs-fp never black-holes the host for
  * longer than the grace, and never the node's own traffic.
@@ -22,6 +23,7 @@
 #include "cvs_xdp.h"
 
 #define ICMP_ECHOREPLY_ 0
+#define ICMPV6_ECHO_REQ_ 128
 #define ICMPV6_ECHO_REPLY_ 129
 
 /* Only the echo part of the ICMP header; linux/icmp.h drags in libc headers. */
@@ -72,6 +74,14 @@ struct {
 	__type(key, struct cvs_frag_key);
 	__type(value, __u8);
 } cvs_frag SEC(".maps");
+
+/* The same for IPv6 datagrams (steer6_fragment()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CVS_FRAG_MAX);
+	__type(key, struct cvs_frag6_key);
+	__type(value, __u8);
+} cvs_frag6 SEC(".maps");
 
 static __always_inline int
 in_snat(const struct cvs_xdp_cfg *cfg, __u16 port_be)
@@ -193,56 +203,150 @@ steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct i
 	return cvs_verdict(CVS_XDP_PASS_FRAGMENT, XDP_PASS);
 }
 
+static __always_inline int
+is_node6(const struct cvs_xdp_cfg6 *c6, const struct in6_addr *a)
+{
+	return a->in6_u.u6_addr32[0] == c6->node_ip6[0] && a->in6_u.u6_addr32[1] == c6->node_ip6[1] &&
+	       a->in6_u.u6_addr32[2] == c6->node_ip6[2] && a->in6_u.u6_addr32[3] == c6->node_ip6[3];
+}
+
+/*
+ * Whether an upper-layer header (its first 8 bytes there) is of a flow of ours: TCP (a whole
+ * header) to a registered host port, TCP or UDP into the SNAT range, an echo reply to a SNAT
+ * id. The verdict, or 0.
+ */
+static __always_inline __u32
+steer6_verdict(__u8 nh, const __u16 *l4, const void *end, const struct cvs_xdp_cfg *cfg)
+{
+	const struct icmp_echo *echo = (const struct icmp_echo *)l4;
+	struct cvs_steer_key key = {};
+
+	switch (nh) {
+	case IPPROTO_TCP:
+		if ((void *)l4 + sizeof(struct tcphdr) > end)
+			return 0;
+		/* One host port answers on both families: the IPv4 map is the IPv6 one. */
+		key.port = l4[1];
+		key.proto = IPPROTO_TCP;
+		if (bpf_map_lookup_elem(&cvs_steer, &key))
+			return CVS_XDP_REDIRECT_HOSTPORT6;
+		/* fall through */
+	case IPPROTO_UDP:
+		return in_snat(cfg, l4[1]) ? CVS_XDP_REDIRECT_SNAT6 : 0;
+	case IPPROTO_ICMPV6:
+		return echo->type == ICMPV6_ECHO_REPLY_ && in_snat(cfg, echo->id) ?
+		       CVS_XDP_REDIRECT_SNAT6 : 0;
+	}
+	return 0;
+}
+
+/*
+ * An ICMPv6 error (types 1 to 4) whose quoted packet left from a flow of ours: from the node's
+ * IPv6 address and a SNAT port, echo id or registered host port, behind a Fragment header of
+ * a first fragment or none. Any other is the kernel's.
+ */
+static __always_inline int
+steer6_icmp_error(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg,
+		  const struct cvs_xdp_cfg6 *c6, void *q, void *end)
+{
+	struct cvs_steer_key key = {};
+	struct ipv6hdr *in = q;
+	__u8 *fh, nh;
+	__u16 *ports;
+
+	if ((void *)(in + 1) > end || !is_node6(c6, &in->saddr))
+		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+	ports = (void *)(in + 1);
+	nh = in->nexthdr;
+	if (nh == IPPROTO_FRAGMENT) {
+		fh = (void *)ports;
+		if ((void *)(fh + 8) > end || (fh[2] << 8 | fh[3]) & 0xfff8)
+			return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+		nh = fh[0];
+		ports = (void *)(fh + 8);
+	}
+	if ((void *)(ports + 4) > end)
+		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+	if (((nh == IPPROTO_TCP || nh == IPPROTO_UDP) && in_snat(cfg, ports[0])) ||
+	    (nh == IPPROTO_ICMPV6 && ((struct icmp_echo *)ports)->type == ICMPV6_ECHO_REQ_ &&
+	     in_snat(cfg, ports[2])))
+		return steer(ctx, cfg, CVS_XDP_REDIRECT_ICMP_ERROR6);
+	/* An exposed port's answer went out from its host port. */
+	key.port = ports[0];
+	key.proto = IPPROTO_TCP;
+	if (nh == IPPROTO_TCP && bpf_map_lookup_elem(&cvs_steer, &key))
+		return steer(ctx, cfg, CVS_XDP_REDIRECT_ICMP_ERROR6);
+	return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
+}
+
+/*
+ * An IPv6 fragment (its Fragment header 'fh' right after the fixed one, 8 bytes there): as
+ * steer_fragment() for IPv4, a later one goes where its datagram's first went. An atomic
+ * fragment (offset 0, M clear) is the kernel's.
+ */
+static __always_inline int
+steer6_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct ipv6hdr *ip6,
+		const __u8 *fh, void *end)
+{
+	struct cvs_frag6_key fk = {};
+	__u8 ours = CVS_FRAG_OURS, kernels = CVS_FRAG_KERNELS, *seen;
+	__u16 fo = fh[2] << 8 | fh[3];
+
+	__builtin_memcpy(fk.saddr, &ip6->saddr, 16);
+	__builtin_memcpy(&fk.id, fh + 4, 4);
+	fk.proto = fh[0];
+	if (fo & 0xfff8) {
+		seen = bpf_map_lookup_elem(&cvs_frag6, &fk);
+		if (!seen)
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT_EARLY6);
+		if (*seen == CVS_FRAG_OURS)
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT6);
+	} else if ((fo & 1) && (void *)(fh + 16) <= end &&
+		   steer6_verdict(fh[0], (const __u16 *)(fh + 8), end, cfg)) {
+		bpf_map_update_elem(&cvs_frag6, &fk, &ours, BPF_ANY);
+		return steer(ctx, cfg, CVS_XDP_REDIRECT_FRAGMENT6);
+	} else {
+		bpf_map_update_elem(&cvs_frag6, &fk, &kernels, BPF_ANY);
+	}
+	return cvs_verdict(CVS_XDP_PASS_FRAGMENT6, XDP_PASS);
+}
+
 /*
  * IPv6 to the node's IPv6 address: TCP to a registered host port (exposed ports answer on
- * both families) and replies of NAT66 flows (docs/architecture.md, "Address families"), told by the upper-layer header right behind the fixed one. With extension
- * headers (fragments among them) a packet goes to the kernel: the node's own traffic needs
- * that, and our flows' peers send none. Neighbour discovery, ping6 and the node's own
- * connections are the kernel's.
+ * both families) and replies of NAT66 flows (docs/architecture.md, "Address families"), told
+ * by the upper-layer header right behind the fixed one; their fragments behind a lone
+ * Fragment header; ICMPv6 errors about them. With other extension headers a packet goes to
+ * the kernel: the node's own traffic needs that, and our flows' peers send none. Neighbour
+ * discovery, ping6 and the node's own connections are the kernel's.
  */
 static __always_inline int
 steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end)
 {
 	const struct cvs_xdp_cfg6 *c6;
-	const struct icmp_echo *echo;
-	struct cvs_steer_key key = {};
 	struct cvs_xdp_cfg *cfg;
 	__u16 *l4 = (void *)(ip6 + 1);
-	__u32 zero = 0;
+	__u32 zero = 0, v;
+	__u8 type;
 
 	if ((void *)(ip6 + 1) > end || ip6->version != 6)
 		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
 	c6 = bpf_map_lookup_elem(&cvs_cfg6, &zero);
 	cfg = bpf_map_lookup_elem(&cvs_cfg, &zero);
 	if (!c6 || !cfg || !(c6->flags & CVS_CFG6_F_ENABLED) ||
-	    !(cfg->flags & CVS_CFG_F_ENABLED) ||
-	    ip6->daddr.in6_u.u6_addr32[0] != c6->node_ip6[0] ||
-	    ip6->daddr.in6_u.u6_addr32[1] != c6->node_ip6[1] ||
-	    ip6->daddr.in6_u.u6_addr32[2] != c6->node_ip6[2] ||
-	    ip6->daddr.in6_u.u6_addr32[3] != c6->node_ip6[3])
+	    !(cfg->flags & CVS_CFG_F_ENABLED) || !is_node6(c6, &ip6->daddr))
 		return cvs_verdict(CVS_XDP_PASS_NOT_NODE6, XDP_PASS);
-	/* The 8 bytes of UDP and of an echo; a whole TCP header. */
+	/* The 8 bytes of UDP, of an echo, of a Fragment header; a whole TCP header. */
 	if ((void *)(l4 + 4) > end)
 		return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
-	switch (ip6->nexthdr) {
-	case IPPROTO_TCP:
-		if ((void *)l4 + sizeof(struct tcphdr) > end)
-			break;
-		/* One host port answers on both families: the IPv4 map is the IPv6 one. */
-		key.port = l4[1];
-		key.proto = IPPROTO_TCP;
-		if (bpf_map_lookup_elem(&cvs_steer, &key))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_HOSTPORT6);
-		/* fall through */
-	case IPPROTO_UDP:
-		if (in_snat(cfg, l4[1]))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT6);
-		break;
-	case IPPROTO_ICMPV6:
-		echo = (const struct icmp_echo *)l4;
-		if (echo->type == ICMPV6_ECHO_REPLY_ && in_snat(cfg, echo->id))
-			return steer(ctx, cfg, CVS_XDP_REDIRECT_SNAT6);
-		break;
+	if (ip6->nexthdr == IPPROTO_FRAGMENT)
+		return steer6_fragment(ctx, cfg, ip6, (const __u8 *)l4, end);
+	v = steer6_verdict(ip6->nexthdr, l4, end, cfg);
+	if (v)
+		return steer(ctx, cfg, v);
+	if (ip6->nexthdr == IPPROTO_ICMPV6) {
+		type = ((const struct icmp_echo *)l4)->type;
+		if (type >= 1 && type <= 4)
+			return steer6_icmp_error(ctx, cfg, c6, (void *)(l4 + 4), end);
 	}
 	return cvs_verdict(CVS_XDP_PASS_OTHER6, XDP_PASS);
 }

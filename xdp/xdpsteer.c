@@ -68,7 +68,8 @@ static bool
 steer_same(int a, int b)
 {
 	static const char *const maps[] = { CVS_MAP_XSKS, CVS_MAP_STEER, CVS_MAP_CFG,
-					    CVS_MAP_CFG6, CVS_MAP_STATS, CVS_MAP_FRAG };
+					    CVS_MAP_CFG6, CVS_MAP_STATS, CVS_MAP_FRAG,
+					    CVS_MAP_FRAG6 };
 	struct bpf_prog_info ia, ib;
 	uint32_t la = sizeof(ia), lb = sizeof(ib), i;
 

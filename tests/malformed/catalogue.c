@@ -710,12 +710,13 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
-		return rows_dump(&bed, argv[2]);
+		return rows_dump(&bed, argv[2]) || ipv6_dump(&bed, argv[2]);
 	for (i = 0; i < NROWS; i++)
 		row_run(&bed, &rows[i]);
 	rows_in_sequence(&bed);
 	flood_beyond_capacity(&bed);
 	fails += frag_sequences(&bed);
+	fails += ipv6_sequences(&bed);
 	printf("malformed catalogue: %zu rows, %d failed\n", NROWS, fails);
 	bed_fini(&bed);
 	return fails ? 1 : 0;

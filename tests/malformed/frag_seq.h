@@ -6,5 +6,9 @@
 
 /* The fragment sequences of the catalogue (frag_seq.c): the number that failed. */
 int frag_sequences(struct dpbed *b);
+/* The IPv6 fragment sequences and ICMPv6 error rows (frag6_seq.c): the number that failed. */
+int ipv6_sequences(struct dpbed *b);
+/* And written as fuzz_dp seeds into a directory. */
+int ipv6_dump(struct dpbed *b, const char *dir);
 
 #endif

@@ -301,30 +301,33 @@ bed_ct_check(const struct dpbed *b)
  * zero (all zero): 0x0000 and 0xffff then both stand for zero in ones' complement, and no
  * incremental update (RFC 1624) can keep "0x0000 instead of 0xffff" wrong once a field
  * changes. TCP and UDP never get there: their pseudo-header holds the protocol number.
- */
-/*
- * The same for an IPv6 frame whose TCP, UDP or ICMPv6 header follows the fixed one (all the
- * IPv6 pipelines forward): bit 0 always (no header checksum), bit 1 the upper-layer checksum
- * over the pseudo-header (RFC 8200 8.1), which holds the protocol number, so no message sums
- * to an undecidable zero.
+ *
+ * The same for IPv6 (no header checksum: bit 0 always set): TCP, UDP or ICMPv6 behind the
+ * fixed header, a fragment (bit 3) behind a lone Fragment header; -1 for anything else. A UDP
+ * checksum of 0, invalid over IPv6, is undecidable (bit 2): the rewrite may turn it into ~0.
  */
 static inline int
 bed_csum_state6(const struct pkt *p)
 {
-	const uint8_t *ip6 = p->data + ETH_HLEN_;
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
+	const uint8_t *l4 = pkt_l4(p);
 	uint32_t l4len = p->len - p->l4_off, sum;
 	uint16_t tmp;
 
-	if (p->frag || p->l4_off != ETH_HLEN_ + 40 ||
-	    (p->proto != IPPROTO_TCP_ && p->proto != IPPROTO_UDP_ && p->proto != IPPROTO_ICMPV6_))
+	if (p->frag)
+		return ip6->nxt == IP6_NH_FRAGMENT && p->l4_off == ETH_HLEN_ + 48 ? 1 | 8 : -1;
+	if (p->l4_off != ETH_HLEN_ + 40 || (p->proto != IPPROTO_TCP_ &&
+	    p->proto != IPPROTO_UDP_ && p->proto != IPPROTO_ICMPV6_))
 		return -1;
-	sum = csum_partial(ip6 + 8, 32, 0);
-	tmp = htons(p->proto);
-	sum = csum_partial(&tmp, 2, sum);
+	if (p->proto == IPPROTO_UDP_ && (l4len < 8 || ((const struct udp_hdr *)l4)->check == 0))
+		return 1 | 4;
+	sum = csum_partial(ip6->saddr, 32, 0);
 	tmp = htons((uint16_t)l4len);
 	sum = csum_partial(&tmp, 2, sum);
-	sum = csum_partial(p->data + p->l4_off, l4len, sum);
-	return 1 | (csum_fold(sum) == 0xffff ? 2 : 0);
+	tmp = htons(p->proto);
+	sum = csum_partial(&tmp, 2, sum);
+	sum = csum_partial(l4, l4len, sum);
+	return csum_fold(sum) == 0xffff ? 1 | 2 : 1;
 }
 
 static inline int
