@@ -116,7 +116,14 @@ def summarize(results):
     return rows
 
 
-def print_table(rows, out, fmt):
+def lcore_rows(lcore4, lcore6):
+    """cubevs-fp's worker per frame in both families (fpbench's summarize_lcore() rows)."""
+    l4 = {(r['scenario'], r['flows'], r['path']): r for r in lcore4}
+    return [dict(r, busy4=l4.get(k, {}).get('busy_ns'), pipe4=l4.get(k, {}).get('pipe_ns'))
+            for r in lcore6 for k in [(r['scenario'], r['flows'], r['path'])]]
+
+
+def print_table(rows, out, fmt, lcore=()):
     if not rows:
         return
     out.write('\nIPv6 against IPv4 (S1: 74-byte IPv6 ACKs against 60-byte IPv4 ones; S3: 62-byte '
@@ -129,3 +136,12 @@ def print_table(rows, out, fmt):
         out.write('| %s | %d | %s | %d | %s | %.3f | %s | %s |\n' % (
             r['scenario'], r['flows'], r['path'], r['trials'], fmt(r['mpps4'], '%.3f'),
             r['mpps6'], ratio, fmt(r['x_nft6'])))
+    if lcore:
+        out.write('\nIPv6 against IPv4, cubevs-fp worker lcore per frame received (medians over '
+                  'trials; pipeline = parse, conntrack, NAT, L2)\n| scenario | flows | path | '
+                  'busy ns IPv4 | busy ns IPv6 | pipeline ns IPv4 | pipeline ns IPv6 |\n'
+                  '|---|---|---|---|---|---|---|\n')
+        for r in lcore:
+            out.write('| %s | %d | %s | %s | %.0f | %s | %.0f |\n' % (
+                r['scenario'], r['flows'], r['path'], fmt(r['busy4'], '%.0f'), r['busy_ns'],
+                fmt(r['pipe4'], '%.0f'), r['pipe_ns']))

@@ -1117,23 +1117,26 @@ def report(a, results, secs):
     s6 = summarize_s6(results4)
     lcore = summarize_lcore(results4)
     paired = summarize_paired(results4)
+    lcore6 = fpb6.lcore_rows(lcore, summarize_lcore(
+        [r for r in results if r.get('family', 4) == 6]))
     print_table(rows, s2, s4, s6, lcore=lcore, paired=paired)
-    fpb6.print_table(v6, sys.stdout, fmt)
+    fpb6.print_table(v6, sys.stdout, fmt, lcore6)
     meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
             'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
             'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
-            'loadavg': open('/proc/loadavg').read().split()[:3], 'family': a.family}
-    print('\nrun: %s, %d trials, %.0f s, load average at end %s' % (
-        meta['date'], a.trials, secs, ' '.join(meta['loadavg'])))
+            'loadavg': open('/proc/loadavg').read().split()[:3], 'family': a.family,
+            'loadavg_start': a.loadavg_start}
+    print('\nrun: %s, %d trials, %.0f s, load average at end %s (at start %s)' % (
+        meta['date'], a.trials, secs, ' '.join(meta['loadavg']), ' '.join(a.loadavg_start)))
     if a.json:
         with open(a.json, 'w') as f:
             json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
-                       'lcore': lcore, 'paired': paired, 'ipv6': v6, 'raw': results}, f,
-                      indent=1)
+                       'lcore': lcore, 'paired': paired, 'ipv6': v6, 'ipv6_lcore': lcore6,
+                       'raw': results}, f, indent=1)
     if a.markdown:
         with open(a.markdown, 'w') as f:
             print_table(rows, s2, s4, s6, f, lcore, paired)
-            fpb6.print_table(v6, f, fmt)
+            fpb6.print_table(v6, f, fmt, lcore6)
 
 
 def main():
@@ -1217,6 +1220,7 @@ def main():
     check_env(a)
 
     b = Bench(a)
+    a.loadavg_start = open('/proc/loadavg').read().split()[:3]
 
     def on_signal(sig, frame):
         raise KeyboardInterrupt
