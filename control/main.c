@@ -32,6 +32,7 @@
 #include "cvs_commit.h"
 #include "cvs_version.h"
 #include "hostif.h"
+#include "hostlisten.h"
 #include "log.h"
 #include "nexthop.h"
 #include "node.h"
@@ -279,6 +280,8 @@ node_registry(struct node *n)
 		CVS_LOG(ERR, main, "cannot allocate the registry");
 		return -ENOMEM;
 	}
+	reg_set_node_ip6(&n->reg, n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL);
+	hostlisten_node_ip6(n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL);
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);
 	reg_set_default_guest_mac(&n->reg, n->cfg.guest_mac);

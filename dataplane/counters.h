@@ -92,6 +92,12 @@ enum cvs_drop {
 	_(NDP_ANSWERED,		"ndp_answered", \
 	  "guests' neighbour solicitations for their gateway and router solicitations answered") \
 	_(HAIRPIN_FLOWS,	"hairpin_flows",	"sandbox flows to a host port of this node (SNAT+DNAT)") \
+	_(HOSTPORT6_FLOWS,	"hostport6_flows", \
+	  "world IPv6 flows opened to a host port of the node's IPv6 address (DNAT66)") \
+	_(HAIRPIN6_FLOWS,	"hairpin6_flows", \
+	  "sandbox IPv6 flows to a host port of the node's IPv6 address (NAT66 both ways)") \
+	_(GUEST6_LEARNT,	"guest6_learnt", \
+	  "a guest's IPv6 address learnt (or changed) from its own frames") \
 	_(HOST_FLOWS,		"host_flows",		"flows between cube-dev and a sandbox") \
 	_(ICMP_ERRORS,		"icmp_errors",		"ICMP errors translated for a tracked flow") \
 	_(RST_SENT,		"rst_sent",		"TCP resets sent into a guest for a denied SYN") \

@@ -149,6 +149,12 @@ struct dp_shared {
 	 * unknown: every IPv6 world frame goes there (no on-link IPv6 world destinations yet).
 	 */
 	_Atomic uint64_t nh6_mac;
+	/*
+	 * slot → the interface identifier its guest's IPv6 address was seen with (guest6.h),
+	 * learnt by the slot's worker from the guest's own frames; 0 while none was (NULL: none
+	 * kept), when the guest's address is taken to be the EUI-64 of its MAC.
+	 */
+	_Atomic uint64_t *slot_iid6;
 };
 
 /*

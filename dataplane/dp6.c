@@ -6,13 +6,15 @@
  * as NAT44), tracked in the worker's IPv6 session table (ct6.h); the world's replies to them
  * translated back. One frame at a time: the IPv4 burst's prefetch stages are not used yet.
  *
+ * Flows towards a sandbox (exposed ports on the node's IPv6 address, hairpin) and the
+ * guest's address are dp6_in.c's.
+ *
  * Not carried yet, each a counted drop: IPv6 fragments, extension headers on a translated
- * flow, ICMPv6 errors (Packet Too Big included; TCP has its MSS clamped instead), hairpin and
- * host paths, exposed ports on the node's IPv6 address, a frame longer than the world link's
- * MTU (too_big), and window tracking (an IPv6 flow is tracked liberally).
+ * flow, ICMPv6 errors (Packet Too Big included; TCP has its MSS clamped instead), the host
+ * path, a frame longer than the world link's MTU (too_big), and window tracking (an IPv6
+ * flow is tracked liberally).
  */
-#include "dp_core.h"
-#include "ct6.h"
+#include "dp6_int.h"
 #include "dp_snat.h"
 #include "ndp.h"
 
@@ -124,7 +126,7 @@ dp6_policy_recheck(struct dp_ctx *x, struct ct6_session *s, struct dp_result *r)
 }
 
 /* Translate a packet of s->t[dir] as the inverse of the other tuple, and address its frame. */
-static void
+void
 dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	    struct dp_result *r)
 {
@@ -240,6 +242,7 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 	if (!dp6_on(x, r))
 		return;
 	x->st->c[CVS_WC_IPV6_PKTS]++;
+	dp6_learn(x, slot, p);
 	if (dp6_ndp(x, slot, p, r))
 		return;
 	/*
@@ -252,23 +255,19 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 			CVS_DROP_GUEST_SPOOF);
 		return;
 	}
-	/* Multicast, the node, other guests: not carried yet. */
-	if (dp6_multicast(ip6->daddr) || !memcmp(ip6->daddr, x->cfg->node_ip6, 16) ||
-	    !memcmp(ip6->daddr, x->cfg->guest_pfx6, 8)) {
+	/* Multicast, other guests: not carried yet. */
+	if (dp6_multicast(ip6->daddr) || !memcmp(ip6->daddr, x->cfg->guest_pfx6, 8)) {
 		dp_drop(x, r, CVS_DROP_IPV6);
 		return;
 	}
 	if (!dp6_flow_ok(x, p, r))
 		return;
 	dp6_tuple_of(&t, p, zone);
-	s = ct6_lookup(x->ct6, &t, &dir);
-	if (s && dir == CT_DIR_ORIG && dp_pure_syn(p) &&
-	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {
-		ct6_delete(x->ct6, s);
-		s = NULL;
-	}
+	s = dp6_lookup(x, &t, p, &dir);
 	if (s)
 		dp6_forward(x, s, dir, p, r);
+	else if (!memcmp(ip6->daddr, x->cfg->node_ip6, 16))
+		dp6_hairpin_open(x, slot, p, &t, r);	/* dp6_in.c */
 	else
 		dp6_open(x, slot, p, &t, r);
 }
@@ -291,10 +290,9 @@ dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 	if (!dp6_flow_ok(x, p, r))
 		return;
 	dp6_tuple_of(&t, p, 0);
-	s = ct6_lookup(x->ct6, &t, &dir);
-	if (!s || dir != CT_DIR_REPLY) {
-		dp_drop(x, r, CVS_DROP_NO_SESSION);
-		return;
-	}
-	dp6_forward(x, s, dir, p, r);
+	s = dp6_lookup(x, &t, p, &dir);
+	if (s)
+		dp6_forward(x, s, dir, p, r);
+	else
+		dp6_hostport_open(x, p, &t, r);	/* dp6_in.c */
 }

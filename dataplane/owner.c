@@ -7,6 +7,7 @@
  * sandbox. For an ICMP error that end is in the packet it quotes, which left from us.
  */
 #include <stdbool.h>
+#include <string.h>
 #include <arpa/inet.h>
 
 #include "icmperr.h"
@@ -88,6 +89,29 @@ owner_of_icmp_error(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin
 				  in4->proto, nworkers, self);
 }
 
+/*
+ * IPv6: from the world, by its node-side port (a SNAT port: a NAT66 reply; a host port: a
+ * new flow to an exposed port); from a guest to the node's IPv6 address and a SNAT port, a
+ * hairpin target's answer, by that port. Everything else stays with its port's worker.
+ */
+static inline uint32_t
+owner_of_ip6(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin,
+	     const struct pkt *p, uint32_t nworkers, uint32_t self)
+{
+	uint32_t own;
+	bool in;
+
+	if (origin == DP_FROM_WORLD)
+		return owner_of_node_port(c, sh, p->dport, p->proto, nworkers, self);
+	if (origin == DP_FROM_SANDBOX && p->proto != IPPROTO_ICMPV6_ &&
+	    !memcmp(pkt_ip6(p)->daddr, c->node_ip6, 16)) {
+		own = owner_of_snat(c, p->dport, nworkers, &in);
+		if (in)
+			return own;
+	}
+	return self;
+}
+
 uint32_t
 dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, uint32_t slot,
 	 const uint8_t *frame, uint32_t len, uint32_t nworkers)
@@ -101,11 +125,8 @@ dp_owner(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin, ui
 	if (nworkers <= 1)
 		return self;
 	kind = pkt_parse(&p, (uint8_t *)frame, len);
-	/* An IPv6 reply from the world belongs to the worker of its SNAT port (NAT66). */
-	if (kind == PKT_IPV6 && origin == DP_FROM_WORLD && !p.frag) {
-		own = owner_of_snat(c, p.dport, nworkers, &in);
-		return in ? own : self;
-	}
+	if (kind == PKT_IPV6 && !p.frag)
+		return owner_of_ip6(c, sh, origin, &p, nworkers, self);
 	if (kind != PKT_IPV4)
 		return self;
 	if (icmperr_is_error(&p))

@@ -435,12 +435,19 @@ ctl_run_ports(struct ctl *c, const struct ctl_args *a)
 	char *path;
 	int rc;
 
-	/* CONTAINER_PORT is the API's to judge: a bad one gets its 400 and message. */
+	/* CONTAINER_PORT and the family are the API's to judge: a bad one gets its 400. */
 	if (a->npos == 2) {
-		path = ctl_path(c, "/sandboxes/%s/exposed-ports/%s", a->pos[0], a->pos[1]);
+		path = ctl_str(a, "family") ?
+		       ctl_path(c, "/sandboxes/%s/exposed-ports/%s?family=%s", a->pos[0],
+				a->pos[1], ctl_str(a, "family")) :
+		       ctl_path(c, "/sandboxes/%s/exposed-ports/%s", a->pos[0], a->pos[1]);
 		rc = get_and_print(c, path, endpoint_print);
 		free(path);
 		return rc;
+	}
+	if (ctl_str(a, "family")) {
+		ctl_err("--family wants a CONTAINER_PORT");
+		return EXIT_USAGE;
 	}
 	/* Without a port: the registration's list of them, and only that. */
 	path = ctl_path(c, "/sandboxes/%s", a->pos[0]);

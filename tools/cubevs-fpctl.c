@@ -76,8 +76,9 @@ static const char usage_sandbox[] =
 	"  --snat-ports-per-endpoint N  SNAT ports towards one endpoint (snatPortsPerEndpoint)\n";
 
 static const char usage_ports[] =
-	"Usage: cubevs-fpctl ports ID [CONTAINER_PORT] [--json]\n"
-	"With a container port: the exposed-ports answer (GET /sandboxes/ID/exposed-ports/PORT).\n"
+	"Usage: cubevs-fpctl ports ID [CONTAINER_PORT [--family ipv4|ipv6]] [--json]\n"
+	"With a container port: the exposed-ports answer (GET /sandboxes/ID/exposed-ports/PORT);\n"
+	"--family ipv6 gives the same host port on the node's IPv6 address (?family=ipv6).\n"
 	"Without: every exposed port of the sandbox and its endpoint.\n";
 
 static const char usage_policy[] =
@@ -129,6 +130,11 @@ static const struct ctl_opt opts_policy_set[] = {
 	{ .name = NULL },
 };
 
+static const struct ctl_opt opts_ports[] = {
+	{ .name = "family", .kind = CTL_STR },
+	{ .name = NULL },
+};
+
 static const struct ctl_opt opts_sessions[] = {
 	{ .name = "sandbox", .kind = CTL_STR },
 	{ .name = "proto", .kind = CTL_STR },
@@ -149,7 +155,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "sandbox", "show", usage_sandbox, 1, 1, false, NULL, ctl_run_sandbox_show },
 	{ "sandbox", "add", usage_sandbox, 1, 1, false, opts_sandbox_add, ctl_run_sandbox_add },
 	{ "sandbox", "del", usage_sandbox, 1, 1, false, NULL, ctl_run_sandbox_del },
-	{ "ports", NULL, usage_ports, 1, 2, false, NULL, ctl_run_ports },
+	{ "ports", NULL, usage_ports, 1, 2, false, opts_ports, ctl_run_ports },
 	{ "policy", "get", usage_policy, 1, 1, false, NULL, ctl_run_policy_get },
 	{ "policy", "set", usage_policy, 1, 1, false, opts_policy_set, ctl_run_policy_set },
 	{ "sessions", NULL, usage_sessions, 0, 0, false, opts_sessions, ctl_run_sessions },

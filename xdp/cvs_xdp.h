@@ -178,7 +178,9 @@ struct cvs_xdp_cfg6 {
 	  "IPv6 to the node's IPv6 address, not for the fast path (neighbour discovery, the " \
 	  "node's own flows, extension headers), to the kernel") \
 	_(REDIRECT_SNAT6,	"redirect_snat6", \
-	  "TCP/UDP/ICMPv6 echo reply to the node's IPv6 address into the SNAT range")
+	  "TCP/UDP/ICMPv6 echo reply to the node's IPv6 address into the SNAT range") \
+	_(REDIRECT_HOSTPORT6,	"redirect_hostport6", \
+	  "TCP to a registered host port of the node's IPv6 address")
 
 /*
  * The longest frame a sandbox interface may hand the funnel: a jumbo frame of the funnel's

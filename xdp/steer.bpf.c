@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * World-interface steering program. Only what the fast path owns goes to the AF_XDP socket of
- * the receiving queue: TCP to a registered host port of the node IP, and replies to flows whose
- * node-side port is in the SNAT range (IPv4, and IPv6 to the node's IPv6 address). Everything else, including anything we cannot parse,
- * goes to the kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
+ * the receiving queue: TCP to a registered host port of the node IP or of its IPv6 address,
+ * and replies to flows whose node-side port is in the SNAT range (IPv4, and IPv6 to the
+ * node's IPv6 address). Everything else, including anything we cannot parse, goes to the
+ * kernel, so the node keeps its own ARP, SSH, ping and ephemeral connections.
  * When no socket is bound the frame is held back (dropped, counted) for the restart grace
  * after the last heartbeat, then passed: a dead cubevs-fp never black-holes the host for
  * longer than the grace, and never the node's own traffic.
@@ -193,8 +194,8 @@ steer_fragment(struct xdp_md *ctx, const struct cvs_xdp_cfg *cfg, const struct i
 }
 
 /*
- * IPv6 to the node's IPv6 address: replies of NAT66 flows (docs/architecture.md, "Address
- * families"), told by the upper-layer header right behind the fixed one. With extension
+ * IPv6 to the node's IPv6 address: TCP to a registered host port (exposed ports answer on
+ * both families) and replies of NAT66 flows (docs/architecture.md, "Address families"), told by the upper-layer header right behind the fixed one. With extension
  * headers (fragments among them) a packet goes to the kernel: the node's own traffic needs
  * that, and our flows' peers send none. Neighbour discovery, ping6 and the node's own
  * connections are the kernel's.
@@ -204,6 +205,7 @@ steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end)
 {
 	const struct cvs_xdp_cfg6 *c6;
 	const struct icmp_echo *echo;
+	struct cvs_steer_key key = {};
 	struct cvs_xdp_cfg *cfg;
 	__u16 *l4 = (void *)(ip6 + 1);
 	__u32 zero = 0;
@@ -226,6 +228,11 @@ steer6(struct xdp_md *ctx, struct ipv6hdr *ip6, void *end)
 	case IPPROTO_TCP:
 		if ((void *)l4 + sizeof(struct tcphdr) > end)
 			break;
+		/* One host port answers on both families: the IPv4 map is the IPv6 one. */
+		key.port = l4[1];
+		key.proto = IPPROTO_TCP;
+		if (bpf_map_lookup_elem(&cvs_steer, &key))
+			return steer(ctx, cfg, CVS_XDP_REDIRECT_HOSTPORT6);
 		/* fall through */
 	case IPPROTO_UDP:
 		if (in_snat(cfg, l4[1]))

@@ -14,6 +14,7 @@
 #include "api.h"
 #include "log.h"
 #include "funnel.h"
+#include "guest6.h"
 #include "publish.h"
 #include "vhostctl.h"
 #include "xdpctl.h"
@@ -48,6 +49,7 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->policy_ver = calloc(max_sandboxes, sizeof(*sh->policy_ver));
 	sh->slot_ip = calloc(max_sandboxes, sizeof(*sh->slot_ip));
 	sh->slot_mac = calloc(max_sandboxes, sizeof(*sh->slot_mac));
+	sh->slot_iid6 = calloc(max_sandboxes, sizeof(*sh->slot_iid6));
 	sh->guest = calloc(max_sandboxes, sizeof(*sh->guest));
 	sh->slot_mtu = calloc(max_sandboxes, sizeof(*sh->slot_mtu));
 	sh->slot_lim = calloc(max_sandboxes, sizeof(*sh->slot_lim));
@@ -55,7 +57,7 @@ publish_init(struct publish *p, uint32_t max_sandboxes, uint32_t sandbox_net, ui
 	sh->ip2slot = calloc(sh->ip2slot_size, sizeof(*sh->ip2slot));
 	sh->max_sandboxes = max_sandboxes;
 	if (!sh->slot_alive || !sh->policy || !sh->policy_ver || !sh->slot_ip || !sh->slot_mac ||
-	    !sh->guest || !sh->slot_mtu || !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
+	    !sh->slot_iid6 || !sh->guest || !sh->slot_mtu || !sh->ip2slot || !p->wp.xsk_on || !p->slot_st || !sh->slot_lim)
 		return -ENOMEM;
 	return 0;
 }
@@ -72,6 +74,7 @@ publish_fini(struct publish *p)
 		free((void *)p->sh->policy_ver);
 		free((void *)p->sh->slot_ip);
 		free((void *)p->sh->slot_mac);
+		free((void *)p->sh->slot_iid6);
 		free(p->sh->guest);
 		free((void *)p->sh->slot_mtu);
 		free(p->sh->slot_lim);
@@ -156,6 +159,8 @@ publish_retire_slot(struct publish *p, uint32_t slot, uint32_t ip, const char *i
 	/* Returns once every worker has passed a loop without this slot: then it is ours. */
 	if (publish_call(p, WCMD_FLUSH_ZONE, slot + 1, PUBLISH_CALL_MS, &flushed))
 		CVS_LOG(ERR, ctl, "worker did not answer while removing %s", id);
+	/* The next sandbox of the slot is learnt afresh (no frame of this one is left). */
+	atomic_store(&p->sh->slot_iid6[slot], 0);
 	free((void *)old);
 	return flushed;
 }
@@ -294,6 +299,21 @@ publish_op_guest_mac(void *ctx, const struct sandbox *sb)
 			       sb->guest_mac))
 		CVS_LOG(ERR, xdp, "cannot set the guest MAC of %s in the sandbox maps: %s", sb->id,
 			strerror(errno));
+}
+
+/* The guest's IPv6 address as the workers take it (dp6_in.c's dp6_guest_addr()). */
+static bool
+publish_op_guest_ip6(void *ctx, const struct sandbox *sb, uint8_t out[16], bool *learnt)
+{
+	struct publish *p = ctx;
+	uint64_t iid;
+
+	if (!p->dpc || !p->dpc->have_ip6)
+		return false;
+	iid = atomic_load_explicit(&p->sh->slot_iid6[sb->slot], memory_order_relaxed);
+	*learnt = iid != 0;
+	guest6_addr(out, p->dpc->guest_pfx6, iid ? iid : guest6_iid_of_mac(sb->guest_mac));
+	return true;
 }
 
 /*
@@ -571,6 +591,7 @@ const struct reg_ops publish_reg_ops = {
 	.hostport = publish_op_hostport,
 	.policy = publish_op_policy,
 	.guest_mac = publish_op_guest_mac,
+	.guest_ip6 = publish_op_guest_ip6,
 	.mtu = publish_op_mtu,
 	.limits = publish_op_limits,
 	.vhost_state = publish_op_vhost_state,

@@ -30,9 +30,25 @@ hl_open(void)
 	return fd;
 }
 
-/* port 0: a dump of every TCP listener of the family; else the lookup of node_ip:port. */
+/*
+ * With --node-ip6 a host port answers on the node's IPv6 address too (steer6()), so IPv6
+ * listeners that address reaches count as well: on it, or on [::] even when V6ONLY. Set once
+ * at start (hostlisten_node_ip6()), before any scan.
+ */
+static uint32_t hl_node6[4];
+static bool hl_have6;
+
+void
+hostlisten_node_ip6(const uint8_t ip6[16])
+{
+	hl_have6 = ip6 != NULL;
+	if (ip6)
+		memcpy(hl_node6, ip6, 16);
+}
+
+/* port 0: a dump of every TCP listener of the family; else the lookup of src:port. */
 static int
-hl_request(int fd, uint8_t family, uint32_t node_ip, uint16_t port)
+hl_request(int fd, uint8_t family, const uint32_t src[4], uint16_t port)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -49,7 +65,7 @@ hl_request(int fd, uint8_t family, uint32_t node_ip, uint16_t port)
 	req.r.sdiag_protocol = IPPROTO_TCP;
 	req.r.idiag_states = 1u << TCP_LISTEN;
 	if (port) {
-		req.r.id.idiag_src[0] = node_ip;
+		memcpy(req.r.id.idiag_src, src, family == AF_INET6 ? 16 : 4);
 		req.r.id.idiag_sport = htons(port);
 		req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
 	}
@@ -81,7 +97,9 @@ hl_reaches(const struct inet_diag_msg *m, int len, uint32_t node_ip)
 	if (m->idiag_family != AF_INET6)
 		return false;
 	if (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0)
-		return !hl_v6only(m, len);
+		return hl_have6 || !hl_v6only(m, len);
+	if (hl_have6 && !memcmp(a, hl_node6, 16))
+		return true;
 	return a[0] == 0 && a[1] == 0 && a[2] == htonl(0xffff) && a[3] == node_ip;
 }
 
@@ -144,14 +162,21 @@ hl_collect(int fd, uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 int
 hostlisten_check(uint32_t node_ip, uint16_t port)
 {
+	uint32_t src[4] = { node_ip };
 	uint64_t bit = 0;
 	int fd = hl_open(), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = hl_request(fd, AF_INET, node_ip, port);
+	ret = hl_request(fd, AF_INET, src, port);
 	if (!ret)
 		ret = hl_collect(fd, node_ip, port, port, &bit);
+	/* And a connection to [node6]:port, which reaches [::] listeners, V6ONLY or not. */
+	if ((ret == 0 || ret == -ENOENT) && hl_have6) {
+		ret = hl_request(fd, AF_INET6, hl_node6, port);
+		if (!ret)
+			ret = hl_collect(fd, node_ip, port, port, &bit);
+	}
 	close(fd);
 	return ret == -ENOENT ? 0 : ret;	/* ENOENT: nothing there, the usual answer */
 }
@@ -169,7 +194,7 @@ hostlisten_scan(uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits)
 	if (fd < 0)
 		return fd;
 	for (f = 0; f < sizeof(families); f++) {
-		ret = hl_request(fd, families[f], 0, 0);
+		ret = hl_request(fd, families[f], NULL, 0);
 		if (ret == 0)
 			ret = hl_collect(fd, node_ip, lo, hi, bits);
 		/* A node without IPv6 answers ENOENT for AF_INET6: nothing listens there. */

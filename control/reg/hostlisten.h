@@ -9,6 +9,7 @@
 #define CVS_HOSTLISTEN_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /*
  * Set bit (port - lo) in 'bits' (an array of ((hi - lo + 1) + 63) / 64 words, cleared by the
@@ -25,5 +26,12 @@ int hostlisten_scan(uint32_t node_ip, uint16_t lo, uint16_t hi, uint64_t *bits);
  * kernel could not be asked.
  */
 int hostlisten_check(uint32_t node_ip, uint16_t port);
+
+/*
+ * The node's IPv6 address (--node-ip6; NULL: none), once before any scan: host ports answer
+ * on it too, so from then on both functions also count listeners bound to it and every
+ * listener on [::] (V6ONLY ones included).
+ */
+void hostlisten_node_ip6(const uint8_t ip6[16]);
 
 #endif /* CVS_HOSTLISTEN_H */

@@ -272,6 +272,7 @@ static void
 reg_api_exposed(void *ctx, const struct api_request *rq, struct api_reply *rep)
 {
 	char err[REG_API_ERR];
+	const char *fam;
 	json_t *out = NULL;
 	uint32_t p;
 	int status;
@@ -281,7 +282,15 @@ reg_api_exposed(void *ctx, const struct api_request *rq, struct api_reply *rep)
 		rep->json = api_error("port must be an integer 1..65535, got \"%s\"", rq->arg[1]);
 		return;
 	}
-	status = reg_exposed(ctx, rq->arg[0], (uint16_t)p, &out, err, sizeof(err));
+	/* ?family=ipv6: the same host port on the node's IPv6 address; the default is IPv4. */
+	fam = api_query_get(rq->query, "family");
+	if (fam && strcmp(fam, "ipv4") && strcmp(fam, "ipv6")) {
+		rep->status = 400;
+		rep->json = api_error("family must be \"ipv4\" or \"ipv6\", got \"%s\"", fam);
+		return;
+	}
+	status = reg_exposed_family(ctx, rq->arg[0], (uint16_t)p, fam && !strcmp(fam, "ipv6"),
+				    &out, err, sizeof(err));
 	reg_api_answer(rep, status, out, err);
 }
 

@@ -93,6 +93,22 @@ reg_vhost_render(const struct registry *r, const struct sandbox *sb, uint16_t *m
 	return j;
 }
 
+/* Where its guest is reached over IPv6 (docs/datapath.md, "IPv6"), when the node has it. */
+static void
+reg_guest6_render(const struct registry *r, json_t *j, const struct sandbox *sb)
+{
+	char a[INET6_ADDRSTRLEN];
+	uint8_t ip6[16];
+	bool learnt = false;
+
+	if (!sb->dp || !r->have_ip6 || !r->ops->guest_ip6 ||
+	    !r->ops->guest_ip6(r->ctx, sb, ip6, &learnt))
+		return;
+	inet_ntop(AF_INET6, ip6, a, sizeof(a));
+	json_object_set_new(j, "guestIP6", json_string(a));
+	json_object_set_new(j, "guestIP6Learnt", json_boolean(learnt));
+}
+
 static json_t *
 reg_render(const struct registry *r, const struct sandbox *sb)
 {
@@ -123,6 +139,7 @@ reg_render(const struct registry *r, const struct sandbox *sb)
 		json_object_set_new(j, "policy", policy_render(&sb->policy));
 	json_object_set_new(j, "guestMAC", reg_mac_json(sb->guest_mac));
 	reg_guest_render(j, sb);
+	reg_guest6_render(r, j, sb);
 	/* What frames towards it may carry; the path's MSS and fragmentation follow it. */
 	if (sb->dp && mtu)
 		json_object_set_new(j, "mtu", json_integer(mtu));
@@ -426,11 +443,26 @@ reg_list(struct registry *r)
 	return json_pack("{s:o}", "sandboxes", arr);
 }
 
+void
+reg_set_node_ip6(struct registry *r, const uint8_t ip6[16])
+{
+	r->have_ip6 = ip6 != NULL;
+	if (ip6)
+		memcpy(r->node_ip6, ip6, 16);
+}
+
 int
 reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, char *err,
 	    size_t errlen)
 {
-	char node[INET_ADDRSTRLEN], ep[INET_ADDRSTRLEN + 8];
+	return reg_exposed_family(r, id, port, false, out, err, errlen);
+}
+
+int
+reg_exposed_family(struct registry *r, const char *id, uint16_t port, bool ip6, json_t **out,
+		   char *err, size_t errlen)
+{
+	char node[INET6_ADDRSTRLEN], ep[INET6_ADDRSTRLEN + 8];
 	struct sandbox *sb;
 	int status = REG_OK;
 	uint32_t i;
@@ -444,9 +476,15 @@ reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, cha
 	} else if (i == sb->nports) {
 		status = reg_fail(err, errlen, REG_E_NOT_FOUND,
 				  "port %u of sandbox %s is not exposed", port, id);
+	} else if (ip6 && !r->have_ip6) {
+		status = reg_fail(err, errlen, REG_E_CONFLICT, "the node has no IPv6 address "
+				  "(--node-ip6): no IPv6 endpoint");
 	} else {
-		reg_ip_str(r->node_ip, node);
-		snprintf(ep, sizeof(ep), "%s:%u", node, sb->ports[i].hport);
+		if (ip6)
+			inet_ntop(AF_INET6, r->node_ip6, node, sizeof(node));
+		else
+			reg_ip_str(r->node_ip, node);
+		snprintf(ep, sizeof(ep), ip6 ? "[%s]:%u" : "%s:%u", node, sb->ports[i].hport);
 		*out = json_pack("{s:s,s:i,s:s,s:s,s:s,s:i}", "sandboxID", sb->id,
 				 "containerPort", (int)port, "mode", "host_port", "endpoint", ep,
 				 "hostIP", node, "hostPort", sb->ports[i].hport);

@@ -138,6 +138,11 @@ struct reg_ops {
 	void (*note)(void *ctx, bool warn, const char *msg);
 	/* Optional: nonzero when the attached interface does not run our program any more. */
 	int (*check)(void *ctx, const struct sandbox *sb);
+	/*
+	 * Optional: the IPv6 address an attached sandbox's guest is reached at (learnt from its
+	 * frames when *learnt, else the EUI-64 of its MAC); false when the node has no IPv6.
+	 */
+	bool (*guest_ip6)(void *ctx, const struct sandbox *sb, uint8_t out[16], bool *learnt);
 };
 
 /* One registration changed: what the state file keeps of it, for the journal (store.h). */
@@ -168,6 +173,8 @@ struct registry {
 	struct portalloc ips;	/* host-order addresses of the sandbox CIDR */
 	struct portalloc slots;
 	uint32_t node_ip;
+	bool have_ip6;		/* the node's IPv6 address (--node-ip6), for IPv6 endpoints */
+	uint8_t node_ip6[16];
 	uint8_t default_mac[6];	/* guests registered without "guestMAC" */
 	struct reg_limits default_lim;	/* the node-wide limits (flags) */
 	const struct reg_ops *ops;
@@ -226,8 +233,17 @@ int reg_put(struct registry *r, const char *id, const struct reg_req *q, json_t 
 int reg_delete(struct registry *r, const char *id, char *err, size_t errlen);
 int reg_get(struct registry *r, const char *id, json_t **out, char *err, size_t errlen);
 json_t *reg_list(struct registry *r);
+/* The exposed-ports answer: nodeIP:hostPort. */
 int reg_exposed(struct registry *r, const char *id, uint16_t port, json_t **out, char *err,
 		size_t errlen);
+/*
+ * The same, with ip6 [nodeIPv6]:hostPort: the same host port on the node's IPv6 address
+ * (REG_E_CONFLICT when the node has none).
+ */
+int reg_exposed_family(struct registry *r, const char *id, uint16_t port, bool ip6,
+		       json_t **out, char *err, size_t errlen);
+/* The node's IPv6 address, for the IPv6 endpoints (NULL: none). Before any request. */
+void reg_set_node_ip6(struct registry *r, const uint8_t ip6[16]);
 int reg_policy_get(struct registry *r, const char *id, json_t **out, char *err,
 		   size_t errlen);
 int reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,

@@ -176,6 +176,11 @@ def main():
     if s and ep and ep['hostPort'] != s['exposedPorts'][0]['hostPort']:
         fail('exposed-ports and the registration disagree: %s %s' % (ep, s))
     c.check('GET', '/sandboxes/c1/exposed-ports/9090', want=404)
+    # The IPv6 endpoint is asked for by a query parameter; this node has no --node-ip6.
+    if c.check('GET', '/sandboxes/c1/exposed-ports/8080?family=ipv4', want=200) != ep:
+        fail('?family=ipv4 is not the default answer')
+    c.check('GET', '/sandboxes/c1/exposed-ports/8080?family=ipv6', want=409)
+    c.check('GET', '/sandboxes/c1/exposed-ports/8080?family=inet6', want=400)
     c.check('GET', '/sandboxes/c1/exposed-ports/0', want=400)
     c.check('GET', '/sandboxes/c1/exposed-ports/abc', want=400)
     c.check('GET', '/sandboxes/nope/exposed-ports/8080', want=404)

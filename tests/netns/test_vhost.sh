@@ -2,8 +2,9 @@
 # Real microVMs as sandboxes: one on a vhost-user port, one on a TAP (AF_XDP), through the
 # namespace test bed. QEMU and the guest come from ../shared/tools/microvm (its README); the
 # case is skipped, with the reason, where that tool or QEMU is missing.
-# Usage: test_vhost.sh CASE (vms | tapback | workers | client | abuse | jumbo)
+# Usage: test_vhost.sh CASE (vms | tapback | workers | client | abuse | jumbo | ipv6)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib6.sh"
 
 ROOT=$(cd "$SRC_DIR/../.." && pwd)
 MVM_TOOL=${MVM_TOOL:-$ROOT/../shared/tools/microvm/microvm.sh}
@@ -389,6 +390,66 @@ case_jumbo() {
 	tb_done
 }
 
+# Real guests over IPv6 (issue 34): a microVM on a vhost-user port and one on a TAP, their
+# kernels as Debian ships them, take their address and default route from our router
+# advertisement and reach the IPv6 world host through NAT66, IPv4 beside it.
+case_ipv6() {
+	tb_setup
+	mvm_ready
+	tb_add_world
+	ipv6_bed
+	tb_server "$NS_W" 8000 --name world --ipv6 --tcp-echo 7000
+	VSOCK=$TB_DIR/vhost/vmv.sock
+	nsn ip tuntap add dev vt2 mode tap
+	nsn ip link set vt2 up
+	offloads_default "$NS_N" vt2
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6
+	eq "$(api_status PUT /sandboxes/vmv "{\"vhostUser\":{\"socket\":\"$VSOCK\",\"mode\":\"server\"},\"exposedPorts\":[8080]}")" 201 ||
+		die "register vmv"
+	eq "$(register vmt vt2 '[8080]' | tail -n1)" 201 || die "register vmt"
+	HPV=$(hostport_of vmv 8080)
+	HPT=$(hostport_of vmt 8080)
+	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
+	vm_boot vmv --vhost-user "$VSOCK"
+	vm_boot vmt --tap vt2
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	local id hp a
+	for id in vmv vmt; do
+		hp=$([ $id = vmv ] && echo "$HPV" || echo "$HPT")
+		# SLAAC and duplicate address detection take a second or two after link up.
+		a=$(gx "$hp" 'for i in $(seq 50); do a=$(ip -6 addr show dev eth0 scope global |
+			grep -v tentative | sed -n "s/.*inet6 \([0-9a-f:]*\).*/\1/p"); \
+			[ -n "$a" ] && { echo $a; break; }; sleep 0.1; done')
+		check "$id formed an address in $GUEST_PFX6 from our advertisement ($a)" \
+			test "${a#2001:2:0:6:}" != "$a" -a -n "$a"
+		check "$id took its default route through fe80::1" \
+			contains "$(gx "$hp" 'ip -6 route show default')" "via fe80::1"
+		check "$id pings the world host over IPv6" \
+			contains "$(gx "$hp" "ping -6 -c 2 -W 2 $WORLD_IP6")" " 0% packet loss"
+		check "$id → world over IPv6: the server sees the node's IPv6 address and a SNAT port" \
+			in_snat6 "$(gx "$hp" "wget -q -O - http://[$WORLD_IP6]:8000/peer")"
+		check "20 MB from the world to $id over IPv6, sha256 matches" eq \
+			"$(gx "$hp" "wget -q -O - 'http://[$WORLD_IP6]:8000/blob?n=$BLOB' | sha256sum" |
+			   cut -d' ' -f1)" "$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $BLOB)"
+		# 4 MB of its blob out to the world host's echo and back: the upload leaves the TAP
+		# guest in TSO frames (offloads as the VMM offers them).
+		check "4 MB from $id to the world over IPv6 and echoed back, sha256 matches" eq \
+			"$(gx "$hp" "head -c 4194304 /www/blob | nc -w 2 $WORLD_IP6 7000 | sha256sum" |
+			   cut -d' ' -f1)" \
+			"$(gx "$hp" "head -c 4194304 /www/blob | sha256sum" | cut -d' ' -f1)"
+		check "$id's IPv4 egress works beside it" \
+			in_snat "$(gx "$hp" "wget -q -O - http://$WORLD_IP:8000/peer")"
+	done
+	check "the guests' flows went through NAT66 (egress6_flows $(stat_of worker egress6_flows))" \
+		test "$(stat_of worker egress6_flows)" -ge 6
+	check "nothing of theirs was dropped as unknown IPv6 or spoofed" \
+		eq "$(stat_of drops guest_spoof)" 0
+	check "vhost mbufs back to idle" wait_idle
+	vm_stop vmv
+	vm_stop vmt
+	tb_done
+}
+
 # The TAP case of a VMM going away and coming back (issue 21): the VM stops, its TAP is
 # deleted and made again, the VM boots again on it, and its exposed port serves without any
 # API call; the vhost-user VM beside it never notices.
@@ -426,5 +487,6 @@ workers) case_workers ;;
 client) case_client ;;
 abuse) case_abuse ;;
 jumbo) case_jumbo ;;
-*) echo "usage: $0 vms|tapback|workers|client|abuse|jumbo"; exit 2 ;;
+ipv6) case_ipv6 ;;
+*) echo "usage: $0 vms|tapback|workers|client|abuse|jumbo|ipv6"; exit 2 ;;
 esac

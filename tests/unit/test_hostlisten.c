@@ -2,7 +2,8 @@
 /*
  * Kernel listeners found through sock_diag, with real sockets on loopback addresses: which
  * listeners would world traffic to the node IP reach (its own address, 0.0.0.0, dual-stack
- * [::]) and which not (another address, a V6ONLY [::]).
+ * [::]) and which not (another address, a V6ONLY [::]); with the node's IPv6 address, also
+ * the listeners that address reaches.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -14,9 +15,9 @@
 #include "tlisten.h"
 #include "hostlisten.h"
 
-/* Listens on addr:0 and returns the fd, the kernel's port in *port. */
+/* Listens on [addr]:0 ([::] when NULL) and returns the fd, the kernel's port in *port. */
 static int
-listen_v6_any(int v6only, uint16_t *port)
+listen_v6_on(const char *addr, int v6only, uint16_t *port)
 {
 	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
 	socklen_t len = sizeof(sa);
@@ -25,6 +26,8 @@ listen_v6_any(int v6only, uint16_t *port)
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+	if (addr)
+		inet_pton(AF_INET6, addr, &sa.sin6_addr);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
 		close(fd);
@@ -32,6 +35,12 @@ listen_v6_any(int v6only, uint16_t *port)
 	}
 	*port = ntohs(sa.sin6_port);
 	return fd;
+}
+
+static int
+listen_v6_any(int v6only, uint16_t *port)
+{
+	return listen_v6_on(NULL, v6only, port);
 }
 
 static int
@@ -43,6 +52,28 @@ found(uint32_t node_ip, uint16_t port)
 	/* The one-port lookup the allocator uses must agree with the dump, case by case. */
 	CHECK_EQ(hostlisten_check(node_ip, port), n < 0 ? n : (int)(bits[0] & 1));
 	return n < 0 ? n : (int)(bits[0] & 1);
+}
+
+/*
+ * With the node's IPv6 address (here ::1) host ports answer on it too: a V6ONLY [::]
+ * listener and one bound to that address are shadowed then, one on another address is not.
+ */
+static void
+ipv6_node(uint32_t node, uint16_t p_v6only)
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+	uint16_t p_lo6 = 0;
+	int f_lo6 = listen_v6_on("::1", 1, &p_lo6);
+
+	CHECK(f_lo6 >= 0);
+	CHECK_EQ(found(node, p_lo6), 0);
+	hostlisten_node_ip6(lo6);
+	CHECK_EQ(found(node, p_v6only), 1);
+	CHECK_EQ(found(node, p_lo6), 1);
+	hostlisten_node_ip6(NULL);
+	CHECK_EQ(found(node, p_lo6), 0);
+	if (f_lo6 >= 0)
+		close(f_lo6);
 }
 
 int
@@ -74,6 +105,7 @@ main(void)
 	} else {
 		CHECK_EQ(found(node, p_v6), 1);
 		CHECK_EQ(found(node, p_v6only), 0);
+		ipv6_node(node, p_v6only);
 		close(f_v6);
 		close(f_v6only);
 	}

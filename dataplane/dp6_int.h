@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Between the IPv6 pipeline files: dp6.c (neighbour discovery, NAT66 egress, the frame's
+ * entry points) and dp6_in.c (flows towards a sandbox: exposed ports on the node's IPv6
+ * address, hairpin; the guest's address).
+ */
+#ifndef CVS_DP6_INT_H
+#define CVS_DP6_INT_H
+
+#include "dp_core.h"
+#include "ct6.h"
+
+/* dp6.c: translate a packet of s->t[dir] as the inverse of the other tuple, track it. */
+void dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
+		 struct dp_result *r);
+
+/*
+ * dp6_in.c. Learn the guest's address from a frame of its own port (before any check drops
+ * it: a duplicate address check is dropped after).
+ */
+void dp6_learn(struct dp_ctx *x, uint32_t slot, const struct pkt *p);
+/* The guest address of a slot: learnt, else the EUI-64 of its guest MAC. */
+void dp6_guest_addr(const struct dp_ctx *x, uint32_t slot, uint8_t out[16]);
+/*
+ * The session of tuple t, or NULL; a pure SYN on a closed TCP flow's original tuple takes
+ * its place (the old session goes), as dp_lookup() for IPv4.
+ */
+struct ct6_session *dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t,
+			       const struct pkt *p, int *dir);
+/* A world packet to the node's IPv6 address without a session: a host port's new flow. */
+void dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
+		       struct dp_result *r);
+/* A guest's packet to the node's IPv6 address without a session: a hairpin's new flow. */
+void dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p,
+		      const struct ct6_tuple *t, struct dp_result *r);
+
+#endif /* CVS_DP6_INT_H */
