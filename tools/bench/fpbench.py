@@ -500,7 +500,8 @@ class Bench:
         if h['path'] in CUBEVS_PATHS:
             try:
                 st = self.api(bed, 'GET', '/stats')
-                info = {'sessions': st.get('sessions'),
+                info = {'sessions': fpb6.sessions(st) if bed.family == 6 else
+                        st.get('sessions'),
                         # frames_copied even at 0: a build without it shows '-'.
                         'worker': {k: v for k, v in st.get('worker', {}).items()
                                    if v or k == 'frames_copied'},
