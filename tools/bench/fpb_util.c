@@ -120,6 +120,18 @@ fpb_check_range(uint32_t first, uint32_t last, const char *what)
 		fpb_die("%s: refusing addresses outside 198.18.0.0/15", what);
 }
 
+uint32_t
+fpb_parse_ip6(const char *s, const char *what, uint8_t a[16])
+{
+	static const uint8_t net[6] = FPB_NET6;
+
+	if (inet_pton(AF_INET6, s, a) != 1)
+		fpb_die("%s: '%s' is not an IPv6 address", what, s);
+	if (memcmp(a, net, sizeof(net)))
+		fpb_die("%s: refusing addresses outside 2001:2::/48", what);
+	return (uint32_t)a[12] << 24 | (uint32_t)a[13] << 16 | (uint32_t)a[14] << 8 | a[15];
+}
+
 int
 fpb_parse_mac(const char *s, uint8_t mac[6])
 {

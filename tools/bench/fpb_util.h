@@ -23,6 +23,8 @@ int fpb_pin_cpu(int cpu);
 /* Addresses: parse dotted quad into host order; refuse anything outside 198.18.0.0/15. */
 uint32_t fpb_parse_ip(const char *s, const char *what);
 void fpb_check_range(uint32_t first, uint32_t last, const char *what);
+/* IPv6: into a[16]; refuse anything outside 2001:2::/48; returns its last 32 bits, host order. */
+uint32_t fpb_parse_ip6(const char *s, const char *what, uint8_t a[16]);
 int fpb_parse_mac(const char *s, uint8_t mac[6]);
 int fpb_iface_mac(const char *ifname, uint8_t mac[6]);
 unsigned long fpb_parse_num(const char *s, const char *what, unsigned long max);

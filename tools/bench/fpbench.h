@@ -12,6 +12,8 @@
 /* Every address the kit sends from or to must be inside 198.18.0.0/15 (RFC 2544). */
 #define FPB_NET		0xc6120000u	/* host order */
 #define FPB_NET_MASK	0xfffe0000u
+/* ... and for IPv6 inside 2001:2::/48 (RFC 5180): these first six bytes. */
+#define FPB_NET6	{ 0x20, 0x01, 0x00, 0x02, 0x00, 0x00 }
 
 #define FPB_FRAME_MAX	128	/* bytes of template the generator rewrites per frame */
 
@@ -29,14 +31,16 @@ struct fpg_cfg {
 	__u32 len;			/* frame length (multiple of 4 is not required) */
 	__u32 flows;			/* flow f = seq % flows */
 	__u32 ports_per_ip;		/* f → (ip f / ppi, port f % ppi) */
-	__u32 saddr0;			/* host order, flow 0's source address */
+	__u32 saddr0;			/* host order, flow 0's source address (IPv6: its
+					 * last 32 bits, where the flows differ) */
 	__u16 sport0;			/* host order, flow 0's source port */
 	__u16 l4_off;			/* offset of the TCP/UDP header */
 	__u16 l4_check_off;		/* offset of the L4 checksum */
 	__u16 payload_off;		/* offset of the stamp, 0: no stamp */
 	__u8 proto;
 	__u8 partial;			/* the L4 checksum is the pseudo-header sum only */
-	__u8 pad[2];
+	__u8 ip6;			/* IPv6 template: no IP checksum, L4 at 54 */
+	__u8 pad;
 };
 
 /* Per-CPU state of the generator: the sequence number of the next frame. */

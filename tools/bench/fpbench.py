@@ -16,7 +16,11 @@ AF_XDP ceiling), cubevs (cubevs-fp with W as world interface and S as a sandbox)
 Layouts: 2cpu (generator on CPU0; W's NAPI thread, the DPDK lcore, on CPU1) is the one all
 paths share; 1cpu (everything on CPU0, self-clocked, lossless) applies to kernel paths only.
 
-Every load is bounded in packets and seconds; only addresses from 198.18.0.0/15 are used.
+--family 4,6 adds S1 and S3 over IPv6 for null, nft and cubevs, each right after its IPv4
+twin, and a table of IPv6 against IPv4 (fpb6.py has the IPv6 bed and addresses).
+
+Every load is bounded in packets and seconds; only addresses from 198.18.0.0/15 (IPv6:
+2001:2::/48) are used.
 Global sysctls touched (nf_conntrack_max, conntrack hashsize) are restored; only this run's
 namespaces are removed and only processes this run started are signalled, by PID.
 """
@@ -32,6 +36,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+import fpb6
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, '..', '..'))
@@ -161,6 +167,7 @@ class Bed:
         self.if_g, self.if_w, self.if_s, self.if_x = i + 'g', i + 'w', i + 's', i + 'x'
         self.ns_y, self.if_s2, self.if_y = n + 'y', i + 'S', i + 'y'
         self.made = []
+        self.family = 4
 
     def ns(self, ns, *cmd):
         return ['ip', 'netns', 'exec', ns] + list(cmd)
@@ -280,6 +287,9 @@ class Bench:
                 dst, dport = REMOTE_IP, REMOTE_PORT
             else:
                 dport = getattr(bed, 'dport2', HOSTPORT)
+        if bed.family == 6:
+            src, dst, rport = fpb6.gen_addrs(side, REMOTE_PORT)
+            dport = rport or dport
         cmd = bed.ns(ns, self.tool('fpgen'), '--iface', iface, '--dst-mac', dmac,
                      '--dst', dst, '--dport', str(dport), '--src', src, '--sport', str(sport),
                      '--flows', str(flows), '--ports-per-ip', str(ppi), '--proto', proto,
@@ -337,7 +347,10 @@ class Bench:
             return h
         if path == 'nft':
             run(bed.ns(bed.ns_n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1'))
-            if scen == 'S3':
+            if bed.family == 6:
+                fpb6.forwarding(bed, run)
+                rules = fpb6.nft_rules(bed, scen, HOSTPORT, SBX_PORT)
+            elif scen == 'S3':
                 # Egress: SNAT to the node address; conntrack reverses the replies.
                 rules = ('table ip fpb {\n chain post {\n'
                          '  type nat hook postrouting priority 100;\n'
@@ -393,7 +406,8 @@ class Bench:
                          '--world-iface', bed.if_w, '--guest-ip', SBX_IP,
                          *self.cubevs_state_opt(),
                          '--sandbox-cidr', SANDBOX_CIDR,
-                         '--max-sessions', str(capacity))
+                         '--max-sessions', str(capacity),
+                         *(fpb6.cubevs_args() if bed.family == 6 else ()))
             h['log'] = os.path.join(self.tmp, 'cubevs-%s.log' % bed.tag)
             p = self.procs.start(cmd, logfile=h['log'])
             h['proc'] = p
@@ -410,7 +424,8 @@ class Bench:
         if path == 'cubevs-vhost':
             port = {'vhostUser': {'socket': self.vsock(bed, name), 'mode': 'server'}}
         self.api(bed, 'PUT', '/sandboxes/' + name, dict(port, exposedPorts=[SBX_PORT]))
-        ep = self.api(bed, 'GET', '/sandboxes/%s/exposed-ports/%d' % (name, SBX_PORT))
+        ep = self.api(bed, 'GET', '/sandboxes/%s/exposed-ports/%d%s' % (
+            name, SBX_PORT, '?family=ipv6' if bed.family == 6 else ''))
         return int(ep['hostPort'])
 
     def vsock(self, bed, name):
@@ -472,7 +487,8 @@ class Bench:
     def sessions(self, bed, h):
         path = h['path']
         if path in CUBEVS_PATHS:
-            return self.api(bed, 'GET', '/stats').get('sessions')
+            st = self.api(bed, 'GET', '/stats')
+            return fpb6.sessions(st) if bed.family == 6 else st.get('sessions')
         if path == 'nft':
             out = run(bed.ns(bed.ns_n, 'conntrack', '-C'), check=False)
             return int(out.strip() or 0)
@@ -484,7 +500,8 @@ class Bench:
         if h['path'] in CUBEVS_PATHS:
             try:
                 st = self.api(bed, 'GET', '/stats')
-                info = {'sessions': st.get('sessions'),
+                info = {'sessions': fpb6.sessions(st) if bed.family == 6 else
+                        st.get('sessions'),
                         # frames_copied even at 0: a build without it shows '-'.
                         'worker': {k: v for k, v in st.get('worker', {}).items()
                                    if v or k == 'frames_copied'},
@@ -519,7 +536,7 @@ class Bench:
 
     # ---- one trial ----
 
-    def trial(self, scen, path, flows, layout):
+    def trial(self, scen, path, flows, layout, family=4):
         a = self.a
         bed = Bed(self.run_id)
         self.bed = bed
@@ -527,6 +544,9 @@ class Bench:
         self.partial = path == 'cubevs-pcsum'
         try:
             bed.up(second_sandbox=(scen == 'S5'))
+            if family == 6:
+                res['family'] = bed.family = 6
+                fpb6.up(bed, run)
             if layout == '2cpu' and path in KERNEL_PATHS:
                 res['napi_threads'] = len(bed.napi_threaded(1))
             cap = self.a.s4_capacity if scen == 'S4' else 1048576
@@ -758,7 +778,7 @@ class Bench:
 
     def s1_rate(self, layout, flows, path):
         v = [r['pps'] for r in self.results if r['scenario'] == 'S1' and r.get('pps') and
-             r['path'] == path and r['layout'] == layout and r['flows'] == flows]
+             r.get('family', 4) == 4 and r['path'] == path and r['layout'] == layout and r['flows'] == flows]
         return statistics.median(v) if v else None
 
     # ---- the whole matrix ----
@@ -789,7 +809,10 @@ class Bench:
                         # fpvhost counts frames, not stamps or paced steps.
                         if scen in ('S2', 'S4', 'S6') and path == 'cubevs-vhost':
                             continue
-                        cells.append((scen, path, flows, layout))
+                        # Each IPv6 trial right after its IPv4 twin: much the same load.
+                        for fam in a.family:
+                            if fam == 4 or fpb6.supported(scen, path):
+                                cells.append((scen, path, flows, layout, fam))
         try:
             out = run([os.path.join(self.build, 'tools', 'bench', 'ppbench'), '--sessions',
                        '1024', '--json'])
@@ -805,8 +828,9 @@ class Bench:
                 if 'error' in r:
                     pass
                 elif 'pps' in r:
-                    log('%s %-8s %-4s flows=%-8d trial %d: %.3f Mpps (offered %.2f)' %
-                        (c[0], c[1], c[3], c[2], t, r['pps'] / 1e6, r['offered_pps'] / 1e6))
+                    log('%s %-8s %-4s flows=%-8d trial %d: %.3f Mpps (offered %.2f)%s' %
+                        (c[0], c[1], c[3], c[2], t, r['pps'] / 1e6, r['offered_pps'] / 1e6,
+                         ' IPv6' if c[4] == 6 else ''))
                 elif 'steps' in r:
                     log('%s %-8s %-4s trial %d: max lossless %.0f new/s; steps %s' %
                         (c[0], c[1], c[3], t, r['max_lossless_pps'],
@@ -1083,6 +1107,39 @@ def check_env(a):
         sys.exit('fpbench: the 2cpu layout needs two CPUs')
 
 
+def report(a, results, secs):
+    """The tables on stdout, and into --markdown and --json."""
+    # The IPv4 tables are IPv4's only; IPv6 has its own against them.
+    v6 = fpb6.summarize(results)
+    results4 = [r for r in results if r.get('family', 4) == 4]
+    rows = summarize(results4, a)
+    s2 = summarize_s2(results4)
+    s4 = summarize_s4(results4)
+    s6 = summarize_s6(results4)
+    lcore = summarize_lcore(results4)
+    paired = summarize_paired(results4)
+    lcore6 = fpb6.lcore_rows(lcore, summarize_lcore(
+        [r for r in results if r.get('family', 4) == 6]))
+    print_table(rows, s2, s4, s6, lcore=lcore, paired=paired)
+    fpb6.print_table(v6, sys.stdout, fmt, lcore6)
+    meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+            'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
+            'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
+            'loadavg': open('/proc/loadavg').read().split()[:3], 'family': a.family,
+            'loadavg_start': a.loadavg_start}
+    print('\nrun: %s, %d trials, %.0f s, load average at end %s (at start %s)' % (
+        meta['date'], a.trials, secs, ' '.join(meta['loadavg']), ' '.join(a.loadavg_start)))
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
+                       'lcore': lcore, 'paired': paired, 'ipv6': v6, 'ipv6_lcore': lcore6,
+                       'raw': results}, f, indent=1)
+    if a.markdown:
+        with open(a.markdown, 'w') as f:
+            print_table(rows, s2, s4, s6, f, lcore, paired)
+            fpb6.print_table(v6, f, fmt, lcore6)
+
+
 def main():
     global VERBOSE, TAG
     ap = argparse.ArgumentParser(description=__doc__,
@@ -1119,6 +1176,9 @@ def main():
     ap.add_argument('--reflector-cpu', type=int, default=-1,
                     help='S3: run the reflector in a NAPI thread on this CPU [-1: inline, in '
                     'the softirq of the CPU that transmitted to it]')
+    ap.add_argument('--family', default='4',
+                    help='4, 6 or 4,6: IPv6 runs S1 and S3 on the null, nft and cubevs paths, '
+                    'each trial after its IPv4 twin, with a table of IPv6/IPv4 ratios [4]')
     ap.add_argument('--tag', default=TAG,
                     help='prefix of namespace, interface and DPDK file-prefix names [fpb]')
     ap.add_argument('-v', '--verbose', action='store_true')
@@ -1151,6 +1211,9 @@ def main():
     if max(a.flows) > 1 << 20 or min(a.flows) < 1:
         sys.exit('fpbench: flows between 1 and 1048576')
     a.layouts = a.layouts.split(',')
+    a.family = sorted({int(x) for x in a.family.split(',') if x in ('4', '6')})
+    if not a.family:
+        sys.exit('fpbench: --family is 4, 6 or 4,6')
     a.build = a.build or find_build()
     if not a.build:
         sys.exit('fpbench: no build with tools/bench/fpgen found (meson setup build && '
@@ -1158,6 +1221,7 @@ def main():
     check_env(a)
 
     b = Bench(a)
+    a.loadavg_start = open('/proc/loadavg').read().split()[:3]
 
     def on_signal(sig, frame):
         raise KeyboardInterrupt
@@ -1174,26 +1238,7 @@ def main():
             b.bed.down()
         b.sysctls.restore()
         shutil.rmtree(b.tmp, ignore_errors=True)
-    rows = summarize(results, a)
-    s2 = summarize_s2(results)
-    s4 = summarize_s4(results)
-    s6 = summarize_s6(results)
-    lcore = summarize_lcore(results)
-    paired = summarize_paired(results)
-    print_table(rows, s2, s4, s6, lcore=lcore, paired=paired)
-    meta = {'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-            'kernel': os.uname().release, 'cpus': os.cpu_count(), 'seconds': round(secs, 1),
-            'trials': a.trials, 'warmup_s': a.warmup, 'measure_s': a.measure,
-            'loadavg': open('/proc/loadavg').read().split()[:3]}
-    print('\nrun: %s, %d trials, %.0f s, load average at end %s' % (
-        meta['date'], a.trials, secs, ' '.join(meta['loadavg'])))
-    if a.json:
-        with open(a.json, 'w') as f:
-            json.dump({'meta': meta, 'rates': rows, 'S2': s2, 'S4': s4, 'S6': s6,
-                       'lcore': lcore, 'paired': paired, 'raw': results}, f, indent=1)
-    if a.markdown:
-        with open(a.markdown, 'w') as f:
-            print_table(rows, s2, s4, s6, f, lcore, paired)
+    report(a, results, secs)
     errors = [r for r in results if 'error' in r]
     return 1 if errors and len(errors) == len(results) else 0
 

@@ -177,11 +177,49 @@ dut_xdp(struct xdp_md *ctx)
 }
 
 
+static __always_inline void
+swap_macs(struct ethhdr *eth)
+{
+	__u8 mac[6];
+
+	__builtin_memcpy(mac, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, mac, 6);
+}
+
+/* dut_reflect() for IPv6: TCP/UDP straight after the 40-byte header. */
+static __always_inline int
+dut_reflect6(struct __sk_buff *skb)
+{
+	void *data, *data_end;
+	__u8 a[16], *ip;
+	__u16 *ports, p;
+
+	if (bpf_skb_pull_data(skb, ETH_HLEN + 40 + 4))
+		return TC_ACT_OK;
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	ip = data + ETH_HLEN;
+	if ((void *)(ip + 40 + 4) > data_end || (ip[0] >> 4) != 6 ||
+	    (ip[6] != IPPROTO_TCP && ip[6] != IPPROTO_UDP))
+		return TC_ACT_OK;
+	swap_macs(data);
+	__builtin_memcpy(a, ip + 8, 16);
+	__builtin_memcpy(ip + 8, ip + 24, 16);
+	__builtin_memcpy(ip + 24, a, 16);
+	ports = (__u16 *)(ip + 40);
+	p = ports[0];
+	ports[0] = ports[1];
+	ports[1] = p;
+	count(DUT_C_FWD);
+	return bpf_redirect(skb->ifindex, 0);
+}
+
 /*
- * A remote peer for the SNAT return path (S3), at TC ingress: every IPv4 TCP/UDP frame goes
- * back out of the interface it came in on with MACs, addresses and ports swapped. A swap
- * leaves every checksum valid. (TC rather than XDP: an XDP_TX towards a veth peer without NAPI
- * is dropped, and the node side of this link runs the kernel paths.)
+ * A remote peer for the SNAT return path (S3), at TC ingress: every IPv4 or IPv6 TCP/UDP
+ * frame goes back out of the interface it came in on with MACs, addresses and ports swapped.
+ * A swap leaves every checksum valid. (TC rather than XDP: an XDP_TX towards a veth peer
+ * without NAPI is dropped, and the node side of this link runs the kernel paths.)
  */
 SEC("tc")
 int
@@ -189,7 +227,7 @@ dut_reflect(struct __sk_buff *skb)
 {
 	void *data, *data_end;
 	struct ethhdr *eth;
-	__u8 mac[6], *ip;
+	__u8 *ip;
 	__u32 a;
 	__u16 *ports, p;
 
@@ -199,12 +237,14 @@ dut_reflect(struct __sk_buff *skb)
 	data_end = (void *)(long)skb->data_end;
 	eth = data;
 	ip = data + ETH_HLEN;
+	if ((void *)ip > data_end)
+		return TC_ACT_OK;
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
+		return dut_reflect6(skb);
 	if ((void *)(ip + 20 + 4) > data_end || eth->h_proto != bpf_htons(ETH_P_IP) ||
 	    ip[0] != 0x45 || (ip[9] != IPPROTO_TCP && ip[9] != IPPROTO_UDP))
 		return TC_ACT_OK;
-	__builtin_memcpy(mac, eth->h_dest, 6);
-	__builtin_memcpy(eth->h_dest, eth->h_source, 6);
-	__builtin_memcpy(eth->h_source, mac, 6);
+	swap_macs(eth);
 	a = *(__u32 *)(ip + 12);
 	*(__u32 *)(ip + 12) = *(__u32 *)(ip + 16);
 	*(__u32 *)(ip + 16) = a;

@@ -48,8 +48,9 @@ usage(void)
 	       "       fpdut --iface IF --mode reflect --seconds S [--json]\n"
 	       "DNATs TCP/UDP to IP:PORT arriving on IF and redirects it out of --out to\n"
 	       "--dst-mac. --sessions adds the CubeVS-shaped session map (--max-sessions\n"
-	       "entries, 1048576 by default, preallocated). reflect sends every TCP/UDP frame\n"
-	       "back where it came from with addresses and ports swapped (a remote peer).\n");
+	       "entries, 1048576 by default, preallocated). reflect sends every TCP/UDP frame,\n"
+	       "IPv4 or IPv6, back where it came from with addresses and ports swapped (a remote\n"
+	       "peer).\n");
 }
 
 static void

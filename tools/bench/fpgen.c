@@ -10,7 +10,8 @@
  *
  * Flows: flow f (0 <= f < --flows) has source address --src + f / K and source port
  * --sport + f % K, K = --ports-per-ip. Frames cycle through the flows in order. Every address
- * must be inside 198.18.0.0/15, and both --count and --seconds are required.
+ * must be inside 198.18.0.0/15, or with IPv6 addresses inside 2001:2::/48 (there the flows'
+ * addresses differ in the last 32 bits); both --count and --seconds are required.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,7 +41,9 @@ struct gen_opts {
 	const char *iface;
 	uint8_t smac[6], dmac[6];
 	bool have_dmac;
-	uint32_t src, dst;	/* host order */
+	uint32_t src, dst;	/* host order; IPv6: src is the last 32 bits of src6 */
+	bool ip6;
+	uint8_t src6[16], dst6[16];
 	uint16_t sport, dport;
 	uint32_t flows, ppi;
 	enum gen_proto proto;
@@ -78,22 +81,25 @@ sum16(const uint8_t *p, size_t n, uint32_t s)
 /*
  * Fill IP and L4 checksums of a frame built by build_template(); with 'partial' the L4 one
  * holds the pseudo-header sum only, as a veth or a virtio guest with TX checksum offload on
- * hands it over (CHECKSUM_PARTIAL), for cubevs-fp to complete.
+ * hands it over (CHECKSUM_PARTIAL), for cubevs-fp to complete. IPv6 (ip6) has no header
+ * checksum and 32 bytes of addresses in the pseudo-header.
  */
 static void
-fix_checksums(uint8_t *f, uint32_t len, uint8_t proto, bool partial)
+fix_checksums(uint8_t *f, uint32_t len, uint8_t proto, bool partial, bool ip6)
 {
-	uint8_t *ip = f + 14, *l4 = f + 34;
-	uint32_t l4len = len - 34, s;
+	uint8_t *ip = f + 14, *l4 = f + (ip6 ? 54 : 34);
+	uint32_t l4len = len - (uint32_t)(l4 - f), s;
 	uint16_t ck;
 	int off = proto == IPPROTO_TCP ? 16 : 6;
 
-	ip[10] = ip[11] = 0;
-	ck = (uint16_t)~fold(sum16(ip, 20, 0));
-	ip[10] = (uint8_t)(ck >> 8);
-	ip[11] = (uint8_t)ck;
+	if (!ip6) {
+		ip[10] = ip[11] = 0;
+		ck = (uint16_t)~fold(sum16(ip, 20, 0));
+		ip[10] = (uint8_t)(ck >> 8);
+		ip[11] = (uint8_t)ck;
+	}
 	l4[off] = l4[off + 1] = 0;
-	s = sum16(ip + 12, 8, 0) + proto + l4len;
+	s = (ip6 ? sum16(ip + 8, 32, 0) : sum16(ip + 12, 8, 0)) + proto + l4len;
 	ck = partial ? fold(s) : (uint16_t)~fold(sum16(l4, l4len, s));
 	if (proto == IPPROTO_UDP && ck == 0)
 		ck = 0xffff;
@@ -101,39 +107,58 @@ fix_checksums(uint8_t *f, uint32_t len, uint8_t proto, bool partial)
 	l4[off + 1] = (uint8_t)ck;
 }
 
-/* Flow 0's frame: Ethernet + IPv4 + UDP or TCP, zero payload (room for a stamp). */
+/* The IP header of flow 0's frame (len bytes in all): IPv4 or IPv6 (next header at ip[6]). */
+static void
+build_ip(const struct gen_opts *o, uint8_t *ip, uint32_t len, uint8_t proto)
+{
+	uint32_t s = htonl(o->src), d = htonl(o->dst), tot = len - 14;
+
+	if (o->ip6) {
+		tot -= 40;	/* the payload length */
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)(tot >> 8);
+		ip[5] = (uint8_t)tot;
+		ip[6] = proto;
+		ip[7] = 64;
+		memcpy(ip + 8, o->src6, 16);
+		memcpy(ip + 24, o->dst6, 16);
+		return;
+	}
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, &s, 4);
+	memcpy(ip + 16, &d, 4);
+}
+
+/* Flow 0's frame: Ethernet + IPv4/IPv6 + UDP or TCP, zero payload (room for a stamp). */
 static uint32_t
 build_template(const struct gen_opts *o, uint8_t *f, uint16_t *payload_off)
 {
-	uint32_t l4len = o->proto == GP_UDP ? 8 : 20, len = o->size, tot;
-	uint8_t *ip = f + 14, *l4 = f + 34;
-	uint32_t s = htonl(o->src), d = htonl(o->dst);
+	uint32_t l4len = o->proto == GP_UDP ? 8 : 20, len = o->size, l4o = o->ip6 ? 54 : 34;
+	uint8_t *l4 = f + l4o, proto = o->proto == GP_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 	uint16_t v;
 
 	memset(f, 0, FPB_FRAME_MAX);
-	if (len < 34 + l4len + (o->stamp ? sizeof(struct fpb_stamp) : 0))
-		len = 34 + l4len + (o->stamp ? sizeof(struct fpb_stamp) : 0);
+	if (len < l4o + l4len + (o->stamp ? sizeof(struct fpb_stamp) : 0))
+		len = l4o + l4len + (uint32_t)(o->stamp ? sizeof(struct fpb_stamp) : 0);
 	if (len < 60)
 		len = 60;
 	if (len > FPB_FRAME_MAX)
 		fpb_die("--size: at most %d bytes", FPB_FRAME_MAX);
 	memcpy(f, o->dmac, 6);
 	memcpy(f + 6, o->smac, 6);
-	f[12] = 0x08;
-	tot = len - 14;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(tot >> 8);
-	ip[3] = (uint8_t)tot;
-	ip[8] = 64;
-	ip[9] = o->proto == GP_UDP ? IPPROTO_UDP : IPPROTO_TCP;
-	memcpy(ip + 12, &s, 4);
-	memcpy(ip + 16, &d, 4);
+	f[12] = o->ip6 ? 0x86 : 0x08;
+	f[13] = o->ip6 ? 0xdd : 0x00;
+	build_ip(o, f + 14, len, proto);
 	v = htons(o->sport);
 	memcpy(l4, &v, 2);
 	v = htons(o->dport);
 	memcpy(l4 + 2, &v, 2);
 	if (o->proto == GP_UDP) {
-		v = htons((uint16_t)(len - 34));
+		v = htons((uint16_t)(len - l4o));
 		memcpy(l4 + 4, &v, 2);
 	} else {
 		l4[4] = 0x10;	/* seq: any fixed value */
@@ -144,8 +169,8 @@ build_template(const struct gen_opts *o, uint8_t *f, uint16_t *payload_off)
 		if (o->proto == GP_ACK)
 			l4[8] = 0x20;	/* ack number */
 	}
-	*payload_off = o->stamp ? (uint16_t)(34 + l4len) : 0;
-	fix_checksums(f, len, ip[9], o->partial);
+	*payload_off = o->stamp ? (uint16_t)(l4o + l4len) : 0;
+	fix_checksums(f, len, proto, o->partial, o->ip6);
 	return len;
 }
 
@@ -183,8 +208,9 @@ run_live(const struct gen_opts *o)
 	cfg.ports_per_ip = o->ppi;
 	cfg.saddr0 = o->src;
 	cfg.sport0 = o->sport;
-	cfg.l4_off = 34;
-	cfg.l4_check_off = o->proto == GP_UDP ? 40 : 50;
+	cfg.l4_off = o->ip6 ? 54 : 34;
+	cfg.l4_check_off = (uint16_t)(cfg.l4_off + (o->proto == GP_UDP ? 6 : 16));
+	cfg.ip6 = o->ip6;
 	cfg.proto = o->proto == GP_UDP ? IPPROTO_UDP : IPPROTO_TCP;
 	cfg.partial = o->partial;
 
@@ -243,11 +269,12 @@ paced_frame(const struct gen_opts *o, uint8_t *f, uint32_t len, uint16_t po, uin
 	uint16_t sp = htons((uint16_t)(o->sport + fl % o->ppi));
 	struct fpb_stamp st = { .magic = FPB_MAGIC, .seq = (uint32_t)seq };
 
-	memcpy(f + 26, &s, 4);
-	memcpy(f + 34, &sp, 2);
+	/* The source (IPv6: its last 32 bits) and the source port. */
+	memcpy(f + (o->ip6 ? 34 : 26), &s, 4);
+	memcpy(f + (o->ip6 ? 54 : 34), &sp, 2);
 	st.ts_ns = fpb_now_ns();
 	memcpy(f + po, &st, sizeof(st));
-	fix_checksums(f, len, f[23], o->partial);
+	fix_checksums(f, len, o->ip6 ? f[20] : f[23], o->partial, o->ip6);
 }
 
 static int
@@ -332,7 +359,8 @@ usage(void)
 	       "             [--ports-per-ip K] [--size BYTES] [--stamp] [--paced PPS]\n"
 	       "             [--cpu N] [--batch N] [--json] [--partial-csum]\n"
 	       "Sends frames out of IF (run it inside the generator's namespace). Addresses must\n"
-	       "be in 198.18.0.0/15. Both --count and --seconds bound the run; whichever ends\n"
+	       "be in 198.18.0.0/15, or all IPv6 in 2001:2::/48 (the flows then differ in the\n"
+	       "source's last 32 bits). Both --count and --seconds bound the run; whichever ends\n"
 	       "first wins. Without --paced: XDP live frames (fastest, unpaced). With --paced:\n"
 	       "AF_PACKET at PPS frames per second, stamped for fpsink's latency histogram.\n");
 }
@@ -368,6 +396,7 @@ main(int argc, char **argv)
 		.size = 60, .cpu = -1, .batch = 64,
 	};
 	bool have_smac = false, have_count = false, have_secs = false, have_dst = false;
+	bool src6 = false;
 	int c;
 
 	fpb_init("fpgen");
@@ -387,10 +416,18 @@ main(int argc, char **argv)
 			o.have_dmac = true;
 			break;
 		case 's':
-			o.src = fpb_parse_ip(optarg, "--src");
+			src6 = strchr(optarg, ':') != NULL;
+			if (src6)
+				o.src = fpb_parse_ip6(optarg, "--src", o.src6);
+			else
+				o.src = fpb_parse_ip(optarg, "--src");
 			break;
 		case 'd':
-			o.dst = fpb_parse_ip(optarg, "--dst");
+			o.ip6 = strchr(optarg, ':') != NULL;
+			if (o.ip6)
+				fpb_parse_ip6(optarg, "--dst", o.dst6);
+			else
+				o.dst = fpb_parse_ip(optarg, "--dst");
 			have_dst = true;
 			break;
 		case 'S':
@@ -464,7 +501,12 @@ main(int argc, char **argv)
 	if (!o.flows || !o.ppi || o.sport + (uint32_t)(o.flows < o.ppi ? o.flows : o.ppi) - 1 >
 	    65535)
 		fpb_die("--flows/--ports-per-ip/--sport: source ports beyond 65535");
-	fpb_check_range(o.src, o.src + (o.flows - 1) / o.ppi, "--src/--flows");
+	if (src6 != o.ip6)
+		fpb_die("--src and --dst: one address family (IPv6 needs --src too)");
+	if (o.ip6 && o.src + (uint64_t)(o.flows - 1) / o.ppi > UINT32_MAX)
+		fpb_die("--src/--flows: the flows' addresses beyond the source's last 32 bits");
+	if (!o.ip6)
+		fpb_check_range(o.src, o.src + (o.flows - 1) / o.ppi, "--src/--flows");
 	if (!have_smac && fpb_iface_mac(o.iface, o.smac))
 		fpb_die("--iface %s: cannot read its MAC", o.iface);
 	if (o.cpu >= 0 && fpb_pin_cpu(o.cpu))
