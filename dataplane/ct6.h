@@ -159,6 +159,55 @@ struct ct6_session *ct6_lookup_hash(struct ct6_table *ct, const struct ct6_tuple
 				    uint64_t h, int *dir);
 
 /*
+ * Burst helpers, as ct.h's for IPv4: stage 1 prefetches a hash's index line, stage 2 the
+ * session its first tag match names, both of its lines (the tuple compared may be either,
+ * the state is in the first), and returns that reference + 1 (0: none) for
+ * ct6_lookup_hint(), which then need not search the line again.
+ */
+static inline void
+ct6_prefetch_line(const struct ct6_table *ct, uint64_t h)
+{
+	ct_prefetch(&ct->lines[ct_hash_line(h, ct->nlines)]);
+}
+
+static inline uint32_t
+ct6_prefetch_session(const struct ct6_table *ct, uint64_t h)
+{
+	const struct ct_line *ln = &ct->lines[ct_hash_line(h, ct->nlines)];
+	uint32_t m = ct_line_match(ln, ct_hash_tag(h, ct->ref_mask), ~ct->ref_mask), ref;
+	const char *s;
+
+	if (!m)
+		return 0;
+	ref = ln->w[__builtin_ctz(m)] & ct->ref_mask;
+	s = (const char *)&ct->s[(ref - 1) >> 1];
+	ct_prefetch(s);
+	ct_prefetch(s + 64);
+	return ref;
+}
+
+/*
+ * Look up with the reference ct6_prefetch_session() found. Earlier packets of the burst may
+ * have changed the table since: the hint counts only for a live session holding the tuple,
+ * else the lines are searched.
+ */
+static inline struct ct6_session *
+ct6_lookup_hint(struct ct6_table *ct, const struct ct6_tuple *t, uint64_t h, uint32_t hint,
+		int *dir)
+{
+	if (hint) {
+		struct ct6_session *s = &ct->s[(hint - 1) >> 1];
+		int d = (int)((hint - 1) & 1);
+
+		if ((s->flags & CT_F_USED) && ct6_tuple_eq(&s->t[d], t)) {
+			*dir = d;
+			return s;
+		}
+	}
+	return ct6_lookup_hash(ct, t, h, dir);
+}
+
+/*
  * Insert a session, as ct_insert(): when the table is full, reuse an expired entry, else
  * evict the oldest not-established one, else refuse (*why = CT_FULL, also when the index has
  * no slot within CT6_PROBE_LINES). A tuple already present, or orig equal to reply: CT_CLASH.

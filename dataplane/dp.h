@@ -274,9 +274,6 @@ void dp_sandbox_rx(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len
 		   struct dp_result *r);
 void dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r);
 
-/* dp6.c: a parsed IPv6 frame (PKT_IPV6) from a guest, or from the world. */
-void dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r);
-void dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r);
 /*
  * An unsolicited router advertisement for a slot's guest, built in 'f' (NDP_REPLY_ROOM
  * bytes), as the one its router solicitation gets. Returns its length.

@@ -4,7 +4,9 @@
  * solicitations answered (ndp.h); its TCP, UDP and ICMPv6 echo flows to the world translated
  * to the node's IPv6 address and a SNAT port of this worker's share (NAT66, endpoint-dependent
  * as NAT44), tracked in the worker's IPv6 session table (ct6.h); the world's replies to them
- * translated back. One frame at a time: the IPv4 burst's prefetch stages are not used yet.
+ * translated back. In a burst's three stages as IPv4 (hash and prefetch the index line, then
+ * the session, then the work; dp_world.c, dp_sandbox.c), ICMPv6 errors and fragments decided
+ * in the first.
  *
  * Flows towards a sandbox (exposed ports on the node's IPv6 address, hairpin) and the
  * guest's address are dp6_in.c's. ICMPv6 errors about a flow are translated either way and a
@@ -276,87 +278,102 @@ dp6_on(struct dp_ctx *x, struct dp_result *r)
 	return false;
 }
 
-/* A guest's flow packet, a first fragment among them. */
+/*
+ * A guest's flow packet, its tuple t hashed (h; hint: the session stage 2 prefetched, or 0);
+ * a first fragment among them.
+ */
 static void
-dp6_sandbox_pkt(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+dp6_sandbox_flow(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+		 uint64_t h, uint32_t hint, struct dp_result *r)
 {
-	uint16_t zone = (uint16_t)(slot + 1);
 	struct ct6_session *s;
-	struct ct6_tuple t;
 	int dir;
 
-	if (!dp6_flow_ok(x, p, r))
-		return;
-	dp6_tuple_of(&t, p, zone);
-	s = dp6_lookup(x, &t, p, &dir);
+	s = dp6_lookup(x, t, h, hint, p, &dir);
 	if (s)
 		dp6_forward(x, s, dir, p, r);
 	else if (!memcmp(pkt_ip6(p)->daddr, x->cfg->node_ip6, 16))
-		dp6_hairpin_open(x, slot, p, &t, r);	/* dp6_in.c */
+		dp6_hairpin_open(x, slot, p, t, r);	/* dp6_in.c */
 	else
-		dp6_open(x, slot, p, &t, r);
+		dp6_open(x, slot, p, t, r);
 }
 
+/* A world packet of a flow, as dp6_sandbox_flow(). */
 static void
-dp6_world_pkt(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+dp6_world_flow(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+	       uint64_t h, uint32_t hint, struct dp_result *r)
 {
 	struct ct6_session *s;
-	struct ct6_tuple t;
 	int dir;
 
 	(void)slot;
-	if (!dp6_flow_ok(x, p, r))
-		return;
-	dp6_tuple_of(&t, p, 0);
-	s = dp6_lookup(x, &t, p, &dir);
+	s = dp6_lookup(x, t, h, hint, p, &dir);
 	if (s)
 		dp6_forward(x, s, dir, p, r);
 	else
-		dp6_hostport_open(x, p, &t, r);	/* dp6_in.c */
+		dp6_hostport_open(x, p, t, r);	/* dp6_in.c */
 }
 
+typedef void dp6_flow_fn(struct dp_ctx *, uint32_t, struct pkt *, const struct ct6_tuple *,
+			 uint64_t, uint32_t, struct dp_result *);
+
 /*
- * What comes after the addresses are checked, from 'zone': an ICMPv6 error about a flow, a
- * later fragment (translated as its first was, dp_frag.c), a first one (through 'pkt' as a
- * whole packet, then recorded for its datagram), any other packet through 'pkt'.
+ * The packets that do not go through the burst's stages: an ICMPv6 error about a flow, a
+ * later fragment (translated as its first was, dp_frag.c), a first one (through 'flow' as a
+ * whole packet, then recorded for its datagram). False for any other packet.
  */
-static void
-dp6_dispatch(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r,
-	     void (*pkt)(struct dp_ctx *, uint32_t, struct pkt *, struct dp_result *))
+static bool
+dp6_special(struct dp_ctx *x, uint16_t zone, struct pkt *p, struct dp_result *r,
+	    dp6_flow_fn *flow)
 {
+	struct ct6_tuple t;
 	struct frag_key k;
 
 	if (icmperr6_is_error(p)) {
 		dp6_icmp_error(x, zone, p, r);
-		return;
+		return true;
 	}
-	if (!p->frag) {
-		pkt(x, zone - 1u, p, r);
-		return;
-	}
+	if (!p->frag)
+		return false;
 	if (!dp6_flow_ok(x, p, r))
-		return;
+		return true;
 	if (p->frag == PKT_FRAG_LATER) {
 		dp_frag_later(x, zone, p, r);
-		return;
+		return true;
 	}
 	if (!dp_frag_begin(x, zone, p, &k, r))
-		return;
-	pkt(x, zone - 1u, p, r);
+		return true;
+	dp6_tuple_of(&t, p, zone);
+	flow(x, zone - 1u, p, &t, ct6_hash_tuple(x->ct6, &t), 0, r);
 	dp_frag_first(x, &k, p, r);
+	return true;
 }
 
-void
-dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
+/* The rest of stage 1 once the addresses are checked: a flow's packet is hashed. */
+static bool
+dp6_prep_flow(struct dp_ctx *x, uint16_t zone, struct dp_pre *pre, struct dp_result *r,
+	      dp6_flow_fn *flow)
 {
+	if (dp6_special(x, zone, &pre->p, r, flow) || !dp6_flow_ok(x, &pre->p, r))
+		return false;
+	dp6_tuple_of(&pre->t6, &pre->p, zone);
+	pre->h = ct6_hash_tuple(x->ct6, &pre->t6);
+	ct6_prefetch_line(x->ct6, pre->h);
+	return true;
+}
+
+bool
+dp6_sandbox_prep(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	struct pkt *p = &pre->p;
 	const struct ipv6_hdr *ip6 = pkt_ip6(p);
 
 	if (!dp6_on(x, r))
-		return;
+		return false;
 	x->st->c[CVS_WC_IPV6_PKTS]++;
 	dp6_learn(x, slot, p);
 	if (dp6_ndp(x, slot, p, r))
-		return;
+		return false;
 	/*
 	 * Its address is one of its prefix. Link-local and unspecified sources (its MLD reports,
 	 * duplicate address checks, neighbour discovery for others) stay on its link; any other
@@ -365,27 +382,38 @@ dp6_sandbox(struct dp_ctx *x, uint32_t slot, struct pkt *p, struct dp_result *r)
 	if (memcmp(ip6->saddr, x->cfg->guest_pfx6, 8)) {
 		dp_drop(x, r, ip6->saddr[0] == 0xfe || !ip6->saddr[0] ? CVS_DROP_IPV6 :
 			CVS_DROP_GUEST_SPOOF);
-		return;
+		return false;
 	}
 	/* Multicast, other guests: not carried yet. */
 	if (dp6_multicast(ip6->daddr) || !memcmp(ip6->daddr, x->cfg->guest_pfx6, 8)) {
 		dp_drop(x, r, CVS_DROP_IPV6);
-		return;
+		return false;
 	}
-	dp6_dispatch(x, (uint16_t)(slot + 1), p, r, dp6_sandbox_pkt);
+	return dp6_prep_flow(x, (uint16_t)(slot + 1), pre, r, dp6_sandbox_flow);
+}
+
+bool
+dp6_world_prep(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
+{
+	if (!dp6_on(x, r))
+		return false;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
+	if (memcmp(pkt_ip6(&pre->p)->daddr, x->cfg->node_ip6, 16)) {
+		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
+		return false;
+	}
+	return dp6_prep_flow(x, 0, pre, r, dp6_world_flow);
+}
+
+/* Stage 3 (stage 2 prefetched the session the index line names). */
+void
+dp6_sandbox_go(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r)
+{
+	dp6_sandbox_flow(x, slot, &pre->p, &pre->t6, pre->h, pre->hint, r);
 }
 
 void
-dp6_world(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+dp6_world_go(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 {
-	const struct ipv6_hdr *ip6 = pkt_ip6(p);
-
-	if (!dp6_on(x, r))
-		return;
-	x->st->c[CVS_WC_IPV6_PKTS]++;
-	if (memcmp(ip6->daddr, x->cfg->node_ip6, 16)) {
-		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
-		return;
-	}
-	dp6_dispatch(x, 0, p, r, dp6_world_pkt);
+	dp6_world_flow(x, 0, &pre->p, &pre->t6, pre->h, pre->hint, r);
 }

@@ -77,9 +77,10 @@ dp6_learn(struct dp_ctx *x, uint32_t slot, const struct pkt *p)
 }
 
 struct ct6_session *
-dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t, const struct pkt *p, int *dir)
+dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t, uint64_t h, uint32_t hint,
+	   const struct pkt *p, int *dir)
 {
-	struct ct6_session *s = ct6_lookup(x->ct6, t, dir);
+	struct ct6_session *s = ct6_lookup_hint(x->ct6, t, h, hint, dir);
 
 	if (s && *dir == CT_DIR_ORIG && dp_pure_syn(p) &&
 	    (s->state == CT_TCP_TIME_WAIT || s->state == CT_TCP_CLOSE)) {

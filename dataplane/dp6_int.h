@@ -22,11 +22,12 @@ void dp6_learn(struct dp_ctx *x, uint32_t slot, const struct pkt *p);
 /* The guest address of a slot: learnt, else the EUI-64 of its guest MAC. */
 void dp6_guest_addr(const struct dp_ctx *x, uint32_t slot, uint8_t out[16]);
 /*
- * The session of tuple t, or NULL; a pure SYN on a closed TCP flow's original tuple takes
- * its place (the old session goes), as dp_lookup() for IPv4.
+ * The session of tuple t (its hash h, the reference stage 2 prefetched or 0), or NULL; a
+ * pure SYN on a closed TCP flow's original tuple takes its place (the old session goes), as
+ * dp_lookup() for IPv4.
  */
-struct ct6_session *dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t,
-			       const struct pkt *p, int *dir);
+struct ct6_session *dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t, uint64_t h,
+			       uint32_t hint, const struct pkt *p, int *dir);
 /* A world packet to the node's IPv6 address without a session: a host port's new flow. */
 void dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
 		       struct dp_result *r);

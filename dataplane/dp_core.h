@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 
 #include "dp.h"
+#include "ct6.h"
 #include "frag.h"
 #include "icmperr.h"
 #include "mtu.h"
@@ -366,7 +367,23 @@ struct dp_pre {
 	bool rt_ok;		/* rt and rh are set (a world SYN: its host port is registered) */
 	struct ct_tuple rt;	/* a SYN's likely reply tuple (world: DNAT; guest: egress SNAT) */
 	uint64_t rh;
+	struct ct6_tuple t6;	/* an IPv6 frame's tuple instead of t (h is its hash) */
 };
+
+/* What stage 1 left a frame for: nothing (decided), stages 2 and 3 of IPv4 or of IPv6. */
+enum dp_go { DP_GO_NONE, DP_GO_V4, DP_GO_V6 };
+
+/*
+ * dp6.c, the IPv6 stages of a burst. Stage 1 for a parsed IPv6 frame (PKT_IPV6): true when
+ * it is a flow's whole packet, its tuple and hash in pre->t6 and pre->h and its index line
+ * prefetched, to go on in dp6_*_go(); false when decided already (r says how): neighbour
+ * discovery, an ICMPv6 error, a fragment, a drop.
+ */
+bool dp6_sandbox_prep(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre,
+		      struct dp_result *r);
+bool dp6_world_prep(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r);
+void dp6_sandbox_go(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r);
+void dp6_world_go(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r);
 
 static inline void
 dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)

@@ -159,8 +159,8 @@ dp_sandbox_open(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_r
 	dp_open_forward(x, s, p, r);
 }
 
-/* Burst stage 1 for a guest frame: false when it is decided already (r says how). */
-static bool
+/* Burst stage 1 for a guest frame: DP_GO_NONE when it is decided already (r says how). */
+static enum dp_go
 dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		struct dp_pre *pre, struct dp_result *r)
 {
@@ -174,21 +174,20 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 		} else {
 			dp_drop(x, r, CVS_DROP_ARP);
 		}
-		return false;
+		return DP_GO_NONE;
 	case PKT_BAD:
 		dp_drop(x, r, (enum cvs_drop)pre->p.drop);
-		return false;
+		return DP_GO_NONE;
 	case PKT_FRAG:
 		dp_frag_later(x, (uint16_t)(slot + 1), &pre->p, r);
-		return false;
+		return DP_GO_NONE;
 	case PKT_IPV6:
-		dp6_sandbox(x, slot, &pre->p, r);
-		return false;
+		return dp6_sandbox_prep(x, slot, pre, r) ? DP_GO_V6 : DP_GO_NONE;
 	}
 	/* A guest has its one address (the node-wide one, or its own); anything else is spoofed. */
 	if (pre->p.saddr != dp_guest_ip(x->sh, slot)) {
 		dp_drop(x, r, CVS_DROP_GUEST_SPOOF);
-		return false;
+		return DP_GO_NONE;
 	}
 	dp_pre_hash(x, pre, (uint16_t)(slot + 1));
 	/*
@@ -202,7 +201,7 @@ dp_sandbox_prep(struct dp_ctx *x, uint32_t slot, uint8_t *frame, uint32_t len,
 			     dp_snat_next(x), 0, IPPROTO_TCP_);
 		dp_pre_reply(x, pre);
 	}
-	return true;
+	return DP_GO_V4;
 }
 
 static void
@@ -244,17 +243,21 @@ dp_sandbox_rx_burst(struct dp_ctx *x, uint32_t slot, uint8_t *const *frames,
 		    const uint32_t *lens, uint32_t n, struct dp_result *r)
 {
 	struct dp_pre pre[DP_BURST_MAX];
-	bool go[DP_BURST_MAX];
+	uint8_t go[DP_BURST_MAX];
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		go[i] = dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
+		go[i] = (uint8_t)dp_sandbox_prep(x, slot, frames[i], lens[i], &pre[i], &r[i]);
 	for (i = 0; i < n; i++)
-		if (go[i])
+		if (go[i] == DP_GO_V4)
 			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
+		else if (go[i] == DP_GO_V6)
+			pre[i].hint = ct6_prefetch_session(x->ct6, pre[i].h);
 	for (i = 0; i < n; i++)
-		if (go[i])
+		if (go[i] == DP_GO_V4)
 			dp_sandbox_go(x, slot, &pre[i], &r[i]);
+		else if (go[i] == DP_GO_V6)
+			dp6_sandbox_go(x, slot, &pre[i], &r[i]);
 }
 
 void

@@ -5,8 +5,8 @@
  */
 #include "dp_core.h"
 
-/* Burst stage 1 for a world frame: false when it is decided already (r says how). */
-static bool
+/* Burst stage 1 for a world frame: DP_GO_NONE when it is decided already (r says how). */
+static enum dp_go
 dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre,
 	      struct dp_result *r)
 {
@@ -14,25 +14,23 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 
 	if (kind == PKT_FRAG) {
 		dp_frag_later(x, 0, &pre->p, r);
-		return false;
+		return DP_GO_NONE;
 	}
 	if (kind != PKT_IPV4) {
 		if (kind == PKT_IPV6)
-			dp6_world(x, &pre->p, r);
-		else
-			dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP :
-				(enum cvs_drop)pre->p.drop);
-		return false;
+			return dp6_world_prep(x, pre, r) ? DP_GO_V6 : DP_GO_NONE;
+		dp_drop(x, r, pre->p.kind == PKT_ARP ? CVS_DROP_ARP : (enum cvs_drop)pre->p.drop);
+		return DP_GO_NONE;
 	}
 	if (pre->p.daddr != x->cfg->node_ip) {
 		dp_drop(x, r, CVS_DROP_NOT_NODE_IP);
-		return false;
+		return DP_GO_NONE;
 	}
 	/* Our own addresses cannot come from outside: such a session would talk to itself. */
 	if (pre->p.saddr == x->cfg->node_ip || pre->p.saddr == x->cfg->guest_ip ||
 	    pre->p.saddr == x->cfg->gw_ip) {
 		dp_drop(x, r, CVS_DROP_BAD_SOURCE);
-		return false;
+		return DP_GO_NONE;
 	}
 	dp_pre_hash(x, pre, 0);
 	/* A SYN to an exposed port most likely opens a session. */
@@ -47,7 +45,7 @@ dp_world_prep(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_pre *pre
 			dp_pre_reply(x, pre);
 		}
 	}
-	return true;
+	return DP_GO_V4;
 }
 
 static void
@@ -108,17 +106,21 @@ dp_world_rx_burst(struct dp_ctx *x, uint8_t *const *frames, const uint32_t *lens
 		  struct dp_result *r)
 {
 	struct dp_pre pre[DP_BURST_MAX];
-	bool go[DP_BURST_MAX];
+	uint8_t go[DP_BURST_MAX];
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		go[i] = dp_world_prep(x, frames[i], lens[i], &pre[i], &r[i]);
+		go[i] = (uint8_t)dp_world_prep(x, frames[i], lens[i], &pre[i], &r[i]);
 	for (i = 0; i < n; i++)
-		if (go[i])
+		if (go[i] == DP_GO_V4)
 			pre[i].hint = ct_prefetch_session(x->ct, pre[i].h);
+		else if (go[i] == DP_GO_V6)
+			pre[i].hint = ct6_prefetch_session(x->ct6, pre[i].h);
 	for (i = 0; i < n; i++)
-		if (go[i])
+		if (go[i] == DP_GO_V4)
 			dp_world_go(x, &pre[i], &r[i]);
+		else if (go[i] == DP_GO_V6)
+			dp6_world_go(x, &pre[i], &r[i]);
 }
 
 void
