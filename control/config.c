@@ -16,6 +16,7 @@ enum {
 	OPT_NODE_IP,
 	OPT_NODE_IP6,
 	OPT_GUEST_PFX6,
+	OPT_SBX_PFX6,
 	OPT_API_LISTEN,
 	OPT_HOST_PORTS,
 	OPT_RESERVED_PORTS,
@@ -61,6 +62,7 @@ static const struct option cvs_long_opts[] = {
 	{ "node-ip", required_argument, NULL, OPT_NODE_IP },
 	{ "node-ip6", required_argument, NULL, OPT_NODE_IP6 },
 	{ "guest-prefix6", required_argument, NULL, OPT_GUEST_PFX6 },
+	{ "sandbox-prefix6", required_argument, NULL, OPT_SBX_PFX6 },
 	{ "api-listen", required_argument, NULL, OPT_API_LISTEN },
 	{ "api-socket", required_argument, NULL, OPT_API_SOCKET },
 	{ "api-socket-mode", required_argument, NULL, OPT_API_SOCKET_MODE },
@@ -136,6 +138,8 @@ cvs_config_defaults(struct cvs_config *c)
 
 		inet_pton(AF_INET6, CVS_GUEST_PFX6_DEFAULT, pfx6);
 		memcpy(c->guest_pfx6, pfx6, sizeof(c->guest_pfx6));
+		inet_pton(AF_INET6, CVS_SBX_PFX6_DEFAULT, pfx6);
+		memcpy(c->sbx_pfx6, pfx6, sizeof(c->sbx_pfx6));
 	}
 	memcpy(c->guest_mac, guest_mac, 6);
 	memcpy(c->gw_mac, gw_mac, 6);
@@ -476,6 +480,26 @@ cvs_opt_guest_pfx6(struct cvs_config *c, const char *name, const char *arg, char
 	return 0;
 }
 
+/*
+ * --sandbox-prefix6: a /96, what a sandbox's IPv4 address on cube-dev follows to make its
+ * IPv6 one (RFC 6052's /96 form); not the guests' /64, or host flows would look like theirs.
+ */
+static int
+cvs_opt_sbx_pfx6(struct cvs_config *c, const char *name, const char *arg, char *err,
+		 size_t errlen)
+{
+	uint8_t a[16];
+	uint32_t len;
+
+	if (cvs_parse_prefix6(arg, a, &len) || len != 96)
+		return cvs_bad(err, errlen, name, arg,
+			       "PREFIX/96 with no host bits, such as fd00:a9fe:4407::/96");
+	if (cvs_ipv6_not_unicast(a))
+		return cvs_bad(err, errlen, name, arg, "a unicast /96 (global or fc00::/7)");
+	memcpy(c->sbx_pfx6, a, 12);
+	return 0;
+}
+
 /* Every option that is not a row of the tables; -ENOENT for an unknown one. */
 static int
 cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, char *err,
@@ -494,6 +518,8 @@ cvs_opt_other(struct cvs_config *c, int opt, const char *name, const char *arg, 
 		return cvs_opt_node_ip6(c, name, arg, err, errlen);
 	case OPT_GUEST_PFX6:
 		return cvs_opt_guest_pfx6(c, name, arg, err, errlen);
+	case OPT_SBX_PFX6:
+		return cvs_opt_sbx_pfx6(c, name, arg, err, errlen);
 	case OPT_API_LISTEN:
 		return cvs_opt_api_listen(c, name, arg, err, errlen);
 	case OPT_HOST_PORTS:
@@ -582,6 +608,11 @@ cvs_config_check(struct cvs_config *c, char *err, size_t errlen)
 	}
 	if (c->guest_ip == c->gw_ip) {
 		snprintf(err, errlen, "--guest-ip and --gateway-ip must differ");
+		return -EINVAL;
+	}
+	/* Host flows to a sandbox would look like a guest's own addresses. */
+	if (!memcmp(c->sbx_pfx6, c->guest_pfx6, 8)) {
+		snprintf(err, errlen, "--sandbox-prefix6 must lie outside --guest-prefix6");
 		return -EINVAL;
 	}
 	return cvs_check_reserved(c, err, errlen);

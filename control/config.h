@@ -16,6 +16,7 @@
 #define CVS_RUNTIME_DIR_DEFAULT	"/run/cubevs-fp"
 #define CVS_BPF_PIN_DIR_DEFAULT	"/sys/fs/bpf/cubevs-fp"
 #define CVS_GUEST_PFX6_DEFAULT	"fd00:a9fe:4406::"	/* --guest-prefix6, a /64 */
+#define CVS_SBX_PFX6_DEFAULT	"fd00:a9fe:4407::"	/* --sandbox-prefix6, a /96 */
 #define CVS_MAX_RESERVED	64	/* --reserved-host-ports entries */
 /* --sandbox-umem-frames: powers of two; the default's reasons are in docs/operations.md. */
 
@@ -36,6 +37,7 @@ struct cvs_config {
 	bool have_ip6;			/* --node-ip6 given: IPv6 NAT on */
 	uint8_t node_ip6[16];		/* the node's IPv6 address on the world interface */
 	uint8_t guest_pfx6[8];		/* the guests' /64 (--guest-prefix6) */
+	uint8_t sbx_pfx6[12];		/* sandbox addresses on cube-dev (--sandbox-prefix6) */
 	uint32_t api_addr;		/* network order */
 	uint16_t api_port;
 	char api_socket[108];		/* the API's unix socket; "" = none */

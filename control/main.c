@@ -157,6 +157,7 @@ node_shared(struct node *n)
 	n->dpc.have_ip6 = n->cfg.have_ip6;
 	memcpy(n->dpc.node_ip6, n->cfg.node_ip6, 16);
 	memcpy(n->dpc.guest_pfx6, n->cfg.guest_pfx6, 8);
+	memcpy(n->dpc.sbx_pfx6, n->cfg.sbx_pfx6, 12);
 	if (publish_init(&n->pub, n->cfg.max_sandboxes, n->cfg.sandbox_net,
 			 n->cfg.sandbox_prefix) || obs_init(&n->obs)) {
 		CVS_LOG(ERR, main, "out of memory");
@@ -282,6 +283,7 @@ node_registry(struct node *n)
 		return -ENOMEM;
 	}
 	reg_set_node_ip6(&n->reg, n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL);
+	reg_set_sbx_pfx6(&n->reg, n->cfg.have_ip6 && n->dpc.have_host ? n->cfg.sbx_pfx6 : NULL);
 	hostlisten_node_ip6(n->cfg.have_ip6 ? n->cfg.node_ip6 : NULL);
 	reg_hostports_configure(&n->reg, n->cfg.reserved, n->cfg.n_reserved,
 				n->cfg.hostport_hold_s);

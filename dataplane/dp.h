@@ -54,6 +54,7 @@ struct dp_cfg {
 	bool have_ip6;
 	uint8_t node_ip6[16];
 	uint8_t guest_pfx6[8];
+	uint8_t sbx_pfx6[12];	/* host path: a sandbox is sbx_pfx6 + its IPv4 address */
 };
 
 /* Egress policy of one sandbox; immutable once published. */

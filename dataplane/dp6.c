@@ -294,6 +294,8 @@ dp6_sandbox_flow(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct
 		dp6_forward(x, s, dir, p, r);
 	else if (!memcmp(pkt_ip6(p)->daddr, x->cfg->node_ip6, 16))
 		dp6_hairpin_open(x, slot, p, t, r);	/* dp6_in.c */
+	else if (!memcmp(pkt_ip6(p)->daddr, x->cfg->sbx_pfx6, 12))
+		dp_drop(x, r, CVS_DROP_IPV6);	/* the host path is the host's to open */
 	else
 		dp6_open(x, slot, p, t, r);
 }
@@ -312,6 +314,22 @@ dp6_world_flow(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_
 		dp6_forward(x, s, dir, p, r);
 	else
 		dp6_hostport_open(x, p, t, r);	/* dp6_in.c */
+}
+
+/* A packet from the host, as dp6_sandbox_flow(): a new flow is one to a sandbox address. */
+static void
+dp6_host_flow(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+	      uint64_t h, uint32_t hint, struct dp_result *r)
+{
+	struct ct6_session *s;
+	int dir;
+
+	(void)slot;
+	s = dp6_lookup(x, t, h, hint, p, &dir);
+	if (s)
+		dp6_forward(x, s, dir, p, r);
+	else
+		dp6_host_open(x, p, t, r);	/* dp6_in.c */
 }
 
 typedef void dp6_flow_fn(struct dp_ctx *, uint32_t, struct pkt *, const struct ct6_tuple *,
@@ -416,4 +434,38 @@ void
 dp6_world_go(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r)
 {
 	dp6_world_flow(x, 0, &pre->p, &pre->t6, pre->h, pre->hint, r);
+}
+
+/*
+ * The host path: the kernel resolves sandbox addresses on cube-dev (they are all behind us, as
+ * ARP says for IPv4) and opens flows to them; its other IPv6 (router solicitations, MLD) is
+ * counted as ipv6.
+ */
+void
+dp6_host_rx(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
+{
+	struct ct6_tuple t;
+	uint8_t target[16];
+
+	if (!dp6_on(x, r))
+		return;
+	x->st->c[CVS_WC_IPV6_PKTS]++;
+	if (ndp_ns_target(p, target)) {
+		if (!dp6_host_zone(x, target)) {
+			dp_drop(x, r, CVS_DROP_IPV6);
+			return;
+		}
+		r->len = ndp_reply_na(p, x->cfg->host_mac);
+		r->action = DP_BACK;
+		x->st->c[CVS_WC_NDP_ANSWERED]++;
+		return;
+	}
+	if (memcmp(pkt_ip6(p)->daddr, x->cfg->sbx_pfx6, 12)) {
+		dp_drop(x, r, CVS_DROP_IPV6);
+		return;
+	}
+	if (dp6_special(x, CVS_ZONE_HOST, p, r, dp6_host_flow) || !dp6_flow_ok(x, p, r))
+		return;
+	dp6_tuple_of(&t, p, CVS_ZONE_HOST);
+	dp6_host_flow(x, 0, p, &t, ct6_hash_tuple(x->ct6, &t), 0, r);
 }

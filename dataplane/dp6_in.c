@@ -143,7 +143,8 @@ dp6_in_insert(struct dp_ctx *x, const struct ct6_tuple *t, const struct ct6_tupl
 	struct ct6_session *s;
 	enum ct_refuse why;
 
-	s = ct6_insert(x->ct6, t, rt, CT_TCP_SYN_SENT, x->now, &why);
+	s = ct6_insert(x->ct6, t, rt, p->proto == IPPROTO_TCP_ ? CT_TCP_SYN_SENT : CT_UNREPLIED,
+		       x->now, &why);
 	x->st->c[CVS_WC_SESS_EVICTED] += x->ct6->cnt.evicted - evicted;
 	x->st->c[CVS_WC_SESS_EXPIRED] += x->ct6->cnt.expired - expired;
 	if (!s) {
@@ -285,5 +286,57 @@ dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct
 	s->flags |= CT_F_POLICY;
 	s->pol_ver = ver;
 	x->st->c[CVS_WC_HAIRPIN6_FLOWS]++;
+	dp6_in_send(x, s, p, r);
+}
+
+uint32_t
+dp6_host_zone(const struct dp_ctx *x, const uint8_t a[16])
+{
+	uint32_t v4;
+
+	if (memcmp(a, x->cfg->sbx_pfx6, 12))
+		return 0;
+	memcpy(&v4, a + 12, 4);
+	return v4 == x->cfg->host_ip ? 0 : dp_sbx_zone(x, v4);
+}
+
+/*
+ * A host flow to a sandbox address: as the IPv4 host path, but the guest sees the host's own
+ * source address, which it answers through its default router (us). IPv4 shows it its
+ * gateway address; an IPv6 guest knows us only by a link-local address, which cannot be the
+ * source of a flow to its global one.
+ */
+void
+dp6_host_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t, struct dp_result *r)
+{
+	const struct ipv6_hdr *ip6 = pkt_ip6(p);
+	uint32_t zone = dp6_host_zone(x, ip6->daddr);
+	struct ct6_session *s;
+	struct ct6_tuple rt;
+	uint8_t guest[16];
+
+	if (!zone) {
+		dp_drop(x, r, CVS_DROP_NOT_SANDBOX_IP);
+		return;
+	}
+	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
+	    p->proto == IPPROTO_ICMPV6_ && *(const uint8_t *)pkt_l4(p) != ICMP6_ECHO_REQ) {
+		dp_drop(x, r, CVS_DROP_NO_SESSION);
+		return;
+	}
+	if (!dp_slot_alive(x, zone - 1u)) {
+		dp_drop(x, r, CVS_DROP_SANDBOX_GONE);
+		return;
+	}
+	/* Inbound for the sandbox, and a token of its rate, as an IPv4 host flow. */
+	if (!dp6_inbound_ok(x, (uint16_t)zone, r) ||
+	    (x->sh->slot_lim && !dp_rate_ok(x, zone - 1u, r)))
+		return;
+	dp6_guest_addr(x, zone - 1u, guest);
+	ct6_tuple_set(&rt, guest, ip6->saddr, p->dport, p->sport, (uint16_t)zone, p->proto);
+	s = dp6_in_insert(x, t, &rt, p, r);
+	if (!s)
+		return;
+	x->st->c[CVS_WC_HOST_FLOWS]++;
 	dp6_in_send(x, s, p, r);
 }

@@ -31,6 +31,11 @@ struct ct6_session *dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t, uint
 /* A world packet to the node's IPv6 address without a session: a host port's new flow. */
 void dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
 		       struct dp_result *r);
+/* The zone of a sandbox's host-path address (--sandbox-prefix6 and its IPv4 one), or 0. */
+uint32_t dp6_host_zone(const struct dp_ctx *x, const uint8_t a[16]);
+/* A host packet to a sandbox address without a session: a host flow's opening. */
+void dp6_host_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
+		   struct dp_result *r);
 /* A guest's packet to the node's IPv6 address without a session: a hairpin's new flow. */
 void dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p,
 		      const struct ct6_tuple *t, struct dp_result *r);

@@ -86,6 +86,18 @@ dp_pure_syn(const struct pkt *p)
 	       (p->tcp_flags & (TCPF_SYN | TCPF_ACK | TCPF_FIN | TCPF_RST)) == TCPF_SYN;
 }
 
+/* The zone (slot + 1) of a sandbox address on cube-dev (network order); 0 for none. */
+static inline uint32_t
+dp_sbx_zone(const struct dp_ctx *x, uint32_t ip)
+{
+	const struct dp_cfg *c = x->cfg;
+	uint32_t idx = ntohl(ip) - ntohl(c->sbx_net);
+
+	if ((ip & c->sbx_mask) != c->sbx_net || idx >= x->sh->ip2slot_size)
+		return 0;
+	return atomic_load_explicit(&x->sh->ip2slot[idx], memory_order_acquire);
+}
+
 static inline bool
 dp_slot_alive(const struct dp_ctx *x, uint32_t slot)
 {
@@ -384,6 +396,8 @@ bool dp6_sandbox_prep(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre,
 bool dp6_world_prep(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r);
 void dp6_sandbox_go(struct dp_ctx *x, uint32_t slot, struct dp_pre *pre, struct dp_result *r);
 void dp6_world_go(struct dp_ctx *x, struct dp_pre *pre, struct dp_result *r);
+/* dp6.c: a parsed IPv6 frame from cube-dev, one at a time as the IPv4 host path's. */
+void dp6_host_rx(struct dp_ctx *x, struct pkt *p, struct dp_result *r);
 
 static inline void
 dp_pre_hash(struct dp_ctx *x, struct dp_pre *pre, uint16_t zone)

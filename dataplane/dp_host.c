@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The pipeline of a frame from cube-dev (per packet): the host reaching a sandbox address, its
- * replies, ARP for the sandbox addresses.
+ * replies, ARP for the sandbox addresses; IPv6 is dp6.c's (dp6_host_rx()).
  */
 #include "dp_core.h"
 
@@ -9,10 +9,9 @@
 static void
 dp_host_ip(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 {
-	const struct dp_cfg *c = x->cfg;
 	struct ct_session *s;
 	struct ct_tuple t, rt;
-	uint32_t idx, zone;
+	uint32_t zone;
 	int dir;
 
 	if (icmperr_is_error(p)) {
@@ -30,9 +29,7 @@ dp_host_ip(struct dp_ctx *x, struct pkt *p, struct dp_result *r)
 		dp_forward(x, s, dir, p, r);
 		return;
 	}
-	idx = ntohl(p->daddr) - ntohl(c->sbx_net);
-	zone = (p->daddr & c->sbx_mask) == c->sbx_net && idx < x->sh->ip2slot_size ?
-	       atomic_load_explicit(&x->sh->ip2slot[idx], memory_order_acquire) : 0;
+	zone = dp_sbx_zone(x, p->daddr);
 	if (!zone) {
 		dp_drop(x, r, CVS_DROP_NOT_SANDBOX_IP);
 		return;
@@ -81,8 +78,7 @@ dp_host_rx(struct dp_ctx *x, uint8_t *frame, uint32_t len, struct dp_result *r)
 		dp_frag_later(x, CVS_ZONE_HOST, &p, r);
 		return;
 	case PKT_IPV6:
-		/* No host path for IPv6 yet (issue 34). */
-		dp_drop(x, r, CVS_DROP_IPV6);
+		dp6_host_rx(x, &p, r);
 		return;
 	}
 	if (__builtin_expect(!p.frag, 1)) {

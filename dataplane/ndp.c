@@ -77,6 +77,17 @@ ndp_is_ns_for(const struct pkt *p, const uint8_t target[16])
 }
 
 bool
+ndp_ns_target(const struct pkt *p, uint8_t target[16])
+{
+	bool slla;
+
+	if (!ndp_valid(p, ICMP6_NS, 24, &slla) || ndp_unspecified(pkt_ip6(p)->saddr))
+		return false;
+	memcpy(target, p->data + p->l4_off + 8, 16);
+	return true;
+}
+
+bool
 ndp_is_rs(const struct pkt *p)
 {
 	bool slla;

@@ -45,6 +45,8 @@ uint16_t ndp_icmp6_csum(const struct pkt *p);
 
 /* A parsed PKT_IPV6 frame that is a valid neighbour solicitation for 'target'. */
 bool ndp_is_ns_for(const struct pkt *p, const uint8_t target[16]);
+/* A valid neighbour solicitation from an address (not a duplicate address check): its target. */
+bool ndp_ns_target(const struct pkt *p, uint8_t target[16]);
 /* A parsed PKT_IPV6 frame that is a valid router solicitation. */
 bool ndp_is_rs(const struct pkt *p);
 

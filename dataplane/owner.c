@@ -91,7 +91,7 @@ owner_of_icmp_error(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin
 }
 
 /*
- * IPv6: from the world, by its node-side port (a SNAT port: a NAT66 reply; a host port: a
+ * IPv6: from the host, by the sandbox it is for; from the world, by its node-side port (a SNAT port: a NAT66 reply; a host port: a
  * new flow to an exposed port); from a guest to the node's IPv6 address and a SNAT port, a
  * hairpin target's answer, by that port. Everything else stays with its port's worker.
  */
@@ -102,6 +102,16 @@ owner_of_ip6(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin
 	uint32_t own;
 	bool in;
 
+	/* The host path: by the sandbox whose IPv4 address ends the destination. */
+	if (origin == DP_FROM_HOST) {
+		const uint8_t *a = pkt_ip6(p)->daddr;
+		uint32_t v4;
+
+		if (memcmp(a, c->sbx_pfx6, 12))
+			return self;
+		memcpy(&v4, a + 12, 4);
+		return owner_of_sandbox_ip(c, sh, v4, nworkers, self);
+	}
 	if (origin == DP_FROM_WORLD) {
 		uint16_t port = p->dport;
 		uint8_t proto = p->proto;

@@ -68,6 +68,51 @@ fail:
 	return ret;
 }
 
+/* A knob of /proc/sys/net/ipv6/conf/IFNAME; errors are the caller's to find later. */
+static void
+hostif_ipv6_knob(const char *ifname, const char *knob, const char *val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname, knob);
+	f = fopen(path, "we");
+	if (!f)
+		return;
+	fputs(val, f);
+	fclose(f);
+}
+
+int
+hostif_configure6(const char *ifname, const uint8_t addr[16], uint8_t prefix, char *err,
+		  size_t errlen)
+{
+	/* struct in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+	struct {
+		struct in6_addr addr;
+		uint32_t prefixlen;
+		int ifindex;
+	} r = { .prefixlen = prefix, .ifindex = (int)if_nametoindex(ifname) };
+	int fd, ret = 0;
+
+	if (!r.ifindex) {
+		snprintf(err, errlen, "cannot find %s: %s", ifname, strerror(errno));
+		return -errno;
+	}
+	hostif_ipv6_knob(ifname, "disable_ipv6", "0");
+	hostif_ipv6_knob(ifname, "accept_dad", "0");
+	memcpy(&r.addr, addr, 16);
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (ioctl(fd, SIOCSIFADDR, &r) && errno != EEXIST)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot give %s its IPv6 address: %s", ifname,
+			 strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 /* An IPv4 address of an interface (the first, or 'want' if present) and its mask, or 0. */
 uint32_t
 hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask)

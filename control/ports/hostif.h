@@ -14,6 +14,14 @@
 int hostif_configure(const char *ifname, uint32_t addr, uint8_t prefix, uint8_t mac[6],
 		     char *err, size_t errlen);
 
+/*
+ * Give ifname the IPv6 address addr/prefix (the route through the prefix comes with it), with
+ * no duplicate address check: the address is ours on a link we make, and a check would hold it
+ * tentative for a second. Returns 0 or -errno with err set.
+ */
+int hostif_configure6(const char *ifname, const uint8_t addr[16], uint8_t prefix, char *err,
+		      size_t errlen);
+
 /* An IPv4 address of ifname (the first, or 'want' if present) and its mask; 0 for none. */
 uint32_t hostif_ipv4(const char *ifname, uint32_t want, uint32_t *mask);
 

@@ -228,6 +228,16 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 			       dpc->host_peer_mac, err, errlen);
 	if (ret)
 		return ret;
+	/* The host path over IPv6: the kernel's side is the prefix and its own IPv4 address. */
+	if (cfg->have_ip6) {
+		uint8_t a6[16];
+
+		memcpy(a6, cfg->sbx_pfx6, 12);
+		memcpy(a6 + 12, &dpc->host_ip, 4);
+		ret = hostif_configure6(cfg->host_iface, a6, 96, err, errlen);
+		if (ret)
+			return ret;
+	}
 	dpc->have_host = true;
 	return 0;
 }

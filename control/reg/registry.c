@@ -101,6 +101,13 @@ reg_guest6_render(const struct registry *r, json_t *j, const struct sandbox *sb)
 	uint8_t ip6[16];
 	bool learnt = false;
 
+	/* The host path's address: the /96 and the sandbox's IPv4 one, attached or not. */
+	if (r->have_host6) {
+		memcpy(ip6, r->sbx_pfx6, 12);
+		memcpy(ip6 + 12, &sb->ip, 4);
+		inet_ntop(AF_INET6, ip6, a, sizeof(a));
+		json_object_set_new(j, "sandboxIP6", json_string(a));
+	}
 	if (!sb->dp || !r->have_ip6 || !r->ops->guest_ip6 ||
 	    !r->ops->guest_ip6(r->ctx, sb, ip6, &learnt))
 		return;
@@ -449,6 +456,14 @@ reg_set_node_ip6(struct registry *r, const uint8_t ip6[16])
 	r->have_ip6 = ip6 != NULL;
 	if (ip6)
 		memcpy(r->node_ip6, ip6, 16);
+}
+
+void
+reg_set_sbx_pfx6(struct registry *r, const uint8_t pfx[12])
+{
+	r->have_host6 = pfx != NULL;
+	if (pfx)
+		memcpy(r->sbx_pfx6, pfx, 12);
 }
 
 int

@@ -175,6 +175,8 @@ struct registry {
 	uint32_t node_ip;
 	bool have_ip6;		/* the node's IPv6 address (--node-ip6), for IPv6 endpoints */
 	uint8_t node_ip6[16];
+	bool have_host6;	/* the host path over IPv6: sandboxes at sbx_pfx6 + their IPv4 */
+	uint8_t sbx_pfx6[12];
 	uint8_t default_mac[6];	/* guests registered without "guestMAC" */
 	struct reg_limits default_lim;	/* the node-wide limits (flags) */
 	const struct reg_ops *ops;
@@ -244,6 +246,8 @@ int reg_exposed_family(struct registry *r, const char *id, uint16_t port, bool i
 		       json_t **out, char *err, size_t errlen);
 /* The node's IPv6 address, for the IPv6 endpoints (NULL: none). Before any request. */
 void reg_set_node_ip6(struct registry *r, const uint8_t ip6[16]);
+/* The /96 of the host path over IPv6 (--sandbox-prefix6), NULL when there is none. */
+void reg_set_sbx_pfx6(struct registry *r, const uint8_t pfx[12]);
 int reg_policy_get(struct registry *r, const char *id, json_t **out, char *err,
 		   size_t errlen);
 int reg_policy_set(struct registry *r, const char *id, const struct reg_policy *p,

@@ -140,6 +140,48 @@ case_workers() {
 
 
 
+# Tenancy limits over both families (issue 34): a sandbox's session limit counts its IPv4 and
+# IPv6 sessions together, so with maxSessions 6 and three IPv4 UDP flows open, the fourth
+# IPv6 flow is refused (limit_sessions) while another sandbox is not affected.
+case_limits() {
+	tb_setup
+	tb_add_world
+	tb_add_sandbox 1
+	tb_add_sandbox 2
+	ipv6_bed
+	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 --sandbox-new-sessions-per-sec 0
+	eq "$(api PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[],"limits":{"maxSessions":6}}' |
+		tail -n1)" 201 || die "register s1"
+	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
+	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
+	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
+	guest6 1
+	guest6 2
+	guest6_addr 1 >/dev/null || die "guest 1 has no global IPv6 address"
+	guest6_addr 2 >/dev/null || die "guest 2 has no global IPv6 address"
+	local flows='
+import socket, sys
+def flow(fam, dst):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(1.5)
+    s.sendto(b"x", (dst, 5353))
+    try:
+        s.recv(200)
+        return "1"
+    except socket.timeout:
+        return "0"
+print("".join(flow(socket.AF_INET, sys.argv[1]) for _ in range(int(sys.argv[3]))) + " " +
+      "".join(flow(socket.AF_INET6, sys.argv[2]) for _ in range(int(sys.argv[4]))))'
+	check "three IPv4 flows and three IPv6 ones fit maxSessions 6; a fourth IPv6 one does not" \
+		eq "$(nss 1 python3 -c "$flows" $WORLD_IP $WORLD_IP6 3 4)" "111 1110"
+	check "refused as limit_sessions" test "$(stat_of drops limit_sessions)" -ge 1
+	check "the sandbox's own counter says so" test "$(api_body GET /stats | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["sandboxPorts"]["s1"]["limit_sessions"])')" -ge 1
+	check "the other sandbox opens IPv6 flows as before" \
+		eq "$(nss 2 python3 -c "$flows" $WORLD_IP $WORLD_IP6 0 4)" " 1111"
+}
+
 case_ctl() {
 	v6_bed
 	local mac s0 o0 d0 p0 w0

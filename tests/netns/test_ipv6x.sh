@@ -228,6 +228,62 @@ case_listener() {
 		eq "$(api_status PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[{"containerPort":8080,"hostPort":20000}]}')" 409
 }
 
+# The host path over IPv6 (cube-dev): the node reaches each sandbox at --sandbox-prefix6 and
+# its IPv4 sandbox address; the guest sees the host's own address and answers it through us.
+SBX_PFX6=2001:2:0:7::
+case_host() {
+	bed --sandbox-prefix6 ${SBX_PFX6}/96
+	tb_server "cvs-s1-$TB_ID" 8090 --name s1udp --udp-echo 5354 --ipv6
+	local s1 s2 host6 f0 n=$((5 * 1024 * 1024))
+	s1=$SBX_PFX6$(sandbox_ip s1)
+	s2=$SBX_PFX6$(sandbox_ip s2)
+	host6=$(python3 -c "import ipaddress,sys; print(ipaddress.ip_address(sys.argv[1]))" \
+		"${SBX_PFX6}192.168.0.1")
+	check "GET /sandboxes/s1 shows it as sandboxIP6" eq "$(api_body GET /sandboxes/s1 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP6"])')" \
+		"$(python3 -c "import ipaddress,sys; print(ipaddress.ip_address(sys.argv[1]))" "$s1")"
+	check "cube-dev holds the prefix and its IPv4 address ($host6/96)" \
+		contains "$(nsn ip -6 -o addr show dev cube-dev)" "$host6/96"
+	f0=$(stat_of worker host_flows)
+	check "host → [$s1]:8080 through cube-dev; the guest sees the host's address" \
+		contains "$(nsn curl -s -m 5 "http://[$s1]:8080/name")" "sandbox1 $host6"
+	check "and [$s2]:8080 is the other sandbox" \
+		contains "$(nsn curl -s -m 5 "http://[$s2]:8080/name")" "sandbox2 $host6"
+	check "a 5 MB download from the sandbox to the host over IPv6" eq \
+		"$(nsn curl -s -m 20 "http://[$s1]:8080/blob?n=$n" | sha256sum | cut -d' ' -f1)" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)"
+	check "UDP from the host: the guest's echo comes back" contains "$(nsn python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(b"hello", (sys.argv[1], 5354))
+print(s.recv(200).decode())' "$s1")" "hello $host6"
+	check "ping -6 from the host to the sandbox" quiet nsn ping -6 -c 2 -W 2 -q "$s1"
+	check "UDP to a closed port: the guest's port unreachable reaches the host's socket" \
+		eq "$(nsn python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.connect((sys.argv[1], 5999))
+s.send(b"x")
+try:
+    s.recv(10)
+    print("answered")
+except ConnectionRefusedError:
+    print("refused")
+except socket.timeout:
+    print("timeout")' "$s1")" refused
+	check "counted as host flows (host_flows $(stat_of worker host_flows))" \
+		test "$(stat_of worker host_flows)" -ge $((f0 + 6))
+	check "an address of the prefix that is no sandbox's is dropped" \
+		bash -c "! ip netns exec $NS_N curl -s -m 2 'http://[${SBX_PFX6}192.168.0.200]:8080/'"
+	tb_server "$NS_N" 8002 --name hostsvc --ipv6
+	check "a guest cannot open a flow to the host's address of the prefix" \
+		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 2 'http://[$host6]:8002/name'"
+	check "IPv4's host path works beside it" \
+		contains "$(nsn curl -s -m 5 "http://$(sandbox_ip s1):8080/name")" sandbox1
+}
+
 # (d) Guests whose address is not the EUI-64 of their MAC: one with random identifiers
 # (addr_gen_mode 3), one with a static address in the prefix and no SLAAC.
 guest6_other() { # index

@@ -139,6 +139,23 @@ ip6_checks(void)
 	}
 	CHECK_EQ(parse("--guest-prefix6 fd00::/48", &c, err), -EINVAL);
 	CHECK(strstr(err, "PREFIX/64") != NULL);
+	/* --sandbox-prefix6: a /96 outside the guests' /64, whichever comes first. */
+	CHECK_EQ(parse("", &c, err), 0);
+	CHECK_EQ(c.sbx_pfx6[0], 0xfd);
+	CHECK_EQ(c.sbx_pfx6[5], 0x07);
+	CHECK_EQ(parse("--sandbox-prefix6 2001:2:0:7::/96", &c, err), 0);
+	CHECK_EQ(c.sbx_pfx6[1], 0x01);
+	CHECK_EQ(c.sbx_pfx6[7], 0x07);
+	CHECK_EQ(c.sbx_pfx6[11], 0);
+	CHECK_EQ(parse("--sandbox-prefix6 2001:2:0:7::/64", &c, err), -EINVAL);
+	CHECK(strstr(err, "PREFIX/96") != NULL);
+	CHECK_EQ(parse("--sandbox-prefix6 ff02::/96", &c, err), -EINVAL);
+	CHECK(strstr(err, "unicast") != NULL);
+	CHECK_EQ(parse("--sandbox-prefix6 fd00:a9fe:4406::/96", &c, err), -EINVAL);
+	CHECK(strstr(err, "outside --guest-prefix6") != NULL);
+	CHECK_EQ(parse("--sandbox-prefix6 2001:2:0:6::/96 --guest-prefix6 2001:2:0:6::/64", &c,
+		       err), -EINVAL);
+	CHECK(strstr(err, "outside --guest-prefix6") != NULL);
 }
 
 int
