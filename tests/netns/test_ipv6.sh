@@ -15,21 +15,28 @@ policy() { api PUT "/sandboxes/$1/policy" "$2" | tail -n1; }
 # advertisement and reach an IPv6 world host through the node's IPv6 address and a SNAT port:
 # TCP (20 MB with sha256), UDP, ICMPv6 echo; their IPv4 keeps working beside it; a policy
 # without internet access denies IPv6 too.
-case_egress() {
+# Two sandboxes, the IPv6 world with a UDP echo; s1 registered with the JSON body S1 (no
+# limits by default), the guests' IPv6 turned on once we listen, so their first router
+# solicitation is answered.
+bed6() { # cubevs-fp options
 	tb_setup
 	tb_add_world
 	tb_add_sandbox 1
 	tb_add_sandbox 2
 	ipv6_bed
 	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
-	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 --test-clock "$@"
-	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 "$@"
+	local s1='{"iface":"sb1","exposedPorts":[]}'
+	eq "$(api PUT /sandboxes/s1 "${S1:-$s1}" | tail -n1)" 201 || die "register s1"
 	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
 	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
 	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
-	# IPv6 on now that we listen: the guest's first router solicitation is answered.
 	guest6 1
 	guest6 2
+}
+
+case_egress() {
+	bed6 --test-clock "$@"
 	local a1 a2 n=$((20 * 1024 * 1024))
 	a1=$(guest6_addr 1)
 	a2=$(guest6_addr 2)
@@ -144,20 +151,8 @@ case_workers() {
 # IPv6 sessions together, so with maxSessions 6 and three IPv4 UDP flows open, the fourth
 # IPv6 flow is refused (limit_sessions) while another sandbox is not affected.
 case_limits() {
-	tb_setup
-	tb_add_world
-	tb_add_sandbox 1
-	tb_add_sandbox 2
-	ipv6_bed
-	tb_server "$NS_W" 8000 --name world --udp-echo 5353 --ipv6
-	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6 --sandbox-new-sessions-per-sec 0
-	eq "$(api PUT /sandboxes/s1 '{"iface":"sb1","exposedPorts":[],"limits":{"maxSessions":6}}' |
-		tail -n1)" 201 || die "register s1"
-	eq "$(register s2 sb2 '[]' | tail -n1)" 201 || die "register s2"
-	nsn ping -c 1 -W 2 -q $CLIENT_IP >/dev/null
-	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
-	guest6 1
-	guest6 2
+	S1='{"iface":"sb1","exposedPorts":[],"limits":{"maxSessions":6}}' \
+		bed6 --sandbox-new-sessions-per-sec 0
 	guest6_addr 1 >/dev/null || die "guest 1 has no global IPv6 address"
 	guest6_addr 2 >/dev/null || die "guest 2 has no global IPv6 address"
 	local flows='
