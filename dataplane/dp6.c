@@ -197,27 +197,20 @@ dp6_forward(struct dp_ctx *x, struct ct6_session *s, int dir, struct pkt *p,
 	dp_l2_to(x, s->peer_mac, o->zone, p, r);
 }
 
-/* A new flow from a guest to the world: limits, a SNAT port, the session. */
-static void
-dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
-	 struct dp_result *r)
+bool
+dp6_admit(struct dp_ctx *x, uint32_t slot, struct pkt *p, const uint8_t daddr[16],
+	  uint16_t *ver, struct dp_result *r)
 {
-	struct ct6_snat_req rq = { .lo = x->snat_lo, .hi = x->snat_hi, .start = 0,
-				   .probes = SNAT_PROBES, .now = x->now };
 	const struct dp_limit *lim = x->sh->slot_lim ? &x->sh->slot_lim[slot] : NULL;
-	uint16_t zone = (uint16_t)(slot + 1), ver;
-	uint64_t nh = atomic_load_explicit(&x->sh->nh6_mac, memory_order_relaxed);
-	struct ct6_session *s;
-	struct ct6_tuple rt;
-	enum ct_refuse why;
+	uint16_t zone = (uint16_t)(slot + 1);
 	uint32_t v;
 
 	if (p->proto == IPPROTO_TCP_ ? !dp_pure_syn(p) :
 	    p->proto == IPPROTO_ICMPV6_ && ((const uint8_t *)pkt_l4(p))[0] != ICMP6_ECHO_REQ) {
 		dp_drop(x, r, CVS_DROP_EGRESS_PROTO);
-		return;
+		return false;
 	}
-	if (!dp_policy_allows6(dp_policy_of(x, slot, &ver), t->daddr)) {
+	if (!dp_policy_allows6(dp_policy_of(x, slot, ver), daddr)) {
 		if (p->proto == IPPROTO_TCP_) {
 			uint8_t mac[6];
 
@@ -228,19 +221,38 @@ dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple 
 		} else {
 			dp_drop(x, r, CVS_DROP_POLICY_DENIED);
 		}
-		return;
-	}
-	if (!nh) {
-		dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
-		return;
+		return false;
 	}
 	/* One session limit for both families. */
 	v = lim ? atomic_load_explicit(&lim->sessions, memory_order_relaxed) : 0;
 	if (v && ct_zone_opened(x->ct, zone) + ct6_zone_opened(x->ct6, zone) >= v) {
 		dp_refuse(x, slot, CVS_DROP_LIMIT_SESSIONS, CVS_PC_LIM_SESSIONS, r);
+		return false;
+	}
+	return true;
+}
+
+/* A new flow from a guest to the world: limits, a SNAT port, the session. */
+static void
+dp6_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+	 struct dp_result *r)
+{
+	struct ct6_snat_req rq = { .lo = x->snat_lo, .hi = x->snat_hi, .start = 0,
+				   .probes = SNAT_PROBES, .now = x->now };
+	uint64_t nh = atomic_load_explicit(&x->sh->nh6_mac, memory_order_relaxed);
+	uint16_t zone = (uint16_t)(slot + 1), ver;
+	struct ct6_session *s;
+	struct ct6_tuple rt;
+	enum ct_refuse why;
+
+	if (!dp6_admit(x, slot, p, t->daddr, &ver, r))
+		return;
+	if (!nh) {
+		dp_drop(x, r, CVS_DROP_NO_NEIGHBOUR);
 		return;
 	}
-	if (lim && !dp_rate_ok(x, slot, r))
+	/* A token last: a flow refused for another reason takes none. */
+	if (x->sh->slot_lim && !dp_rate_ok(x, slot, r))
 		return;
 	ct6_tuple_set(&rt, t->daddr, x->cfg->node_ip6, p->dport, 0, 0, p->proto);
 	rq.zone = zone;

@@ -241,6 +241,40 @@ dp6_hairpin_limits(struct dp_ctx *x, uint32_t slot, const struct ct6_tuple *rt,
 	return dp6_inbound_ok(x, rt->zone, r) && dp_rate_ok(x, slot, r);
 }
 
+/*
+ * A guest's flow to the node's IPv6 address that is no hairpin: to the host stack through
+ * cube-dev, seen from the sandbox's host-path address (IPv4's guest → node IP flow), the
+ * policy deciding for the node's address as for any destination. Without cube-dev, 'ipv6'.
+ */
+static void
+dp6_node_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
+	      struct dp_result *r)
+{
+	uint32_t ip = atomic_load_explicit(&x->sh->slot_ip[slot], memory_order_relaxed);
+	struct ct6_session *s;
+	struct ct6_tuple rt;
+	uint8_t sbx6[16];
+	uint16_t ver;
+
+	if (!x->cfg->have_host || !ip) {
+		dp_drop(x, r, !ip ? CVS_DROP_SANDBOX_GONE : CVS_DROP_IPV6);
+		return;
+	}
+	if (!dp6_admit(x, slot, p, x->cfg->node_ip6, &ver, r) ||
+	    (x->sh->slot_lim && !dp_rate_ok(x, slot, r)))
+		return;
+	memcpy(sbx6, x->cfg->sbx_pfx6, 12);
+	memcpy(sbx6 + 12, &ip, 4);
+	ct6_tuple_set(&rt, x->cfg->node_ip6, sbx6, p->dport, p->sport, CVS_ZONE_HOST, p->proto);
+	s = dp6_in_insert(x, t, &rt, p, r);
+	if (!s)
+		return;
+	s->flags |= CT_F_POLICY;
+	s->pol_ver = ver;
+	x->st->c[CVS_WC_HOST_FLOWS]++;
+	dp6_in_send(x, s, p, r);
+}
+
 void
 dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_tuple *t,
 		 struct dp_result *r)
@@ -255,7 +289,12 @@ dp6_hairpin_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct
 	uint16_t ver;
 	uint32_t hp;
 
-	/* Anything else to the node's IPv6 address would be the host path: not carried. */
+	/* Anything else to the node's IPv6 address goes to the host through cube-dev. */
+	if (p->proto != IPPROTO_TCP_ ||
+	    !atomic_load_explicit(&x->sh->hostport[ntohs(p->dport)], memory_order_acquire)) {
+		dp6_node_open(x, slot, p, t, r);
+		return;
+	}
 	hp = dp6_hostport(x, p, CVS_DROP_IPV6, r);
 	if (!hp)
 		return;

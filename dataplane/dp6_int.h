@@ -28,6 +28,14 @@ void dp6_guest_addr(const struct dp_ctx *x, uint32_t slot, uint8_t out[16]);
  */
 struct ct6_session *dp6_lookup(struct dp_ctx *x, const struct ct6_tuple *t, uint64_t h,
 			       uint32_t hint, const struct pkt *p, int *dir);
+/*
+ * dp6.c. What a guest may open towards daddr (the world, the node's IPv6 address): TCP only
+ * with a SYN, ICMPv6 only with an echo request, nothing its policy denies (a denied SYN gets a
+ * RST), within its session limit over both families; *ver: the policy version the flow
+ * keeps. False when r says why not. The rate limit's token is the caller's to take, last.
+ */
+bool dp6_admit(struct dp_ctx *x, uint32_t slot, struct pkt *p, const uint8_t daddr[16],
+	       uint16_t *ver, struct dp_result *r);
 /* A world packet to the node's IPv6 address without a session: a host port's new flow. */
 void dp6_hostport_open(struct dp_ctx *x, struct pkt *p, const struct ct6_tuple *t,
 		       struct dp_result *r);

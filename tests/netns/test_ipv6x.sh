@@ -230,18 +230,19 @@ case_listener() {
 
 # The host path over IPv6 (cube-dev): the node reaches each sandbox at --sandbox-prefix6 and
 # its IPv4 sandbox address; the guest sees the host's own address and answers it through us.
+# A guest reaches the node's own services at [node6]:port, seen from that address.
 SBX_PFX6=2001:2:0:7::
+norm6() { python3 -c "import ipaddress,sys; print(ipaddress.ip_address(sys.argv[1]))" "$1"; }
 case_host() {
 	bed --sandbox-prefix6 ${SBX_PFX6}/96
 	tb_server "cvs-s1-$TB_ID" 8090 --name s1udp --udp-echo 5354 --ipv6
 	local s1 s2 host6 f0 n=$((5 * 1024 * 1024))
 	s1=$SBX_PFX6$(sandbox_ip s1)
 	s2=$SBX_PFX6$(sandbox_ip s2)
-	host6=$(python3 -c "import ipaddress,sys; print(ipaddress.ip_address(sys.argv[1]))" \
-		"${SBX_PFX6}192.168.0.1")
+	host6=$(norm6 "${SBX_PFX6}192.168.0.1")
 	check "GET /sandboxes/s1 shows it as sandboxIP6" eq "$(api_body GET /sandboxes/s1 |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)["sandboxIP6"])')" \
-		"$(python3 -c "import ipaddress,sys; print(ipaddress.ip_address(sys.argv[1]))" "$s1")"
+		"$(norm6 "$s1")"
 	check "cube-dev holds the prefix and its IPv4 address ($host6/96)" \
 		contains "$(nsn ip -6 -o addr show dev cube-dev)" "$host6/96"
 	f0=$(stat_of worker host_flows)
@@ -277,9 +278,21 @@ except socket.timeout:
 		test "$(stat_of worker host_flows)" -ge $((f0 + 6))
 	check "an address of the prefix that is no sandbox's is dropped" \
 		bash -c "! ip netns exec $NS_N curl -s -m 2 'http://[${SBX_PFX6}192.168.0.200]:8080/'"
-	tb_server "$NS_N" 8002 --name hostsvc --ipv6
+	tb_server "$NS_N" 8002 --name hostsvc --ipv6 --udp-echo 8003
 	check "a guest cannot open a flow to the host's address of the prefix" \
 		bash -c "! ip netns exec cvs-s1-$TB_ID curl -s -m 2 'http://[$host6]:8002/name'"
+	check "a guest reaches a node service on [node6]:8002 through cube-dev, seen from its address" \
+		contains "$(nss 1 curl -s -m 5 "http://[$NODE_IP6]:8002/name")" "hostsvc $(norm6 "$s1")"
+	check "and UDP to [node6]:8003" contains "$(nss 2 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(b"hi", (sys.argv[1], 8003))
+print(s.recv(200).decode())' $NODE_IP6)" "hi $(norm6 "$s2")"
+	eq "$(api PUT /sandboxes/s1/policy '{"allowInternetAccess":false}' | tail -n1)" 200 ||
+		die "policy s1"
+	check "a policy without internet access denies the node's address too (curl 7: our RST)" \
+		eq "$(nss 1 curl -s -m 3 -o /dev/null -w '%{http_code}' "http://[$NODE_IP6]:8002/name"; echo " $?")" "000 7"
 	check "IPv4's host path works beside it" \
 		contains "$(nsn curl -s -m 5 "http://$(sandbox_ip s1):8080/name")" sandbox1
 }
