@@ -16,8 +16,16 @@ while [ "$d" != / ]; do
 	fi
 	d=$(dirname "$d")
 done
+# The registry is reached over a network that sometimes resets a download midway (seen:
+# ECONNRESET on a 40 MB tarball, after 11 s per fetch): a few tries, npm's own retries longer.
 if [ -f tests/gateway/package-lock.json ]; then
-	npm ci --prefix tests/gateway --no-audit --no-fund --loglevel=error
+	for try in 1 2 3 4; do
+		npm ci --prefix tests/gateway --no-audit --no-fund --loglevel=error \
+			--fetch-retries 5 --fetch-retry-mintimeout 5000 --fetch-timeout 600000 && break
+		[ $try = 4 ] && { echo "tools/test.sh: npm ci failed 4 times" >&2; exit 1; }
+		echo "tools/test.sh: npm ci failed (try $try of 4); again in $((try * 20)) s" >&2
+		sleep $((try * 20))
+	done
 fi
 if [ -d build-test ]; then
 	meson setup --reconfigure build-test >/dev/null
