@@ -206,7 +206,9 @@ route_named(struct http_server *h, const struct tool_table *t, const char *what,
 		return;
 	}
 	f->u = r->ctx;
-	f->params = params_with(params, "name", r->orig);
+	/* A name the server knows as it is (the usual case) needs no copy of params renamed. */
+	f->params = strcmp(name, r->orig) == 0 ? json_incref(params) :
+		    params_with(params, "name", r->orig);
 }
 
 static void

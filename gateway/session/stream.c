@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -71,10 +72,37 @@ mark_locked(struct stream *st)
 	st->ends[st->nends++] = st->gone + st->out.len;
 }
 
+/*
+ * With st->lock held: one SSE event onto the queue (SSE streams only), its data the message's
+ * JSON text given in n pieces, which must hold no CR or LF (compact JSON holds none).
+ */
+static void
+push_text_locked(struct stream *st, const struct iovec *text, int n, const char *evid)
+{
+	char id[48];
+
+	if (!st->sse)
+		return;
+	if (evid) {
+		sb_appendf(&st->out, "id: %s\n", evid);
+	} else if (st->no) {
+		/* Every answer of a resumable stream: no vasprintf for it. */
+		snprintf(id, sizeof(id), "id: %u-%zu\n", st->no, st->nends);
+		sb_appends(&st->out, id);
+	}
+	sb_appends(&st->out, "event: message\ndata: ");
+	for (int i = 0; i < n; i++)
+		sb_append(&st->out, text[i].iov_base, text[i].iov_len);
+	sb_appends(&st->out, "\n\n");
+	if (st->no)
+		mark_locked(st);
+}
+
 /* With st->lock held: one SSE event onto the queue (SSE streams only). */
 static void
 push_locked(struct stream *st, json_t *msg, const char *evid)
 {
+	struct iovec v;
 	char *js;
 
 	if (!st->sse)
@@ -82,16 +110,10 @@ push_locked(struct stream *st, json_t *msg, const char *evid)
 	js = json_dumps(msg, JSON_COMPACT);
 	if (js == NULL)
 		return;
-	if (evid)
-		sb_appendf(&st->out, "id: %s\n", evid);
-	else if (st->no)
-		sb_appendf(&st->out, "id: %u-%zu\n", st->no, st->nends);
-	sb_appends(&st->out, "event: message\ndata: ");
-	sb_appends(&st->out, js);
-	sb_appends(&st->out, "\n\n");
+	v.iov_base = js;
+	v.iov_len = strlen(js);
+	push_text_locked(st, &v, 1, evid);
 	free(js);
-	if (st->no)
-		mark_locked(st);
 }
 
 void
@@ -125,6 +147,37 @@ stream_finish(struct stream *st, json_t *final)
 		st->done = true;
 	}
 	pthread_mutex_unlock(&st->lock);
+	stream_wake(st);
+}
+
+void
+stream_finish_text(struct stream *st, const struct iovec *text, int n)
+{
+	struct strbuf final = {0};
+	int rc = 0;
+
+	/*
+	 * A JSON-only client's answer is kept as text (out of memory, it gets none, as when
+	 * reply_json_final's dump fails); an SSE client's goes onto the queue.
+	 */
+	if (!st->sse) {
+		for (int i = 0; i < n; i++)
+			rc |= sb_append(&final, text[i].iov_base, text[i].iov_len);
+		if (rc)
+			sb_free(&final);
+	}
+	pthread_mutex_lock(&st->lock);
+	if (!st->done) {
+		push_text_locked(st, text, n, NULL);
+		if (!st->sse) {
+			st->final_text = final.buf;
+			st->final_len = final.len;
+			final.buf = NULL;
+		}
+		st->done = true;
+	}
+	pthread_mutex_unlock(&st->lock);
+	sb_free(&final);
 	stream_wake(st);
 }
 
@@ -171,6 +224,7 @@ stream_unref(struct stream *st)
 	free(st->ends);
 	sb_free(&st->out);
 	json_decref(st->final);
+	free(st->final_text);
 	json_decref(st->held);
 	json_decref(st->cid);
 	json_decref(st->token);
@@ -588,17 +642,25 @@ reply_json_final(struct MHD_Connection *c, struct stream *st)
 {
 	json_t *final;
 	char *js;
+	size_t len;
 	unsigned int status;
 
 	pthread_mutex_lock(&st->lock);
 	final = json_incref(st->final);
+	/* Or kept as text (stream_finish_text: never on a 2026-07-28 stream), handed out once. */
+	js = st->final_text;
+	len = st->final_len;
+	st->final_text = NULL;
 	pthread_mutex_unlock(&st->lock);
-	js = final ? json_dumps(final, JSON_COMPACT) : NULL;
+	if (js == NULL && final) {
+		js = json_dumps(final, JSON_COMPACT);
+		len = js ? strlen(js) : 0;
+	}
 	status = !js ? MHD_HTTP_ACCEPTED : st->stateless ? rpc_status(final) : MHD_HTTP_OK;
 	json_decref(final);
 	stream_unref(st);
 	return reply_buffer(c, status, js ? "application/json" : NULL, js ? js : "",
-			    js ? strlen(js) : 0, js != NULL, NULL, NULL);
+			    js ? len : 0, js != NULL, NULL, NULL);
 }
 
 /* A finished stream: all its events in one response of known length, with the headers. */

@@ -10,6 +10,8 @@
 #ifndef GW_STREAM_INT_H
 #define GW_STREAM_INT_H
 
+#include <sys/uio.h>
+
 #include "base/str.h"
 #include "session/session.h"
 #include "upstream/upstream.h"
@@ -48,6 +50,8 @@ struct stream {
 	bool stateless;		/* its session is a 2026-07-28 one-request session */
 	bool linked;		/* the upstream still references the link */
 	json_t *final;		/* the answer, for JSON-only clients */
+	char *final_text;	/* or its text (stream_finish_text), final_len bytes */
+	size_t final_len;
 	bool parked;		/* answered input_required: waits for the client's retry */
 	json_t *held;		/* the server's answer that came while parked */
 	struct http_server *h;
@@ -94,6 +98,12 @@ struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, 
 			  int fd);
 void stream_ref(struct stream *st);
 void stream_wake(struct stream *st);
+/*
+ * The last message given as JSON text in n pieces (relay.c: a server's answer passed on as
+ * it came), like stream_finish(). Only for a stream whose final message no one reads as
+ * JSON: not a batch's (stream_final) nor a 2026-07-28 one's.
+ */
+void stream_finish_text(struct stream *st, const struct iovec *text, int n);
 /* Raw SSE text onto the queue (a retry hint, replayed events). */
 void stream_append(struct stream *st, const char *text);
 /* No answer will be waited for: tell the server, if it still has the request. */

@@ -72,6 +72,19 @@ up_child_init(struct up_child *c)
 
 static void output_drain_here(struct upstream *u);
 
+int
+upstream_send_line(struct upstream *u, const char *line, size_t len)
+{
+	int rc;
+
+	pthread_mutex_lock(&u->child.wlock);
+	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, line, len);
+	pthread_mutex_unlock(&u->child.wlock);
+	if (rc)
+		output_drain_here(u);
+	return rc;
+}
+
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 int
 upstream_send(struct upstream *u, json_t *msg)
@@ -84,12 +97,8 @@ upstream_send(struct upstream *u, json_t *msg)
 		return -ENOMEM;
 	len = strlen(s);
 	s[len] = '\n';
-	pthread_mutex_lock(&u->child.wlock);
-	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, s, len + 1);
-	pthread_mutex_unlock(&u->child.wlock);
+	rc = upstream_send_line(u, s, len + 1);
 	free(s);
-	if (rc)
-		output_drain_here(u);
 	return rc;
 }
 

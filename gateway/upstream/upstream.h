@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "upstream/answer.h"
+
 /* The name the gateway gives itself, to servers (clientInfo) and to clients (serverInfo). */
 #define GW_CLIENT_NAME		"cube-mcp-gateway"
 
@@ -38,6 +40,11 @@ struct up_link {
 	json_t *(*relay)(const struct up_link *l, json_t *msg);
 	/* The last call: the server's response (msg), or why there is none (err). */
 	void (*done)(const struct up_link *l, json_t *msg, const char *err);
+	/*
+	 * Optional, instead of done for an answer in the simple shape (answer.h): its text as
+	 * the server wrote it, no jansson. False: the link wants it parsed, and done gets it.
+	 */
+	bool (*done_text)(const struct up_link *l, const struct up_answer *a);
 	unsigned caps;		/* UP_CAP_* the client declared */
 };
 

@@ -5,7 +5,8 @@
  * upstream_rpc.c (the messages: the handshake, requests in flight, relaying, server
  * requests and notifications; the reader calls it back through struct up_reader_ops),
  * upstream.c (the child process: spawn, reader thread, shutdown), install.c (install
- * commands and clones). struct upstream holds two parts, each made and freed by its file:
+ * commands and clones), answer.c (below them all: answers relayed as text, answer.h).
+ * struct upstream holds two parts, each made and freed by its file:
  * struct up_child (upstream.c) and struct up_proto (upstream_rpc.c).
  */
 #ifndef GW_UPSTREAM_INT_H
@@ -136,6 +137,8 @@ void up_child_init(struct up_child *c);
 void up_child_fini(struct up_child *c);
 /* Writes one message as one line on the child's stdin. */
 int upstream_send(struct upstream *u, json_t *msg);
+/* Writes a line that is one message and ends with its newline. */
+int upstream_send_line(struct upstream *u, const char *line, size_t len);
 /* Spawns the child with its reader thread (state UP_RUNNING). Callers hold start_lock. */
 int upstream_child_start(struct upstream *u, const struct up_reader_ops *ops, char **err);
 /* Stops the child; graceful follows the stdio shutdown sequence, else SIGKILL. */

@@ -259,13 +259,54 @@ response_match(struct upstream *u, int64_t id, json_t *msg)
 	}
 }
 
+/*
+ * An answer in the simple shape (answer.c) for a relayed request whose link takes text: it
+ * leaves the table as in response_match and goes on as the server wrote it. False: it is
+ * not one (an answer to a request of the gateway's own, an id not in flight, a link that
+ * wants jansson), and the caller parses the line as before.
+ */
+static bool
+response_text(struct upstream *u, const struct up_answer *a, const char *line, size_t len)
+{
+	struct pending *p, **pp, *relayed = NULL;
+	json_error_t jerr;
+	json_t *msg;
+
+	pthread_mutex_lock(&u->lock);
+	for (pp = &u->proto.pending; *pp; pp = &(*pp)->next) {
+		p = *pp;
+		if (p->id != a->id || p->done)
+			continue;
+		if (p->link && p->link->done_text) {
+			*pp = p->next;
+			relayed = p;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (relayed == NULL)
+		return false;
+	if (!relayed->link->done_text(relayed->link, a)) {
+		/* The link declined (it reshapes answers): parsed for it, as ever. */
+		msg = json_loadb(line, len, 0, &jerr);
+		relayed->link->done(relayed->link, msg, msg ? NULL : "malformed response from server");
+		json_decref(msg);
+	}
+	free(relayed);
+	return true;
+}
+
 void
 upstream_input(struct upstream *u, const char *line, size_t len)
 {
+	struct up_answer a;
 	json_error_t jerr;
-	json_t *msg = json_loadb(line, len, 0, &jerr), *id;
+	json_t *msg, *id;
 	const char *method;
 
+	if (up_answer_scan(line, len, &a) && response_text(u, &a, line, len))
+		return;
+	msg = json_loadb(line, len, 0, &jerr);
 	if (msg == NULL || !json_is_object(msg)) {
 		log_warn("skipping unparsable line from server", "server=%s error=\"%s\"",
 			 u->spec->name, msg ? "not an object" : jerr.text);
@@ -375,6 +416,28 @@ request_msg(int64_t id, const char *method, json_t *params)
 }
 
 /*
+ * A request as one line (up_request_line: the bytes upstream_send() of request_msg() would
+ * write, without building that object); a method it declines goes the json way.
+ */
+static int
+request_send(struct upstream *u, int64_t id, const char *method, json_t *params)
+{
+	struct strbuf sb = {0};
+	json_t *req;
+	int rc = up_request_line(&sb, id, method, params);
+
+	if (rc == 0)
+		rc = upstream_send_line(u, sb.buf, sb.len);
+	sb_free(&sb);
+	if (rc != -EINVAL)
+		return rc;
+	req = request_msg(id, method, params);
+	rc = req ? upstream_send(u, req) : -ENOMEM;
+	json_decref(req);
+	return rc;
+}
+
+/*
  * With u->lock held. A write fails when the child already exited; the reader is about to
  * report that with the exit status, which says more than "broken pipe": wait a moment.
  */
@@ -394,7 +457,6 @@ upstream_request(struct upstream *u, const char *method, json_t *params, json_t 
 		 char **err)
 {
 	struct pending *p;
-	json_t *req;
 	int rc;
 
 	pthread_mutex_lock(&u->lock);
@@ -402,9 +464,7 @@ upstream_request(struct upstream *u, const char *method, json_t *params, json_t 
 	pthread_mutex_unlock(&u->lock);
 	if (p == NULL)
 		return -EPIPE;
-	req = request_msg(p->id, method, params);
-	rc = req ? upstream_send(u, req) : -ENOMEM;
-	json_decref(req);
+	rc = request_send(u, p->id, method, params);
 	pthread_mutex_lock(&u->lock);
 	if (rc == 0) {
 		while (!p->done)
@@ -455,7 +515,7 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 		const struct up_link *link, int64_t *idp, char **err)
 {
 	struct pending *p;
-	json_t *req, *fp = NULL;
+	json_t *fp = NULL;
 	bool mine;
 	int rc;
 
@@ -471,10 +531,8 @@ upstream_submit(struct upstream *u, const char *method, json_t *params,
 	*idp = p->id;
 	if (params)
 		fp = params_token_swap(params, p->id);
-	req = (fp || !params) ? request_msg(p->id, method, fp) : NULL;
+	rc = (fp || !params) ? request_send(u, p->id, method, fp) : -ENOMEM;
 	json_decref(fp);
-	rc = req ? upstream_send(u, req) : -ENOMEM;
-	json_decref(req);
 	if (rc == 0)
 		return 0;
 	pthread_mutex_lock(&u->lock);
