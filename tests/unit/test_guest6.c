@@ -283,6 +283,58 @@ test_hostport(struct dpbed *b)
 	atomic_store(&b->lim[BED_SLOT_A].inbound, 0);
 }
 
+/*
+ * The host path over IPv6: B's TCP to a port of the node's IPv6 address that no sandbox
+ * exposes goes to the host through cube-dev from B's address of --sandbox-prefix6, and the
+ * host's answer comes back; the host reaches A at A's address of the prefix, seen by A's guest
+ * with the host's own source.
+ */
+static void
+test_node_path(struct dpbed *b, const uint8_t ga[16], const uint8_t gb[16])
+{
+	static const uint8_t spfx[12] = { 0x20, 0x01, 0, 2, 0, 0, 0, 7 };
+	uint8_t f[256], sb6[16], sa6[16], host6[16];
+	uint64_t h0 = b->st.c[CVS_WC_HOST_FLOWS];
+	uint32_t n;
+
+	memcpy(b->cfg.sbx_pfx6, spfx, 12);
+	memcpy(sb6, spfx, 12);
+	memcpy(sb6 + 12, &b->sbx_ip_b, 4);
+	memcpy(sa6, spfx, 12);
+	memcpy(sa6 + 12, &b->sbx_ip_a, 4);
+	memcpy(host6, spfx, 12);
+	memcpy(host6 + 12, &b->cfg.host_ip, 4);
+	n = tcp6(f, gb, node6, 33334, 4444, TCPF_SYN);
+	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_TO_HOST);
+	CHECK(!memcmp(f + 22, sb6, 16) && !memcmp(f + 38, node6, 16));
+	CHECK_EQ(port_at(f, 54), 33334);
+	CHECK_EQ(port_at(f, 56), 4444);
+	CHECK_EQ(ref_csum6(f, n, IPPROTO_TCP_), 0);
+	n = tcp6(f, node6, sb6, 4444, 33334, TCPF_SYN | TCPF_ACK);
+	CHECK_EQ(send6(b, 3, f, n), DP_TO_SANDBOX);
+	CHECK(!memcmp(f + 22, node6, 16) && !memcmp(f + 38, gb, 16));
+	CHECK_EQ(ref_csum6(f, n, IPPROTO_TCP_), 0);
+	n = tcp6(f, host6, sa6, 45000, 8080, TCPF_SYN);
+	CHECK_EQ(send6(b, 3, f, n), DP_TO_SANDBOX);
+	CHECK(!memcmp(f + 22, host6, 16) && !memcmp(f + 38, ga, 16));
+	CHECK_EQ(port_at(f, 56), 8080);
+	CHECK_EQ(ref_csum6(f, n, IPPROTO_TCP_), 0);
+	n = tcp6(f, ga, host6, 8080, 45000, TCPF_SYN | TCPF_ACK);
+	CHECK_EQ(send6(b, BED_SLOT_A, f, n), DP_TO_HOST);
+	CHECK(!memcmp(f + 22, sa6, 16) && !memcmp(f + 38, host6, 16));
+	CHECK_EQ(b->st.c[CVS_WC_HOST_FLOWS], h0 + 2);
+	/* An address of the prefix no sandbox holds, and the host's own. */
+	sa6[15] = 0x77;
+	n = tcp6(f, host6, sa6, 45001, 8080, TCPF_SYN);
+	CHECK_EQ(send6(b, 3, f, n), DP_DROP);
+	CHECK_EQ(b->st.drop[CVS_DROP_NOT_SANDBOX_IP], 1);
+	/* A guest does not open flows to the prefix: the host does. */
+	b->st.drop[CVS_DROP_IPV6] = 0;
+	n = tcp6(f, gb, host6, 33336, 22, TCPF_SYN);
+	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_DROP);
+	CHECK_EQ(b->st.drop[CVS_DROP_IPV6], 1);
+}
+
 /* B → [node6]:hostPort of A: A sees [node6]:SNAT port and answers through us. */
 static void
 test_hairpin(struct dpbed *b)
@@ -311,11 +363,7 @@ test_hairpin(struct dpbed *b)
 	CHECK_EQ(port_at(f, 54), BED_HP_A);
 	CHECK_EQ(port_at(f, 56), 33333);
 	CHECK_EQ(ref_csum6(f, n, IPPROTO_TCP_), 0);
-	/* UDP to the node's IPv6 address is the host path: not carried. */
-	b->st.drop[CVS_DROP_IPV6] = 0;
-	n = tcp6(f, gb, node6, 33334, 4444, TCPF_SYN);
-	CHECK_EQ(send6(b, BED_SLOT_B, f, n), DP_DROP);
-	CHECK_EQ(b->st.drop[CVS_DROP_IPV6], 1);
+	test_node_path(b, ga, gb);
 	/* A policy without internet access denies it, as IPv6 egress: a RST back. */
 	b->pol_b.internet = false;
 	n = tcp6(f, gb, node6, 33335, BED_HP_A, TCPF_SYN);
