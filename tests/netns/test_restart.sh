@@ -22,7 +22,7 @@ bed() { # extra cubevs-fp options
 }
 
 
-PINS=(cvs_steer cvs_cfg cvs_cfg6 cvs_stats xsks_map sbx_cvs_sbx_if sbx_cvs_sbx_out sbx_cvs_fun_dev
+PINS=(cvs_steer cvs_cfg cvs_cfg6 cvs_stats xsks_map cvs_frag cvs_frag6 sbx_cvs_sbx_if sbx_cvs_sbx_out sbx_cvs_fun_dev
 	sbx_cvs_fun_xsks sbx_cvs_fun_press sbx_cvs_stats sbx_cvs_fun_ifx sbx_cvs_gso_mtu)
 pins_there() { # what
 	local p
@@ -65,7 +65,7 @@ case_flows() {
 	umem_is 512 "after SIGTERM"
 	[ "${FP_PIN[1]}" = none ] ||
 		check "it loaded its programs onto the pinned maps" \
-			bash -c "grep -q 'steering maps reused from .*/nic0 (6 maps)' $TB_DIR/fp.log &&
+			bash -c "grep -q 'steering maps reused from .*/nic0 (7 maps)' $TB_DIR/fp.log &&
 				 grep -q 'sandbox maps reused from .*/nic0 (9 maps)' $TB_DIR/fp.log"
 	# Printed, not judged: from the stop to the next 'ready:' (polled every 100 ms).
 	log "SIGTERM restart: stop to ready in $((($(date +%s%N) - t0) / 1000000)) ms"
