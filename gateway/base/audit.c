@@ -23,7 +23,13 @@ struct audit {
 	unsigned long long failed;	/* lines that could not be written */
 	time_t when_sec;		/* the second a->when spells */
 	char when[64];
+	struct strbuf pending;		/* the holder's lines not written yet */
+	pthread_t holder;
+	bool held;
 };
+
+/* Held lines are written once this much waits, whatever the holder does. */
+#define AUDIT_PENDING_MAX	(64 * 1024)
 
 static int
 audit_reopen(struct audit *a)
@@ -112,7 +118,6 @@ static int
 audit_shape(struct strbuf *sb, json_t *args)
 {
 	const char *k, *sep = "";
-	char tail[48];
 	json_t *v;
 	int rc;
 
@@ -124,20 +129,19 @@ audit_shape(struct strbuf *sb, json_t *args)
 		rc |= sb_json_string(sb, k);
 		sep = ",";
 	}
-	snprintf(tail, sizeof(tail), "],\"bytes\":%zu}",
-		 args ? json_dumpb(args, NULL, 0, JSON_COMPACT) : 0);
-	return rc | sb_appends(sb, tail);
+	rc |= sb_appends(sb, "],\"bytes\":");
+	rc |= sb_append_uint(sb, args ? json_dumpb(args, NULL, 0, JSON_COMPACT) : 0, 1);
+	return rc | sb_appends(sb, "}");
 }
 
 /* The time as ISO 8601 in UTC to the millisecond; the date part is kept per second. */
-static void
-audit_when(struct audit *a, char *out, size_t len)
+static int
+audit_when(struct audit *a, struct strbuf *sb)
 {
 	struct timespec ts;
 	struct tm tm;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	pthread_mutex_lock(&a->lock);
 	if (ts.tv_sec != a->when_sec) {
 		gmtime_r(&ts.tv_sec, &tm);
 		snprintf(a->when, sizeof(a->when), "%04d-%02d-%02dT%02d:%02d:%02d",
@@ -145,48 +149,97 @@ audit_when(struct audit *a, char *out, size_t len)
 			 tm.tm_sec);
 		a->when_sec = ts.tv_sec;
 	}
-	snprintf(out, len, "%s.%03ldZ", a->when, ts.tv_nsec / 1000000);
-	pthread_mutex_unlock(&a->lock);
+	return sb_appends(sb, a->when) | sb_appends(sb, ".") |
+	       sb_append_uint(sb, (unsigned long long)ts.tv_nsec / 1000000, 3);
 }
 
-void
-audit_write(struct audit *a, const struct audit_call *c)
+/* One line onto 'sb', without its time's value (the caller's lock covers a->when). */
+static int
+audit_line(struct audit *a, struct strbuf *sb, const struct audit_call *c)
 {
-	struct strbuf sb = {0};
-	char when[96], tail[96];
-	ssize_t w;
+	/* Milliseconds to three places, rounded to the microsecond. */
+	unsigned long long us = c->ns > 0 ? ((unsigned long long)c->ns + 500) / 1000 : 0;
 	int rc;
 
-	if (a == NULL)
-		return;
-	audit_when(a, when, sizeof(when));
-	rc = sb_appends(&sb, "{\"time\":\"");
-	rc |= sb_appends(&sb, when);
-	rc |= sb_appends(&sb, "\",\"server\":");
-	rc |= sb_json_string(&sb, c->server ? c->server : "");
-	rc |= sb_appends(&sb, ",\"tool\":");
-	rc |= sb_json_string(&sb, c->tool ? c->tool : "");
-	rc |= sb_appends(&sb, ",\"args\":");
-	rc |= audit_shape(&sb, c->args);
-	snprintf(tail, sizeof(tail), c->code ? ",\"status\":\"%s\",\"ms\":%.3f,\"code\":%d}\n" :
-		 ",\"status\":\"%s\",\"ms\":%.3f}\n", c->status, (double)c->ns / 1e6, c->code);
-	rc |= sb_appends(&sb, tail);
-	if (rc) {
-		sb_free(&sb);
-		return;
+	rc = sb_appends(sb, "{\"time\":\"");
+	rc |= audit_when(a, sb);
+	rc |= sb_appends(sb, "Z\",\"server\":");
+	rc |= sb_json_string(sb, c->server ? c->server : "");
+	rc |= sb_appends(sb, ",\"tool\":");
+	rc |= sb_json_string(sb, c->tool ? c->tool : "");
+	rc |= sb_appends(sb, ",\"args\":");
+	rc |= audit_shape(sb, c->args);
+	rc |= sb_appends(sb, ",\"status\":\"");
+	rc |= sb_appends(sb, c->status);
+	rc |= sb_appends(sb, "\",\"ms\":");
+	rc |= sb_append_uint(sb, us / 1000, 1);
+	rc |= sb_appends(sb, ".");
+	rc |= sb_append_uint(sb, us % 1000, 3);
+	if (c->code) {
+		rc |= sb_appends(sb, ",\"code\":");
+		if (c->code < 0)
+			rc |= sb_appends(sb, "-");
+		rc |= sb_append_uint(sb, c->code < 0 ? -(long long)c->code : c->code, 1);
 	}
-	pthread_mutex_lock(&a->lock);
+	return rc | sb_appends(sb, "}\n");
+}
+
+/* Under a->lock: whatever waits goes to the file, and the file rotates once it is full. */
+static void
+audit_flush_locked(struct audit *a)
+{
+	ssize_t w;
+
+	if (a->pending.len == 0)
+		return;
 	if (a->fd >= 0) {
-		w = write(a->fd, sb.buf, sb.len);
-		if (w == (ssize_t)sb.len)
+		w = write(a->fd, a->pending.buf, a->pending.len);
+		if (w == (ssize_t)a->pending.len)
 			a->size += w;
 		else if (a->failed++ == 0)
 			log_error("audit log write failed", "path=%s", a->path);
 		if (a->size >= a->max_bytes)
 			audit_rotate(a);
 	}
+	a->pending.len = 0;
+}
+
+void
+audit_write(struct audit *a, const struct audit_call *c)
+{
+	size_t start;
+
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	start = a->pending.len;
+	if (audit_line(a, &a->pending, c))
+		a->pending.len = start;		/* out of memory: the line goes, not the others */
+	if (!a->held || !pthread_equal(a->holder, pthread_self()) ||
+	    a->pending.len >= AUDIT_PENDING_MAX)
+		audit_flush_locked(a);
 	pthread_mutex_unlock(&a->lock);
-	sb_free(&sb);
+}
+
+void
+audit_hold(struct audit *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->holder = pthread_self();
+	a->held = true;
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+audit_flush(struct audit *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&a->lock);
+	audit_flush_locked(a);
+	pthread_mutex_unlock(&a->lock);
 }
 
 void
@@ -194,8 +247,10 @@ audit_close(struct audit *a)
 {
 	if (a == NULL)
 		return;
+	audit_flush(a);
 	if (a->fd >= 0)
 		close(a->fd);
+	sb_free(&a->pending);
 	pthread_mutex_destroy(&a->lock);
 	free(a->path);
 	free(a);

@@ -41,8 +41,15 @@ struct audit_call {
  * empty path or "none" is no log, and NULL without an error.
  */
 struct audit *audit_open(const char *path, long long max_bytes, long long keep, char **err);
-/* Any thread; a NULL log takes nothing. A write that fails is dropped, counted and logged. */
+/*
+ * Any thread; a NULL log takes nothing. A write that fails is dropped, counted and logged.
+ * Written at once, except on the thread that called audit_hold(): its lines wait in memory
+ * (up to 64 KiB) for its audit_flush(), so a loop turn that ends many calls writes them in
+ * one system call.
+ */
 void audit_write(struct audit *a, const struct audit_call *c);
+void audit_hold(struct audit *a);
+void audit_flush(struct audit *a);
 void audit_close(struct audit *a);
 
 #endif /* GW_AUDIT_H */

@@ -73,6 +73,19 @@ sb_json_string(struct strbuf *sb, const char *s)
 }
 
 int
+sb_append_uint(struct strbuf *sb, unsigned long long v, int width)
+{
+	char d[24];
+	int n = 0;
+
+	do {
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v || n < width);
+	return sb_append(sb, d + sizeof(d) - n, (size_t)n);
+}
+
+int
 sb_appendf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

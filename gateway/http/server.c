@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/audit.h"
 #include "base/clock.h"
 #include "base/loop.h"
 #include "base/str.h"
@@ -153,15 +154,24 @@ daemon_turn(void *ctx)
 	MHD_UNSIGNED_LONG_LONG ms = 0;
 
 	/*
+	 * The audit lines of the calls this turn ended, read from the pipes before it or
+	 * answered in it, leave in one write at its end (the first turn, before any event,
+	 * makes this thread the log's holder).
+	 */
+	audit_hold(h->conf.audit);
+	/*
 	 * A request takes libmicrohttpd a few runs (answer, reset, the next request on the
 	 * connection); while it says there is more, it runs again here rather than after one
 	 * more look at the loop's set, a bounded number of times so the pipes get their turn.
 	 */
 	for (int i = 0; i < DAEMON_RUNS && ms == 0; i++) {
 		MHD_run(h->d);
-		if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+		if (MHD_get_timeout(h->d, &ms) != MHD_YES) {
+			audit_flush(h->conf.audit);
 			return -1;
+		}
 	}
+	audit_flush(h->conf.audit);
 	return ms > INT32_MAX ? INT32_MAX : (int)ms;
 }
 
