@@ -54,6 +54,33 @@ session_sreqs_free(struct sreq *list)
 	}
 }
 
+/*
+ * Its bucket: ids are ours and random (25 bits in their first five characters), so a
+ * client's id, whatever it is, can only pick a bucket, never fill one.
+ */
+static struct session **
+bucket(struct http_server *h, const char *id)
+{
+	unsigned v = 0;
+
+	for (int i = 0; i < 5 && id[i]; i++)
+		v = v * 32 + (unsigned char)id[i];
+	return &h->by_id[v % SESSION_BUCKETS];
+}
+
+static void
+unbucket_locked(struct http_server *h, struct session *s)
+{
+	struct session **pp;
+
+	for (pp = bucket(h, s->id); *pp; pp = &(*pp)->hnext) {
+		if (*pp == s) {
+			*pp = s->hnext;
+			return;
+		}
+	}
+}
+
 static void
 unref_locked(struct session *s)
 {
@@ -80,6 +107,7 @@ drop_locked(struct http_server *h, struct session **pp)
 	struct session *s = *pp;
 
 	*pp = s->next;
+	unbucket_locked(h, s);
 	s->closed = true;
 	h->nsessions--;
 	if (s->get)
@@ -96,6 +124,7 @@ unlist_locked(struct http_server *h, struct session *s)
 	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
 		if (*pp == s) {
 			*pp = s->next;
+			unbucket_locked(h, s);
 			s->closed = true;
 			h->nsessions--;
 			unref_locked(s);
@@ -138,7 +167,7 @@ session_get(struct http_server *h, const char *id)
 
 	pthread_mutex_lock(&h->lock);
 	expire_locked(h);
-	for (s = h->sessions; s; s = s->next) {
+	for (s = *bucket(h, id); s; s = s->hnext) {
 		if (strcmp(s->id, id) == 0) {
 			s->refs++;
 			s->inflight++;
@@ -172,6 +201,8 @@ session_insert(struct http_server *h, struct session *s)
 		s->refs++;
 		s->next = h->sessions;
 		h->sessions = s;
+		s->hnext = *bucket(h, s->id);
+		*bucket(h, s->id) = s;
 		h->nsessions++;
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -181,19 +212,17 @@ session_insert(struct http_server *h, struct session *s)
 bool
 session_remove(struct http_server *h, const char *id)
 {
-	struct session **pp;
-	bool found = false;
+	struct session **pp, *s;
 
 	pthread_mutex_lock(&h->lock);
-	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
-		if (strcmp((*pp)->id, id) == 0) {
-			drop_locked(h, pp);
-			found = true;
-			break;
-		}
-	}
+	for (s = *bucket(h, id); s && strcmp(s->id, id) != 0; s = s->hnext)
+		;
+	for (pp = &h->sessions; s && *pp != s; pp = &(*pp)->next)
+		;
+	if (s)
+		drop_locked(h, pp);
 	pthread_mutex_unlock(&h->lock);
-	return found;
+	return s != NULL;
 }
 
 void

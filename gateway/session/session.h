@@ -43,6 +43,7 @@
 #include "session/http_conf.h"
 
 #define SESSION_ID_LEN	26
+#define SESSION_BUCKETS	4096
 #define SREQ_MAX	256	/* server requests awaiting a client's answer, per session */
 #define EVENT_KEEP	64	/* GET stream events kept for Last-Event-ID replay */
 #define LISTEN_TOOLS		1u
@@ -94,6 +95,7 @@ struct session {
 	unsigned post_seq;	/* POST streams numbered so far (resume.c) */
 	int64_t roots_changed;	/* when its client last said its roots changed; 0: never */
 	struct session *next;
+	struct session *hnext;	/* the next of its bucket of h->by_id */
 };
 
 struct lists;
@@ -110,6 +112,8 @@ struct http_server {
 	/* session.c's alone: the table and everything in the sessions. */
 	pthread_mutex_t lock;
 	struct session *sessions;
+	/* The same sessions by id: every request looks its session up, among up to 10,000. */
+	struct session *by_id[SESSION_BUCKETS];
 	size_t nsessions;
 	int64_t expire_at;	/* no session can expire before: the table is walked then */
 	/* http.c's: requests between their first callback and completion. */

@@ -294,6 +294,13 @@ static int read_head(struct gw_conn *c)
 	return l ? 0 : -1;
 }
 
+/*
+ * Headers and body in one write, as Node's fetch (undici, under the MCP TypeScript SDK's
+ * client) sends a small request (one writev): one segment, one wake-up of the gateway.
+ * --split writes them apart, as a client that sends each as it makes it does.
+ */
+int gw_split_writes;
+
 static int send_all(struct gw_conn *c, const char *p, size_t n)
 {
 	while (n) {
@@ -312,7 +319,7 @@ static int send_all(struct gw_conn *c, const char *p, size_t n)
 static int send_request(struct gw_conn *c, const struct gw_url *u, const struct gw_req *r,
 	const char *body)
 {
-	char head[1024];
+	char head[4096];
 	size_t blen = body ? strlen(body) : 0;
 	int n;
 
@@ -329,6 +336,10 @@ static int send_request(struct gw_conn *c, const struct gw_url *u, const struct 
 		r->proto ? "MCP-Protocol-Version: 2025-06-18\r\n" : "", "", blen);
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return -1;
+	if (body && !gw_split_writes && blen <= sizeof(head) - (size_t)n) {
+		memcpy(head + n, body, blen);
+		return send_all(c, head, (size_t)n + blen);
+	}
 	if (send_all(c, head, (size_t)n) < 0)
 		return -1;
 	return body ? send_all(c, body, blen) : 0;

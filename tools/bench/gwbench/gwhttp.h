@@ -44,6 +44,8 @@ struct gw_req {
 };
 
 int gw_parse_url(const char *s, struct gw_url *u);
+/* Request headers and body in two writes (gwload --split); one write without. */
+extern int gw_split_writes;
 int gw_connect(struct gw_conn *c, const struct gw_url *u, int timeout_ms);
 void gw_close(struct gw_conn *c);
 /* Sends one request and reads the whole answer (headers and body). want >= 0: the JSON-RPC

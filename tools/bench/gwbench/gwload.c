@@ -6,7 +6,11 @@
  *       notifications/initialized, W uncounted calls, then (all threads released together)
  *       N tools/call of `echo` back to back. Prints one line of key=value: the calls, p50
  *       and p99 latency in microseconds (CLOCK_MONOTONIC, request written to answer read)
- *       and calls/s over the measured part.
+ *       and calls/s over the measured part. A request leaves in one write, as Node's fetch
+ *       sends it; with --split its headers and body leave in two (as some clients do).
+ *       --idle K opens K more sessions after the measured ones, idle while they run.
+ *       --cpu-pid PID adds a line with PID's CPU time (user + system) per measured call,
+ *       over the measured part alone.
  *   gwload open URL [--sessions K] [--sse] [--hold SECS] [--token T]
  *       Opens K sessions and holds them (with --sse also a GET stream each), prints
  *       "open=K" when they are all open, waits for SIGTERM/SIGINT or SECS, then DELETEs
@@ -36,7 +40,8 @@ struct opts opt = { .sessions = 1, .calls = 1000, .warmup = 50, .timeout = 120,
 static void usage(void)
 {
 	fprintf(stderr, "usage: gwload load|open URL [--sessions N] [--calls N] [--warmup N]\n"
-		"         [--token T] [--timeout SECS] [--sse] [--hold SECS]\n"
+		"         [--token T] [--timeout SECS] [--sse] [--hold SECS] [--split]\n"
+		"         [--idle K] [--cpu-pid PID]\n"
 		"       gwload stdio [--sessions N] [--calls N] [--warmup N] -- CMD ARGS...\n");
 	exit(2);
 }
@@ -65,6 +70,10 @@ static int parse(int argc, char **argv, int first)
 			opt.sse = 1;
 			continue;
 		}
+		if (!strcmp(a, "--split")) {
+			gw_split_writes = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (!strcmp(a, "--sessions"))
@@ -75,6 +84,10 @@ static int parse(int argc, char **argv, int first)
 			opt.warmup = (int)num(argv[++i]);
 		else if (!strcmp(a, "--timeout"))
 			opt.timeout = (int)num(argv[++i]);
+		else if (!strcmp(a, "--cpu-pid"))
+			opt.cpu_pid = (int)num(argv[++i]);
+		else if (!strcmp(a, "--idle"))
+			opt.idle = (int)num(argv[++i]);
 		else if (!strcmp(a, "--hold"))
 			opt.hold = (int)num(argv[++i]);
 		else if (!strcmp(a, "--token"))

@@ -6,7 +6,7 @@
 #include "gwhttp.h"
 
 struct opts {
-	int sessions, calls, warmup, timeout, hold, sse;
+	int sessions, calls, warmup, timeout, hold, sse, idle, cpu_pid;
 	const char *token;
 };
 extern struct opts opt;

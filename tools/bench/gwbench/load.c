@@ -124,6 +124,40 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* utime + stime of a process (/proc/PID/stat), in clock ticks; -1 without one. */
+static long cpu_ticks(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+	size_t n;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* After the command's name in parentheses (which may hold spaces): fields 3 onwards. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+struct held {
+	struct gw_conn post, stream;
+	char sid[160];
+	int ok;
+};
+
+static int open_all(const struct gw_url *u, struct held *h, int n);
+static void close_all(const struct gw_url *u, struct held *h, int n);
+
 static void on_alarm(int sig)
 {
 	static const char m[] = "gwload: --timeout reached, giving up\n";
@@ -140,7 +174,8 @@ int run_load(const struct gw_url *u)
 	double *all = malloc(sizeof(double) * (size_t)S * (size_t)opt.calls);
 	pthread_barrier_t go;
 	struct timespec t0, t1;
-	long n = 0, errors = 0;
+	struct held *idle = NULL;
+	long n = 0, errors = 0, c0, c1;
 
 	if (!w || !all)
 		return 1;
@@ -153,11 +188,28 @@ int run_load(const struct gw_url *u)
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i]))
 			return 1;
 	}
+	/*
+	 * --idle: sessions opened after the measured ones and left idle, so each request's
+	 * session is one among many and not the newest (a gateway that keeps a list in order
+	 * of creation finds the newest first).
+	 */
+	if (opt.idle) {
+		idle = calloc((size_t)opt.idle, sizeof(*idle));
+		if (!idle || open_all(u, idle, opt.idle) < opt.idle) {
+			fprintf(stderr, "gwload: --idle: not every session opened\n");
+			errors++;
+		}
+	}
 	pthread_barrier_wait(&go);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c0 = cpu_ticks(opt.cpu_pid);
 	for (i = 0; i < S; i++)
 		pthread_join(w[i].th, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	c1 = cpu_ticks(opt.cpu_pid);
+	if (idle)
+		close_all(u, idle, opt.idle);
+	free(idle);
 	/* The measured calls are packed together for one sort. */
 	for (i = 0; i < S; i++) {
 		memmove(all + n, w[i].lat, sizeof(double) * (size_t)w[i].n);
@@ -166,14 +218,11 @@ int run_load(const struct gw_url *u)
 		ready += w[i].ready;
 	}
 	report("load", all, n, errors, gw_us(&t0, &t1) / 1e6);
+	if (opt.cpu_pid && c0 >= 0 && c1 >= 0 && n)
+		printf("cpu_pid=%d cpu_us_per_call=%.1f\n", opt.cpu_pid,
+		       (double)(c1 - c0) * 1e6 / (double)sysconf(_SC_CLK_TCK) / (double)n);
 	return errors || ready < S ? 1 : 0;
 }
-
-struct held {
-	struct gw_conn post, stream;
-	char sid[160];
-	int ok;
-};
 
 struct opener {
 	pthread_t th;
@@ -229,10 +278,9 @@ static int open_all(const struct gw_url *u, struct held *h, int n)
 
 int run_open(const struct gw_url *u)
 {
-	int K = opt.sessions, i, ok;
+	int K = opt.sessions, ok;
 	struct held *h = calloc((size_t)K, sizeof(*h));
 	struct timespec hold = { opt.hold, 0 };
-	struct gw_req r;
 	sigset_t set;
 
 	if (!h)
@@ -249,7 +297,15 @@ int run_open(const struct gw_url *u)
 	sigtimedwait(&set, NULL, &hold);
 	/* Ended politely, so a peer that runs a server per session stops them now. */
 	alarm((unsigned)opt.timeout);
-	for (i = 0; i < K; i++) {
+	close_all(u, h, K);
+	return ok == K ? 0 : 1;
+}
+
+static void close_all(const struct gw_url *u, struct held *h, int n)
+{
+	struct gw_req r;
+
+	for (int i = 0; i < n; i++) {
 		gw_close(&h[i].stream);
 		if (h[i].ok) {
 			req_init(&r, "DELETE", h[i].sid);
@@ -257,5 +313,4 @@ int run_open(const struct gw_url *u)
 		}
 		gw_close(&h[i].post);
 	}
-	return ok == K ? 0 : 1;
 }

@@ -122,6 +122,17 @@ END {
 		print "| threads | " cell("ours" SUBSEP "s1000_threads", 1, "%.0f") " | " \
 			cell("ours" SUBSEP "s1000sse_threads", 1, "%.0f") " |"
 	}
+	if (("ours" SUBSEP "cpu_idle") in list) {
+		print ""
+		print "| mcp-gateway, 32 sessions calling | CPU per call (us) | calls/s |"
+		print "|---|---|---|"
+		print "| alone | " cell("ours" SUBSEP "cpu", 1, "%.0f") " | " \
+			cell("ours" SUBSEP "rate", 1, "%.0f") " |"
+		print "| among " open_ours " idle sessions | " cell("ours" SUBSEP "cpu_idle", 1, "%.0f") \
+			" | " cell("ours" SUBSEP "rate_idle", 1, "%.0f") " |"
+		print "| headers and body in two writes | " cell("ours" SUBSEP "cpu_split", 1, "%.0f") \
+			" | " cell("ours" SUBSEP "rate_split", 1, "%.0f") " |"
+	}
 	if (!(("ours" SUBSEP "rate") in list) || nt < 2)
 		exit
 	print ""

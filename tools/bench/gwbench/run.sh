@@ -47,7 +47,6 @@ GWLOAD=${GWLOAD:-$ROOT/$BUILD/tools/bench/gwbench/gwload}
 NODE=$(command -v node) || { echo "gwbench: node (>= 18) is needed" >&2; exit 1; }
 SERVER=$ROOT/tests/gateway/fake-server.mjs
 TOKEN=gwbench-token
-TICK=$(getconf CLK_TCK)
 for f in "$GWLOAD" "$SERVER"; do
 	[ -e "$f" ] || { echo "gwbench: no $f (meson setup $BUILD && ninja -C $BUILD)" >&2; exit 1; }
 done
@@ -105,7 +104,6 @@ rss_all_kb() {
 	for p in "$1" $(descendants "$1"); do s=$((s + $(rss_kb "$p"))); done
 	echo $s
 }
-cpu_ticks() { sed 's/.*) //' /proc/"$1"/stat | awk '{ print $12 + $13 }'; }
 res() { echo "$trial $1 $2 ${3:-NA}" >> "$RES"; }	# trial target metric value
 # The value of key=value in gwload's line.
 field() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1)
@@ -176,23 +174,32 @@ held() { # target pid url K sse(0/1) prefix
 	sleep 1
 }
 
-# Latency from one session, then calls/s and the gateway's CPU over 32 sessions.
+# Latency from one session, then calls/s and the gateway's CPU over 32 sessions (gwload
+# reads the gateway's /proc/<pid>/stat at the start and end of the measured calls: its
+# servers, the warm-up and the sessions' initialize are not counted). For ours also: the
+# same with OPEN_OURS sessions opened after the 32 and idle while they call (each request
+# finds its session among many), and with each request's headers and body in two writes.
 loads() { # target pid url
-	local t=$1 pid=$2 url=$3 line c0 c1
+	local t=$1 pid=$2 url=$3 line
 	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 1 --calls "$CALLS1" \
 		--warmup "$WARMUP" --timeout 300 2>> "$TMP/gwload.err")
 	res "$t" p50 "$(field p50_us <<< "$line")"
 	res "$t" p99 "$(field p99_us <<< "$line")"
-	c0=$(cpu_ticks "$pid")
 	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 32 --calls "$CALLS32" \
-		--warmup 10 --timeout 300 2>> "$TMP/gwload.err")
-	c1=$(cpu_ticks "$pid")
+		--warmup 10 --cpu-pid "$pid" --timeout 300 2>> "$TMP/gwload.err")
 	res "$t" rate "$(field rate <<< "$line")"
 	res "$t" errors "$(field errors <<< "$line")"
-	# Per call: every call of the phase, warm-up ones too (32 x (CALLS32 + 10)); the 32
-	# initialize and notifications/initialized are in the CPU time and not counted.
-	res "$t" cpu "$(awk -v d=$((c1 - c0)) -v hz="$TICK" -v n=$((32 * (CALLS32 + 10))) \
-		'BEGIN { printf "%.1f", d * 1e6 / hz / n }')"
+	res "$t" cpu "$(field cpu_us_per_call <<< "$line")"
+	[ "$t" = ours ] || return 0
+	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 32 --calls "$CALLS32" \
+		--warmup 10 --idle "$OPEN_OURS" --cpu-pid "$pid" --timeout 300 \
+		2>> "$TMP/gwload.err")
+	res "$t" cpu_idle "$(field cpu_us_per_call <<< "$line")"
+	res "$t" rate_idle "$(field rate <<< "$line")"
+	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 32 --calls "$CALLS32" \
+		--warmup 10 --split --cpu-pid "$pid" --timeout 300 2>> "$TMP/gwload.err")
+	res "$t" cpu_split "$(field cpu_us_per_call <<< "$line")"
+	res "$t" rate_split "$(field rate <<< "$line")"
 }
 
 one_target() { # target
