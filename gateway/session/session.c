@@ -100,37 +100,39 @@ unref_locked(struct session *s)
 	free(s);
 }
 
-/* With h->lock held: the session leaves the table; its GET stream ends. */
-static void
-drop_locked(struct http_server *h, struct session **pp)
+/* With h->lock held: the session leaves the table, if it is in it; false if not. */
+static bool
+unlink_locked(struct http_server *h, struct session *s)
 {
-	struct session *s = *pp;
-
-	*pp = s->next;
+	if (s->pprev == NULL)
+		return false;
+	*s->pprev = s->next;
+	if (s->next)
+		s->next->pprev = s->pprev;
+	s->pprev = NULL;
 	unbucket_locked(h, s);
 	s->closed = true;
 	h->nsessions--;
-	if (s->get)
-		stream_end(s->get);
-	unref_locked(s);
+	return true;
 }
 
-/* With h->lock held: a listener's session leaves the table when its stream ends. */
+/* With h->lock held: the session leaves the table, with the table's reference. */
 static void
 unlist_locked(struct http_server *h, struct session *s)
 {
-	struct session **pp;
+	if (unlink_locked(h, s))
+		unref_locked(s);
+}
 
-	for (pp = &h->sessions; *pp; pp = &(*pp)->next) {
-		if (*pp == s) {
-			*pp = s->next;
-			unbucket_locked(h, s);
-			s->closed = true;
-			h->nsessions--;
-			unref_locked(s);
-			return;
-		}
-	}
+/* With h->lock held: the same, and its GET stream ends. */
+static void
+drop_locked(struct http_server *h, struct session *s)
+{
+	if (!unlink_locked(h, s))
+		return;
+	if (s->get)
+		stream_end(s->get);
+	unref_locked(s);
 }
 
 /* Sessions idle past the limit go; one with a request in flight is never idle. */
@@ -138,7 +140,7 @@ static void
 expire_locked(struct http_server *h)
 {
 	int64_t now = time_mono_ns(), next = now + h->conf.session_idle_ns;
-	struct session **pp = &h->sessions;
+	struct session *s, *n;
 
 	/*
 	 * Every request looks here: the walk is only taken once the earliest expiry is due.
@@ -146,16 +148,14 @@ expire_locked(struct http_server *h)
 	 */
 	if (now < h->expire_at)
 		return;
-	while (*pp) {
-		struct session *s = *pp;
-
+	for (s = h->sessions; s; s = n) {
+		n = s->next;
 		if (s->inflight == 0 && now - s->last_used > h->conf.session_idle_ns) {
-			drop_locked(h, pp);
+			drop_locked(h, s);
 			continue;
 		}
 		if (s->inflight == 0 && s->last_used + h->conf.session_idle_ns < next)
 			next = s->last_used + h->conf.session_idle_ns;
-		pp = &s->next;
 	}
 	h->expire_at = next;
 }
@@ -200,6 +200,9 @@ session_insert(struct http_server *h, struct session *s)
 	} else {
 		s->refs++;
 		s->next = h->sessions;
+		if (s->next)
+			s->next->pprev = &s->next;
+		s->pprev = &h->sessions;
 		h->sessions = s;
 		s->hnext = *bucket(h, s->id);
 		*bucket(h, s->id) = s;
@@ -212,15 +215,13 @@ session_insert(struct http_server *h, struct session *s)
 bool
 session_remove(struct http_server *h, const char *id)
 {
-	struct session **pp, *s;
+	struct session *s;
 
 	pthread_mutex_lock(&h->lock);
 	for (s = *bucket(h, id); s && strcmp(s->id, id) != 0; s = s->hnext)
 		;
-	for (pp = &h->sessions; s && *pp != s; pp = &(*pp)->next)
-		;
 	if (s)
-		drop_locked(h, pp);
+		drop_locked(h, s);
 	pthread_mutex_unlock(&h->lock);
 	return s != NULL;
 }

@@ -94,7 +94,7 @@ struct session {
 	json_t *subs;		/* subscribed resource URIs: object uri -> true */
 	unsigned post_seq;	/* POST streams numbered so far (resume.c) */
 	int64_t roots_changed;	/* when its client last said its roots changed; 0: never */
-	struct session *next;
+	struct session *next, **pprev;	/* h->sessions; pprev NULL: not in the table */
 	struct session *hnext;	/* the next of its bucket of h->by_id */
 };
 

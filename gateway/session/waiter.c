@@ -46,7 +46,13 @@ struct waiter {
 	pthread_mutex_t lock;
 	int epfd;
 	int evfd;		/* rung to make the thread look again (token 0) */
-	struct sleeper *list;
+	/*
+	 * The sleepers, each on one list: 'fresh' (a socket not in the set yet), 'timed' (a
+	 * deadline) and 'idle' (neither: a stream that waits for events, watched). A look walks
+	 * the first two only: the calls of the last WATCH_AFTER_NS and those with a timeout,
+	 * not the thousand GET streams of a busy gateway.
+	 */
+	struct sleeper *fresh, *timed, *idle;
 	uint64_t next_token;
 	int64_t next_look;	/* when the thread looks next, NEVER: only when rung */
 	bool stopping;
@@ -103,6 +109,20 @@ wake_locked(struct waiter *w, struct sleeper *sl)
 	loop_wake(w->loop);
 }
 
+/* With w->lock held: sl joins the list its state says (see struct waiter). */
+static void
+link_locked(struct waiter *w, struct sleeper *sl)
+{
+	struct sleeper **head = sl->fd >= 0 && !sl->watched ? &w->fresh :
+				sl->deadline ? &w->timed : &w->idle;
+
+	sl->next = *head;
+	if (sl->next)
+		sl->next->prev = &sl->next;
+	sl->prev = head;
+	*head = sl;
+}
+
 bool
 waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
 	     int64_t deadline)
@@ -122,11 +142,7 @@ waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int
 	sl->watch_at = fd >= 0 ? time_mono_ns() + WATCH_AFTER_NS : 0;
 	sl->c = c;
 	sl->deadline = deadline;
-	sl->next = w->list;
-	if (sl->next)
-		sl->next->prev = &sl->next;
-	sl->prev = &w->list;
-	w->list = sl;
+	link_locked(w, sl);
 	MHD_suspend_connection(c);
 	look = deadline && (!sl->watch_at || deadline < sl->watch_at) ? deadline : sl->watch_at;
 	if (look && look < w->next_look) {
@@ -202,20 +218,30 @@ due_locked(struct waiter *w)
 	int64_t now = time_mono_ns(), next = NEVER;
 	struct sleeper *sl, *n;
 
-	for (sl = w->list; sl; sl = n) {
+	for (sl = w->fresh; sl; sl = n) {
 		n = sl->next;
-		if (!sl->watched && sl->fd >= 0) {
-			if (sl->watch_at <= now)
-				watch_locked(w, sl);
-			else if (sl->watch_at < next)
+		if (sl->watch_at > now) {
+			if (sl->watch_at < next)
 				next = sl->watch_at;
-		}
-		if (!sl->deadline)
 			continue;
-		if (sl->deadline <= now)
-			wake_locked(w, sl);
-		else if (sl->deadline < next)
-			next = sl->deadline;
+		}
+		/* Asleep long enough: its socket joins the set, and it moves to its list. */
+		*sl->prev = sl->next;
+		if (sl->next)
+			sl->next->prev = sl->prev;
+		watch_locked(w, sl);	/* not watchable: fd -1, off 'fresh' all the same */
+		link_locked(w, sl);
+	}
+	for (int l = 0; l < 2; l++) {
+		for (sl = l ? w->timed : w->fresh; sl; sl = n) {
+			n = sl->next;
+			if (!sl->deadline)
+				continue;
+			if (sl->deadline <= now)
+				wake_locked(w, sl);
+			else if (sl->deadline < next)
+				next = sl->deadline;
+		}
 	}
 	if (next != NEVER && next > now + LOOK_NS)
 		next = now + LOOK_NS;
@@ -226,14 +252,16 @@ due_locked(struct waiter *w)
 static void
 hangup_locked(struct waiter *w, uint64_t token)
 {
-	struct sleeper *sl;
+	struct sleeper *lists[] = { w->fresh, w->timed, w->idle };
 
 	/* Hang-ups are rare: a walk is cheaper than keeping an index. */
-	for (sl = w->list; sl; sl = sl->next) {
-		if (sl->token == token) {
-			sl->hup = true;
-			wake_locked(w, sl);
-			return;
+	for (int l = 0; l < 3; l++) {
+		for (struct sleeper *sl = lists[l]; sl; sl = sl->next) {
+			if (sl->token == token) {
+				sl->hup = true;
+				wake_locked(w, sl);
+				return;
+			}
 		}
 	}
 }
@@ -307,8 +335,8 @@ waiter_stop(struct http_server *h)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
-	while (w->list)
-		wake_locked(w, w->list);
+	while (w->fresh || w->timed || w->idle)
+		wake_locked(w, w->fresh ? w->fresh : w->timed ? w->timed : w->idle);
 	ring(w);
 	pthread_mutex_unlock(&w->lock);
 	if (w->thread_on)
