@@ -199,7 +199,7 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 	if (!id_valid(id))
 		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 				       "Invalid Request: invalid request id");
-	idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	idtext = rpc_id_text(id);
 	if (idtext == NULL || !session_id_claim(h, p->s, idtext)) {
 		free(idtext);
 		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
@@ -236,8 +236,8 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		mcp_forward_fini(&f);
 		return ret;
 	}
+	st = session_stream_new(h, p->s, id, idtext, !p->json_only, conn_fd(p->c));
 	free(idtext);
-	st = session_stream_new(h, p->s, id, !p->json_only, conn_fd(p->c));
 	if (st == NULL) {
 		mcp_forward_fini(&f);
 		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
@@ -352,7 +352,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 		if (f.reply) {
 			json_array_append(b->out, f.reply);
 		} else {
-			b->sts[i] = session_stream_new(h, p->s, NULL, false, conn_fd(p->c));
+			b->sts[i] = session_stream_new(h, p->s, NULL, NULL, false, conn_fd(p->c));
 			if (b->sts[i]) {
 				stream_set_id(b->sts[i], id);
 				relay_forward(b->sts[i], &f, h->conf.call_timeout_ns);

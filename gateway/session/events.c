@@ -158,7 +158,7 @@ events_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Last-Event-ID names "
 				  "no stream that is kept\n");
 	}
-	st = session_stream_new(h, s, NULL, true, fd);
+	st = session_stream_new(h, s, NULL, NULL, true, fd);
 	if (st == NULL)
 		return MHD_NO;
 	st->get = true;
@@ -190,7 +190,7 @@ events_listen(struct http_server *h, struct MHD_Connection *c, struct session *s
 	json_array_foreach(uris, i, u)
 		if (json_is_string(u))
 			json_object_set_new(s->subs, json_string_value(u), json_true());
-	st = session_stream_new(h, s, NULL, true, fd);
+	st = session_stream_new(h, s, NULL, NULL, true, fd);
 	if (st == NULL)
 		return MHD_NO;
 	stream_set_id(st, id);

@@ -16,6 +16,7 @@
 #include "session/session.h"
 #include "session/stream_int.h"
 #include "upstream/upstream.h"
+#include "wire/rpc.h"
 
 #define ROOTS_ASK_NS	(60LL * 1000000000LL)	/* a re-list this long after a change */
 
@@ -316,7 +317,7 @@ session_cancel(struct http_server *h, struct session *s, json_t *params)
 {
 	json_t *rid = json_object_get(params, "requestId");
 	const char *why = json_string_value(json_object_get(params, "reason"));
-	char *idtext = rid ? json_dumps(rid, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	char *idtext = rid ? rpc_id_text(rid) : NULL;
 	struct stream *st = NULL;
 	struct inflight *r;
 
@@ -356,7 +357,8 @@ stream_released(struct stream *st)
 }
 
 struct stream *
-session_stream_new(struct http_server *h, struct session *s, json_t *id, bool sse, int fd)
+session_stream_new(struct http_server *h, struct session *s, json_t *id, const char *idtext,
+		   bool sse, int fd)
 {
 	struct stream *st = stream_new(h, s, id, sse, fd);
 
@@ -371,7 +373,7 @@ session_stream_new(struct http_server *h, struct session *s, json_t *id, bool ss
 	if (id) {
 		struct inflight *r;
 
-		st->idtext = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+		st->idtext = idtext ? strdup(idtext) : rpc_id_text(id);
 		for (r = s->reqs; r && st->idtext; r = r->next)
 			if (strcmp(r->idtext, st->idtext) == 0 && r->st == NULL)
 				r->st = st;

@@ -146,9 +146,12 @@ bool session_id_claim(struct http_server *h, struct session *s, const char *idte
 void session_id_release(struct http_server *h, struct session *s, const char *idtext);
 /* A client's notifications/cancelled: the request's stream cancels it at its server. */
 void session_cancel(struct http_server *h, struct session *s, json_t *params);
-/* A stream for a request of s (id: claimed on s, or NULL); s counts it as in flight. */
+/*
+ * A stream for a request of s (id: claimed on s as idtext, rpc_id_text()'s spelling; or both
+ * NULL); s counts it as in flight.
+ */
 struct stream *session_stream_new(struct http_server *h, struct session *s, json_t *id,
-				  bool sse, int fd);
+				  const char *idtext, bool sse, int fd);
 /* st becomes s's GET stream (an older one ends); fn, if any, runs under h->lock. */
 void session_attach(struct http_server *h, struct session *s, struct stream *st,
 		    void (*fn)(struct session *s, struct stream *st, void *arg), void *arg);

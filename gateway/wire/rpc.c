@@ -4,6 +4,7 @@
  * what two of MCP's fields mean: log level names and a client's capabilities.
  */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <microhttpd.h>
@@ -76,4 +77,25 @@ rpc_client_caps(json_t *caps)
 	if (json_object_get(caps, "elicitation"))
 		bits |= UP_CAP_ELICITATION;
 	return bits;
+}
+
+char *
+rpc_id_text(json_t *id)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	json_int_t v;
+	unsigned long long u;
+
+	if (!json_is_integer(id))
+		return json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	v = json_integer_value(id);
+	u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return strdup(p);
 }

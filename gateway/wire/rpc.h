@@ -32,6 +32,11 @@ enum rpc_code {
 };
 
 json_t *rpc_error(json_t *id, int code, const char *msg);
+/*
+ * A request id as compact JSON text (malloc'd, NULL without memory): what json_dumps
+ * spells, an integer written directly since nearly every id is one.
+ */
+char *rpc_id_text(json_t *id);
 json_t *rpc_result(json_t *id, json_t *result);
 /* The HTTP status a 2026-07-28 answer goes out with: 404 and 400 for the refusals. */
 unsigned int rpc_status(json_t *msg);
