@@ -72,6 +72,16 @@ sb_json_string(struct strbuf *sb, const char *s)
 	return rc | sb_append(sb, "\"", 1);
 }
 
+void
+str_copy(char *dst, size_t n, const char *src)
+{
+	size_t len = src ? strnlen(src, n - 1) : 0;
+
+	if (len)
+		memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
 int
 sb_append_uint(struct strbuf *sb, unsigned long long v, int width)
 {

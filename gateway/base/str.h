@@ -19,6 +19,8 @@ struct strbuf {
 int sb_append(struct strbuf *sb, const void *p, size_t n);
 int sb_appends(struct strbuf *sb, const char *s);
 int sb_json_string(struct strbuf *sb, const char *s);
+/* src (NULL: "") into dst of size n (> 0), cut to fit and always terminated. */
+void str_copy(char *dst, size_t n, const char *src);
 /* v in decimal, zero-padded to at least width digits (at most 20): no printf on hot paths. */
 int sb_append_uint(struct strbuf *sb, unsigned long long v, int width);
 int sb_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

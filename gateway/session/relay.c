@@ -280,14 +280,14 @@ relay_forward(struct stream *st, struct forward *f, int64_t timeout_ns)
 	json_t *meta = json_object_get(f->params, "_meta");
 
 	st->u = f->u;
-	snprintf(st->what, sizeof(st->what), "%s", f->what ? f->what : f->method);
+	str_copy(st->what, sizeof(st->what), f->what ? f->what : f->method);
 	st->token = json_incref(json_object_get(meta, "progressToken"));
 	st->timeout_ns = timeout_ns;
 	st->link.relay = link_relay;
 	st->link.done = link_done;
 	st->link.done_text = link_done_text;
 	if (st->h->conf.audit && f->method && strcmp(f->method, "tools/call") == 0) {
-		snprintf(st->audit_tool, sizeof(st->audit_tool), "%s",
+		str_copy(st->audit_tool, sizeof(st->audit_tool),
 			 json_string_value(json_object_get(f->params, "name")) ?: "");
 		st->audit_args = json_incref(json_object_get(f->params, "arguments"));
 		st->audit_t0 = time_mono_ns();

@@ -79,16 +79,17 @@ mark_locked(struct stream *st)
 static void
 push_text_locked(struct stream *st, const struct iovec *text, int n, const char *evid)
 {
-	char id[48];
-
 	if (!st->sse)
 		return;
 	if (evid) {
 		sb_appendf(&st->out, "id: %s\n", evid);
 	} else if (st->no) {
-		/* Every answer of a resumable stream: no vasprintf for it. */
-		snprintf(id, sizeof(id), "id: %u-%zu\n", st->no, st->nends);
-		sb_appends(&st->out, id);
+		/* Every answer of a resumable stream: no printf for it. */
+		sb_appends(&st->out, "id: ");
+		sb_append_uint(&st->out, st->no, 1);
+		sb_append(&st->out, "-", 1);
+		sb_append_uint(&st->out, st->nends, 1);
+		sb_append(&st->out, "\n", 1);
 	}
 	sb_appends(&st->out, "event: message\ndata: ");
 	for (int i = 0; i < n; i++)

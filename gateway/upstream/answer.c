@@ -326,15 +326,14 @@ dump_to_sb(const char *buf, size_t size, void *data)
 int
 up_request_line(struct strbuf *sb, int64_t id, const char *method, json_t *params)
 {
-	char head[64];
 	int rc;
 
 	for (const unsigned char *m = (const unsigned char *)method; *m; m++)
 		if (*m < 0x20 || *m >= 0x80 || *m == '"' || *m == '\\')
 			return -EINVAL;
-	snprintf(head, sizeof(head), "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"",
-		 (long long)id);
-	rc = sb_appends(sb, head);
+	rc = sb_appends(sb, id < 0 ? "{\"jsonrpc\":\"2.0\",\"id\":-" : "{\"jsonrpc\":\"2.0\",\"id\":");
+	rc |= sb_append_uint(sb, id < 0 ? 0ULL - (unsigned long long)id : (unsigned long long)id, 1);
+	rc |= sb_appends(sb, ",\"method\":\"");
 	rc |= sb_appends(sb, method);
 	rc |= sb_append(sb, "\"", 1);
 	if (params && !rc) {
