@@ -263,8 +263,7 @@ dp6_node_open(struct dp_ctx *x, uint32_t slot, struct pkt *p, const struct ct6_t
 	if (!dp6_admit(x, slot, p, x->cfg->node_ip6, &ver, r) ||
 	    (x->sh->slot_lim && !dp_rate_ok(x, slot, r)))
 		return;
-	memcpy(sbx6, x->cfg->sbx_pfx6, 12);
-	memcpy(sbx6 + 12, &ip, 4);
+	sbx6_addr(sbx6, x->cfg->sbx_pfx6, ip);
 	ct6_tuple_set(&rt, x->cfg->node_ip6, sbx6, p->dport, p->sport, CVS_ZONE_HOST, p->proto);
 	s = dp6_in_insert(x, t, &rt, p, r);
 	if (!s)
@@ -333,9 +332,8 @@ dp6_host_zone(const struct dp_ctx *x, const uint8_t a[16])
 {
 	uint32_t v4;
 
-	if (memcmp(a, x->cfg->sbx_pfx6, 12))
+	if (!sbx6_ip4(a, x->cfg->sbx_pfx6, &v4))
 		return 0;
-	memcpy(&v4, a + 12, 4);
 	return v4 == x->cfg->host_ip ? 0 : dp_sbx_zone(x, v4);
 }
 

@@ -60,4 +60,26 @@ guest6_addr(uint8_t out[16], const uint8_t pfx[8], uint64_t iid)
 	memcpy(out + 8, &iid, 8);
 }
 
+/*
+ * A sandbox's address on the host path over IPv6 (--sandbox-prefix6, a /96): the prefix
+ * followed by its IPv4 address (RFC 6052's /96 form), so the IPv4 address-to-slot table
+ * serves both families and the registry keeps one address per sandbox.
+ */
+static inline void
+sbx6_addr(uint8_t out[16], const uint8_t pfx[12], uint32_t ip4)
+{
+	memcpy(out, pfx, 12);
+	memcpy(out + 12, &ip4, 4);
+}
+
+/* The IPv4 address a host-path address ends with (network order); false outside the /96. */
+static inline bool
+sbx6_ip4(const uint8_t a[16], const uint8_t pfx[12], uint32_t *ip4)
+{
+	if (memcmp(a, pfx, 12))
+		return false;
+	memcpy(ip4, a + 12, 4);
+	return true;
+}
+
 #endif /* CVS_GUEST6_H */

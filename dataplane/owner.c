@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "guest6.h"
 #include "icmperr.h"
 #include "icmperr6.h"
 #include "owner.h"
@@ -107,9 +108,8 @@ owner_of_ip6(const struct dp_cfg *c, struct dp_shared *sh, enum dp_origin origin
 		const uint8_t *a = pkt_ip6(p)->daddr;
 		uint32_t v4;
 
-		if (memcmp(a, c->sbx_pfx6, 12))
+		if (!sbx6_ip4(a, c->sbx_pfx6, &v4))
 			return self;
-		memcpy(&v4, a + 12, 4);
 		return owner_of_sandbox_ip(c, sh, v4, nworkers, self);
 	}
 	if (origin == DP_FROM_WORLD) {

@@ -11,6 +11,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
+#include "guest6.h"
 #include "hostif.h"
 #include "log.h"
 #include "mbufpool.h"
@@ -232,8 +233,7 @@ ports_host_setup(struct ports *pt, const struct cvs_config *cfg, uint32_t nw, st
 	if (cfg->have_ip6) {
 		uint8_t a6[16];
 
-		memcpy(a6, cfg->sbx_pfx6, 12);
-		memcpy(a6 + 12, &dpc->host_ip, 4);
+		sbx6_addr(a6, cfg->sbx_pfx6, dpc->host_ip);
 		ret = hostif_configure6(cfg->host_iface, a6, 96, err, errlen);
 		if (ret)
 			return ret;

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 
 #include "config.h"
+#include "guest6.h"
 #include "registry.h"
 #include "registry_int.h"
 
@@ -103,8 +104,7 @@ reg_guest6_render(const struct registry *r, json_t *j, const struct sandbox *sb)
 
 	/* The host path's address: the /96 and the sandbox's IPv4 one, attached or not. */
 	if (r->have_host6) {
-		memcpy(ip6, r->sbx_pfx6, 12);
-		memcpy(ip6 + 12, &sb->ip, 4);
+		sbx6_addr(ip6, r->sbx_pfx6, sb->ip);
 		inet_ntop(AF_INET6, ip6, a, sizeof(a));
 		json_object_set_new(j, "sandboxIP6", json_string(a));
 	}

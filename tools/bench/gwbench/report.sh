@@ -130,6 +130,9 @@ END {
 			cell("ours" SUBSEP "rate", 1, "%.0f") " |"
 		print "| among " open_ours " idle sessions | " cell("ours" SUBSEP "cpu_idle", 1, "%.0f") \
 			" | " cell("ours" SUBSEP "rate_idle", 1, "%.0f") " |"
+		print "| among " open_ours " idle sessions, a GET stream each | " \
+			cell("ours" SUBSEP "cpu_idlesse", 1, "%.0f") " | " \
+			cell("ours" SUBSEP "rate_idlesse", 1, "%.0f") " |"
 		print "| headers and body in two writes | " cell("ours" SUBSEP "cpu_split", 1, "%.0f") \
 			" | " cell("ours" SUBSEP "rate_split", 1, "%.0f") " |"
 	}

@@ -178,7 +178,8 @@ held() { # target pid url K sse(0/1) prefix
 # reads the gateway's /proc/<pid>/stat at the start and end of the measured calls: its
 # servers, the warm-up and the sessions' initialize are not counted). For ours also: the
 # same with OPEN_OURS sessions opened after the 32 and idle while they call (each request
-# finds its session among many), and with each request's headers and body in two writes.
+# finds its session among many), the same with a GET stream open on each idle session (what
+# a client of the SDKs holds), and with each request's headers and body in two writes.
 loads() { # target pid url
 	local t=$1 pid=$2 url=$3 line
 	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 1 --calls "$CALLS1" \
@@ -196,6 +197,11 @@ loads() { # target pid url
 		2>> "$TMP/gwload.err")
 	res "$t" cpu_idle "$(field cpu_us_per_call <<< "$line")"
 	res "$t" rate_idle "$(field rate <<< "$line")"
+	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 32 --calls "$CALLS32" \
+		--warmup 10 --idle "$OPEN_OURS" --sse --cpu-pid "$pid" --timeout 300 \
+		2>> "$TMP/gwload.err")
+	res "$t" cpu_idlesse "$(field cpu_us_per_call <<< "$line")"
+	res "$t" rate_idlesse "$(field rate <<< "$line")"
 	line=$("$GWLOAD" load "$url" --token $TOKEN --sessions 32 --calls "$CALLS32" \
 		--warmup 10 --split --cpu-pid "$pid" --timeout 300 2>> "$TMP/gwload.err")
 	res "$t" cpu_split "$(field cpu_us_per_call <<< "$line")"
