@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/audit.h"
+#include "base/jsonfast.h"
 #include "base/log.h"
 #include "base/str.h"
 
@@ -130,7 +131,7 @@ audit_shape(struct strbuf *sb, json_t *args)
 		sep = ",";
 	}
 	rc |= sb_appends(sb, "],\"bytes\":");
-	rc |= sb_append_uint(sb, args ? json_dumpb(args, NULL, 0, JSON_COMPACT) : 0, 1);
+	rc |= sb_append_uint(sb, json_dump_size(args), 1);
 	return rc | sb_appends(sb, "}");
 }
 

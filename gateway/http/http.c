@@ -23,6 +23,7 @@
 #include <microhttpd.h>
 
 #include "base/clock.h"
+#include "base/jsonfast.h"
 #include "base/str.h"
 #include "http/guard.h"
 #include "http/http.h"
@@ -390,7 +391,7 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	enum MHD_Result ret;
 	bool init;
 
-	body = rq->body.len ? json_loadb(rq->body.buf, rq->body.len, 0, &jerr) : NULL;
+	body = rq->body.len ? json_load_fast(rq->body.buf, rq->body.len, &jerr) : NULL;
 	if (body == NULL) {
 		char msg[256];
 

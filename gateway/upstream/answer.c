@@ -23,9 +23,9 @@
  */
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "base/jsonfast.h"
 #include "upstream/answer.h"
 
 #define SCAN_DEPTH	32	/* deeper nesting goes to jansson (its limit is 2048) */
@@ -311,15 +311,9 @@ up_answer_scan(const char *line, size_t len, struct up_answer *a)
 
 /* ---- requests ------------------------------------------------------------------------------ */
 
-static int
-dump_to_sb(const char *buf, size_t size, void *data)
-{
-	return sb_append(data, buf, size) ? -1 : 0;
-}
-
 /*
  * The same bytes as the dump of the object: jansson writes an object's members in the order
- * they were set, and params is dumped here by the same code as it would be in place. The
+ * they were set, and params is written here as it would be in place (json_dump_fast). The
  * method is written as it is, which is its JSON spelling when it holds no byte jansson
  * escapes (nor any non-ASCII one, to be simple).
  */
@@ -338,9 +332,8 @@ up_request_line(struct strbuf *sb, int64_t id, const char *method, json_t *param
 	rc |= sb_append(sb, "\"", 1);
 	if (params && !rc) {
 		rc = sb_appends(sb, ",\"params\":");
-		if (!rc && json_dump_callback(params, dump_to_sb, sb,
-					      JSON_COMPACT | JSON_ENCODE_ANY))
-			rc = -ENOMEM;
+		if (!rc)
+			rc = json_dump_fast(sb, params);
 	}
 	rc |= sb_append(sb, "}\n", 2);
 	return rc ? -ENOMEM : 0;

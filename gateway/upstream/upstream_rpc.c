@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/jsonfast.h"
 #include "base/log.h"
 #include "base/str.h"
 #include "config/config.h"
@@ -288,7 +289,7 @@ response_text(struct upstream *u, const struct up_answer *a, const char *line, s
 		return false;
 	if (!relayed->link->done_text(relayed->link, a)) {
 		/* The link declined (it reshapes answers): parsed for it, as ever. */
-		msg = json_loadb(line, len, 0, &jerr);
+		msg = json_load_fast(line, len, &jerr);
 		relayed->link->done(relayed->link, msg, msg ? NULL : "malformed response from server");
 		json_decref(msg);
 	}
@@ -306,7 +307,7 @@ upstream_input(struct upstream *u, const char *line, size_t len)
 
 	if (up_answer_scan(line, len, &a) && response_text(u, &a, line, len))
 		return;
-	msg = json_loadb(line, len, 0, &jerr);
+	msg = json_load_fast(line, len, &jerr);
 	if (msg == NULL || !json_is_object(msg)) {
 		log_warn("skipping unparsable line from server", "server=%s error=\"%s\"",
 			 u->spec->name, msg ? "not an object" : jerr.text);
