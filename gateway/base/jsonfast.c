@@ -95,8 +95,10 @@ jp_integer(struct jp *j)
 	const char *d = j->p + neg, *q = d;
 	long long v = 0;
 
-	while (q < j->end && *q >= '0' && *q <= '9')
-		v = v * 10 + (*q++ - '0');
+	/* Digits past the 18th are counted, not added: the number is jansson's then. */
+	for (; q < j->end && *q >= '0' && *q <= '9'; q++)
+		if (q - d < 18)
+			v = v * 10 + (*q - '0');
 	/* No digits, a leading zero, too long, or a real: jansson's. */
 	if (q == d || (*d == '0' && q - d > 1) || q - d > 18 ||
 	    (q < j->end && (*q == '.' || *q == 'e' || *q == 'E')))

@@ -4,7 +4,8 @@
  * JSON-RPC envelope handling (response matching, server requests, garbage). The first byte
  * picks the chunk size, so lines split across reads at every place; the framer limit is small
  * so oversized lines are reached. Checks: every line handed on is within the limit and holds
- * no newline, and the byte count adds up.
+ * no newline, and the byte count adds up; and where the fast JSON parser takes a line, its
+ * value is jansson's (base/jsonfast.h), and the fast writer writes it as jansson does.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "fail.h"
 #include "base/frame.h"
+#include "base/jsonfast.h"
 #include "config/config.h"
 #include "upstream/upstream.h"
 
@@ -24,6 +26,29 @@ struct frame_tally {
 };
 
 static void
+jsonfast_check(const char *line, size_t len)
+{
+	json_t *fast = jsonfast_parse(line, len), *slow;
+	char *a, *b;
+	struct strbuf sb = {0};
+
+	if (fast == NULL)
+		return;
+	slow = json_loadb(line, len, 0, NULL);
+	a = json_dumps(fast, JSON_COMPACT | JSON_ENCODE_ANY);
+	b = slow ? json_dumps(slow, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	if (!a || !b || strcmp(a, b) || !json_equal(fast, slow))
+		fuzz_fail_at("fuzz_gw_frame", "the fast parser's value is not jansson's", NULL);
+	if (jsonfast_dump(&sb, slow) == 0 && (sb.len != strlen(b) || memcmp(sb.buf, b, sb.len)))
+		fuzz_fail_at("fuzz_gw_frame", "the fast writer's text is not jansson's", NULL);
+	sb_free(&sb);
+	free(a);
+	free(b);
+	json_decref(fast);
+	json_decref(slow);
+}
+
+static void
 on_line(void *ctx, const char *line, size_t len)
 {
 	struct frame_tally *t = ctx;
@@ -31,6 +56,7 @@ on_line(void *ctx, const char *line, size_t len)
 	if (len == 0 || len > FUZZ_LINE_MAX || memchr(line, '\n', len))
 		fuzz_fail_at("fuzz_gw_frame", "line handed on is empty, too long or split", NULL);
 	t->bytes += len;
+	jsonfast_check(line, len);
 	upstream_input(t->u, line, len);
 }
 
