@@ -131,7 +131,7 @@ audit_shape(struct strbuf *sb, json_t *args)
 		sep = ",";
 	}
 	rc |= sb_appends(sb, "],\"bytes\":");
-	rc |= sb_append_uint(sb, json_dump_size(args), 1);
+	rc |= sb_append_int(sb, (long long)json_dump_size(args), 1);
 	return rc | sb_appends(sb, "}");
 }
 
@@ -151,7 +151,7 @@ audit_when(struct audit *a, struct strbuf *sb)
 		a->when_sec = ts.tv_sec;
 	}
 	return sb_appends(sb, a->when) | sb_appends(sb, ".") |
-	       sb_append_uint(sb, (unsigned long long)ts.tv_nsec / 1000000, 3);
+	       sb_append_int(sb, ts.tv_nsec / 1000000, 3);
 }
 
 /* One line onto 'sb', without its time's value (the caller's lock covers a->when). */
@@ -173,14 +173,12 @@ audit_line(struct audit *a, struct strbuf *sb, const struct audit_call *c)
 	rc |= sb_appends(sb, ",\"status\":\"");
 	rc |= sb_appends(sb, c->status);
 	rc |= sb_appends(sb, "\",\"ms\":");
-	rc |= sb_append_uint(sb, us / 1000, 1);
+	rc |= sb_append_int(sb, (long long)(us / 1000), 1);
 	rc |= sb_appends(sb, ".");
-	rc |= sb_append_uint(sb, us % 1000, 3);
+	rc |= sb_append_int(sb, (long long)(us % 1000), 3);
 	if (c->code) {
 		rc |= sb_appends(sb, ",\"code\":");
-		if (c->code < 0)
-			rc |= sb_appends(sb, "-");
-		rc |= sb_append_uint(sb, c->code < 0 ? -(long long)c->code : c->code, 1);
+		rc |= sb_append_int(sb, c->code, 1);
 	}
 	return rc | sb_appends(sb, "}\n");
 }

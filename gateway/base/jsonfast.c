@@ -302,10 +302,8 @@ jw_string(struct jw *w, const char *s, size_t len)
 static int
 jw_value(struct jw *w, const json_t *v, int depth)
 {
-	char num[24], *p = num + sizeof(num);
+	char num[STR_INT_MAX];
 	const char *sep = "";
-	unsigned long long u;
-	json_int_t i;
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -338,17 +336,12 @@ jw_value(struct jw *w, const json_t *v, int depth)
 		return 0;
 	case JSON_STRING:
 		return jw_string(w, json_string_value(v), json_string_length(v));
-	case JSON_INTEGER:
-		i = json_integer_value(v);
-		u = i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
-		do {
-			*--p = (char)('0' + u % 10);
-			u /= 10;
-		} while (u);
-		if (i < 0)
-			*--p = '-';
-		jw_put(w, p, (size_t)(num + sizeof(num) - p));
+	case JSON_INTEGER: {
+		const char *p = str_of_int(num, json_integer_value(v), 1);
+
+		jw_put(w, p, strlen(p));
 		return 0;
+	}
 	case JSON_TRUE:
 		jw_put(w, "true", 4);
 		return 0;

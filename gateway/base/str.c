@@ -82,17 +82,32 @@ str_copy(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-int
-sb_append_uint(struct strbuf *sb, unsigned long long v, int width)
+char *
+str_of_int(char buf[STR_INT_MAX], long long v, int width)
 {
-	char d[24];
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+	char *p = buf + STR_INT_MAX - 1;
 	int n = 0;
 
+	*p = '\0';
+	if (width > 20)
+		width = 20;
 	do {
-		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v || n < width);
-	return sb_append(sb, d + sizeof(d) - n, (size_t)n);
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+		n++;
+	} while (u || n < width);
+	if (v < 0)
+		*--p = '-';
+	return p;
+}
+
+int
+sb_append_int(struct strbuf *sb, long long v, int width)
+{
+	char buf[STR_INT_MAX];
+
+	return sb_appends(sb, str_of_int(buf, v, width));
 }
 
 int

@@ -21,8 +21,14 @@ int sb_appends(struct strbuf *sb, const char *s);
 int sb_json_string(struct strbuf *sb, const char *s);
 /* src (NULL: "") into dst of size n (> 0), cut to fit and always terminated. */
 void str_copy(char *dst, size_t n, const char *src);
-/* v in decimal, zero-padded to at least width digits (at most 20): no printf on hot paths. */
-int sb_append_uint(struct strbuf *sb, unsigned long long v, int width);
+/*
+ * v in decimal, zero-padded to at least width digits (at most 20), as "%0*lld" spells it but
+ * without printf, which hot paths avoid: written at the end of buf, NUL-terminated; returns
+ * where it starts.
+ */
+#define STR_INT_MAX	24
+char *str_of_int(char buf[STR_INT_MAX], long long v, int width);
+int sb_append_int(struct strbuf *sb, long long v, int width);
 int sb_appendf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *sb_steal(struct strbuf *sb);
 void sb_free(struct strbuf *sb);

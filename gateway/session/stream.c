@@ -86,9 +86,9 @@ push_text_locked(struct stream *st, const struct iovec *text, int n, const char 
 	} else if (st->no) {
 		/* Every answer of a resumable stream: no printf for it. */
 		sb_appends(&st->out, "id: ");
-		sb_append_uint(&st->out, st->no, 1);
+		sb_append_int(&st->out, st->no, 1);
 		sb_append(&st->out, "-", 1);
-		sb_append_uint(&st->out, st->nends, 1);
+		sb_append_int(&st->out, (long long)st->nends, 1);
 		sb_append(&st->out, "\n", 1);
 	}
 	sb_appends(&st->out, "event: message\ndata: ");

@@ -325,8 +325,8 @@ up_request_line(struct strbuf *sb, int64_t id, const char *method, json_t *param
 	for (const unsigned char *m = (const unsigned char *)method; *m; m++)
 		if (*m < 0x20 || *m >= 0x80 || *m == '"' || *m == '\\')
 			return -EINVAL;
-	rc = sb_appends(sb, id < 0 ? "{\"jsonrpc\":\"2.0\",\"id\":-" : "{\"jsonrpc\":\"2.0\",\"id\":");
-	rc |= sb_append_uint(sb, id < 0 ? 0ULL - (unsigned long long)id : (unsigned long long)id, 1);
+	rc = sb_appends(sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+	rc |= sb_append_int(sb, id, 1);
 	rc |= sb_appends(sb, ",\"method\":\"");
 	rc |= sb_appends(sb, method);
 	rc |= sb_append(sb, "\"", 1);

@@ -9,6 +9,7 @@
 
 #include <microhttpd.h>
 
+#include "base/str.h"
 #include "upstream/upstream.h"
 #include "wire/rpc.h"
 
@@ -82,20 +83,9 @@ rpc_client_caps(json_t *caps)
 char *
 rpc_id_text(json_t *id)
 {
-	char buf[24], *p = buf + sizeof(buf);
-	json_int_t v;
-	unsigned long long u;
+	char buf[STR_INT_MAX];
 
 	if (!json_is_integer(id))
 		return json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
-	v = json_integer_value(id);
-	u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-	*--p = '\0';
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	return strdup(p);
+	return strdup(str_of_int(buf, json_integer_value(id), 1));
 }

@@ -19,21 +19,12 @@
 
 #include <jansson.h>
 
+#include "check.h"
 #include "base/str.h"
 #include "upstream/answer.h"
 
-static int failures, checks, taken, refused;
+static int taken, refused;
 
-#define CHECK(cond, ...)							\
-	do {									\
-		checks++;							\
-		if (!(cond)) {							\
-			failures++;						\
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);				\
-			fputc('\n', stderr);					\
-		}								\
-	} while (0)
 
 /* What the jansson path makes of line: the text sent for client id cid, or NULL (no answer). */
 static char *
@@ -239,17 +230,6 @@ test_bounds(void)
 }
 
 /* ---- random messages in random spellings ---------------------------------------------- */
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static unsigned
-rnd(unsigned n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned)(rng % n);
-}
 
 static void
 ws(struct strbuf *sb)

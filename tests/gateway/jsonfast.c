@@ -16,21 +16,12 @@
 
 #include <jansson.h>
 
+#include "check.h"
 #include "base/jsonfast.h"
 #include "base/str.h"
 
-static int failures, checks, taken, left, written, unwritten;
+static int taken, left, written, unwritten;
 
-#define CHECK(cond, ...)							\
-	do {									\
-		checks++;							\
-		if (!(cond)) {							\
-			failures++;						\
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);				\
-			fputc('\n', stderr);					\
-		}								\
-	} while (0)
 
 /* The writer's property, on a value jansson made. */
 static void
@@ -124,17 +115,6 @@ table(void)
 }
 
 /* ---- random documents ------------------------------------------------------------------- */
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint32_t
-rnd(uint32_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
-}
 
 static void
 ws(struct strbuf *sb)

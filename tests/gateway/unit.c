@@ -7,11 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "base/clock.h"
 #include "base/frame.h"
 #include "base/log.h"
@@ -24,19 +26,7 @@
 #include "session/session.h"
 #include "upstream/upstream.h"
 
-static int failures;
-static int checks;
 
-#define CHECK(cond, ...)							\
-	do {									\
-		checks++;							\
-		if (!(cond)) {							\
-			failures++;						\
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);				\
-			fputc('\n', stderr);					\
-		}								\
-	} while (0)
 
 static json_t *
 builtin(void)
@@ -745,6 +735,22 @@ test_header_values(void)
 	CHECK(!stateless_header_repeats("=?base64?YQBi?=", "a", 1), "NUL does not end it");
 }
 
+/* Integers as text without printf: the same as "%0*lld". */
+static void
+test_int_text(void)
+{
+	static const long long v[] = { 0, 5, 123, -7, 1000000, LLONG_MAX, LLONG_MIN, -1 };
+	char buf[STR_INT_MAX], want[64];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (int w = 1; w <= 20; w += 2) {
+			snprintf(want, sizeof(want), "%0*lld", v[i] < 0 ? w + 1 : w, v[i]);
+			CHECK(strcmp(str_of_int(buf, v[i], w), want) == 0, "%lld width %d: %s, not %s",
+			      v[i], w, str_of_int(buf, v[i], w), want);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -766,6 +772,7 @@ main(void)
 	test_mask();
 	test_isolation_parts(cat);
 	test_header_values();
+	test_int_text();
 	json_decref(cat);
 	printf("%d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
