@@ -122,17 +122,5 @@ tcpwin_synchronized(uint8_t state)
 }
 
 /* The functions on a session, once per family (ct_tcp_fn.h), as in tcpwin.h. */
-#define TW_SESSION	struct ct_session
-#define TW_TABLE	struct ct_table
-#define TW_(name)	tcpwin_##name
-#include "ct_tcp_fn.h"
-#undef TW_SESSION
-#undef TW_TABLE
-#undef TW_
-#define TW_SESSION	struct ct6_session
-#define TW_TABLE	struct ct6_table
-#define TW_(name)	tcpwin6_##name
-#include "ct_tcp_fn.h"
-#undef TW_SESSION
-#undef TW_TABLE
-#undef TW_
+#define TW_FN_HEADER	"ct_tcp_fn.h"
+#include "tw_each.h"

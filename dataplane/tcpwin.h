@@ -123,19 +123,7 @@ uint8_t tcpwin_mw_grow(uint64_t x);
  * The functions on a session, once per family (tcpwin_fn.h): tcpwin_track() and the rest on
  * struct ct_session, tcpwin6_track() and the rest on struct ct6_session.
  */
-#define TW_SESSION	struct ct_session
-#define TW_TABLE	struct ct_table
-#define TW_(name)	tcpwin_##name
-#include "tcpwin_fn.h"
-#undef TW_SESSION
-#undef TW_TABLE
-#undef TW_
-#define TW_SESSION	struct ct6_session
-#define TW_TABLE	struct ct6_table
-#define TW_(name)	tcpwin6_##name
-#include "tcpwin_fn.h"
-#undef TW_SESSION
-#undef TW_TABLE
-#undef TW_
+#define TW_FN_HEADER	"tcpwin_fn.h"
+#include "tw_each.h"
 
 #endif /* CVS_TCPWIN_H */

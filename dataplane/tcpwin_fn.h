@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The window tracker's functions on one kind of session (tcpwin.h), included once per kind:
- * TW_SESSION is the session type (struct ct_session, struct ct6_session: the window fields
- * have the same names and meanings in both), TW_TABLE its table, TW_(name) the function's
- * name (tcpwin_name for IPv4, tcpwin6_name for IPv6). No include guard, on purpose.
+ * The window tracker's functions on one kind of session (tcpwin.h), made once per kind by
+ * tw_each.h: TW_SESSION is the session type (struct ct_session, struct ct6_session: the
+ * window fields have the same names and meanings in both), TW_TABLE its table, TW_(name) the
+ * function's name (tcpwin_name for IPv4, tcpwin6_name for IPv6). No include guard, on
+ * purpose.
  */
 static inline uint8_t
 TW_(scale)(const TW_SESSION *s, int d)
