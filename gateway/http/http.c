@@ -35,7 +35,7 @@
 #include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
-#define CONN_MEMORY	(16 * 1024)	/* libmicrohttpd clears it for every request */
+#define CONN_MEMORY	(8 * 1024)	/* libmicrohttpd clears it for every request */
 #define CONN_MAX	8192
 
 /* A batch whose answers are not all in: what is collected, the streams still waited for. */

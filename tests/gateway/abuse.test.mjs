@@ -106,6 +106,20 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.equal(ok, "hostile:again");
 		});
 
+	// libmicrohttpd's 8 KiB per connection hold the request's headers: up to about 7 KiB of
+	// them are served, more get 431, and the connection's next request is served as before.
+	test("request headers: 6 KiB served, 9 KiB refused with 431, the gateway goes on",
+		async () => {
+			const pad = (n) => "a".repeat(n);
+			const ok = await c.post({ jsonrpc: "2.0", id: 901, method: "ping" },
+				{ "X-Pad": pad(6 * 1024) });
+			assert.equal(ok.status, 200, ok.text);
+			const big = await c.post({ jsonrpc: "2.0", id: 902, method: "ping" },
+				{ "X-Pad": pad(9 * 1024) });
+			assert.equal(big.status, 431, big.text);
+			assert.equal(await c.callText("echo", { text: "after" }), "beta:after");
+		});
+
 	test("the token is in no child's argv or environment, and never in the log", async () => {
 		const probe = JSON.parse(await c.callText("probe", {}));
 		assert.equal(probe.gatewayVar, false, "GATEWAY_ACCESS_TOKEN passed to a child");
