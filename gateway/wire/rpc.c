@@ -20,8 +20,24 @@ static const char *const log_levels[] = {
 json_t *
 rpc_error(json_t *id, int code, const char *msg)
 {
-	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-			 "error", "code", code, "message", msg);
+	json_t *m = json_string(msg), *e;
+	char *safe;
+
+	/*
+	 * A message that quotes what a client sent (jansson's parse errors do) may hold bytes
+	 * that are no UTF-8, which no JSON string can: those become '?', so the error is still
+	 * an answer (fuzz_gw_http found a request that got none).
+	 */
+	if (m == NULL && msg && (safe = strdup(msg)) != NULL) {
+		for (unsigned char *p = (unsigned char *)safe; *p; p++)
+			if (*p >= 0x80)
+				*p = '?';
+		m = json_string(safe);
+		free(safe);
+	}
+	e = json_pack("{s:s,s:O,s:{s:i,s:o}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+		      "error", "code", code, "message", m ? m : json_string("error"));
+	return e;
 }
 
 json_t *
