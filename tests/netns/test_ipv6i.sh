@@ -262,5 +262,47 @@ s.close()' $WORLD_IP6
 	check "translated on its way out (icmp_errors)" grows "$t0" "$(stat_of worker icmp_errors)"
 }
 
+# (f) A jumbo world in front of a guest at 1500: the world host's links carry 9000. TCP both
+# ways keeps to the guest's MSS; a 4,000-byte UDP answer the world host sends whole (its
+# link carries it) is too big for the guest: we answer it with a Packet Too Big of 1500 from
+# the node's address, the world host fragments the next ones, and they arrive.
+case_jumbo() {
+	tb_setup
+	tb_add_world
+	local l
+	for l in "$NS_C cl0" "$NS_N nic0" "$NS_C r1" "$NS_W w0"; do
+		ip netns exec ${l% *} ip link set ${l#* } mtu 9000
+	done
+	tb_add_sandbox 1
+	ipv6_bed
+	tb_server "$NS_W" 8000 --name world --ipv6
+	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6
+	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
+	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
+	guest6 1
+	A1=$(guest6_addr 1) || die "guest 1 formed no address"
+	local n=$((8 * 1024 * 1024)) p0 out
+	head -c $n /dev/urandom >"$TB_DIR/up.bin"
+	check "8 MB uploaded over TCP from the guest at 1500 to the world at 9000, sha256 matches" \
+		eq "$(nss 1 curl -s -m 30 -T "$TB_DIR/up.bin" "http://[$WORLD_IP6]:8000/sha")" \
+		"$(sha256sum <"$TB_DIR/up.bin" | cut -d' ' -f1)"
+	check "and 8 MB downloaded, sha256 matches" eq \
+		"$(nss 1 curl -s -m 30 "http://[$WORLD_IP6]:8000/blob?n=$n" | sha256sum | cut -d' ' -f1)" \
+		"$(python3 "$SRC_DIR/sbxserver.py" --blob-sha $n)"
+	check "no frame dropped as too big on the way (too_big $(stat_of drops too_big))" \
+		eq "$(stat_of drops too_big)" 0
+	udp6_echo_world 4000 "$TB_DIR/echo"
+	p0=$(stat_of worker packet_too_big_sent)
+	out=$(udp6_ask 100 4)
+	check "4,000-byte answers to the guest's small datagrams arrive once the world host has the path ($out)" \
+		contains "$out" "4000 4000"
+	check "a Packet Too Big went to the world host (packet_too_big_sent)" \
+		grows "$p0" "$(stat_of worker packet_too_big_sent)"
+	check "the world host's route cache took 1500 for the node's address" \
+		contains "$(nsw ip -6 route get $NODE_IP6)" "mtu 1500"
+	check "the later answers came in fragments, carried (frag_forwarded $(stat_of worker frag_forwarded))" \
+		test "$(stat_of worker frag_forwarded)" -ge 2
+}
+
 "case_$1"
 tb_done
