@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: one thread on one epoll set (loop.h). Level-triggered: a watch that leaves
- * input unread is called again on the next turn, so a ready() may read a bounded amount.
+ * mcp-gateway: one thread on one epoll set (loop.h). Level-triggered unless a watch asks
+ * otherwise: a watch that leaves input unread is called again on the next turn, so a ready()
+ * may read a bounded amount.
  */
 
 #include <errno.h>
@@ -87,7 +88,13 @@ loop_start(struct loop *l)
 int
 loop_add(struct loop *l, struct loop_watch *w)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = w };
+	return loop_add_events(l, w, EPOLLIN);
+}
+
+int
+loop_add_events(struct loop *l, struct loop_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
 	int rc = 0;
 
 	pthread_mutex_lock(&l->lock);

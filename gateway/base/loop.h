@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mcp-gateway: the event loop (loop.c). One thread waits on one epoll set for the clients'
- * HTTP (the daemon's own epoll set, nested) and the servers' stdout pipes, so that an answer
+ * HTTP connections and the servers' stdout pipes, so that an answer
  * read from a server is written to its client by the thread that read it: no hand-off, no
  * wake-up of another thread per call.
  */
@@ -32,6 +32,11 @@ struct loop *loop_new(int (*turn)(void *ctx), void *ctx);
 int loop_start(struct loop *l);
 /* Any thread; w->fd must stay open until it is deleted or given back. */
 int loop_add(struct loop *l, struct loop_watch *w);
+/*
+ * The same with epoll events of the caller's choosing (EPOLLET, EPOLLOUT: an HTTP
+ * connection watched once for its whole life).
+ */
+int loop_add_events(struct loop *l, struct loop_watch *w, uint32_t events);
 /* On the loop's thread only (from a ready()), or after loop_stop(). */
 void loop_del(struct loop *l, struct loop_watch *w);
 /*

@@ -6,7 +6,8 @@
  * relay.c), GET opens the session's stream for notifications that belong to no request,
  * DELETE ends a session. /health is a public summary. A small pool of daemon threads serves
  * every connection (epoll): nothing here blocks, a request whose answer is not there yet
- * suspends its connection (session/waiter.c) and is called again once it resumes. Also
+ * suspends its connection (session/waiter.c) and is called again once it resumes. The
+ * HTTP/1.1 server under all of it is wire/httpd.c, on the loop of server.c. Also
  * here: what upstreams send outside any call, and the housekeeping tick.
  */
 
@@ -19,8 +20,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <microhttpd.h>
 
 #include "base/clock.h"
 #include "base/jsonfast.h"
@@ -35,13 +34,8 @@
 #include "wire/rpc.h"
 
 #define DRAIN_FACTOR	4ULL
-/*
- * libmicrohttpd's memory per connection: it holds the request's headers (about 7 KiB of them
- * fit; more get 431) and is cleared for every request. Every open connection has it, a GET
- * stream too, so it is most of what 1,000 sessions cost (33 MiB at 8 KiB, 47 at 16).
- */
-#define CONN_MEMORY	(8 * 1024)
 #define CONN_MAX	8192
+#define CONN_TIMEOUT_S	120
 
 /* A batch whose answers are not all in: what is collected, the streams still waited for. */
 struct batch {
@@ -68,16 +62,17 @@ struct accept_scan {
 	bool sse;
 };
 
-static enum MHD_Result
-accept_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static void
+accept_iter(void *cls, const char *key, const char *value)
 {
 	struct accept_scan *a = cls;
 	char *dup, *tok, *save = NULL;
 
-	(void)kind;
-	if (strcasecmp(key, MHD_HTTP_HEADER_ACCEPT) != 0 || value == NULL)
-		return MHD_YES;
+	if (strcasecmp(key, "Accept") != 0 || value == NULL)
+		return;
 	dup = strdup(value);
+	if (dup == NULL)
+		return;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		char *semi = strchr(tok, ';'), *t;
 
@@ -95,7 +90,6 @@ accept_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *val
 		free(t);
 	}
 	free(dup);
-	return MHD_YES;
 }
 
 static bool
@@ -120,18 +114,9 @@ id_valid(json_t *id)
 	return json_is_string(id) || json_is_integer(id);
 }
 
-static int
-conn_fd(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-	return ci ? ci->connect_fd : -1;
-}
-
 /* What one POST carries, checked once: how answers go back and which session it is for. */
 struct post {
-	struct MHD_Connection *c;
+	struct hd_conn *c;
 	struct req_ctx *rq;
 	struct session *s;
 	bool fresh;		/* s is new: only an initialize may create one */
@@ -140,7 +125,7 @@ struct post {
 };
 
 /* A response or a notification from the client: nothing goes back but 202. */
-static enum MHD_Result
+static enum hd_result
 post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
@@ -151,10 +136,10 @@ post_no_reply(struct http_server *h, struct post *p, json_t *msg)
 		session_cancel(h, p->s, json_object_get(msg, "params"));
 	else if (strcmp(method, "notifications/roots/list_changed") == 0 && !p->s->stateless)
 		events_roots_changed(h, p->s);
-	return reply_empty(p->c, MHD_HTTP_ACCEPTED);
+	return reply_empty(p->c, HTTP_ACCEPTED);
 }
 
-static enum MHD_Result
+static enum hd_result
 post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 {
 	const char *sid = NULL;
@@ -173,11 +158,11 @@ post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 			}
 		}
 	}
-	if (p->json_only || (p->s->stateless && rpc_status(resp) != MHD_HTTP_OK))
-		return reply_json(p->c, p->s->stateless ? rpc_status(resp) : MHD_HTTP_OK, resp,
+	if (p->json_only || (p->s->stateless && rpc_status(resp) != HTTP_OK))
+		return reply_json(p->c, p->s->stateless ? rpc_status(resp) : HTTP_OK, resp,
 				  sid);
 	{
-		enum MHD_Result ret = reply_sse(p->c, resp, sid);
+		enum hd_result ret = reply_sse(p->c, resp, sid);
 
 		json_decref(resp);
 		return ret;
@@ -185,30 +170,30 @@ post_own_reply(struct http_server *h, struct post *p, json_t *msg, json_t *resp)
 }
 
 /* One JSON-RPC message that is not part of a batch. */
-static enum MHD_Result
+static enum hd_result
 post_message(struct http_server *h, struct post *p, json_t *msg)
 {
 	json_t *id = json_object_get(msg, "id");
 	struct forward f;
 	struct stream *st;
-	enum MHD_Result ret;
+	enum hd_result ret;
 	char *idtext;
 
 	if (!json_is_string(json_object_get(msg, "method"))) {
 		if (json_object_get(msg, "result") || json_object_get(msg, "error"))
 			return post_no_reply(h, p, msg);
-		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+		return reply_rpc_error(p->c, HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 				       "Invalid Request: missing method");
 	}
 	if (id == NULL)
 		return post_no_reply(h, p, msg);
 	if (!id_valid(id))
-		return reply_rpc_error(p->c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+		return reply_rpc_error(p->c, HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 				       "Invalid Request: invalid request id");
 	idtext = rpc_id_text(id);
 	if (idtext == NULL || !session_id_claim(h, p->s, idtext)) {
 		free(idtext);
-		return reply_json(p->c, MHD_HTTP_BAD_REQUEST,
+		return reply_json(p->c, HTTP_BAD_REQUEST,
 				  rpc_error(id, RPC_INVALID_REQUEST, "duplicate request id"), NULL);
 	}
 	if (p->s->stateless && strcmp(json_string_value(json_object_get(msg, "method")),
@@ -216,19 +201,19 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		session_id_release(h, p->s, idtext);
 		free(idtext);
 		if (p->json_only)
-			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
+			return reply_json(p->c, HTTP_OK, rpc_error(id, RPC_INVALID_REQUEST,
 					  "subscriptions/listen needs text/event-stream"), NULL);
-		return events_listen(h, p->c, p->s, msg, conn_fd(p->c));
+		return events_listen(h, p->c, p->s, msg, hd_fd(p->c));
 	}
 	/* Other requestStates are a server's own: they go to it untouched with the retry. */
 	if (p->s->stateless && park_owns(json_object_get(json_object_get(msg, "params"),
 						      "requestState"))) {
 		session_id_release(h, p->s, idtext);
 		free(idtext);
-		st = park_resume(h, json_object_get(msg, "params"), id, conn_fd(p->c),
+		st = park_resume(h, json_object_get(msg, "params"), id, hd_fd(p->c),
 				 !p->json_only);
 		if (st == NULL)
-			return reply_json(p->c, MHD_HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
+			return reply_json(p->c, HTTP_OK, rpc_error(id, RPC_INVALID_PARAMS,
 					  "unknown or expired requestState"), NULL);
 		return stream_reply(p->c, st, &p->rq->again);
 	}
@@ -242,11 +227,11 @@ post_message(struct http_server *h, struct post *p, json_t *msg)
 		mcp_forward_fini(&f);
 		return ret;
 	}
-	st = session_stream_new(h, p->s, id, idtext, !p->json_only, conn_fd(p->c));
+	st = session_stream_new(h, p->s, id, idtext, !p->json_only, hd_fd(p->c));
 	free(idtext);
 	if (st == NULL) {
 		mcp_forward_fini(&f);
-		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return reply_text(p->c, HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	/* 2026-07-28 requests have no session to resume on. */
 	if (!p->json_only && !p->s->stateless)
@@ -264,7 +249,7 @@ batch_allowed(const char *version)
 }
 
 static void
-batch_free(struct batch *b, struct MHD_Connection *c)
+batch_free(struct batch *b, struct hd_conn *c)
 {
 	size_t i;
 
@@ -279,8 +264,8 @@ batch_free(struct batch *b, struct MHD_Connection *c)
 }
 
 /* The answers of a batch as they come in; the connection sleeps while one is missing. */
-static enum MHD_Result
-batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
+static enum hd_result
+batch_collect(struct hd_conn *c, struct req_ctx *rq)
 {
 	struct batch *b = rq->batch;
 	json_t *out, *msg;
@@ -293,11 +278,11 @@ batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
 			continue;
 		w = stream_final(b->sts[i], c, &msg);
 		if (w == SW_ASLEEP)
-			return MHD_YES;
+			return HD_YES;
 		if (w == SW_GONE) {
 			batch_free(b, c);
 			rq->batch = NULL;
-			return MHD_NO;
+			return HD_NO;
 		}
 		stream_unref(b->sts[i]);
 		b->sts[i] = NULL;
@@ -310,13 +295,13 @@ batch_collect(struct MHD_Connection *c, struct req_ctx *rq)
 	rq->batch = NULL;
 	if (json_array_size(out) == 0) {
 		json_decref(out);
-		return reply_empty(c, MHD_HTTP_ACCEPTED);
+		return reply_empty(c, HTTP_ACCEPTED);
 	}
-	return reply_json(c, MHD_HTTP_OK, out, NULL);
+	return reply_json(c, HTTP_OK, out, NULL);
 }
 
 /* A batch: every request runs at once, the answers come back together as one JSON array. */
-static enum MHD_Result
+static enum hd_result
 post_batch(struct http_server *h, struct post *p, json_t *batch)
 {
 	size_t i, n = json_array_size(batch);
@@ -329,7 +314,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 		b->out = json_array();
 	if (b == NULL || b->sts == NULL || b->out == NULL) {
 		batch_free(b, p->c);
-		return reply_text(p->c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return reply_text(p->c, HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	b->n = n;
 	json_array_foreach(batch, i, msg) {
@@ -358,7 +343,7 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 		if (f.reply) {
 			json_array_append(b->out, f.reply);
 		} else {
-			b->sts[i] = session_stream_new(h, p->s, NULL, NULL, false, conn_fd(p->c));
+			b->sts[i] = session_stream_new(h, p->s, NULL, NULL, false, hd_fd(p->c));
 			if (b->sts[i]) {
 				stream_set_id(b->sts[i], id);
 				relay_forward(b->sts[i], &f, h->conf.call_timeout_ns);
@@ -372,13 +357,13 @@ post_batch(struct http_server *h, struct post *p, json_t *batch)
 
 /*
  * A 2026-07-28 request: no session, its version and capabilities in _meta, its method (and
- * name) repeated in headers. Returns MHD_YES with p->s set to a one-request session, or the
+ * name) repeated in headers. Returns HD_YES with p->s set to a one-request session, or the
  * refusal already queued.
  */
-static enum MHD_Result
+static enum hd_result
 post_stateless(struct http_server *h, struct post *p, json_t *msg, bool *refused)
 {
-	enum MHD_Result ret = MHD_YES;
+	enum hd_result ret = HD_YES;
 
 	p->s = stateless_session(h, p->c, msg, &ret);
 	p->fresh = p->s != NULL;
@@ -386,14 +371,14 @@ post_stateless(struct http_server *h, struct post *p, json_t *msg, bool *refused
 	return ret;
 }
 
-static enum MHD_Result
-post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq,
+static enum hd_result
+post_checked(struct http_server *h, struct hd_conn *c, struct req_ctx *rq,
 	     struct post *p)
 {
-	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *sid = hd_header(c, "Mcp-Session-Id");
 	json_error_t jerr;
 	json_t *body;
-	enum MHD_Result ret;
+	enum hd_result ret;
 	bool init;
 
 	body = rq->body.len ? json_load_fast(rq->body.buf, rq->body.len, &jerr) : NULL;
@@ -402,11 +387,11 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 
 		snprintf(msg, sizeof(msg), "Parse error: %s", rq->body.len ? jerr.text :
 			 "empty body");
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE, msg);
+		return reply_rpc_error(c, HTTP_BAD_REQUEST, RPC_PARSE, msg);
 	}
 	if (!json_is_object(body) && !json_is_array(body)) {
 		json_decref(body);
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+		return reply_rpc_error(c, HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 				       "Invalid Request: not a JSON-RPC message");
 	}
 	init = json_is_object(body) && json_is_string(json_object_get(body, "method")) &&
@@ -423,24 +408,24 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 		p->s = session_get(h, sid);
 		if (p->s == NULL) {
 			json_decref(body);
-			return reply_rpc_error(c, MHD_HTTP_NOT_FOUND, -32001,
+			return reply_rpc_error(c, HTTP_NOT_FOUND, -32001,
 					       "Session not found");
 		}
 	} else if (init) {
 		p->s = session_new();
 		if (p->s == NULL) {
 			json_decref(body);
-			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+			return reply_text(c, HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		}
 		p->fresh = true;
 	} else {
 		json_decref(body);
-		return reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, -32000,
+		return reply_rpc_error(c, HTTP_BAD_REQUEST, -32000,
 				       "Bad Request: Mcp-Session-Id header is required");
 	}
 	if (json_is_array(body)) {
 		if (!batch_allowed(p->s->version) || json_array_size(body) == 0)
-			ret = reply_rpc_error(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+			ret = reply_rpc_error(c, HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
 					      "Invalid Request: batches need protocol version "
 					      "2025-03-26 or older");
 		else
@@ -454,12 +439,12 @@ post_checked(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq
 	return ret;
 }
 
-static enum MHD_Result
-mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
+static enum hd_result
+mcp_post(struct http_server *h, struct hd_conn *c, struct req_ctx *rq)
 {
-	const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Protocol-Version");
-	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *pv = hd_header(c, "Mcp-Protocol-Version");
+	const char *ct = hd_header(c, 
+						     "Content-Type");
 	struct accept_scan acc = {false, false};
 	struct post p = { .c = c, .rq = rq };
 
@@ -467,120 +452,119 @@ mcp_post(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq)
 	if (pv && !p.stateless && !upstream_proto_supported(pv))
 		return stateless_bad_version(c, rq->body.buf, rq->body.len, pv);
 	if (!ctype_is_json(ct))
-		return reply_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+		return reply_text(c, HTTP_UNSUPPORTED_MEDIA_TYPE,
 				       "Unsupported Media Type: Content-Type must be "
 				       "application/json\n");
-	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
+	hd_header_each(c, accept_iter, &acc);
 	if (!acc.json)
-		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+		return reply_text(c, HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
 				       "contain 'application/json' (and 'text/event-stream' for "
 				       "streamed answers)\n");
 	p.json_only = !acc.sse;
 	if (rq->too_big)
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+		return reply_text(c, HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return post_checked(h, c, rq, &p);
 }
 
-static enum MHD_Result
-mcp_delete(struct http_server *h, struct MHD_Connection *c)
+static enum hd_result
+mcp_delete(struct http_server *h, struct hd_conn *c)
 {
-	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
+	const char *sid = hd_header(c, "Mcp-Session-Id");
 
 	if (sid == NULL)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return reply_text(c, HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	if (!session_remove(h, sid))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	return reply_empty(c, MHD_HTTP_NO_CONTENT);
+		return reply_text(c, HTTP_NOT_FOUND, "session not found\n");
+	return reply_empty(c, HTTP_NO_CONTENT);
 }
 
-static enum MHD_Result
-mcp_get(struct http_server *h, struct MHD_Connection *c)
+static enum hd_result
+mcp_get(struct http_server *h, struct hd_conn *c)
 {
-	const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
-	const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	const char *sid = hd_header(c, "Mcp-Session-Id");
+	const char *last = hd_header(c, "Last-Event-ID");
 	struct accept_scan acc = {false, false};
 	struct session *s;
-	enum MHD_Result ret;
+	enum hd_result ret;
 
-	MHD_get_connection_values(c, MHD_HEADER_KIND, accept_iter, &acc);
+	hd_header_each(c, accept_iter, &acc);
 	if (!acc.sse)
-		return reply_text(c, MHD_HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
+		return reply_text(c, HTTP_NOT_ACCEPTABLE, "Not Acceptable: Accept must "
 				       "contain 'text/event-stream'\n");
 	if (sid == NULL)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
+		return reply_text(c, HTTP_BAD_REQUEST, "Bad Request: missing session ID\n");
 	s = session_get(h, sid);
 	if (s == NULL)
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "session not found\n");
-	ret = events_get(h, c, s, last, conn_fd(c));
+		return reply_text(c, HTTP_NOT_FOUND, "session not found\n");
+	ret = events_get(h, c, s, last, hd_fd(c));
 	session_put(h, s);
 	return ret;
 }
 
-/* ---- MHD glue ----------------------------------------------------------------------------- */
+/* ---- the server's calls --------------------------------------------------------------------------- */
 
 /* DNS rebinding protection: a page cannot name our host or send its own Origin. */
-static enum MHD_Result
-mcp_guard(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, bool *refused)
+static enum hd_result
+mcp_guard(struct http_server *h, struct hd_conn *c, struct req_ctx *rq, bool *refused)
 {
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host = hd_header(c, "Host");
+	const char *origin = hd_header(c, "Origin");
 
 	*refused = true;
 	reply_origin_set(NULL);
 	if (!guard_host_allowed(&h->conf, host))
-		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
+		return reply_text(c, HTTP_FORBIDDEN, "Forbidden: Host not allowed\n");
 	if (origin && !guard_origin_allowed(&h->conf, origin))
-		return reply_text(c, MHD_HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
+		return reply_text(c, HTTP_FORBIDDEN, "Forbidden: Origin not allowed\n");
 	rq->origin = origin;
 	reply_origin_set(origin);
 	*refused = false;
-	return MHD_YES;
+	return HD_YES;
 }
 
-static enum MHD_Result
-http_first(struct http_server *h, struct MHD_Connection *c, struct req_ctx *rq, bool mcp,
+static enum hd_result
+http_first(struct http_server *h, struct hd_conn *c, struct req_ctx *rq, bool mcp,
 	   const char *method)
 {
 	const char *cl;
 	bool refused = false;
-	enum MHD_Result ret;
+	enum hd_result ret;
 
 	if (mcp) {
 		ret = mcp_guard(h, c, rq, &refused);
 		if (refused)
 			return ret;
-		if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
+		if (strcmp(method, "OPTIONS") == 0)
 			return reply_preflight(c);
 	}
 	/* The token check comes next, and an unauthorised body is never buffered. */
-	if (mcp && !guard_token_equal(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_AUTHORIZATION),
+	if (mcp && !guard_token_equal(hd_header(c, 
+							    "Authorization"),
 				h->conf.token))
 		return reply_unauthorized(c);
-	rq->mcp_post = mcp && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	rq->mcp_post = mcp && strcmp(method, "POST") == 0;
+	cl = hd_header(c, "Content-Length");
 	/*
 	 * A client still sending when we answer and close sees a reset instead of the 413,
 	 * so moderately oversized bodies are read and dropped; absurd ones are not.
 	 */
 	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
-		return reply_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
-	return MHD_YES;
+		return reply_text(c, HTTP_CONTENT_TOO_LARGE, "request body too large\n");
+	return HD_YES;
 }
 
-static enum MHD_Result
-http_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-	    const char *version, const char *upload, size_t *upload_size, void **con_cls)
+static enum hd_result
+http_access(void *cls, struct hd_conn *c, const char *url, const char *method,
+	    const char *upload, size_t *upload_size, void **con_cls)
 {
 	struct http_server *h = cls;
 	struct req_ctx *rq = *con_cls;
 	bool mcp = strcmp(url, "/mcp") == 0;
 
-	(void)version;
 	if (rq == NULL) {
 		rq = calloc(1, sizeof(*rq));
 		if (rq == NULL)
-			return MHD_NO;
+			return HD_NO;
 		*con_cls = rq;
 		pthread_mutex_lock(&h->active_lock);
 		h->active++;
@@ -603,43 +587,41 @@ http_access(void *cls, struct MHD_Connection *c, const char *url, const char *me
 				rq->too_big = true;
 				sb_free(&rq->body);
 			} else if (sb_append(&rq->body, upload, *upload_size)) {
-				return MHD_NO;
+				return HD_NO;
 			}
 		}
 		*upload_size = 0;
 		if (rq->seen > DRAIN_FACTOR * h->conf.max_body)
-			return MHD_NO;
-		return MHD_YES;
+			return HD_NO;
+		return HD_YES;
 	}
 	if (strcmp(url, "/health") == 0) {
 		char *body = lists_health(h);
 
 		if (body == NULL)
-			return MHD_NO;
-		return reply_buffer(c, MHD_HTTP_OK, "application/json", body, strlen(body), true,
+			return HD_NO;
+		return reply_buffer(c, HTTP_OK, "application/json", body, strlen(body), true,
 				    NULL, NULL);
 	}
 	if (!mcp)
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
-	if (strcmp(method, MHD_HTTP_METHOD_POST) == 0)
+		return reply_text(c, HTTP_NOT_FOUND, "404 page not found\n");
+	if (strcmp(method, "POST") == 0)
 		return mcp_post(h, c, rq);
-	if (strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
+	if (strcmp(method, "DELETE") == 0)
 		return mcp_delete(h, c);
-	if (strcmp(method, MHD_HTTP_METHOD_GET) == 0)
+	if (strcmp(method, "GET") == 0)
 		return mcp_get(h, c);
-	return reply_buffer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-			    "method not allowed\n", 19, false, MHD_HTTP_HEADER_ALLOW,
+	return reply_buffer(c, HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			    "method not allowed\n", 19, false, "Allow",
 			    "GET, POST, DELETE");
 }
 
 static void
-http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-	       enum MHD_RequestTerminationCode toe)
+http_completed(void *cls, struct hd_conn *c, void **con_cls)
 {
 	struct http_server *h = cls;
 	struct req_ctx *rq = *con_cls;
 
-	(void)toe;
 	if (rq == NULL)
 		return;
 	/* A request that ended asleep (the gateway stops, the connection broke). */
@@ -673,22 +655,19 @@ struct http_server *
 http_start(const struct http_conf *conf, int listen_fd, char **err)
 {
 	struct http_server *h = server_new(conf, err);
+	struct hd_conf hc = {
+		.access = http_access, .completed = http_completed, .listen_fd = listen_fd,
+		.conn_limit = conn_limit(), .timeout_s = CONN_TIMEOUT_S,
+	};
 
 	if (h == NULL)
 		return NULL;
 	/*
-	 * Event-driven on one thread of ours (server_loop_attach): the daemon runs from it, and a
-	 * request that waits suspends its connection. The per-connection memory is small, as
-	 * libmicrohttpd clears all of it for every request.
+	 * Event-driven on one thread of ours (server_loop_attach): the server's connections are
+	 * in its loop, and a request that waits suspends its connection.
 	 */
-	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
-				http_access, h,
-				MHD_OPTION_LISTEN_SOCKET, listen_fd,
-				MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
-				MHD_OPTION_CONNECTION_LIMIT, conn_limit(),
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-				MHD_OPTION_END);
+	hc.cls = h;
+	h->d = hd_new(&hc);
 	if (h->d == NULL || server_loop_attach(h)) {
 		err_set(err, -EIO, "start HTTP server failed");
 		http_stop(h);
@@ -708,13 +687,10 @@ void
 http_quiesce(struct http_server *h, int grace_ms)
 {
 	int64_t deadline = time_mono_ns() + (int64_t)grace_ms * 1000000;
-	MHD_socket fd;
 
 	if (h == NULL)
 		return;
-	fd = MHD_quiesce_daemon(h->d);
-	if (fd != MHD_INVALID_SOCKET)
-		close(fd);
+	hd_quiesce(h->d);
 	/* GET and listen streams never end by themselves. */
 	events_close_all(h);
 	pthread_mutex_lock(&h->active_lock);
@@ -732,11 +708,10 @@ http_stop(struct http_server *h)
 {
 	if (h == NULL)
 		return;
-	/* libmicrohttpd refuses to stop with a connection suspended. */
+	/* Suspended requests end first, each with its completion, while the loop still runs. */
 	waiter_stop(h);
 	relay_wait(h);
 	server_loop_detach(h);
-	if (h->d)
-		MHD_stop_daemon(h->d);
+	hd_free(h->d);
 	server_free(h);
 }

@@ -21,7 +21,6 @@
 #include "session/session.h"
 #include "upstream/upstream.h"
 
-#define DAEMON_RUNS	4	/* runs of the daemon per turn of the loop, at most */
 
 /*
  * What upstreams send outside any call (up_event_fn): list changes mark the server stale,
@@ -151,7 +150,7 @@ static int
 daemon_turn(void *ctx)
 {
 	struct http_server *h = ctx;
-	MHD_UNSIGNED_LONG_LONG ms = 0;
+	int ms;
 
 	/*
 	 * The audit lines of the calls this turn ended, read from the pipes before it or
@@ -159,43 +158,20 @@ daemon_turn(void *ctx)
 	 * makes this thread the log's holder).
 	 */
 	audit_hold(h->conf.audit);
-	/*
-	 * A request takes libmicrohttpd a few runs (answer, reset, the next request on the
-	 * connection); while it says there is more, it runs again here rather than after one
-	 * more look at the loop's set, a bounded number of times so the pipes get their turn.
-	 */
-	for (int i = 0; i < DAEMON_RUNS && ms == 0; i++) {
-		MHD_run(h->d);
-		if (MHD_get_timeout(h->d, &ms) != MHD_YES) {
-			audit_flush(h->conf.audit);
-			return -1;
-		}
-	}
+	ms = hd_turn(h->d);
 	audit_flush(h->conf.audit);
-	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+	return ms;
 }
 
-static void
-daemon_ready(struct loop_watch *w, uint32_t events)
-{
-	/* daemon_turn runs after the batch; the watch only wakes the loop. */
-	(void)w;
-	(void)events;
-}
-
-/* The daemon's epoll set nested in the loop's, the servers' pipes beside it. */
+/* The HTTP server's connections in the loop's set, the servers' pipes beside them. */
 int
 server_loop_attach(struct http_server *h)
 {
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
-
-	h->loop = di ? loop_new(daemon_turn, h) : NULL;
+	h->loop = loop_new(daemon_turn, h);
 	if (h->loop == NULL)
 		return -ENOMEM;
-	h->daemon_watch.fd = di->epoll_fd;
-	h->daemon_watch.ready = daemon_ready;
 	waiter_use_loop(h->waiter, h->loop);
-	if (loop_add(h->loop, &h->daemon_watch) || loop_start(h->loop))
+	if (hd_attach(h->d, h->loop) || loop_start(h->loop))
 		return -EAGAIN;
 	for (size_t i = 0; i < h->conf.nups; i++)
 		upstream_use_loop(h->conf.ups[i], h->loop);

@@ -144,8 +144,8 @@ replay(struct session *s, struct stream *st, void *arg)
 	}
 }
 
-enum MHD_Result
-events_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
+enum hd_result
+events_get(struct http_server *h, struct hd_conn *c, struct session *s,
 	   const char *last_event_id, int fd)
 {
 	struct stream *st;
@@ -155,12 +155,12 @@ events_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 		st = resume_take(h, s, last_event_id, fd);
 		if (st)
 			return stream_reply(c, st, NULL);
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Last-Event-ID names "
+		return reply_text(c, HTTP_BAD_REQUEST, "Bad Request: Last-Event-ID names "
 				  "no stream that is kept\n");
 	}
 	st = session_stream_new(h, s, NULL, NULL, true, fd);
 	if (st == NULL)
-		return MHD_NO;
+		return HD_NO;
 	st->get = true;
 	/* How long a client should wait before it reconnects, and a first byte to flush. */
 	stream_append(st, "retry: 3000\n\n");
@@ -168,8 +168,8 @@ events_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
 	return stream_reply(c, st, NULL);
 }
 
-enum MHD_Result
-events_listen(struct http_server *h, struct MHD_Connection *c, struct session *s,
+enum hd_result
+events_listen(struct http_server *h, struct hd_conn *c, struct session *s,
 	      json_t *msg, int fd)
 {
 	json_t *id = json_object_get(msg, "id");
@@ -192,7 +192,7 @@ events_listen(struct http_server *h, struct MHD_Connection *c, struct session *s
 			json_object_set_new(s->subs, json_string_value(u), json_true());
 	st = session_stream_new(h, s, NULL, NULL, true, fd);
 	if (st == NULL)
-		return MHD_NO;
+		return HD_NO;
 	stream_set_id(st, id);
 	/* What is honoured: all of it (resource updates come from the owning servers). */
 	agreed = json_is_object(want) ? json_deep_copy(want) : json_object();
@@ -205,7 +205,7 @@ events_listen(struct http_server *h, struct MHD_Connection *c, struct session *s
 	if (session_insert(h, s) < 0) {
 		stream_end(st);
 		stream_unref(st);
-		return MHD_NO;
+		return HD_NO;
 	}
 	return stream_reply(c, st, NULL);
 }

@@ -36,11 +36,11 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
 
 #include "base/clock.h"
 #include "base/loop.h"
 #include "session/http_conf.h"
+#include "wire/httpd.h"
 
 #define SESSION_ID_LEN	26
 #define SESSION_BUCKETS	4096
@@ -106,9 +106,8 @@ struct waiter;
 
 struct http_server {
 	struct http_conf conf;	/* conf.tools .. conf.templates point into lists.c's tables */
-	struct MHD_Daemon *d;
+	struct hd *d;		/* the HTTP server (wire/httpd.h) */
 	struct loop *loop;	/* http.c's: the thread that runs d and reads the servers */
-	struct loop_watch daemon_watch;
 	/* session.c's alone: the table and everything in the sessions. */
 	pthread_mutex_t lock;
 	struct session *sessions;
@@ -189,17 +188,17 @@ enum stream_wait {
 	SW_GONE,	/* the client left (or the gateway stops): no answer will go */
 };
 /* Batches: *final, the answer (NULL when cancelled), once st is done; keeps the reference. */
-enum stream_wait stream_final(struct stream *st, struct MHD_Connection *c, json_t **final);
+enum stream_wait stream_final(struct stream *st, struct hd_conn *c, json_t **final);
 /*
  * Queues the response that hands the stream out; the reference passes to it. Where an
  * answer is worth waiting for (JSON-only clients, 2026-07-28 statuses, a call likely to
  * answer at once, so that it leaves in one piece) and again is given, c may be suspended
  * instead: *again is st, and the caller calls stream_reply again once c resumes.
  */
-enum MHD_Result stream_reply(struct MHD_Connection *c, struct stream *st,
+enum hd_result stream_reply(struct hd_conn *c, struct stream *st,
 			     struct stream **again);
 /* A request on c that will not hand st out after all lets go of it (the call is abandoned). */
-void stream_drop(struct stream *st, struct MHD_Connection *c);
+void stream_drop(struct stream *st, struct hd_conn *c);
 /* A client's notifications/cancelled for one of its requests. */
 void stream_cancel(struct stream *st, const char *reason);
 
@@ -224,10 +223,10 @@ void events_broadcast(struct http_server *h, json_t *msg);
 /* A client's notifications/roots/list_changed, for the servers that asked for roots. */
 void events_roots_changed(struct http_server *h, struct session *s);
 /* GET /mcp on fd: the session's stream, or a POST stream resumed (Last-Event-ID "n-m"). */
-enum MHD_Result events_get(struct http_server *h, struct MHD_Connection *c, struct session *s,
+enum hd_result events_get(struct http_server *h, struct hd_conn *c, struct session *s,
 			   const char *last_event_id, int fd);
 /* 2026-07-28 subscriptions/listen: s (a one-request session) becomes a listener. */
-enum MHD_Result events_listen(struct http_server *h, struct MHD_Connection *c,
+enum hd_result events_listen(struct http_server *h, struct hd_conn *c,
 			      struct session *s, json_t *msg, int fd);
 /* At shutdown: listeners get their final result, GET streams just end. */
 void events_close_all(struct http_server *h);
@@ -281,14 +280,14 @@ void mcp_forward_fini(struct forward *f);
 
 /* stateless.c: 2026-07-28 requests. */
 json_t *stateless_versions(void);
-enum MHD_Result stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len,
+enum hd_result stateless_bad_version(struct hd_conn *c, const char *body, size_t len,
 				      const char *pv);
 /* Headers and _meta: NULL when fine, else the error to answer with *status. */
-json_t *stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
+json_t *stateless_check(struct http_server *h, struct hd_conn *c, json_t *msg,
 			unsigned int *status);
 /* A one-request session for a 2026-07-28 request, or NULL with the refusal queued. */
-struct session *stateless_session(struct http_server *h, struct MHD_Connection *c,
-				  json_t *msg, enum MHD_Result *ret);
+struct session *stateless_session(struct http_server *h, struct hd_conn *c,
+				  json_t *msg, enum hd_result *ret);
 /* A 2026-07-28 result: resultType, and cache hints on lists (in place). */
 void stateless_result(json_t *msg, const char *method);
 /* Whether a header value (NULL: missing) repeats want: trimmed, base64 form decoded. */

@@ -35,8 +35,8 @@ stateless_versions(void)
  * _meta) gets the JSON-RPC error the revision defines, with the versions it could use;
  * anything else gets the plain-text 400 of the older revisions.
  */
-enum MHD_Result
-stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, const char *pv)
+enum hd_result
+stateless_bad_version(struct hd_conn *c, const char *body, size_t len, const char *pv)
 {
 	json_t *msg = len ? json_loadb(body, len, 0, NULL) : NULL;
 	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
@@ -44,7 +44,7 @@ stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, co
 
 	if (!json_is_string(json_object_get(meta, META_VERSION))) {
 		json_decref(msg);
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
+		return reply_text(c, HTTP_BAD_REQUEST, "Bad Request: Unsupported protocol "
 				  "version (supported versions: 2024-11-05, 2025-03-26, "
 				  "2025-06-18, 2025-11-25)\n");
 	}
@@ -53,7 +53,7 @@ stateless_bad_version(struct MHD_Connection *c, const char *body, size_t len, co
 	json_object_set_new(json_object_get(e, "error"), "data", json_pack("{s:o,s:s}",
 			    "supported", stateless_versions(), "requested", pv));
 	json_decref(msg);
-	return reply_json(c, MHD_HTTP_BAD_REQUEST, e, NULL);
+	return reply_json(c, HTTP_BAD_REQUEST, e, NULL);
 }
 
 /* A header's value without the optional whitespace around it (RFC 9110 5.5); malloc'd. */
@@ -166,7 +166,7 @@ param_text(json_t *v)
 
 struct repeat_check {
 	struct http_server *h;
-	struct MHD_Connection *c;
+	struct hd_conn *c;
 	json_t *params;
 	bool ok;
 };
@@ -192,8 +192,8 @@ params_check(void *arg)
 			continue;
 		snprintf(hdr, sizeof(hdr), "Mcp-Param-%s", hname);
 		want = param_text(arg);
-		rc->ok = want && stateless_header_repeats(MHD_lookup_connection_value(rc->c,
-							  MHD_HEADER_KIND, hdr), want, strlen(want));
+		rc->ok = want && stateless_header_repeats(hd_header(rc->c, hdr), want,
+								 strlen(want));
 		free(want);
 		if (!rc->ok)
 			break;
@@ -205,7 +205,7 @@ params_check(void *arg)
  * Mcp-Param-<that name>. Reads the routing table, so it runs under the table's read lock.
  */
 static bool
-params_repeated(struct http_server *h, struct MHD_Connection *c, json_t *params)
+params_repeated(struct http_server *h, struct hd_conn *c, json_t *params)
 {
 	struct repeat_check rc = { h, c, params, true };
 
@@ -221,10 +221,10 @@ mismatch(json_t *id, const char *msg)
 
 /* The headers against the body; NULL when they agree. */
 static json_t *
-headers_check(struct http_server *h, struct MHD_Connection *c, json_t *msg)
+headers_check(struct http_server *h, struct hd_conn *c, json_t *msg)
 {
 	const char *method = json_string_value(json_object_get(msg, "method"));
-	const char *hm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Method");
+	const char *hm = hd_header(c, "Mcp-Method");
 	json_t *params = json_object_get(msg, "params"), *id = json_object_get(msg, "id");
 	const char *name;
 
@@ -234,7 +234,7 @@ headers_check(struct http_server *h, struct MHD_Connection *c, json_t *msg)
 		return mismatch(id, "Header mismatch: the Mcp-Method header must name the body's "
 				"method");
 	name = name_of(method, params);
-	if (name && !stateless_header_repeats(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	if (name && !stateless_header_repeats(hd_header(c, 
 								"Mcp-Name"), name, strlen(name)))
 		return mismatch(id, "Header mismatch: the Mcp-Name header must repeat the body's "
 				"name, uri or taskId");
@@ -245,21 +245,21 @@ headers_check(struct http_server *h, struct MHD_Connection *c, json_t *msg)
 }
 
 json_t *
-stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
+stateless_check(struct http_server *h, struct hd_conn *c, json_t *msg,
 		unsigned int *status)
 {
 	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
 	json_t *id = json_object_get(msg, "id"), *e;
 	const char *v = json_string_value(json_object_get(meta, META_VERSION));
 
-	*status = MHD_HTTP_BAD_REQUEST;
+	*status = HTTP_BAD_REQUEST;
 	if (!json_is_object(msg))
 		return rpc_error(NULL, RPC_INVALID_REQUEST, "Invalid Request: 2026-07-28 has no "
 				 "batches");
 	if ((e = headers_check(h, c, msg)) != NULL)
 		return e;
 	if (json_object_get(msg, "method") == NULL || id == NULL) {
-		*status = MHD_HTTP_OK;
+		*status = HTTP_OK;
 		return NULL;
 	}
 	if (v == NULL || !json_is_object(json_object_get(meta, META_CAPS)))
@@ -269,7 +269,7 @@ stateless_check(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 	if (strcmp(v, MCP_2026_07_28) != 0)
 		return mismatch(id, "Header mismatch: MCP-Protocol-Version and _meta's "
 				META_VERSION " differ");
-	*status = MHD_HTTP_OK;
+	*status = HTTP_OK;
 	return NULL;
 }
 
@@ -318,10 +318,10 @@ stateless_result(json_t *msg, const char *method)
  * A one-request session for a 2026-07-28 request, or NULL with the refusal queued in *ret.
  */
 struct session *
-stateless_session(struct http_server *h, struct MHD_Connection *c, json_t *msg,
-		  enum MHD_Result *ret)
+stateless_session(struct http_server *h, struct hd_conn *c, json_t *msg,
+		  enum hd_result *ret)
 {
-	unsigned int status = MHD_HTTP_OK;
+	unsigned int status = HTTP_OK;
 	json_t *e = stateless_check(h, c, msg, &status);
 	struct session *s;
 
@@ -331,7 +331,7 @@ stateless_session(struct http_server *h, struct MHD_Connection *c, json_t *msg,
 	}
 	s = session_new();
 	if (s == NULL) {
-		*ret = reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		*ret = reply_text(c, HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		return NULL;
 	}
 	stateless_session_init(s, msg);

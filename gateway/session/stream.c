@@ -461,7 +461,7 @@ stream_timeout(struct stream *st)
 /* One connection handing a stream out; a resumed stream gets a new one, the old one ends. */
 struct reader {
 	struct stream *st;
-	struct MHD_Connection *c;
+	struct hd_conn *c;
 	int gen;
 };
 
@@ -483,22 +483,21 @@ stream_take_locked(struct stream *st, char *buf, size_t max)
 
 /*
  * The content reader of an SSE stream. It never blocks its daemon thread: with nothing to
- * hand out it suspends the connection and returns 0, which libmicrohttpd allows only for a
+ * hand out it suspends the connection and returns 0, which httpd.c allows only for a
  * suspended connection; what is queued next, a hang-up or the call's deadline resumes it.
  */
 static ssize_t
-stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+stream_read(void *cls, char *buf, size_t max)
 {
 	struct reader *rd = cls;
 	struct stream *st = rd->st;
 	bool idle, slept = false;
 
-	(void)pos;
 	for (;;) {
 		pthread_mutex_lock(&st->lock);
 		if (rd->gen != st->gen) {
 			pthread_mutex_unlock(&st->lock);
-			return MHD_CONTENT_READER_END_OF_STREAM;
+			return HD_READ_END;
 		}
 		if (st->off < st->out.len) {
 			/*
@@ -518,14 +517,14 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			pthread_mutex_unlock(&st->lock);
 			if (st->hooks)
 				st->hooks->drained(st);
-			return MHD_CONTENT_READER_END_OF_STREAM;
+			return HD_READ_END;
 		}
 		pthread_mutex_unlock(&st->lock);
 		if (waiter_hung_up(st->h->waiter, &st->sleep)) {
 			/* A resumable stream waits for its client instead (stream_free_cb). */
 			if (!st->hooks)
 				stream_abandon(st, "the client closed the connection");
-			return MHD_CONTENT_READER_END_WITH_ERROR;
+			return HD_READ_ERROR;
 		}
 		if (st->deadline && time_mono_ns() >= st->deadline) {
 			stream_timeout(st);
@@ -541,7 +540,7 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (slept)
 			return 0;
 		if (idle)
-			return MHD_CONTENT_READER_END_WITH_ERROR;	/* the gateway stops */
+			return HD_READ_ERROR;	/* the gateway stops */
 	}
 }
 
@@ -568,7 +567,7 @@ stream_free_cb(void *cls)
 }
 
 void
-stream_drop(struct stream *st, struct MHD_Connection *c)
+stream_drop(struct stream *st, struct hd_conn *c)
 {
 	waiter_forget(st->h->waiter, &st->sleep, c);
 	stream_left(st);
@@ -588,7 +587,7 @@ ready_locked(struct stream *st, bool any)
  * wakes it. Without c nothing is waited for. The call's deadline is dealt with here.
  */
 static enum stream_wait
-stream_await(struct stream *st, struct MHD_Connection *c, bool any, int64_t until)
+stream_await(struct stream *st, struct hd_conn *c, bool any, int64_t until)
 {
 	for (;;) {
 		int64_t now, wake;
@@ -622,7 +621,7 @@ stream_await(struct stream *st, struct MHD_Connection *c, bool any, int64_t unti
 }
 
 enum stream_wait
-stream_final(struct stream *st, struct MHD_Connection *c, json_t **final)
+stream_final(struct stream *st, struct hd_conn *c, json_t **final)
 {
 	enum stream_wait w = stream_await(st, c, false, 0);
 
@@ -638,8 +637,8 @@ stream_final(struct stream *st, struct MHD_Connection *c, json_t **final)
 }
 
 /* The answer alone, as JSON (202 and no body for a cancelled request). */
-static enum MHD_Result
-reply_json_final(struct MHD_Connection *c, struct stream *st)
+static enum hd_result
+reply_json_final(struct hd_conn *c, struct stream *st)
 {
 	json_t *final;
 	char *js;
@@ -657,7 +656,7 @@ reply_json_final(struct MHD_Connection *c, struct stream *st)
 		js = json_dumps(final, JSON_COMPACT);
 		len = js ? strlen(js) : 0;
 	}
-	status = !js ? MHD_HTTP_ACCEPTED : st->stateless ? rpc_status(final) : MHD_HTTP_OK;
+	status = !js ? HTTP_ACCEPTED : st->stateless ? rpc_status(final) : HTTP_OK;
 	json_decref(final);
 	stream_unref(st);
 	return reply_buffer(c, status, js ? "application/json" : NULL, js ? js : "",
@@ -665,10 +664,10 @@ reply_json_final(struct MHD_Connection *c, struct stream *st)
 }
 
 /* A finished stream: all its events in one response of known length, with the headers. */
-static enum MHD_Result
-reply_sse_whole(struct MHD_Connection *c, struct stream *st)
+static enum hd_result
+reply_sse_whole(struct hd_conn *c, struct stream *st)
 {
-	struct MHD_Response *r;
+	struct hd_resp *r;
 	size_t len;
 	char *body;
 
@@ -683,28 +682,27 @@ reply_sse_whole(struct MHD_Connection *c, struct stream *st)
 	if (body && st->hooks)
 		st->hooks->drained(st);
 	stream_unref(st);
-	r = body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE) : NULL;
+	r = body ? hd_resp_buffer(len, body, true) : NULL;
 	if (r == NULL) {
 		free(body);
-		return MHD_NO;
+		return HD_NO;
 	}
 	return reply_sse_stream(c, r, NULL);
 }
 
 /* A stream still going: a content reader hands it out as it comes. */
-static enum MHD_Result
-reply_sse_reader(struct MHD_Connection *c, struct stream *st)
+static enum hd_result
+reply_sse_reader(struct hd_conn *c, struct stream *st)
 {
-	struct MHD_Response *r;
+	struct hd_resp *r;
 	struct reader *rd = malloc(sizeof(*rd));
 
-	r = rd ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK, stream_read,
-						   rd, stream_free_cb) : NULL;
+	r = rd ? hd_resp_reader(SSE_BLOCK, stream_read, rd, stream_free_cb) : NULL;
 	if (r == NULL) {
 		free(rd);
 		stream_abandon(st, "the gateway is out of memory");
 		stream_unref(st);
-		return MHD_NO;
+		return HD_NO;
 	}
 	rd->st = st;
 	rd->c = c;
@@ -714,8 +712,8 @@ reply_sse_reader(struct MHD_Connection *c, struct stream *st)
 	return reply_sse_stream(c, r, NULL);
 }
 
-enum MHD_Result
-stream_reply(struct MHD_Connection *c, struct stream *st, struct stream **again)
+enum hd_result
+stream_reply(struct hd_conn *c, struct stream *st, struct stream **again)
 {
 	enum stream_wait w = SW_READY;
 	bool done, refused;
@@ -732,17 +730,17 @@ stream_reply(struct MHD_Connection *c, struct stream *st, struct stream **again)
 	}
 	if (w == SW_ASLEEP) {
 		*again = st;
-		return MHD_YES;
+		return HD_YES;
 	}
 	st->hold = 0;
 	if (w == SW_GONE) {
 		stream_left(st);
 		stream_unref(st);
-		return MHD_NO;
+		return HD_NO;
 	}
 	pthread_mutex_lock(&st->lock);
 	done = st->done;
-	refused = done && st->final && rpc_status(st->final) != MHD_HTTP_OK;
+	refused = done && st->final && rpc_status(st->final) != HTTP_OK;
 	pthread_mutex_unlock(&st->lock);
 	if (!st->sse || (st->stateless && refused))
 		return reply_json_final(c, st);

@@ -26,7 +26,7 @@ struct stream_hooks {
 
 /* A connection suspended until its stream wakes it; all of it under the waiter's lock. */
 struct sleeper {
-	struct MHD_Connection *c;	/* suspended on it; NULL: none */
+	struct hd_conn *c;	/* suspended on it; NULL: none */
 	uint64_t token;		/* names this sleep in the epoll set */
 	int fd;			/* the client's socket, watched for a hang-up; -1: not */
 	bool watched;		/* fd is in the waiter's epoll set */
@@ -84,14 +84,14 @@ struct stream {
 
 /* waiter.c: c (in one of its callbacks) is suspended until waiter_wake(sl), a hang-up on fd
  * (-1: none) or deadline (0: none); false when the gateway is stopping and c must not wait. */
-bool waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
+bool waiter_sleep(struct waiter *w, struct sleeper *sl, struct hd_conn *c, int fd,
 		  int64_t deadline);
 /* Whether the last sleep on sl ended with the client's hang-up (once: it is forgotten). */
 bool waiter_hung_up(struct waiter *w, struct sleeper *sl);
 /* The connection asleep on sl, if any, resumes. */
 void waiter_wake(struct waiter *w, struct sleeper *sl);
-/* c, closed by libmicrohttpd, sleeps on sl no more (if it did); it is not resumed. */
-void waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c);
+/* c, being closed, sleeps on sl no more (if it did); it is not resumed. */
+void waiter_forget(struct waiter *w, struct sleeper *sl, struct hd_conn *c);
 
 /* A stream with no owner yet: the caller sets release, s and the link before it is shared. */
 struct stream *stream_new(struct http_server *h, struct session *s, json_t *id, bool sse,

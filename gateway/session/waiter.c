@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mcp-gateway: connections that wait (stream_int.h). A few daemon threads serve every
+ * mcp-gateway: connections that wait (stream_int.h). One loop thread serves every
  * connection, so a connection whose stream has nothing to hand out yet is suspended
- * (MHD_suspend_connection) instead of blocking its thread, and resumed by whoever gives it
+ * (hd_suspend) instead of blocking its thread, and resumed by whoever gives it
  * something to do: the stream's wake-up (an answer, an event, the end), the client hanging
- * up, or a deadline (a call timeout, the wait for a 2026-07-28 status). libmicrohttpd watches
- * no suspended socket, so one thread here does: an epoll set of the clients' sockets, for
+ * up, or a deadline (a call timeout, the wait for a 2026-07-28 status). The HTTP server does
+ * not look at a suspended connection, so one thread here does: an epoll set of the clients' sockets, for
  * hang-ups only, and the earliest deadline as its timeout. Most sleeps end within a
  * fraction of a millisecond (a call answered), so a socket joins the set only once its
  * connection has slept WATCH_AFTER_NS: a sleep costs no system call, and a client that hangs
@@ -14,7 +14,7 @@
  * A sleeper is registered exactly while its connection is suspended, under the waiter's
  * lock (this file's alone); whoever unregisters it resumes the connection, so each
  * suspension ends once. While registered, the connection keeps the stream, and so the
- * sleeper, alive. Lock order: a stream's lock, then this one; libmicrohttpd's own mutex is
+ * sleeper, alive. Lock order: a stream's lock, then this one; the HTTP server's own lock is
  * taken inside suspend and resume and never held while it calls us.
  */
 
@@ -25,8 +25,6 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-#include <microhttpd.h>
 
 #include "base/clock.h"
 #include "base/loop.h"
@@ -79,10 +77,10 @@ ring(struct waiter *w)
 }
 
 /* With w->lock held: sl leaves the set; its connection is returned, still suspended. */
-static struct MHD_Connection *
+static struct hd_conn *
 unlink_locked(struct waiter *w, struct sleeper *sl)
 {
-	struct MHD_Connection *c = sl->c;
+	struct hd_conn *c = sl->c;
 
 	*sl->prev = sl->next;
 	if (sl->next)
@@ -97,15 +95,14 @@ unlink_locked(struct waiter *w, struct sleeper *sl)
 }
 
 /*
- * With w->lock held: sl leaves the set and its connection resumes. libmicrohttpd looks at
- * resumed connections once per run, before it waits, and has no wake-up of its own here
- * (external mode): a resume from another thread, or from one of its own callbacks, would
- * wait for the next event. So the loop takes one more turn.
+ * With w->lock held: sl leaves the set and its connection resumes. The HTTP server runs
+ * resumed connections at the loop's next turn, which this asks for (from the loop's own
+ * thread that costs no system call).
  */
 static void
 wake_locked(struct waiter *w, struct sleeper *sl)
 {
-	MHD_resume_connection(unlink_locked(w, sl));
+	hd_resume(unlink_locked(w, sl));
 	loop_wake(w->loop);
 }
 
@@ -124,7 +121,7 @@ link_locked(struct waiter *w, struct sleeper *sl)
 }
 
 bool
-waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int fd,
+waiter_sleep(struct waiter *w, struct sleeper *sl, struct hd_conn *c, int fd,
 	     int64_t deadline)
 {
 	int64_t look;
@@ -143,7 +140,7 @@ waiter_sleep(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c, int
 	sl->c = c;
 	sl->deadline = deadline;
 	link_locked(w, sl);
-	MHD_suspend_connection(c);
+	hd_suspend(c);
 	look = deadline && (!sl->watch_at || deadline < sl->watch_at) ? deadline : sl->watch_at;
 	if (look && look < w->next_look) {
 		w->next_look = look;
@@ -179,12 +176,11 @@ waiter_wake(struct waiter *w, struct sleeper *sl)
 }
 
 /*
- * libmicrohttpd may close a suspended connection itself (an error on its socket reported
- * before it was suspended): then the connection's sleep ends without a resume, as it is
- * about to be freed.
+ * A connection closed while asleep (the gateway stops, a handler gave up) ends its sleep
+ * without a resume, as it is about to be freed.
  */
 void
-waiter_forget(struct waiter *w, struct sleeper *sl, struct MHD_Connection *c)
+waiter_forget(struct waiter *w, struct sleeper *sl, struct hd_conn *c)
 {
 	if (w == NULL)
 		return;

@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <microhttpd.h>
-
 #include "base/str.h"
+#include "wire/httpd.h"
 #include "wire/reply.h"
 #include "wire/rpc.h"
 
@@ -30,130 +29,120 @@ reply_origin_set(const char *origin)
 }
 
 void
-reply_decorate(struct MHD_Response *r)
+reply_decorate(struct hd_resp *r)
 {
 	if (tl_origin == NULL)
 		return;
-	MHD_add_response_header(r, "Access-Control-Allow-Origin", tl_origin);
-	MHD_add_response_header(r, "Access-Control-Expose-Headers",
+	hd_resp_header(r, "Access-Control-Allow-Origin", tl_origin);
+	hd_resp_header(r, "Access-Control-Expose-Headers",
 				"Mcp-Session-Id, Mcp-Protocol-Version");
-	MHD_add_response_header(r, "Vary", "Origin");
+	hd_resp_header(r, "Vary", "Origin");
 }
 
 /* body, owned (freed here) or not, with a Content-Type and one more header if given. */
-enum MHD_Result
-reply_buffer(struct MHD_Connection *c, unsigned int status, const char *ctype, char *body,
+enum hd_result
+reply_buffer(struct hd_conn *c, unsigned int status, const char *ctype, char *body,
 	     size_t len, bool owned, const char *hname, const char *hval)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
+	struct hd_resp *r;
 
-	r = MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE :
-					    MHD_RESPMEM_PERSISTENT);
+	r = hd_resp_buffer(len, body, owned);
 	if (r == NULL) {
 		if (owned)
 			free(body);
-		return MHD_NO;
+		return HD_NO;
 	}
 	if (ctype)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+		hd_resp_header(r, "Content-Type", ctype);
 	if (hname)
-		MHD_add_response_header(r, hname, hval);
+		hd_resp_header(r, hname, hval);
 	reply_decorate(r);
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	return hd_queue(c, status, r);
 }
 
-enum MHD_Result
-reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
+enum hd_result
+reply_text(struct hd_conn *c, unsigned int status, const char *text)
 {
 	return reply_buffer(c, status, "text/plain; charset=utf-8", (char *)text, strlen(text),
 			    false, NULL, NULL);
 }
 
-enum MHD_Result
-reply_empty(struct MHD_Connection *c, unsigned int status)
+enum hd_result
+reply_empty(struct hd_conn *c, unsigned int status)
 {
 	return reply_buffer(c, status, NULL, "", 0, false, NULL, NULL);
 }
 
-enum MHD_Result
-reply_unauthorized(struct MHD_Connection *c)
+enum hd_result
+reply_unauthorized(struct hd_conn *c)
 {
-	return reply_buffer(c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8",
-			    "unauthorized\n", 13, false, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+	return reply_buffer(c, HTTP_UNAUTHORIZED, "text/plain; charset=utf-8",
+			    "unauthorized\n", 13, false, "WWW-Authenticate",
 			    "Bearer realm=\"mcp-gateway\"");
 }
 
-enum MHD_Result
-reply_json(struct MHD_Connection *c, unsigned int status, json_t *msg, const char *session_id)
+enum hd_result
+reply_json(struct hd_conn *c, unsigned int status, json_t *msg, const char *session_id)
 {
 	char *js = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
 	json_decref(msg);
 	if (js == NULL)
-		return MHD_NO;
+		return HD_NO;
 	return reply_buffer(c, status, "application/json", js, strlen(js), true,
 			    session_id ? "Mcp-Session-Id" : NULL, session_id);
 }
 
-enum MHD_Result
-reply_rpc_error(struct MHD_Connection *c, unsigned int status, int code, const char *msg)
+enum hd_result
+reply_rpc_error(struct hd_conn *c, unsigned int status, int code, const char *msg)
 {
 	return reply_json(c, status, rpc_error(NULL, code, msg), NULL);
 }
 
-enum MHD_Result
-reply_sse_stream(struct MHD_Connection *c, struct MHD_Response *r, const char *session_id)
+enum hd_result
+reply_sse_stream(struct hd_conn *c, struct hd_resp *r, const char *session_id)
 {
-	enum MHD_Result ret;
 
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-transform");
+	hd_resp_header(r, "Content-Type", "text/event-stream");
+	hd_resp_header(r, "Cache-Control", "no-cache, no-transform");
 	if (session_id)
-		MHD_add_response_header(r, "Mcp-Session-Id", session_id);
+		hd_resp_header(r, "Mcp-Session-Id", session_id);
 	reply_decorate(r);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return hd_queue(c, HTTP_OK, r);
 }
 
-enum MHD_Result
-reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id)
+enum hd_result
+reply_sse(struct hd_conn *c, json_t *msg, const char *session_id)
 {
-	struct MHD_Response *r;
+	struct hd_resp *r;
 	struct strbuf sb = {0};
 	char *js = json_dumps(msg, JSON_COMPACT);
 
 	if (js == NULL)
-		return MHD_NO;
+		return HD_NO;
 	sb_appends(&sb, "event: message\ndata: ");
 	sb_appends(&sb, js);
 	sb_appends(&sb, "\n\n");
 	free(js);
-	r = MHD_create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_FREE);
+	r = hd_resp_buffer(sb.len, sb.buf, true);
 	if (r == NULL) {
 		sb_free(&sb);
-		return MHD_NO;
+		return HD_NO;
 	}
 	return reply_sse_stream(c, r, session_id);
 }
 
 /* CORS preflight: browsers send it without credentials, so it comes before the token. */
-enum MHD_Result
-reply_preflight(struct MHD_Connection *c)
+enum hd_result
+reply_preflight(struct hd_conn *c)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
-	enum MHD_Result ret;
+	struct hd_resp *r = hd_resp_buffer(0, "", false);
 
 	if (r == NULL)
-		return MHD_NO;
+		return HD_NO;
 	reply_decorate(r);
-	MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
-	MHD_add_response_header(r, "Access-Control-Allow-Headers", CORS_HEADERS);
-	MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
-	ret = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
-	MHD_destroy_response(r);
-	return ret;
+	hd_resp_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
+	hd_resp_header(r, "Access-Control-Allow-Headers", CORS_HEADERS);
+	hd_resp_header(r, "Access-Control-Max-Age", "86400");
+	return hd_queue(c, HTTP_NO_CONTENT, r);
 }

@@ -10,27 +10,27 @@
 #include <stddef.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
+#include "wire/httpd.h"
 
 void reply_origin_set(const char *origin);
-void reply_decorate(struct MHD_Response *r);
-enum MHD_Result reply_buffer(struct MHD_Connection *c, unsigned int status, const char *ctype,
+void reply_decorate(struct hd_resp *r);
+enum hd_result reply_buffer(struct hd_conn *c, unsigned int status, const char *ctype,
 			     char *body, size_t len, bool owned, const char *hname,
 			     const char *hval);
-enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *text);
-enum MHD_Result reply_empty(struct MHD_Connection *c, unsigned int status);
+enum hd_result reply_text(struct hd_conn *c, unsigned int status, const char *text);
+enum hd_result reply_empty(struct hd_conn *c, unsigned int status);
 /* A JSON-RPC message as a plain JSON body (msg is consumed). */
-enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, json_t *msg,
+enum hd_result reply_json(struct hd_conn *c, unsigned int status, json_t *msg,
 			   const char *session_id);
 /* An HTTP-level refusal that JSON-RPC clients can still read: an error with a null id. */
-enum MHD_Result reply_rpc_error(struct MHD_Connection *c, unsigned int status, int code,
+enum hd_result reply_rpc_error(struct hd_conn *c, unsigned int status, int code,
 				const char *msg);
 /* One message as a one-event SSE stream (msg is not consumed). */
-enum MHD_Result reply_sse(struct MHD_Connection *c, json_t *msg, const char *session_id);
+enum hd_result reply_sse(struct hd_conn *c, json_t *msg, const char *session_id);
 /* An event stream's answer: its headers, the session's id, CORS; r is consumed. */
-enum MHD_Result reply_sse_stream(struct MHD_Connection *c, struct MHD_Response *r,
+enum hd_result reply_sse_stream(struct hd_conn *c, struct hd_resp *r,
 				 const char *session_id);
-enum MHD_Result reply_unauthorized(struct MHD_Connection *c);
-enum MHD_Result reply_preflight(struct MHD_Connection *c);
+enum hd_result reply_unauthorized(struct hd_conn *c);
+enum hd_result reply_preflight(struct hd_conn *c);
 
 #endif /* GW_REPLY_H */

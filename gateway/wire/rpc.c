@@ -7,10 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <microhttpd.h>
-
 #include "base/str.h"
 #include "upstream/upstream.h"
+#include "wire/httpd.h"
 #include "wire/rpc.h"
 
 static const char *const log_levels[] = {
@@ -54,11 +53,11 @@ rpc_status(json_t *msg)
 							     "code"));
 
 	if (code == RPC_METHOD_NOT_FOUND)
-		return MHD_HTTP_NOT_FOUND;
+		return HTTP_NOT_FOUND;
 	if (code == RPC_HEADER_MISMATCH || code == RPC_MISSING_CAPABILITY ||
 	    code == RPC_UNSUPPORTED_VERSION)
-		return MHD_HTTP_BAD_REQUEST;
-	return MHD_HTTP_OK;
+		return HTTP_BAD_REQUEST;
+	return HTTP_OK;
 }
 
 /* The syslog order of a level name; unknown names count as the most severe (always kept). */

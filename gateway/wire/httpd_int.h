@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mcp-gateway: what httpd.c and httpd_parse.c share: a connection and its request.
+ */
+#ifndef GW_HTTPD_INT_H
+#define GW_HTTPD_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/loop.h"
+#include "base/str.h"
+#include "wire/httpd.h"
+
+/* A request's head (request line and headers) fits in this; beyond it the answer is 431. */
+#define HD_HEAD_MAX	(8 * 1024)
+#define HD_HEADERS_MAX	64
+/* What one read takes: a head, or a piece of a body handed on at once. */
+#define HD_IN_SIZE	(16 * 1024)
+
+enum hd_state {
+	HS_HEAD,	/* reading a request's head */
+	HS_BODY,	/* reading its body, handed on piece by piece */
+	HS_HANDLE,	/* all of it in: the handler is asked until it answers */
+	HS_SEND,	/* the answer goes out */
+};
+
+enum hd_chunk {
+	HC_SIZE,	/* a chunk's size line */
+	HC_DATA,	/* its bytes */
+	HC_DATA_END,	/* the CRLF after them */
+	HC_TRAILER,	/* the trailer lines after the last chunk */
+};
+
+struct hd_header {
+	const char *name;
+	const char *value;
+};
+
+struct hd_conn {
+	struct loop_watch w;
+	struct hd *d;
+	int fd;
+	struct hd_conn *next, **pprev;	/* every connection (loop thread) */
+	struct hd_conn *rnext;		/* the resumed ones (under d->rlock) */
+	bool susp, rqueued, dead;	/* under d->rlock */
+	bool watched;			/* in the loop's set */
+	bool can_read, can_write, eof;
+	enum hd_state state;
+	int64_t active_at;		/* the last read or write that moved */
+
+	char *in;			/* HD_IN_SIZE bytes while there is input */
+	size_t in_len;
+
+	/* The request. */
+	char *head;			/* its head, parsed in place */
+	const char *method, *url;
+	struct hd_header hdr[HD_HEADERS_MAX];
+	unsigned int nhdr;
+	bool started;			/* the handler has seen it */
+	bool http10, keep, head_only, expect100;
+	bool chunked;
+	enum hd_chunk cstate;
+	uint64_t body_left;		/* of the body, or of the current chunk */
+	bool body_done;
+	void *con_cls;
+
+	/* The answer. */
+	struct hd_resp *resp;
+	bool resp_done, close_after, broken;
+	struct strbuf out;
+	size_t out_off;
+};
+
+/*
+ * Parses the head in c->in (what ends with an empty line), or says why not: 0 parsed (its
+ * bytes taken from c->in), 1 more is needed, else the HTTP status of the refusal.
+ */
+int hd_parse_head(struct hd_conn *c);
+/*
+ * The body's framing from the headers: 0, or the status of the refusal. Sets body_left,
+ * chunked, body_done.
+ */
+int hd_parse_framing(struct hd_conn *c);
+/*
+ * The next piece of the body in c->in, at *p for *n bytes (0: more input is needed, or the
+ * body is done), counted as delivered: the caller hands it on, then hd_take()s it. The
+ * chunked framing around pieces is taken here. -1: bad chunked framing.
+ */
+int hd_body_piece(struct hd_conn *c, const char **p, size_t *n);
+/* n bytes of c->in are used up. */
+void hd_take(struct hd_conn *c, size_t n);
+const char *hd_reason(unsigned int status);
+
+#endif /* GW_HTTPD_INT_H */
