@@ -29,24 +29,16 @@
 #include "wire/httpd_int.h"
 
 #define ACCEPT_BATCH	32
-/* What a streamed answer may have waiting for the socket before its reader is asked again. */
-#define PUMP_MAX	(64 * 1024)
 #define SWEEP_NS	(1000LL * 1000000LL)
+/*
+ * A connection answered before its body came is closed only once the client stopped sending
+ * (its FIN), after this much more, or this long: closed with unread input, its socket would
+ * send a reset, and a client still sending could lose the answer to it.
+ */
+#define LINGER_MAX	(1024 * 1024)
+#define LINGER_NS	(2000LL * 1000000LL)
 /* Resumed connections run per turn at most, so sockets and pipes get theirs. */
 #define RESUMED_MAX	4096
-#define CHUNK_HEAD	10	/* room for a chunk's size line: 8 hex digits and CRLF */
-
-struct hd_resp {
-	struct strbuf hdrs;	/* "Name: value\r\n" lines */
-	const char *body;
-	size_t len;
-	bool owned;
-	hd_reader_fn reader;
-	void *rcls;
-	void (*rfree)(void *cls);
-	size_t block;
-	bool chunked;
-};
 
 struct hd {
 	struct hd_conf conf;
@@ -62,132 +54,11 @@ struct hd {
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
 	bool quiesce, quiesced;	/* under qlock; quiesce also read without it */
-	time_t date_s;
-	char date[48];		/* "Date: ...\r\n" of date_s */
 };
 
 enum step { STEP_NEXT, STEP_WAIT, STEP_CLOSE };
 
 static void conn_run(struct hd_conn *c);
-
-/* ---- answers ------------------------------------------------------------------------------ */
-
-struct hd_resp *
-hd_resp_buffer(size_t len, const char *body, bool owned)
-{
-	struct hd_resp *r = calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	r->body = body;
-	r->len = len;
-	r->owned = owned;
-	return r;
-}
-
-struct hd_resp *
-hd_resp_reader(size_t block, hd_reader_fn fn, void *cls, void (*free_cb)(void *cls))
-{
-	struct hd_resp *r = calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	r->reader = fn;
-	r->rcls = cls;
-	r->rfree = free_cb;
-	r->block = block;
-	return r;
-}
-
-void
-hd_resp_header(struct hd_resp *r, const char *name, const char *value)
-{
-	sb_appends(&r->hdrs, name);
-	sb_append(&r->hdrs, ": ", 2);
-	sb_appends(&r->hdrs, value);
-	sb_append(&r->hdrs, "\r\n", 2);
-}
-
-static void
-resp_free(struct hd_resp *r)
-{
-	if (r == NULL)
-		return;
-	if (r->owned)
-		free((char *)r->body);
-	if (r->rfree)
-		r->rfree(r->rcls);
-	sb_free(&r->hdrs);
-	free(r);
-}
-
-static void
-date_line(struct hd *d, struct strbuf *out)
-{
-	time_t now = time(NULL);
-
-	if (now != d->date_s) {
-		struct tm tm;
-
-		gmtime_r(&now, &tm);
-		strftime(d->date, sizeof(d->date), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
-		d->date_s = now;
-	}
-	sb_appends(out, d->date);
-}
-
-/* The status line, r's headers and the framing: a length, chunks, or the end of the line. */
-static void
-status_head(struct hd_conn *c, unsigned int status, struct hd_resp *r)
-{
-	struct strbuf *out = &c->out;
-	char num[STR_INT_MAX];
-
-	sb_append(out, "HTTP/1.1 ", 9);
-	sb_appends(out, str_of_int(num, status, 3));
-	sb_append(out, " ", 1);
-	sb_appends(out, hd_reason(status));
-	sb_append(out, "\r\n", 2);
-	date_line(c->d, out);
-	sb_append(out, r->hdrs.buf, r->hdrs.len);
-	if (status >= 200 && status != 204 && status != 304) {
-		if (r->chunked) {
-			sb_appends(out, "Transfer-Encoding: chunked\r\n");
-		} else if (!r->reader) {
-			sb_appends(out, "Content-Length: ");
-			sb_appends(out, str_of_int(num, (long long)r->len, 1));
-			sb_append(out, "\r\n", 2);
-		}
-	}
-	if (c->close_after)
-		sb_appends(out, "Connection: close\r\n");
-	sb_append(out, "\r\n", 2);
-}
-
-enum hd_result
-hd_queue(struct hd_conn *c, unsigned int status, struct hd_resp *r)
-{
-	if (r == NULL)
-		return HD_NO;
-	if (c->resp) {
-		resp_free(r);
-		return HD_NO;
-	}
-	c->resp = r;
-	r->chunked = r->reader && !c->http10 && !c->head_only;
-	/*
-	 * An answer before the whole body came (a refusal) ends the connection: what is still
-	 * on its way is not read. So does a stream to a client that cannot take chunks.
-	 */
-	c->close_after = !c->keep || !c->body_done || (r->reader && !r->chunked);
-	status_head(c, status, r);
-	if (!r->reader || c->head_only) {
-		if (!c->head_only)
-			sb_append(&c->out, r->body, r->len);
-		c->resp_done = true;
-	}
-	return HD_YES;
-}
 
 /* An answer of ours, not the handler's: the request was not one we can read. */
 static enum step
@@ -411,92 +282,19 @@ conn_handle(struct hd_conn *c)
 
 /* ---- the answer --------------------------------------------------------------------------- */
 
-static int
-out_reserve(struct strbuf *sb, size_t n)
-{
-	size_t cap = sb->cap ? sb->cap : 256;
-	char *nb;
-
-	if (sb->len + n + 1 <= sb->cap)
-		return 0;
-	while (cap < sb->len + n + 1)
-		cap *= 2;
-	nb = realloc(sb->buf, cap);
-	if (nb == NULL)
-		return -ENOMEM;
-	sb->buf = nb;
-	sb->cap = cap;
-	return 0;
-}
-
-/* One chunk of n bytes, read at out.len + CHUNK_HEAD, framed in place. */
-static void
-chunk_frame(struct strbuf *out, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	char size[CHUNK_HEAD];
-	size_t k = 0, v = n;
-
-	do {
-		size[k++] = hex[v & 15];
-		v >>= 4;
-	} while (v);
-	for (size_t i = 0; i < k; i++)
-		out->buf[out->len + i] = size[k - 1 - i];
-	out->buf[out->len + k] = '\r';
-	out->buf[out->len + k + 1] = '\n';
-	memmove(out->buf + out->len + k + 2, out->buf + out->len + CHUNK_HEAD, n);
-	out->len += k + 2 + n;
-	out->buf[out->len++] = '\r';
-	out->buf[out->len++] = '\n';
-}
-
-/* What the reader has, into c->out: true if anything came or the stream ended. */
-static bool
-conn_pump(struct hd_conn *c)
-{
-	struct hd_resp *r = c->resp;
-	bool moved = false;
-
-	while (!c->resp_done && c->out.len - c->out_off < PUMP_MAX) {
-		ssize_t n;
-
-		if (out_reserve(&c->out, CHUNK_HEAD + r->block + 2)) {
-			c->broken = c->resp_done = true;
-			return true;
-		}
-		n = r->reader(r->rcls, c->out.buf + c->out.len + CHUNK_HEAD, r->block);
-		if (n > 0 && r->chunked) {
-			chunk_frame(&c->out, (size_t)n);
-		} else if (n > 0) {
-			memmove(c->out.buf + c->out.len, c->out.buf + c->out.len + CHUNK_HEAD,
-				(size_t)n);
-			c->out.len += (size_t)n;
-		} else if (n == 0) {
-			break;
-		} else {
-			if (n == HD_READ_END && r->chunked)
-				sb_appends(&c->out, "0\r\n\r\n");
-			c->broken = n != HD_READ_END;
-			c->resp_done = true;
-		}
-		moved = true;
-	}
-	return moved;
-}
-
 /* The request is over: the next one on the connection, or its end. */
 static enum step
 request_end(struct hd_conn *c)
 {
 	struct hd *d = c->d;
 	bool close_it = c->close_after || c->broken;
+	bool linger = close_it && !c->body_done && !c->broken && !c->eof;
 
 	if (c->started) {
 		c->started = false;
 		d->conf.completed(d->conf.cls, c, &c->con_cls);
 	}
-	resp_free(c->resp);
+	hd_resp_free(c->resp);
 	c->resp = NULL;
 	free(c->head);
 	c->head = NULL;
@@ -505,9 +303,15 @@ request_end(struct hd_conn *c)
 	c->chunked = c->body_done = c->resp_done = c->close_after = false;
 	c->expect100 = c->head_only = false;
 	c->body_left = 0;
-	if (c->out.cap > PUMP_MAX * 2)
+	if (c->out.cap > HD_PUMP_MAX * 2)
 		sb_free(&c->out);
 	c->out.len = c->out_off = 0;
+	if (linger) {
+		shutdown(c->fd, SHUT_WR);
+		c->state = HS_LINGER;
+		c->active_at = time_mono_ns();
+		return STEP_NEXT;
+	}
 	if (close_it)
 		return STEP_CLOSE;
 	c->state = HS_HEAD;
@@ -536,9 +340,21 @@ conn_send(struct hd_conn *c)
 			return request_end(c);
 		if (is_susp(c))
 			return STEP_WAIT;
-		if (!conn_pump(c))
+		if (!hd_pump(c))
 			return is_susp(c) ? STEP_WAIT : ask_again(c);
 	}
+}
+
+static enum step
+conn_linger(struct hd_conn *c)
+{
+	while (!c->eof && c->lingered < LINGER_MAX) {
+		if (!c->can_read || !conn_read(c))
+			return STEP_WAIT;
+		c->lingered += c->in_len;
+		c->in_len = 0;
+	}
+	return STEP_CLOSE;
 }
 
 /* ---- connections -------------------------------------------------------------------------- */
@@ -556,7 +372,7 @@ conn_close(struct hd_conn *c)
 		c->started = false;
 		d->conf.completed(d->conf.cls, c, &c->con_cls);
 	}
-	resp_free(c->resp);
+	hd_resp_free(c->resp);
 	c->resp = NULL;
 	close(c->fd);
 	free(c->head);
@@ -595,6 +411,9 @@ conn_run(struct hd_conn *c)
 			break;
 		case HS_HANDLE:
 			s = conn_handle(c);
+			break;
+		case HS_LINGER:
+			s = conn_linger(c);
 			break;
 		default:
 			s = conn_send(c);
@@ -734,7 +553,8 @@ sweep(struct hd *d, int64_t now)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (!is_susp(c) && now - c->active_at > limit && c->state != HS_HANDLE)
+		if (!is_susp(c) && c->state != HS_HANDLE &&
+		    now - c->active_at > (c->state == HS_LINGER ? LINGER_NS : limit))
 			conn_close(c);
 	}
 }

@@ -18,11 +18,28 @@
 /* What one read takes: a head, or a piece of a body handed on at once. */
 #define HD_IN_SIZE	(16 * 1024)
 
+/* What a streamed answer may have waiting for the socket before its reader is asked again. */
+#define HD_PUMP_MAX	(64 * 1024)
+
+struct hd_resp {
+	struct strbuf hdrs;	/* "Name: value\r\n" lines */
+	const char *body;
+	size_t len;
+	bool owned;
+	hd_reader_fn reader;
+	void *rcls;
+	void (*rfree)(void *cls);
+	size_t block;
+	bool chunked;
+};
+
+
 enum hd_state {
 	HS_HEAD,	/* reading a request's head */
 	HS_BODY,	/* reading its body, handed on piece by piece */
 	HS_HANDLE,	/* all of it in: the handler is asked until it answers */
 	HS_SEND,	/* the answer goes out */
+	HS_LINGER,	/* answered before its body came: what is still coming is read and dropped */
 };
 
 enum hd_chunk {
@@ -68,6 +85,7 @@ struct hd_conn {
 	/* The answer. */
 	struct hd_resp *resp;
 	bool resp_done, close_after, broken;
+	size_t lingered;		/* bytes dropped in HS_LINGER */
 	struct strbuf out;
 	size_t out_off;
 };
@@ -91,5 +109,10 @@ int hd_body_piece(struct hd_conn *c, const char **p, size_t *n);
 /* n bytes of c->in are used up. */
 void hd_take(struct hd_conn *c, size_t n);
 const char *hd_reason(unsigned int status);
+
+/* httpd_answer.c: what c's streamed answer has, into c->out; true if anything came or the
+ * stream ended (c->resp_done, c->broken). */
+bool hd_pump(struct hd_conn *c);
+void hd_resp_free(struct hd_resp *r);
 
 #endif /* GW_HTTPD_INT_H */

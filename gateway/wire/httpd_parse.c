@@ -84,6 +84,30 @@ line_at(char *pos, char *end, char **next)
 	return pos;
 }
 
+/*
+ * The path a target names, cut in place: "/path?query" (the query means nothing to us),
+ * "http://host/path" (absolute form, which servers must accept), or "*". NULL: none.
+ */
+static const char *
+target_path(char *t)
+{
+	char *q;
+
+	if (strncasecmp(t, "http://", 7) == 0 || strncasecmp(t, "https://", 8) == 0) {
+		t = strchr(strstr(t, "//") + 2, '/');
+		if (t == NULL)
+			return "/";
+	}
+	if (strcmp(t, "*") == 0)
+		return t;
+	if (*t != '/')
+		return NULL;
+	q = strchr(t, '?');
+	if (q)
+		*q = '\0';
+	return t;
+}
+
 /* "METHOD target HTTP/1.x": 0, or the status of the refusal. */
 static int
 request_line(struct hd_conn *c, char *line)
@@ -108,12 +132,8 @@ request_line(struct hd_conn *c, char *line)
 		return strncmp(sp2 + 1, "HTTP/", 5) == 0 ? HTTP_VERSION_NOT_SUPPORTED :
 		       HTTP_BAD_REQUEST;
 	c->method = line;
-	c->url = sp1 + 1;
-	/* The path alone is routed; a query string means nothing to us. */
-	q = strchr(sp1 + 1, '?');
-	if (q)
-		*q = '\0';
-	return 0;
+	c->url = target_path(sp1 + 1);
+	return c->url ? 0 : HTTP_BAD_REQUEST;
 }
 
 /* "Name: value", the value trimmed: 0, or the status of the refusal. */

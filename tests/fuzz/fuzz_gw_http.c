@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the gateway's HTTP side end to end. The real server (libmicrohttpd, the
+ * libFuzzer target: the gateway's HTTP side end to end. The real server (its HTTP server, the
  * token check, the JSON-RPC envelope, sessions, dispatch) listens on a loopback port of this
  * process; every input is one POST /mcp over a fresh connection:
  *

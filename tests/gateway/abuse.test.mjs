@@ -106,8 +106,8 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.equal(ok, "hostile:again");
 		});
 
-	// libmicrohttpd's 8 KiB per connection hold the request's headers: up to about 7 KiB of
-	// them are served, more get 431, and the connection's next request is served as before.
+	// A request's head (request line and headers) may take 8 KiB: 6 KiB of headers are
+	// served, 9 KiB get 431, and the client's next request is served as before.
 	test("request headers: 6 KiB served, 9 KiB refused with 431, the gateway goes on",
 		async () => {
 			const pad = (n) => "a".repeat(n);

@@ -498,6 +498,24 @@ case_bodies(void)
 	sb_free(&a.body);
 	close(fd);
 	rlen = 0;
+	/*
+	 * The same with 600 kB of body sent behind the head, all of it before the answer is
+	 * read: what comes after the answer is read and dropped, not reset, so the answer is
+	 * not lost.
+	 */
+	fd = dial();
+	req.len = 0;
+	sb_appendf(&req, "POST /refuse HTTP/1.1\r\nHost: t\r\nContent-Length: 600000\r\n\r\n");
+	sb_append(&req, body.buf, 600000 - 300000);
+	sb_append(&req, body.buf, 300000);
+	put(fd, req.buf, req.len);
+	usleep(100 * 1000);
+	read_answer(fd, &a, false);
+	CHECK(a.status == 403 && a.closes && closed_by_server(fd), "early answer, big body: %d",
+	      a.status);
+	sb_free(&a.body);
+	close(fd);
+	rlen = 0;
 	sb_free(&body);
 	sb_free(&req);
 }
