@@ -52,6 +52,7 @@ enum hd_chunk {
 struct hd_header {
 	const char *name;
 	const char *value;
+	size_t len;		/* of the name */
 };
 
 struct hd_conn {
