@@ -56,17 +56,32 @@ session_sreqs_free(struct sreq *list)
 }
 
 /*
- * Its bucket: ids are ours and random (25 bits in their first five characters), so a
- * client's id, whatever it is, can only pick a bucket, never fill one.
+ * Its bucket: ids are ours and random (25 bits in their first five characters, taken as
+ * their base32 values so that every bucket is as likely), so a client's id, whatever it is,
+ * can only pick a bucket, never fill one.
  */
 static struct session **
 bucket(struct http_server *h, const char *id)
 {
 	unsigned v = 0;
 
-	for (int i = 0; i < 5 && id[i]; i++)
-		v = v * 32 + (unsigned char)id[i];
+	for (int i = 0; i < 5 && id[i]; i++) {
+		unsigned char c = (unsigned char)id[i];
+
+		v = v * 32 + ((c >= 'A' ? c - 'A' : c - '2' + 26) & 31);
+	}
 	return &h->by_id[v % SESSION_BUCKETS];
+}
+
+/* With h->lock held: the session of that id, or NULL. */
+static struct session *
+find_locked(struct http_server *h, const char *id)
+{
+	struct session *s;
+
+	for (s = *bucket(h, id); s && strcmp(s->id, id) != 0; s = s->hnext)
+		;
+	return s;
 }
 
 static void
@@ -168,12 +183,10 @@ session_get(struct http_server *h, const char *id)
 
 	pthread_mutex_lock(&h->lock);
 	expire_locked(h);
-	for (s = *bucket(h, id); s; s = s->hnext) {
-		if (strcmp(s->id, id) == 0) {
-			s->refs++;
-			s->inflight++;
-			break;
-		}
+	s = find_locked(h, id);
+	if (s) {
+		s->refs++;
+		s->inflight++;
 	}
 	pthread_mutex_unlock(&h->lock);
 	return s;
@@ -219,8 +232,7 @@ session_remove(struct http_server *h, const char *id)
 	struct session *s;
 
 	pthread_mutex_lock(&h->lock);
-	for (s = *bucket(h, id); s && strcmp(s->id, id) != 0; s = s->hnext)
-		;
+	s = find_locked(h, id);
 	if (s)
 		drop_locked(h, s);
 	pthread_mutex_unlock(&h->lock);
@@ -370,10 +382,10 @@ session_stream_new(struct http_server *h, struct session *s, json_t *id, const c
 	s->refs++;
 	s->inflight++;
 	st->link.caps = s->caps;
-	if (id) {
+	if (idtext) {
 		struct inflight *r;
 
-		st->idtext = idtext ? strdup(idtext) : rpc_id_text(id);
+		st->idtext = strdup(idtext);
 		for (r = s->reqs; r && st->idtext; r = r->next)
 			if (strcmp(r->idtext, st->idtext) == 0 && r->st == NULL)
 				r->st = st;

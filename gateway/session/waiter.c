@@ -76,15 +76,22 @@ ring(struct waiter *w)
 	(void)n;
 }
 
+/* With w->lock held: sl leaves the list it is on. */
+static void
+list_del(struct sleeper *sl)
+{
+	*sl->prev = sl->next;
+	if (sl->next)
+		sl->next->prev = sl->prev;
+}
+
 /* With w->lock held: sl leaves the set; its connection is returned, still suspended. */
 static struct hd_conn *
 unlink_locked(struct waiter *w, struct sleeper *sl)
 {
 	struct hd_conn *c = sl->c;
 
-	*sl->prev = sl->next;
-	if (sl->next)
-		sl->next->prev = sl->prev;
+	list_del(sl);
 	if (sl->watched)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, sl->fd, NULL);
 	sl->c = NULL;
@@ -222,9 +229,7 @@ due_locked(struct waiter *w)
 			continue;
 		}
 		/* Asleep long enough: its socket joins the set, and it moves to its list. */
-		*sl->prev = sl->next;
-		if (sl->next)
-			sl->next->prev = sl->prev;
+		list_del(sl);
 		watch_locked(w, sl);	/* not watchable: fd -1, off 'fresh' all the same */
 		link_locked(w, sl);
 	}

@@ -163,6 +163,14 @@ tb_add_world() {
 	offloads_default "$NS_W" w0
 }
 
+# A jumbo network: every link of the world's path (client, node NIC, router, world host) at MTU.
+tb_world_mtu() { # mtu
+	local l
+	for l in "$NS_C cl0" "$NS_N nic0" "$NS_C r1" "$NS_W w0"; do
+		ip netns exec ${l% *} ip link set ${l#* } mtu "$1"
+	done
+}
+
 # Start a test server (sbxserver.py ARGS...) in namespace NS and wait until PORT listens.
 tb_server() { # ns port args...
 	local ns=$1 port=$2 n

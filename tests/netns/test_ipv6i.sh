@@ -6,10 +6,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib6.sh"
 
 # One dual-stack guest (sandbox 1) with its SLAAC address in A1, and the world host's HTTP
-# server; fp_start's extra options are the arguments.
+# server; fp_start's extra options are the arguments. BED_WORLD_MTU, if set, is the MTU of
+# the world's links (tb_world_mtu).
 bed6() {
 	tb_setup
 	tb_add_world
+	[ -z "${BED_WORLD_MTU:-}" ] || tb_world_mtu "$BED_WORLD_MTU"
 	tb_add_sandbox 1
 	ipv6_bed
 	tb_server "$NS_W" 8000 --name world --ipv6
@@ -267,20 +269,7 @@ s.close()' $WORLD_IP6
 # link carries it) is too big for the guest: we answer it with a Packet Too Big of 1500 from
 # the node's address, the world host fragments the next ones, and they arrive.
 case_jumbo() {
-	tb_setup
-	tb_add_world
-	local l
-	for l in "$NS_C cl0" "$NS_N nic0" "$NS_C r1" "$NS_W w0"; do
-		ip netns exec ${l% *} ip link set ${l#* } mtu 9000
-	done
-	tb_add_sandbox 1
-	ipv6_bed
-	tb_server "$NS_W" 8000 --name world --ipv6
-	fp_start --node-ip6 $NODE_IP6 --guest-prefix6 $GUEST_PFX6
-	eq "$(register s1 sb1 '[]' | tail -n1)" 201 || die "register s1"
-	nsn ping -6 -c 1 -W 2 -q $ROUTER6_N >/dev/null
-	guest6 1
-	A1=$(guest6_addr 1) || die "guest 1 formed no address"
+	BED_WORLD_MTU=9000 bed6
 	local n=$((8 * 1024 * 1024)) p0 out
 	head -c $n /dev/urandom >"$TB_DIR/up.bin"
 	check "8 MB uploaded over TCP from the guest at 1500 to the world at 9000, sha256 matches" \

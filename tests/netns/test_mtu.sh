@@ -114,10 +114,8 @@ tx_avg() { nss "$1" cat /sys/class/net/eth0/statistics/tx_bytes \
 case_jumbo() {
 	tb_setup
 	tb_add_world
+	tb_world_mtu 9000
 	local l
-	for l in "$NS_C cl0" "$NS_N nic0" "$NS_C r1" "$NS_W w0"; do
-		ip netns exec ${l% *} ip link set ${l#* } mtu 9000
-	done
 	tb_add_sandbox 1
 	tb_add_sandbox 2
 	for l in 1 2; do

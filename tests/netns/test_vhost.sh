@@ -355,10 +355,8 @@ case_jumbo() {
 	tb_setup
 	mvm_ready
 	tb_add_world
-	local l sha
-	for l in "$NS_C cl0" "$NS_N nic0" "$NS_C r1" "$NS_W w0"; do
-		ip netns exec ${l% *} ip link set ${l#* } mtu 9000
-	done
+	local sha
+	tb_world_mtu 9000
 	tb_server "$NS_W" 8000 --name world
 	qemu_host_mtu 9000
 	VSOCK=$TB_DIR/vhost/vmv.sock
