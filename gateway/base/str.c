@@ -13,20 +13,28 @@
 #include "base/str.h"
 
 int
+sb_reserve(struct strbuf *sb, size_t n)
+{
+	size_t cap = sb->cap ? sb->cap : 256;
+	char *nb;
+
+	if (sb->len + n + 1 <= sb->cap)
+		return 0;
+	while (cap < sb->len + n + 1)
+		cap *= 2;
+	nb = realloc(sb->buf, cap);
+	if (nb == NULL)
+		return -ENOMEM;
+	sb->buf = nb;
+	sb->cap = cap;
+	return 0;
+}
+
+int
 sb_append(struct strbuf *sb, const void *p, size_t n)
 {
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = sb->cap ? sb->cap : 256;
-		char *nb;
-
-		while (cap < sb->len + n + 1)
-			cap *= 2;
-		nb = realloc(sb->buf, cap);
-		if (nb == NULL)
-			return -ENOMEM;
-		sb->buf = nb;
-		sb->cap = cap;
-	}
+	if (sb_reserve(sb, n))
+		return -ENOMEM;
 	if (n)
 		memcpy(sb->buf + sb->len, p, n);
 	sb->len += n;

@@ -16,6 +16,8 @@ struct strbuf {
 	size_t cap;
 };
 
+/* Room for n more bytes and the terminating NUL, for a caller that writes them itself. */
+int sb_reserve(struct strbuf *sb, size_t n);
 int sb_append(struct strbuf *sb, const void *p, size_t n);
 int sb_appends(struct strbuf *sb, const char *s);
 int sb_json_string(struct strbuf *sb, const char *s);

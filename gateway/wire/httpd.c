@@ -290,13 +290,11 @@ conn_handle(struct hd_conn *c)
 
 /* ---- the answer --------------------------------------------------------------------------- */
 
-/* The request is over: the next one on the connection, or its end. */
-static enum step
-request_end(struct hd_conn *c)
+/* The request's end for its handler (completed) and for us: its answer and head freed. */
+static void
+request_done(struct hd_conn *c)
 {
 	struct hd *d = c->d;
-	bool close_it = c->close_after || c->broken;
-	bool linger = close_it && !c->body_done && !c->broken && !c->eof;
 
 	if (c->started) {
 		c->started = false;
@@ -308,6 +306,17 @@ request_end(struct hd_conn *c)
 	c->head = NULL;
 	c->nhdr = 0;
 	c->con_cls = NULL;
+}
+
+/* The request is over: the next one on the connection, or its end. */
+static enum step
+request_end(struct hd_conn *c)
+{
+	struct hd *d = c->d;
+	bool close_it = c->close_after || c->broken;
+	bool linger = close_it && !c->body_done && !c->broken && !c->eof;
+
+	request_done(c);
 	c->chunked = c->body_done = c->resp_done = c->close_after = false;
 	c->expect100 = c->head_only = false;
 	c->body_left = 0;
@@ -376,14 +385,8 @@ conn_close(struct hd_conn *c)
 	if (c->watched)
 		loop_del(d->loop, &c->w);
 	c->watched = false;
-	if (c->started) {
-		c->started = false;
-		d->conf.completed(d->conf.cls, c, &c->con_cls);
-	}
-	hd_resp_free(c->resp);
-	c->resp = NULL;
+	request_done(c);
 	close(c->fd);
-	free(c->head);
 	free(c->in);
 	sb_free(&c->out);
 	*c->pprev = c->next;

@@ -6,7 +6,6 @@
  * fills the output.
  */
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -138,24 +137,6 @@ hd_queue(struct hd_conn *c, unsigned int status, struct hd_resp *r)
 }
 
 
-static int
-out_reserve(struct strbuf *sb, size_t n)
-{
-	size_t cap = sb->cap ? sb->cap : 256;
-	char *nb;
-
-	if (sb->len + n + 1 <= sb->cap)
-		return 0;
-	while (cap < sb->len + n + 1)
-		cap *= 2;
-	nb = realloc(sb->buf, cap);
-	if (nb == NULL)
-		return -ENOMEM;
-	sb->buf = nb;
-	sb->cap = cap;
-	return 0;
-}
-
 /* One chunk of n bytes, read at out.len + CHUNK_HEAD, framed in place. */
 static void
 chunk_frame(struct strbuf *out, size_t n)
@@ -187,7 +168,7 @@ hd_pump(struct hd_conn *c)
 	while (!c->resp_done && c->out.len - c->out_off < HD_PUMP_MAX) {
 		ssize_t n;
 
-		if (out_reserve(&c->out, CHUNK_HEAD + r->block + 2)) {
+		if (sb_reserve(&c->out, CHUNK_HEAD + r->block + 2)) {
 			c->broken = c->resp_done = true;
 			return true;
 		}
