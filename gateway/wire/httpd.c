@@ -108,9 +108,15 @@ conn_read(struct hd_conn *c)
 
 		if (n > 0) {
 			c->in_len += (size_t)n;
-			/* Less than asked: the socket is drained until its next edge. */
-			if ((size_t)n < room)
+			/*
+			 * Less than asked: the socket is drained until its next edge, and for
+			 * good if the client's FIN came (with these bytes, maybe: no edge of
+			 * its own would follow).
+			 */
+			if ((size_t)n < room) {
 				c->can_read = false;
+				c->eof = c->peer_closed;
+			}
 			c->active_at = time_mono_ns();
 			return 1;
 		}
@@ -448,6 +454,8 @@ conn_ready(struct loop_watch *w, uint32_t events)
 	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		c->can_read = true;
+	if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		c->peer_closed = true;
 	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		c->can_write = true;
 	conn_run(c);

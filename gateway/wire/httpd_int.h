@@ -64,6 +64,7 @@ struct hd_conn {
 	bool susp, rqueued, dead;	/* under d->rlock */
 	bool watched;			/* in the loop's set */
 	bool can_read, can_write, eof;
+	bool peer_closed;		/* its FIN was reported: a short read is the last */
 	enum hd_state state;
 	int64_t active_at;		/* the last read or write that moved */
 

@@ -678,6 +678,30 @@ case_limits(void)
 		close(fd);
 }
 
+/*
+ * A request and the client's FIN in one go (an HTTP/1.0-style client that half-closes): the
+ * answer comes, then the server closes at once, not when the idle timeout (60 s here) ends.
+ */
+static void
+case_half_close(void)
+{
+	int fd = dial();
+	struct answer a;
+
+	puts_(fd, GET("/hdr", "X-Test: half\r\n") GET("/hdr", "X-Test: closed\r\n"));
+	shutdown(fd, SHUT_WR);
+	read_answer(fd, &a, false);
+	CHECK(a.status == 200 && !strcmp(body_of(&a), "half"), "half-closed, first: %d", a.status);
+	sb_free(&a.body);
+	read_answer(fd, &a, false);
+	CHECK(a.status == 200 && !strcmp(body_of(&a), "closed"), "half-closed, second: %d",
+	      a.status);
+	sb_free(&a.body);
+	CHECK(closed_by_server(fd), "a half-closed connection stayed open after its answers");
+	close(fd);
+	rlen = 0;
+}
+
 int
 main(void)
 {
@@ -689,6 +713,9 @@ main(void)
 	case_refusals();
 	case_limits();
 	usleep(100 * 1000);
+	server_stop();
+	server_start(8, 60);
+	case_half_close();
 	server_stop();
 	CHECK(started >= 25 && started == completed, "requests seen %d, completed %d", started,
 	      completed);
