@@ -36,6 +36,7 @@
 #define DRAIN_FACTOR	4ULL
 #define CONN_MAX	8192
 #define CONN_TIMEOUT_S	120
+#define HEAD_TIMEOUT_S	30
 
 /* A batch whose answers are not all in: what is collected, the streams still waited for. */
 struct batch {
@@ -658,6 +659,7 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	struct hd_conf hc = {
 		.access = http_access, .completed = http_completed, .listen_fd = listen_fd,
 		.conn_limit = conn_limit(), .timeout_s = CONN_TIMEOUT_S,
+		.head_timeout_s = HEAD_TIMEOUT_S,
 	};
 
 	if (h == NULL)

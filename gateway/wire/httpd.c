@@ -107,6 +107,9 @@ conn_read(struct hd_conn *c)
 		ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
 
 		if (n > 0) {
+			c->active_at = time_mono_ns();
+			if (c->in_len == 0 && c->state == HS_HEAD)
+				c->head_at = c->active_at;
 			c->in_len += (size_t)n;
 			/*
 			 * Less than asked: the socket is drained until its next edge, and for
@@ -117,7 +120,6 @@ conn_read(struct hd_conn *c)
 				c->can_read = false;
 				c->eof = c->peer_closed;
 			}
-			c->active_at = time_mono_ns();
 			return 1;
 		}
 		if (n < 0 && errno == EINTR)
@@ -338,6 +340,7 @@ request_end(struct hd_conn *c)
 	if (close_it)
 		return STEP_CLOSE;
 	c->state = HS_HEAD;
+	c->head_at = time_mono_ns();	/* for a next head already here, pipelined */
 	/* An idle connection holds no input buffer: a thousand open sessions stay small. */
 	if (c->in_len == 0 && c->in) {
 		if (d->nspare < SPARE_MAX)
@@ -563,17 +566,23 @@ quiesce_now(struct hd *d)
 	pthread_mutex_unlock(&d->qlock);
 }
 
-/* Connections that neither moved nor slept for the timeout close (a client that went away). */
+/*
+ * Connections that neither moved nor slept for the timeout close (a client that went away),
+ * and those whose head has not come whole in its time.
+ */
 static void
 sweep(struct hd *d, int64_t now)
 {
 	int64_t limit = (int64_t)d->conf.timeout_s * 1000000000LL;
+	int64_t head_limit = (int64_t)d->conf.head_timeout_s * 1000000000LL;
 	struct hd_conn *c = d->conns, *next;
 
 	for (; c; c = next) {
 		next = c->next;
-		if (!is_susp(c) && c->state != HS_HANDLE &&
-		    now - c->active_at > (c->state == HS_LINGER ? LINGER_NS : limit))
+		if (is_susp(c) || c->state == HS_HANDLE)
+			continue;
+		if (now - c->active_at > (c->state == HS_LINGER ? LINGER_NS : limit) ||
+		    (c->state == HS_HEAD && c->in_len && now - c->head_at > head_limit))
 			conn_close(c);
 	}
 }

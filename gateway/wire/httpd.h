@@ -68,6 +68,11 @@ struct hd_conf {
 	int listen_fd;		/* made non-blocking here; closed by hd_quiesce or hd_free */
 	unsigned int conn_limit;	/* more are accepted and closed at once */
 	unsigned int timeout_s;	/* a connection neither suspended nor moving closes after it */
+	/*
+	 * A request's head, once its first byte came, must be whole within this: a client
+	 * trickling a byte now and then holds no connection for good (a slowloris).
+	 */
+	unsigned int head_timeout_s;
 };
 
 struct hd *hd_new(const struct hd_conf *conf);

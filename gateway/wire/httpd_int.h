@@ -67,6 +67,7 @@ struct hd_conn {
 	bool peer_closed;		/* its FIN was reported: a short read is the last */
 	enum hd_state state;
 	int64_t active_at;		/* the last read or write that moved */
+	int64_t head_at;		/* when the head being read began to come */
 
 	char *in;			/* HD_IN_SIZE bytes while there is input */
 	size_t in_len;

@@ -184,13 +184,14 @@ turn(void *ctx)
 }
 
 static void
-server_start(unsigned int limit, unsigned int timeout_s)
+server_start(unsigned int limit, unsigned int timeout_s, unsigned int head_timeout_s)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t al = sizeof(a);
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct hd_conf conf = { .access = access_cb, .completed = completed_cb,
-				.conn_limit = limit, .timeout_s = timeout_s };
+				.conn_limit = limit, .timeout_s = timeout_s,
+				.head_timeout_s = head_timeout_s };
 
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 128) ||
 	    getsockname(fd, (struct sockaddr *)&a, &al)) {
@@ -671,6 +672,29 @@ case_limits(void)
 	CHECK(a.status == 200 && closed_by_server(fd), "idle connection not closed");
 	close(fd);
 	rlen = 0;
+	/*
+	 * A head trickled a byte every 300 ms: each byte keeps the connection from the idle
+	 * timeout (1 s), but the head is not whole in its 2 s, and the server closes it.
+	 */
+	fd = dial();
+	puts_(fd, "GET /hdr HTTP/1.1\r\n");
+	{
+		int sent = 0;
+		bool gone = false;
+
+		for (; sent < 25 && !gone; sent++) {
+			char ch;
+			ssize_t r;
+
+			put(fd, "X", 1);
+			usleep(300 * 1000);
+			r = recv(fd, &ch, 1, MSG_DONTWAIT);
+			gone = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+		}
+		CHECK(gone && sent <= 15, "a trickled head held its connection (%d bytes sent)",
+		      sent);
+	}
+	close(fd);
 	hd_quiesce(srv);
 	fd = dial();
 	CHECK(fd < 0, "a connection was accepted after hd_quiesce");
@@ -705,7 +729,7 @@ case_half_close(void)
 int
 main(void)
 {
-	server_start(8, 1);
+	server_start(8, 1, 2);
 	case_keepalive_and_pipelining();
 	case_byte_by_byte();
 	case_bodies();
@@ -714,7 +738,7 @@ main(void)
 	case_limits();
 	usleep(100 * 1000);
 	server_stop();
-	server_start(8, 60);
+	server_start(8, 60, 60);
 	case_half_close();
 	server_stop();
 	CHECK(started >= 25 && started == completed, "requests seen %d, completed %d", started,
