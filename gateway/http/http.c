@@ -63,34 +63,42 @@ struct accept_scan {
 	bool sse;
 };
 
+/* Whether the n bytes at p are the media range t (any case). */
+static bool
+range_is(const char *p, size_t n, const char *t)
+{
+	return n == strlen(t) && strncasecmp(p, t, n) == 0;
+}
+
+/* Every request has one or two Accept headers: read in place, no copy of them. */
 static void
 accept_iter(void *cls, const char *key, const char *value)
 {
 	struct accept_scan *a = cls;
-	char *dup, *tok, *save = NULL;
+	const char *v = value;
 
-	if (strcasecmp(key, "Accept") != 0 || value == NULL)
+	if (strcasecmp(key, "Accept") != 0 || v == NULL)
 		return;
-	dup = strdup(value);
-	if (dup == NULL)
-		return;
-	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *semi = strchr(tok, ';'), *t;
+	while (*v) {
+		const char *start, *end;
+		size_t n;
 
-		if (semi)
-			*semi = '\0';
-		t = str_trim_dup(tok, strlen(tok));
-		if (t == NULL)
-			continue;
-		if (!strcasecmp(t, "*/*") || !strcasecmp(t, "application/*") ||
-		    !strcasecmp(t, "application/json"))
+		while (*v == ' ' || *v == '\t' || *v == ',')
+			v++;
+		for (start = v; *v && *v != ',' && *v != ';'; v++)
+			;
+		for (end = v; end > start && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		n = (size_t)(end - start);
+		if (range_is(start, n, "*/*") || range_is(start, n, "application/*") ||
+		    range_is(start, n, "application/json"))
 			a->json = true;
-		if (!strcasecmp(t, "*/*") || !strcasecmp(t, "text/*") ||
-		    !strcasecmp(t, "text/event-stream"))
+		if (range_is(start, n, "*/*") || range_is(start, n, "text/*") ||
+		    range_is(start, n, "text/event-stream"))
 			a->sse = true;
-		free(t);
+		while (*v && *v != ',')
+			v++;	/* the range's parameters */
 	}
-	free(dup);
 }
 
 static bool
