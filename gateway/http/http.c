@@ -4,8 +4,8 @@
  * streamable HTTP: POST carries JSON-RPC messages (requests relayed to upstreams are
  * answered on an SSE stream that also carries what the upstream sends for them, see
  * relay.c), GET opens the session's stream for notifications that belong to no request,
- * DELETE ends a session. /health is a public summary. A small pool of daemon threads serves
- * every connection (epoll): nothing here blocks, a request whose answer is not there yet
+ * DELETE ends a session. /health is a public summary. One loop thread serves every
+ * connection (epoll): nothing here blocks, a request whose answer is not there yet
  * suspends its connection (session/waiter.c) and is called again once it resumes. The
  * HTTP/1.1 server under all of it is wire/httpd.c, on the loop of server.c. Also
  * here: what upstreams send outside any call, and the housekeeping tick.
@@ -452,8 +452,7 @@ static enum hd_result
 mcp_post(struct http_server *h, struct hd_conn *c, struct req_ctx *rq)
 {
 	const char *pv = hd_header(c, "Mcp-Protocol-Version");
-	const char *ct = hd_header(c, 
-						     "Content-Type");
+	const char *ct = hd_header(c, "Content-Type");
 	struct accept_scan acc = {false, false};
 	struct post p = { .c = c, .rq = rq };
 
@@ -510,7 +509,7 @@ mcp_get(struct http_server *h, struct hd_conn *c)
 	return ret;
 }
 
-/* ---- the server's calls --------------------------------------------------------------------------- */
+/* ---- the server's calls ------------------------------------------------------------------ */
 
 /* DNS rebinding protection: a page cannot name our host or send its own Origin. */
 static enum hd_result
@@ -547,9 +546,7 @@ http_first(struct http_server *h, struct hd_conn *c, struct req_ctx *rq, bool mc
 			return reply_preflight(c);
 	}
 	/* The token check comes next, and an unauthorised body is never buffered. */
-	if (mcp && !guard_token_equal(hd_header(c, 
-							    "Authorization"),
-				h->conf.token))
+	if (mcp && !guard_token_equal(hd_header(c, "Authorization"), h->conf.token))
 		return reply_unauthorized(c);
 	rq->mcp_post = mcp && strcmp(method, "POST") == 0;
 	cl = hd_header(c, "Content-Length");

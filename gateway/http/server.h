@@ -11,7 +11,7 @@ struct http_server;
 /* Everything but the daemon: the lists built, the tick running, the upstreams' events ours. */
 struct http_server *server_new(const struct http_conf *conf, char **err);
 /*
- * The daemon (h->d, external epoll mode) on a loop thread of its own, which also reads the
+ * The HTTP server (h->d, wire/httpd.h) on a loop thread of its own, which also reads the
  * servers' output (upstream_use_loop), so an answer leaves on the thread that read it.
  */
 int server_loop_attach(struct http_server *h);

@@ -234,8 +234,7 @@ headers_check(struct http_server *h, struct hd_conn *c, json_t *msg)
 		return mismatch(id, "Header mismatch: the Mcp-Method header must name the body's "
 				"method");
 	name = name_of(method, params);
-	if (name && !stateless_header_repeats(hd_header(c, 
-								"Mcp-Name"), name, strlen(name)))
+	if (name && !stateless_header_repeats(hd_header(c, "Mcp-Name"), name, strlen(name)))
 		return mismatch(id, "Header mismatch: the Mcp-Name header must repeat the body's "
 				"name, uri or taskId");
 	if (strcmp(method, "tools/call") == 0 && !params_repeated(h, c, params))

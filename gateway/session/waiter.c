@@ -5,8 +5,8 @@
  * (hd_suspend) instead of blocking its thread, and resumed by whoever gives it
  * something to do: the stream's wake-up (an answer, an event, the end), the client hanging
  * up, or a deadline (a call timeout, the wait for a 2026-07-28 status). The HTTP server does
- * not look at a suspended connection, so one thread here does: an epoll set of the clients' sockets, for
- * hang-ups only, and the earliest deadline as its timeout. Most sleeps end within a
+ * not look at a suspended connection, so one thread here does: an epoll set of the clients'
+ * sockets, for hang-ups only, and the earliest deadline as its timeout. Most sleeps end within a
  * fraction of a millisecond (a call answered), so a socket joins the set only once its
  * connection has slept WATCH_AFTER_NS: a sleep costs no system call, and a client that hangs
  * up is noticed that much later (the set reports a hang-up that came before it joined).

@@ -314,23 +314,40 @@ request_done(struct hd_conn *c)
 	c->head = NULL;
 	c->nhdr = 0;
 	c->con_cls = NULL;
-}
-
-/* The request is over: the next one on the connection, or its end. */
-static enum step
-request_end(struct hd_conn *c)
-{
-	struct hd *d = c->d;
-	bool close_it = c->close_after || c->broken;
-	bool linger = close_it && !c->body_done && !c->broken && !c->eof;
-
-	request_done(c);
 	c->chunked = c->body_done = c->resp_done = c->close_after = false;
 	c->expect100 = c->head_only = false;
 	c->body_left = 0;
 	if (c->out.cap > HD_PUMP_MAX * 2)
 		sb_free(&c->out);
 	c->out.len = c->out_off = 0;
+}
+
+/*
+ * c's input buffer, if it holds nothing, goes to the pool: an idle connection holds none, so
+ * a thousand open sessions stay small.
+ */
+static void
+in_release(struct hd_conn *c)
+{
+	struct hd *d = c->d;
+
+	if (c->in_len || c->in == NULL)
+		return;
+	if (d->nspare < SPARE_MAX)
+		d->spare[d->nspare++] = c->in;
+	else
+		free(c->in);
+	c->in = NULL;
+}
+
+/* The request is over: the next one on the connection, or its end. */
+static enum step
+request_end(struct hd_conn *c)
+{
+	bool close_it = c->close_after || c->broken;
+	bool linger = close_it && !c->body_done && !c->broken && !c->eof;
+
+	request_done(c);
 	if (linger) {
 		shutdown(c->fd, SHUT_WR);
 		c->state = HS_LINGER;
@@ -341,14 +358,7 @@ request_end(struct hd_conn *c)
 		return STEP_CLOSE;
 	c->state = HS_HEAD;
 	c->head_at = time_mono_ns();	/* for a next head already here, pipelined */
-	/* An idle connection holds no input buffer: a thousand open sessions stay small. */
-	if (c->in_len == 0 && c->in) {
-		if (d->nspare < SPARE_MAX)
-			d->spare[d->nspare++] = c->in;
-		else
-			free(c->in);
-		c->in = NULL;
-	}
+	in_release(c);
 	return STEP_NEXT;
 }
 
@@ -396,7 +406,8 @@ conn_close(struct hd_conn *c)
 	c->watched = false;
 	request_done(c);
 	close(c->fd);
-	free(c->in);
+	c->in_len = 0;
+	in_release(c);
 	sb_free(&c->out);
 	*c->pprev = c->next;
 	if (c->next)

@@ -14,8 +14,6 @@
 
 #define CHUNK_HEAD	10	/* room for a chunk's size line: 8 hex digits and CRLF */
 
-/* ---- answers ------------------------------------------------------------------------------ */
-
 struct hd_resp *
 hd_resp_buffer(size_t len, const char *body, bool owned)
 {
@@ -136,8 +134,8 @@ hd_queue(struct hd_conn *c, unsigned int status, struct hd_resp *r)
 	return HD_YES;
 }
 
-
-/* One chunk of n bytes, read at out.len + CHUNK_HEAD, framed in place. */
+/* One chunk of n bytes, read at out.len + CHUNK_HEAD, framed in place: its size line moves
+ * up against what is before it. */
 static void
 chunk_frame(struct strbuf *out, size_t n)
 {
@@ -168,16 +166,17 @@ hd_pump(struct hd_conn *c)
 	while (!c->resp_done && c->out.len - c->out_off < HD_PUMP_MAX) {
 		ssize_t n;
 
-		if (sb_reserve(&c->out, CHUNK_HEAD + r->block + 2)) {
+		/* Unchunked (HTTP/1.0): the bytes go where they belong, with no frame. */
+		size_t at = r->chunked ? CHUNK_HEAD : 0;
+
+		if (sb_reserve(&c->out, at + r->block + 2)) {
 			c->broken = c->resp_done = true;
 			return true;
 		}
-		n = r->reader(r->rcls, c->out.buf + c->out.len + CHUNK_HEAD, r->block);
+		n = r->reader(r->rcls, c->out.buf + c->out.len + at, r->block);
 		if (n > 0 && r->chunked) {
 			chunk_frame(&c->out, (size_t)n);
 		} else if (n > 0) {
-			memmove(c->out.buf + c->out.len, c->out.buf + c->out.len + CHUNK_HEAD,
-				(size_t)n);
 			c->out.len += (size_t)n;
 		} else if (n == 0) {
 			break;
