@@ -45,7 +45,7 @@ struct audit *audit_open(const char *path, long long max_bytes, long long keep, 
  * Any thread; a NULL log takes nothing. A write that fails is dropped, counted and logged.
  * Written at once, except on the thread that called audit_hold(): its lines wait in memory
  * (up to 64 KiB) for its audit_flush(), so a loop turn that ends many calls writes them in
- * one system call.
+ * one system call (the loop flushes before the first of their answers is sent).
  */
 void audit_write(struct audit *a, const struct audit_call *c);
 void audit_hold(struct audit *a);

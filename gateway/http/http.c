@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/audit.h"
 #include "base/clock.h"
 #include "base/jsonfast.h"
 #include "base/str.h"
@@ -645,6 +646,15 @@ http_completed(void *cls, struct hd_conn *c, void **con_cls)
 
 /* ---- the daemon -------------------------------------------------------------------------- */
 
+/* The audit lines of this loop turn's calls are written before any of their answers leaves. */
+static void
+http_before_send(void *cls)
+{
+	struct http_server *h = cls;
+
+	audit_flush(h->conf.audit);
+}
+
 /* Connections are cheap now; the file limit (sockets, pipes, a few to spare) is the bound. */
 static unsigned int
 conn_limit(void)
@@ -664,7 +674,7 @@ http_start(const struct http_conf *conf, int listen_fd, char **err)
 	struct hd_conf hc = {
 		.access = http_access, .completed = http_completed, .listen_fd = listen_fd,
 		.conn_limit = conn_limit(), .timeout_s = CONN_TIMEOUT_S,
-		.head_timeout_s = HEAD_TIMEOUT_S,
+		.head_timeout_s = HEAD_TIMEOUT_S, .before_send = http_before_send,
 	};
 
 	if (h == NULL)

@@ -136,6 +136,8 @@ conn_read(struct hd_conn *c)
 static int
 conn_flush(struct hd_conn *c)
 {
+	if (c->out_off < c->out.len && c->can_write && c->d->conf.before_send)
+		c->d->conf.before_send(c->d->conf.cls);
 	while (c->out_off < c->out.len) {
 		ssize_t n;
 

@@ -73,6 +73,11 @@ struct hd_conf {
 	 * trickling a byte now and then holds no connection for good (a slowloris).
 	 */
 	unsigned int head_timeout_s;
+	/*
+	 * Called before bytes of an answer are sent (NULL: nothing): what must be on disk before
+	 * a client can see its answer (the audit lines held for the loop's turn) goes first.
+	 */
+	void (*before_send)(void *cls);
 };
 
 struct hd *hd_new(const struct hd_conf *conf);
