@@ -44,6 +44,19 @@ void loop_del(struct loop *l, struct loop_watch *w);
  * own thread, inside a ready() or turn(), it takes one more before it waits.
  */
 void loop_wake(struct loop *l);
+/*
+ * Busy polling (0, the default: off). Set before loop_start(). With ns > 0, an owner that
+ * has just sent something whose answer comes back to one of its watches (a request written
+ * to a server's pipe) calls loop_expect() on the loop's thread: before it sleeps, the loop
+ * then polls its set for a window of up to ns from that moment, so that an answer within it
+ * is read without the thread being woken. The window adapts: it shrinks, down to none, while
+ * windows pass empty, and regrows when answers come within ns. Elsewhere (another thread, a
+ * NULL loop) loop_expect() does nothing. The counts (any thread): windows that took events
+ * and windows that passed empty.
+ */
+void loop_set_busy_poll(struct loop *l, int64_t ns);
+void loop_expect(struct loop *l);
+void loop_poll_counts(const struct loop *l, uint64_t *hit, uint64_t *missed);
 /* Whether the caller is the loop's thread. */
 bool loop_here(const struct loop *l);
 /* Ends the thread; every watch still there is given back (ready(w, 0)). */

@@ -63,6 +63,7 @@ struct serve_opts {
 	long long max_body;
 	int64_t call_timeout_ns;
 	int64_t resume_ns;
+	int64_t busy_poll_ns;
 	char *allowed_hosts;
 	char *allowed_origins;
 	char *audit_log;
@@ -465,6 +466,7 @@ serve_http(struct serve_opts *o, struct serve_state *s)
 		.resume_ns = o->resume_ns,
 		.max_body = (size_t)o->max_body,
 		.max_sessions = 10000,
+		.busy_poll_ns = o->busy_poll_ns,
 		.isolation = s->isolation,
 		.audit = s->audit,
 	};
@@ -575,6 +577,7 @@ cmd_serve(int argc, char **argv)
 		.idle_ns = 3600LL * 1000000000LL,
 		.resume_ns = 30LL * 1000000000LL,
 		.max_body = 16LL << 20,
+		.busy_poll_ns = 200000,
 	};
 	struct flag fl[] = {
 		{"config", FLAG_STRING, &o.config, "MCP configuration JSON object", false},
@@ -600,6 +603,9 @@ cmd_serve(int argc, char **argv)
 		{"resume-window", FLAG_DURATION, &o.resume_ns, "how long a request whose "
 		 "POST stream broke goes on for its client to resume it with Last-Event-ID, "
 		 "before it is cancelled at the server (default 30s)", false},
+		{"busy-poll", FLAG_DURATION, &o.busy_poll_ns, "after a request to an MCP "
+		 "server, poll for its answer this long before sleeping (default 200us; 0: "
+		 "off)", false},
 		HTTP_GUARD_FLAGS(o.allowed_hosts, o.allowed_origins),
 		AUDIT_FLAGS(o.audit_log, o.audit_max_bytes, o.audit_keep),
 		ISO_FLAGS(o.iso),

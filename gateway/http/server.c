@@ -170,6 +170,7 @@ server_loop_attach(struct http_server *h)
 	h->loop = loop_new(daemon_turn, h);
 	if (h->loop == NULL)
 		return -ENOMEM;
+	loop_set_busy_poll(h->loop, h->conf.busy_poll_ns);
 	waiter_use_loop(h->waiter, h->loop);
 	if (hd_attach(h->d, h->loop) || loop_start(h->loop))
 		return -EAGAIN;

@@ -34,6 +34,7 @@ struct http_conf {
 	int64_t resume_ns;	/* how long a broken POST stream waits for its client */
 	size_t max_body;
 	size_t max_sessions;
+	int64_t busy_poll_ns;	/* the loop's busy polling after a request to a server */
 	json_t *isolation;	/* what /health reports of the servers' isolation, or NULL */
 	struct audit *audit;	/* one line per tool call (audit.h), or NULL */
 };

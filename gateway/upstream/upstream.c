@@ -85,6 +85,16 @@ upstream_send_line(struct upstream *u, const char *line, size_t len)
 	return rc;
 }
 
+/*
+ * The answer comes back on the loop's watch of the pipe: the loop polls for it a while
+ * before it sleeps (loop_expect() does nothing off the loop's thread, or with no loop).
+ */
+void
+upstream_expect_answer(struct upstream *u)
+{
+	loop_expect(__atomic_load_n(&u->child.loop, __ATOMIC_RELAXED));
+}
+
 /* Compact JSON never contains a raw newline, which is what makes line framing safe. */
 int
 upstream_send(struct upstream *u, json_t *msg)

@@ -137,6 +137,8 @@ void up_child_init(struct up_child *c);
 void up_child_fini(struct up_child *c);
 /* Writes one message as one line on the child's stdin. */
 int upstream_send(struct upstream *u, json_t *msg);
+/* A request was written: its answer is due soon (the loop's busy polling, loop.h). */
+void upstream_expect_answer(struct upstream *u);
 /* Writes a line that is one message and ends with its newline. */
 int upstream_send_line(struct upstream *u, const char *line, size_t len);
 /* Spawns the child with its reader thread (state UP_RUNNING). Callers hold start_lock. */

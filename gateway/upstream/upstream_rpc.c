@@ -430,11 +430,13 @@ request_send(struct upstream *u, int64_t id, const char *method, json_t *params)
 	if (rc == 0)
 		rc = upstream_send_line(u, sb.buf, sb.len);
 	sb_free(&sb);
-	if (rc != -EINVAL)
-		return rc;
-	req = request_msg(id, method, params);
-	rc = req ? upstream_send(u, req) : -ENOMEM;
-	json_decref(req);
+	if (rc == -EINVAL) {
+		req = request_msg(id, method, params);
+		rc = req ? upstream_send(u, req) : -ENOMEM;
+		json_decref(req);
+	}
+	if (rc == 0)
+		upstream_expect_answer(u);
 	return rc;
 }
 
