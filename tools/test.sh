@@ -35,8 +35,9 @@ fi
 ninja -C build-test
 
 # Sanitizer build (clang, ASan + UBSan, libFuzzer): unit tests and the malformed-packet
-# catalogue, a bounded run of every fuzz target, and the whole binary on pcap input
-# (docs/reliability.md). Its failures fail the run, after the main suites have run too.
+# catalogue, a bounded run of every fuzz target, the whole binary on pcap input
+# (docs/reliability.md), and mcp-gateway's suite with its real clients and servers (about 80 s
+# on two cores). Its failures fail the run, after the main suites have run too.
 san_rc=0
 if [ -d build-san ]; then
 	meson setup --reconfigure build-san >/dev/null
@@ -45,7 +46,8 @@ else
 		-Dfuzz=true >/dev/null
 fi
 ninja -C build-san
-meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite fuzz ||
+meson test -C build-san --print-errorlogs --num-processes 2 --suite unit --suite fuzz \
+	--suite gateway ||
 	san_rc=$?
 meson test -C build-san --print-errorlogs hard-pcap || san_rc=$?
 
