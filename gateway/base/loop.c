@@ -35,6 +35,7 @@ struct loop {
 	bool expect_seen;	/* the window has taken events */
 	uint64_t polls_hit;	/* windows that took events */
 	uint64_t polls_missed;	/* windows that passed empty */
+	struct loop_task *deferred;	/* the thread's own: run after the turn */
 };
 
 struct loop *
@@ -115,12 +116,32 @@ loop_wait(struct loop *l, struct epoll_event *evs, int timeout)
 	return n;
 }
 
+/* The turn, then what it and the batch before it deferred (in the order deferred). */
+static int
+loop_turn(struct loop *l)
+{
+	int timeout = l->turn(l->ctx);
+	struct loop_task *t, *rev = NULL;
+
+	while ((t = l->deferred) != NULL) {
+		l->deferred = t->next;
+		t->next = rev;
+		rev = t;
+	}
+	while ((t = rev) != NULL) {
+		rev = t->next;
+		t->queued = false;
+		t->run(t);
+	}
+	return timeout;
+}
+
 static void *
 loop_main(void *arg)
 {
 	struct loop *l = arg;
 	struct epoll_event evs[EVENTS_MAX];
-	int timeout = l->turn(l->ctx);
+	int timeout = loop_turn(l);
 
 	while (!__atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE)) {
 		int n = loop_wait(l, evs, timeout);
@@ -135,7 +156,7 @@ loop_main(void *arg)
 				continue;	/* rung twice, drained once */
 		}
 		l->again = false;
-		timeout = l->turn(l->ctx);
+		timeout = loop_turn(l);
 		if (l->again)
 			timeout = 0;
 	}
@@ -222,6 +243,19 @@ loop_expect(struct loop *l)
 		l->expect_at = time_mono_ns();
 		l->expect_seen = false;
 	}
+}
+
+bool
+loop_defer(struct loop *l, struct loop_task *t)
+{
+	if (!loop_here(l))
+		return false;
+	if (!t->queued) {
+		t->queued = true;
+		t->next = l->deferred;
+		l->deferred = t;
+	}
+	return true;
 }
 
 void

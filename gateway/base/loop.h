@@ -25,6 +25,16 @@ struct loop_watch {
 };
 
 /*
+ * Work for the end of the loop's turn (loop_defer()): run once on the loop's thread after
+ * turn(), however often it was deferred in that turn, before the loop waits again.
+ */
+struct loop_task {
+	void (*run)(struct loop_task *t);
+	struct loop_task *next;		/* loop.c's */
+	bool queued;			/* loop.c's */
+};
+
+/*
  * turn() runs on the loop's thread after every batch of events and when its timeout passes;
  * it returns the next timeout in ms (-1: none).
  */
@@ -57,6 +67,11 @@ void loop_wake(struct loop *l);
 void loop_set_busy_poll(struct loop *l, int64_t ns);
 void loop_expect(struct loop *l);
 void loop_poll_counts(const struct loop *l, uint64_t *hit, uint64_t *missed);
+/*
+ * On the loop's thread: t runs at the end of this turn (true). Elsewhere, or with a NULL
+ * loop, nothing is deferred (false): the caller does the work itself.
+ */
+bool loop_defer(struct loop *l, struct loop_task *t);
 /* Whether the caller is the loop's thread. */
 bool loop_here(const struct loop *l);
 /* Ends the thread; every watch still there is given back (ready(w, 0)). */

@@ -60,26 +60,75 @@ upstream_tool_allowed(const struct upstream *u, const char *name)
 	return server_tool_allowed(u->spec, name);
 }
 
+static void held_flush(struct loop_task *t);
+
 void
 up_child_init(struct up_child *c)
 {
 	c->in_fd = -1;
 	c->out_fd = -1;
 	c->hand_fd = -1;
+	c->flush.run = held_flush;
 	pthread_mutex_init(&c->start_lock, NULL);
 	pthread_mutex_init(&c->wlock, NULL);
 }
 
 static void output_drain_here(struct upstream *u);
 
-int
-upstream_send_line(struct upstream *u, const char *line, size_t len)
+/*
+ * Under wlock: what the turn held, then line (if any), in order. A failed write drops what
+ * was held: the child is gone, and the reader fails the requests in flight when it sees the
+ * end of its output.
+ */
+static int
+held_write_locked(struct upstream *u, const char *line, size_t len)
 {
+	struct up_child *c = &u->child;
+	int rc = 0;
+
+	if (c->in_fd < 0)
+		rc = -EPIPE;
+	else if (c->held.len)
+		rc = cvs_write_all(c->in_fd, c->held.buf, c->held.len);
+	c->held.len = 0;
+	if (rc == 0 && len)
+		rc = cvs_write_all(c->in_fd, line, len);
+	return rc;
+}
+
+/* The end of the loop's turn: the lines it held leave in one write. */
+static void
+held_flush(struct loop_task *t)
+{
+	struct upstream *u = (struct upstream *)((char *)t - offsetof(struct upstream, child.flush));
 	int rc;
 
 	pthread_mutex_lock(&u->child.wlock);
-	rc = u->child.in_fd < 0 ? -EPIPE : cvs_write_all(u->child.in_fd, line, len);
+	rc = held_write_locked(u, NULL, 0);
 	pthread_mutex_unlock(&u->child.wlock);
+	if (rc)
+		output_drain_here(u);
+}
+
+/*
+ * On the loop's thread a line is held until the end of the turn (loop_defer()); a write from
+ * any other thread first writes what is held, so that lines leave in the order they were sent.
+ */
+int
+upstream_send_line(struct upstream *u, const char *line, size_t len)
+{
+	struct up_child *c = &u->child;
+	struct loop *l = __atomic_load_n(&c->loop, __ATOMIC_RELAXED);
+	int rc;
+
+	pthread_mutex_lock(&c->wlock);
+	if (c->in_fd < 0)
+		rc = -EPIPE;
+	else if (loop_here(l) && sb_append(&c->held, line, len) == 0)
+		rc = loop_defer(l, &c->flush) ? 0 : held_write_locked(u, NULL, 0);
+	else
+		rc = held_write_locked(u, line, len);
+	pthread_mutex_unlock(&c->wlock);
 	if (rc)
 		output_drain_here(u);
 	return rc;
@@ -157,6 +206,7 @@ stdin_close(struct upstream *u)
 	if (u->child.in_fd >= 0)
 		close(u->child.in_fd);
 	u->child.in_fd = -1;
+	u->child.held.len = 0;	/* the gone child's; the reader fails their requests */
 	pthread_mutex_unlock(&u->child.wlock);
 }
 
@@ -650,4 +700,5 @@ up_child_fini(struct up_child *c)
 {
 	pthread_mutex_destroy(&c->start_lock);
 	pthread_mutex_destroy(&c->wlock);
+	sb_free(&c->held);
 }

@@ -21,6 +21,7 @@
 
 #include "base/frame.h"
 #include "base/loop.h"
+#include "base/str.h"
 #include "upstream/upstream.h"
 
 struct pending {
@@ -66,7 +67,7 @@ enum up_reading {
 /* The child process, upstream.c's: spawn, the reader thread, shutdown, restarts. */
 struct up_child {
 	pthread_mutex_t start_lock;	/* one (re)start at a time */
-	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd */
+	pthread_mutex_t wlock;		/* whole lines on stdin; guards in_fd and held */
 	/* Under the upstream's lock, except in_fd. */
 	enum up_state state;
 	char gone[512];			/* why the reader stopped, with the exit status */
@@ -76,6 +77,12 @@ struct up_child {
 	bool was_ready;		/* a start completed: later exits are crashes to restart */
 	pid_t pid;
 	int in_fd;
+	/*
+	 * Lines the loop's thread sent in this turn, written in one go at its end (flush): a
+	 * turn's requests to one server cost one write and at most one wake-up of it.
+	 */
+	struct strbuf held;
+	struct loop_task flush;
 	int out_fd;
 	pthread_t reader;
 	const struct up_reader_ops *reader_ops;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The loop's busy polling (issue 37, base/loop.c), with a thread of the test as the server:
- * the loop writes a request on one pipe, calls loop_expect(), and reads the answer from the
- * other. A server that answers at once is taken in a window; one slower than the window makes
- * the windows shrink to none within a few calls; a fast server after that makes them grow
- * again; without busy polling no window is opened at all.
+ * The loop's busy polling and deferred tasks (issue 37, base/loop.c). Busy polling, with a
+ * thread of the test as the server: the loop writes a request on one pipe, calls
+ * loop_expect(), and reads the answer from the other. A server that answers at once is taken
+ * in a window; one slower than the window makes the windows shrink to none within a few
+ * calls; a fast server after that makes them grow again; without busy polling no window is
+ * opened at all. Deferred tasks run once each at the end of the turn, in order.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -113,6 +114,69 @@ bed_stop(struct bed *b)
 	close(b->ans[1]);
 }
 
+/* ---- deferred tasks ---------------------------------------------------------------------- */
+
+struct dtask {
+	struct loop_task t;
+	int id;
+};
+
+static int ran[8], nran;
+static atomic_int deferred_ok;		/* 1 when the loop's turn saw what it should */
+static struct dtask dt[3];
+static struct loop *dl;
+
+static void
+dtask_run(struct loop_task *t)
+{
+	if (nran < 8)
+		ran[nran++] = ((struct dtask *)t)->id;
+}
+
+/*
+ * The turn defers task 1, 2, 1 again and 3: each runs once, after the turn, in the order first
+ * deferred; the next turn runs nothing. Another thread cannot defer.
+ */
+static int
+defer_turn(void *ctx)
+{
+	static int turns;
+
+	(void)ctx;
+	turns++;
+	if (turns == 1) {
+		for (int i = 0; i < 3; i++) {
+			dt[i].t.run = dtask_run;
+			dt[i].id = i + 1;
+		}
+		if (!loop_defer(dl, &dt[0].t) || !loop_defer(dl, &dt[1].t) ||
+		    !loop_defer(dl, &dt[0].t) || !loop_defer(dl, &dt[2].t) || nran != 0)
+			atomic_store(&deferred_ok, -1);
+		loop_wake(dl);		/* one more turn at once */
+	} else if (turns == 2) {
+		atomic_store(&deferred_ok, nran == 3 && ran[0] == 1 && ran[1] == 2 &&
+			     ran[2] == 3 ? 1 : -1);
+	}
+	return 1000;
+}
+
+static void
+case_defer(void)
+{
+	static struct loop_task other = { .run = dtask_run };
+	int i;
+
+	dl = loop_new(defer_turn, NULL);
+	CHECK(dl != NULL, "loop");
+	CHECK(!loop_defer(dl, &other) && !other.queued, "deferred from outside the loop");
+	CHECK(loop_start(dl) == 0, "start");
+	for (i = 0; i < 2000 && atomic_load(&deferred_ok) == 0; i++)
+		usleep(1000);
+	CHECK(atomic_load(&deferred_ok) == 1, "deferred tasks ran %d: %d %d %d", nran, ran[0],
+	      ran[1], ran[2]);
+	loop_free(dl);
+}
+
 int
 main(void)
 {
@@ -152,6 +216,7 @@ main(void)
 	      (unsigned long long)missed);
 	bed_stop(&b);
 
+	case_defer();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
