@@ -61,6 +61,8 @@ upstream_tool_allowed(const struct upstream *u, const char *name)
 }
 
 static void held_flush(struct loop_task *t);
+static void child_signal(struct upstream *u, int sig);
+static void reading_set(struct upstream *u, enum up_reading r, const char *why);
 
 void
 up_child_init(struct up_child *c)
@@ -77,8 +79,7 @@ static void output_drain_here(struct upstream *u);
 
 /*
  * Under wlock: what the turn held, then line (if any), in order. A failed write drops what
- * was held: the child is gone, and the reader fails the requests in flight when it sees the
- * end of its output.
+ * was held (held_failed() sees that their calls are answered).
  */
 static int
 held_write_locked(struct upstream *u, const char *line, size_t len)
@@ -96,6 +97,36 @@ held_write_locked(struct upstream *u, const char *line, size_t len)
 	return rc;
 }
 
+#define WHY_DEAF	"server closed its input"
+
+/*
+ * The held lines of a turn could not be written, and their calls, already taken, wait for
+ * answers that cannot come: the reader fails the calls in flight once the reading ends. A
+ * child that died ends it now (drained here). One that lives on with its input closed can
+ * take no request ever again: it is stopped and, when the loop reads it, the loop ends the
+ * reading with the reason; the next call starts it afresh.
+ */
+static void
+held_failed(struct upstream *u, int rc)
+{
+	enum up_reading r;
+
+	output_drain_here(u);
+	pthread_mutex_lock(&u->lock);
+	r = u->child.reading;
+	pthread_mutex_unlock(&u->lock);
+	if (r != UP_READ_LOOP && r != UP_READ_THREAD)
+		return;
+	log_warn("mcp server does not read its input; stopping it", "server=%s error=\"%s\"",
+		 u->spec->name, strerror(-rc));
+	/* Closing our end of its input, the usual first step of a stop, would tell it nothing. */
+	child_signal(u, SIGTERM);
+	if (r == UP_READ_LOOP) {
+		loop_del(u->child.loop, &u->child.watch);
+		reading_set(u, UP_READ_ENDED, WHY_DEAF);
+	}
+}
+
 /* The end of the loop's turn: the lines it held leave in one write. */
 static void
 held_flush(struct loop_task *t)
@@ -107,7 +138,7 @@ held_flush(struct loop_task *t)
 	rc = held_write_locked(u, NULL, 0);
 	pthread_mutex_unlock(&u->child.wlock);
 	if (rc)
-		output_drain_here(u);
+		held_failed(u, rc);
 }
 
 /*

@@ -106,6 +106,31 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.equal(ok, "hostile:again");
 		});
 
+	// The loop writes a turn's requests at its end: one that cannot be written (the server
+	// closed its stdin but lives on) must still be answered, not wait for good.
+	test("a server that stops reading its input: the next call fails, the one after restarts it",
+		async () => {
+			assert.equal(await c.callText("deaf", {}), "deaf:ok");
+			await sleep(200);	// its stdin is closed for sure
+			const t0 = Date.now();
+			const r = await c.call("hostile_echo", { text: "lost" });
+			assert.ok(r.error, `answered ${JSON.stringify(r).slice(0, 200)}`);
+			assert.match(r.error.message, /server closed its input/);
+			assert.ok(Date.now() - t0 < 10000, `failed after ${Date.now() - t0} ms`);
+			assert.match(g.log(),
+				/mcp server does not read its input; stopping it.*server=hostile/);
+			let ok = null;
+			for (let i = 0; i < 50 && ok === null; i++) {
+				const e = await c.call("hostile_echo", { text: "again" });
+				if (e.result)
+					ok = e.result.content[0].text;
+				else
+					await sleep(100);
+			}
+			assert.equal(ok, "hostile:again");
+			await othersAnswer(c, 2000);
+		});
+
 	// A request's head (request line and headers) may take 8 KiB: 6 KiB of headers are
 	// served, 9 KiB get 431, and the client's next request is served as before.
 	test("request headers: 6 KiB served, 9 KiB refused with 431, the gateway goes on",

@@ -8,6 +8,8 @@
 //   probe    - answers with its argv, and whether the gateway token is anywhere in its env
 //   echo     - behaves
 //   cancelled - answers with the request ids of the notifications/cancelled it received
+//   deaf     - closes its stdin, then answers, and lives on with its stdout open: the
+//              gateway's next write to it fails
 // Env: HOSTILE_TOKEN_FILE names a file holding the token to look for (a file, so the token
 // appears in no command line of the test itself).
 
@@ -15,7 +17,7 @@ import fs from "node:fs";
 import { createInterface } from "node:readline";
 
 const cancelled = [];
-const tools = ["garbage", "silent", "hugeline", "probe", "echo", "cancelled"].map((name) => ({
+const tools = ["garbage", "silent", "hugeline", "probe", "echo", "cancelled", "deaf"].map((name) => ({
 	name, description: name, inputSchema: { type: "object" } }));
 
 function send(msg) {
@@ -64,6 +66,14 @@ function call(msg) {
 	}
 	case "cancelled":
 		send({ jsonrpc: "2.0", id, result: text(JSON.stringify(cancelled)) });
+		return;
+	case "deaf":
+		rl.removeAllListeners("close");
+		rl.close();
+		process.stdin.destroy();	// node keeps fd 0 open for that: close it
+		fs.closeSync(0);
+		setInterval(() => {}, 1000);
+		send({ jsonrpc: "2.0", id, result: text("deaf:ok") });
 		return;
 	case "echo":
 		send({ jsonrpc: "2.0", id,
