@@ -535,7 +535,6 @@ static enum hd_result
 http_first(struct http_server *h, struct hd_conn *c, struct req_ctx *rq, bool mcp,
 	   const char *method)
 {
-	const char *cl;
 	bool refused = false;
 	enum hd_result ret;
 
@@ -550,12 +549,11 @@ http_first(struct http_server *h, struct hd_conn *c, struct req_ctx *rq, bool mc
 	if (mcp && !guard_token_equal(hd_header(c, "Authorization"), h->conf.token))
 		return reply_unauthorized(c);
 	rq->mcp_post = mcp && strcmp(method, "POST") == 0;
-	cl = hd_header(c, "Content-Length");
 	/*
 	 * A client still sending when we answer and close sees a reset instead of the 413,
 	 * so moderately oversized bodies are read and dropped; absurd ones are not.
 	 */
-	if (rq->mcp_post && cl && strtoull(cl, NULL, 10) > DRAIN_FACTOR * h->conf.max_body)
+	if (rq->mcp_post && hd_body_length(c) > DRAIN_FACTOR * h->conf.max_body)
 		return reply_text(c, HTTP_CONTENT_TOO_LARGE, "request body too large\n");
 	return HD_YES;
 }

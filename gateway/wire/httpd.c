@@ -318,7 +318,7 @@ request_done(struct hd_conn *c)
 	c->con_cls = NULL;
 	c->chunked = c->body_done = c->resp_done = c->close_after = false;
 	c->expect100 = c->head_only = false;
-	c->body_left = 0;
+	c->body_len = c->body_left = 0;
 	if (c->out.cap > HD_PUMP_MAX * 2)
 		sb_free(&c->out);
 	c->out.len = c->out_off = 0;
@@ -700,6 +700,12 @@ hd_header(struct hd_conn *c, const char *name)
 		if (c->hdr[i].len == len && strcasecmp(c->hdr[i].name, name) == 0)
 			return c->hdr[i].value;
 	return NULL;
+}
+
+uint64_t
+hd_body_length(const struct hd_conn *c)
+{
+	return c->body_len;
 }
 
 void

@@ -92,6 +92,8 @@ void hd_free(struct hd *d);
 
 /* The first header of that name (any case), or NULL. */
 const char *hd_header(struct hd_conn *c, const char *name);
+/* The body's length as its Content-Length declared it, checked (0: none, or chunked). */
+uint64_t hd_body_length(const struct hd_conn *c);
 void hd_header_each(struct hd_conn *c, void (*fn)(void *arg, const char *name,
 						  const char *value), void *arg);
 int hd_fd(struct hd_conn *c);

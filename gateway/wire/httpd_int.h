@@ -81,6 +81,7 @@ struct hd_conn {
 	bool http10, keep, head_only, expect100;
 	bool chunked;
 	enum hd_chunk cstate;
+	uint64_t body_len;		/* declared by Content-Length */
 	uint64_t body_left;		/* of the body, or of the current chunk */
 	bool body_done;
 	void *con_cls;

@@ -298,7 +298,7 @@ hd_parse_framing(struct hd_conn *c)
 		c->body_done = false;
 		return 0;
 	}
-	c->body_left = len;
+	c->body_len = c->body_left = len;
 	c->body_done = len == 0;
 	return 0;
 }
