@@ -116,22 +116,29 @@ loop_wait(struct loop *l, struct epoll_event *evs, int timeout)
 	return n;
 }
 
-/* The turn, then what it and the batch before it deferred (in the order deferred). */
+/*
+ * The turn, then what it and the batch before it deferred, in the order deferred; and what
+ * those tasks defer in turn (a held request's failed write reads the server's output, which
+ * may answer the server), so that nothing deferred waits through the sleep.
+ */
 static int
 loop_turn(struct loop *l)
 {
 	int timeout = l->turn(l->ctx);
-	struct loop_task *t, *rev = NULL;
+	struct loop_task *t, *rev;
 
-	while ((t = l->deferred) != NULL) {
-		l->deferred = t->next;
-		t->next = rev;
-		rev = t;
-	}
-	while ((t = rev) != NULL) {
-		rev = t->next;
-		t->queued = false;
-		t->run(t);
+	while (l->deferred) {
+		rev = NULL;
+		while ((t = l->deferred) != NULL) {
+			l->deferred = t->next;
+			t->next = rev;
+			rev = t;
+		}
+		while ((t = rev) != NULL) {
+			rev = t->next;
+			t->queued = false;
+			t->run(t);
+		}
 	}
 	return timeout;
 }

@@ -26,7 +26,8 @@ struct loop_watch {
 
 /*
  * Work for the end of the loop's turn (loop_defer()): run once on the loop's thread after
- * turn(), however often it was deferred in that turn, before the loop waits again.
+ * turn(), however often it was deferred in that turn, before the loop waits again (also when
+ * another task deferred it).
  */
 struct loop_task {
 	void (*run)(struct loop_task *t);

@@ -42,6 +42,17 @@ async function othersAnswer(c, ms) {
 	}
 }
 
+// The hostile server's echo once a call has started it again (up to 5 s).
+async function restarted(c) {
+	for (let i = 0; i < 50; i++) {
+		const e = await c.call("hostile_echo", { text: "again" });
+		if (e.result)
+			return e.result.content[0].text;
+		await sleep(100);
+	}
+	return null;
+}
+
 describe("a hostile upstream next to a well-behaved one", () => {
 	let g, dir, c;
 
@@ -95,15 +106,7 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.ok(hwm < rssBefore + 96 * 1024,
 				`peak RSS ${hwm} kB (was ${rssBefore})`);
 			// The next call starts the server again.
-			let ok = null;
-			for (let i = 0; i < 50 && ok === null; i++) {
-				const e = await c.call("hostile_echo", { text: "again" });
-				if (e.result)
-					ok = e.result.content[0].text;
-				else
-					await sleep(100);
-			}
-			assert.equal(ok, "hostile:again");
+			assert.equal(await restarted(c), "hostile:again");
 		});
 
 	// The loop writes a turn's requests at its end: one that cannot be written (the server
@@ -119,15 +122,7 @@ describe("a hostile upstream next to a well-behaved one", () => {
 			assert.ok(Date.now() - t0 < 10000, `failed after ${Date.now() - t0} ms`);
 			assert.match(g.log(),
 				/mcp server does not read its input; stopping it.*server=hostile/);
-			let ok = null;
-			for (let i = 0; i < 50 && ok === null; i++) {
-				const e = await c.call("hostile_echo", { text: "again" });
-				if (e.result)
-					ok = e.result.content[0].text;
-				else
-					await sleep(100);
-			}
-			assert.equal(ok, "hostile:again");
+			assert.equal(await restarted(c), "hostile:again");
 			await othersAnswer(c, 2000);
 		});
 

@@ -123,19 +123,24 @@ struct dtask {
 
 static int ran[8], nran;
 static atomic_int deferred_ok;		/* 1 when the loop's turn saw what it should */
-static struct dtask dt[3];
+static struct dtask dt[4];
 static struct loop *dl;
 
 static void
 dtask_run(struct loop_task *t)
 {
+	int id = ((struct dtask *)t)->id;
+
 	if (nran < 8)
-		ran[nran++] = ((struct dtask *)t)->id;
+		ran[nran++] = id;
+	if (id == 3 && !loop_defer(dl, &dt[3].t))	/* a task that defers another */
+		atomic_store(&deferred_ok, -1);
 }
 
 /*
  * The turn defers task 1, 2, 1 again and 3: each runs once, after the turn, in the order first
- * deferred; the next turn runs nothing. Another thread cannot defer.
+ * deferred, and task 3 defers task 4, which runs before the loop waits: all four are done by
+ * the next turn. Another thread cannot defer.
  */
 static int
 defer_turn(void *ctx)
@@ -145,7 +150,7 @@ defer_turn(void *ctx)
 	(void)ctx;
 	turns++;
 	if (turns == 1) {
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			dt[i].t.run = dtask_run;
 			dt[i].id = i + 1;
 		}
@@ -154,8 +159,9 @@ defer_turn(void *ctx)
 			atomic_store(&deferred_ok, -1);
 		loop_wake(dl);		/* one more turn at once */
 	} else if (turns == 2) {
-		atomic_store(&deferred_ok, nran == 3 && ran[0] == 1 && ran[1] == 2 &&
-			     ran[2] == 3 ? 1 : -1);
+		if (atomic_load(&deferred_ok) == 0)
+			atomic_store(&deferred_ok, nran == 4 && ran[0] == 1 && ran[1] == 2 &&
+				     ran[2] == 3 && ran[3] == 4 ? 1 : -1);
 	}
 	return 1000;
 }
@@ -172,8 +178,8 @@ case_defer(void)
 	CHECK(loop_start(dl) == 0, "start");
 	for (i = 0; i < 2000 && atomic_load(&deferred_ok) == 0; i++)
 		usleep(1000);
-	CHECK(atomic_load(&deferred_ok) == 1, "deferred tasks ran %d: %d %d %d", nran, ran[0],
-	      ran[1], ran[2]);
+	CHECK(atomic_load(&deferred_ok) == 1, "deferred tasks ran %d: %d %d %d %d", nran, ran[0],
+	      ran[1], ran[2], ran[3]);
 	loop_free(dl);
 }
 
