@@ -623,6 +623,12 @@ cmd_serve(int argc, char **argv)
 	rc = flags_parse(fl, n, argc, argv, SERVE_SYNOPSIS, NULL);
 	if (rc)
 		goto out;
+	/* A window is for answers due within microseconds; a longer one only burns a core. */
+	if (o.busy_poll_ns < 0 || o.busy_poll_ns > 10000000) {
+		fprintf(stderr, "mcp-gateway: --busy-poll must be between 0 and 10ms\n");
+		rc = 1;
+		goto out;
+	}
 	if (o.ready_fd > 0) {
 		ready_fd = (int)o.ready_fd;
 		/* Before anything is spawned: an install must never see the launcher's pipe. */

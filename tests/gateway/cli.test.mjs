@@ -218,6 +218,9 @@ test("7b: flags follow Go semantics", async () => {
 	assert.match(r.stderr, /invalid value "abc" for flag -startup-timeout/);
 	r = await run(["-startup-timeout=10", "--config", "{}"]);
 	assert.equal(r.code, 1, "bare number is not a duration");
+	r = await run(["serve", "--busy-poll", "1s", "--config", "{}"]);
+	assert.equal(r.code, 1);
+	assert.match(r.stderr, /--busy-poll must be between 0 and 10ms/);
 	r = await run(["version"]);
 	assert.equal(r.code, 0);
 	assert.match(r.stdout, /^\S+\n$/);
