@@ -155,10 +155,12 @@ upstream_send_line(struct upstream *u, const char *line, size_t len)
 	pthread_mutex_lock(&c->wlock);
 	if (c->in_fd < 0)
 		rc = -EPIPE;
-	else if (loop_here(l) && sb_append(&c->held, line, len) == 0)
-		rc = loop_defer(l, &c->flush) ? 0 : held_write_locked(u, NULL, 0);
-	else
+	else if (loop_here(l) && sb_append(&c->held, line, len) == 0) {
+		loop_defer(l, &c->flush);	/* on the loop's thread: always taken */
+		rc = 0;
+	} else {
 		rc = held_write_locked(u, line, len);
+	}
 	pthread_mutex_unlock(&c->wlock);
 	if (rc)
 		output_drain_here(u);
